@@ -1,0 +1,7 @@
+"""``python -m fairdecide``."""
+
+import sys
+
+from fairdecide.cli import main
+
+sys.exit(main())

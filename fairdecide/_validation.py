@@ -1,0 +1,92 @@
+"""Private input checks shared by the public constructors.
+
+Public functions call these so that bad input fails early with an error naming the
+argument; private helpers downstream then work on clean arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fairdecide.exceptions import FairdecideError
+
+PROB_ATOL = 1e-8
+
+
+def as_float_array(value: Any, name: str, ndim: int | Sequence[int] | None = None) -> np.ndarray:
+    """Convert to a finite float array, checking its number of dimensions."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise FairdecideError(f"{name} must be numeric; could not convert it: {exc}") from None
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in allowed:
+            raise FairdecideError(
+                f"{name} must have {' or '.join(map(str, allowed))} dimensions, "
+                f"got shape {arr.shape}"
+            )
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise FairdecideError(
+            f"{name} contains NaN or infinite values (first at index {tuple(bad)}); "
+            "remove or impute them first"
+        )
+    return arr
+
+
+def check_distribution(arr: np.ndarray, name: str, axes: tuple[int, ...]) -> np.ndarray:
+    """Check that ``arr`` is non-negative and sums to one over ``axes``; return a clean copy."""
+    if np.any(arr < -PROB_ATOL):
+        bad = np.argwhere(arr < -PROB_ATOL)[0]
+        raise FairdecideError(
+            f"{name} has a negative probability {arr[tuple(bad)]:.3g} at index {tuple(bad)}"
+        )
+    sums = arr.sum(axis=axes)
+    bad = np.abs(sums - 1.0) > 1e-6
+    if np.any(bad):
+        where = np.argwhere(bad)[0]
+        raise FairdecideError(
+            f"{name} must sum to one over axes {axes}; the sum at index {tuple(where)} "
+            f"is {np.asarray(sums)[tuple(where)]:.6g}"
+        )
+    out = np.clip(arr, 0.0, None)
+    return out / out.sum(axis=axes, keepdims=True)
+
+
+def as_code_array(value: Any, name: str, n_codes: int, what: str) -> np.ndarray:
+    """Convert to a 1-d integer code array with values in ``range(n_codes)``."""
+    arr = np.asarray(value)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise FairdecideError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise FairdecideError(f"{name} contains NaN or infinite values")
+        if not np.all(arr == np.round(arr)):
+            raise FairdecideError(f"{name} must hold integer codes, got non-integer values")
+    elif arr.dtype.kind not in "iub":
+        raise FairdecideError(
+            f"{name} must hold integer codes of {what}s, got dtype {arr.dtype}; "
+            "encode labels first (for example with LoggedData)"
+        )
+    codes = arr.astype(np.intp)
+    if codes.size and (codes.min() < 0 or codes.max() >= n_codes):
+        bad = codes[(codes < 0) | (codes >= n_codes)][0]
+        raise FairdecideError(
+            f"{name} has unknown {what} code {bad}; valid codes are 0..{n_codes - 1}"
+        )
+    return codes
+
+
+def check_same_length(**arrays: np.ndarray | None) -> int:
+    """Check that all given (non-None) arrays have the same length; return it."""
+    lengths = {k: len(v) for k, v in arrays.items() if v is not None}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+        raise FairdecideError(f"arrays must have the same length: {desc}")
+    return next(iter(lengths.values())) if lengths else 0

@@ -1,0 +1,321 @@
+"""Group fairness as conditional independence between action, outcome and group."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from fairdecide.criteria.divergences import MEASURES, block_divergence
+from fairdecide.exceptions import FairdecideError
+from fairdecide.problem import DecisionProblem
+
+if TYPE_CHECKING:
+    from fairdecide.policies import TabularPolicy
+    from fairdecide.world import TabularWorld
+
+__all__ = ["ConditionalIndependence", "LinearizedConditionals"]
+
+Variable = Literal["action", "outcome"]
+MASS_TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class LinearizedConditionals:
+    """Affine model of the compared conditionals in the group marginal m = vec P(z, a, y).
+
+    For each compared row (z, c, t): ``p_group ~ A_group @ m + b_group`` and
+    ``p_pool ~ A_pool @ m + b_pool``. Exact when the criterion is linear in the policy;
+    a first-order expansion at the linearisation point otherwise.
+    """
+
+    A_group: np.ndarray
+    b_group: np.ndarray
+    A_pool: np.ndarray
+    b_pool: np.ndarray
+    weight: np.ndarray  # per row: the (z, c) block weight
+    block: np.ndarray  # per row: index of its (z, c) block
+    A_mass: np.ndarray  # (n_z * n_c, n_m): the conditioning masses P(c, z) as A_mass @ m
+    mass: np.ndarray  # their values at the linearisation point
+
+
+@dataclass(frozen=True)
+class ConditionalIndependence:
+    """A group fairness criterion: ``target`` independent of group z given ``given``.
+
+    The criterion compares, for every conditioning value c and group z, the conditional
+    distribution P(t | c, z) of the target with the pooled P(t | c). With weights
+    w(z, c) (1, or P(z | c) when ``weighting="group"``) the deviation is
+
+    - ``measure="tv"`` (default, the book's F):
+      F = sum_c sum_z w(z, c) sum_t |P(t | c, z) - P(t | c)|
+    - ``measure="kl"``:
+      F = sum_c sum_z w(z, c) sum_t P(t | c, z) log(P(t | c, z) / P(t | c))
+    - ``measure="max"``:
+      F = max_c max_z w(z, c) max_t |P(t | c, z) - P(t | c)|
+
+    Pairs (z, c) with P(c, z) = 0 are left out: a conditional on an event of probability
+    zero constrains nothing.
+
+    Parameters
+    ----------
+    target : {"action", "outcome"}
+        The variable whose distribution must not depend on the group.
+    given : {None, "action", "outcome"}
+        The conditioning variable (None: unconditional independence).
+    measure : {"tv", "kl", "max"}, default="tv"
+    weighting : {"uniform", "group"}, default="uniform"
+        ``"group"`` weights each term by P(z | c).
+    given_values : sequence, optional
+        Restrict the comparison to these values (labels) of the conditioning variable.
+    name : str, optional
+        Label used in results; derived from the other fields by default.
+
+    See Also
+    --------
+    Independence, Separation, Sufficiency : the named presets.
+    """
+
+    target: Variable
+    given: Variable | None = None
+    measure: str = "tv"
+    weighting: str = "uniform"
+    given_values: tuple | None = None
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.target not in ("action", "outcome"):
+            raise FairdecideError(f"target must be 'action' or 'outcome', got {self.target!r}")
+        if self.given not in (None, "action", "outcome") or self.given == self.target:
+            raise FairdecideError(
+                f"given must be None or the variable other than the target, got {self.given!r}"
+            )
+        if self.measure not in MEASURES:
+            raise FairdecideError(f"measure must be one of {MEASURES}, got {self.measure!r}")
+        if self.weighting not in ("uniform", "group"):
+            raise FairdecideError(
+                f"weighting must be 'uniform' or 'group', got {self.weighting!r}"
+            )
+        if self.given_values is not None:
+            if self.given is None:
+                raise FairdecideError("given_values needs a conditioning variable (given)")
+            vals = (
+                (self.given_values,)
+                if isinstance(self.given_values, str | int)
+                else tuple(self.given_values)
+            )
+            if not vals:
+                raise FairdecideError("given_values must not be empty")
+            object.__setattr__(self, "given_values", vals)
+
+    # ------------------------------------------------------------------ description
+    @property
+    def label(self) -> str:
+        """Name used in results and tables."""
+        if self.name:
+            return self.name
+        base = {
+            ("action", None): "independence",
+            ("action", "outcome"): "separation",
+            ("outcome", "action"): "sufficiency",
+        }.get((self.target, self.given), f"{self.target} indep. z | {self.given}")
+        if self.given_values is not None:
+            var = "y" if self.given == "outcome" else "a"
+            base += "[" + ",".join(f"{var}={v}" for v in self.given_values) + "]"
+        return base
+
+    def is_linear(self, problem: DecisionProblem) -> bool:
+        """Whether the deviation is a convex (piecewise-linear for tv/max) function of pi.
+
+        True when the conditioning probabilities P(c, z) do not depend on the policy:
+        unconditional independence, or conditioning on an outcome that does not depend
+        on the action. Otherwise the conditionals are ratios of linear functions of pi.
+        """
+        if self.given is None:
+            return True
+        return self.given == "outcome" and not problem.outcome_depends_on_action
+
+    # ------------------------------------------------------------------ structure
+    def _given_codes(self, problem: DecisionProblem) -> np.ndarray | None:
+        if self.given_values is None:
+            return None
+        if self.given == "outcome":
+            return problem.outcome_codes(self.given_values, name="given_values")
+        return problem.action_codes(self.given_values, name="given_values")
+
+    def reshape_marginal(self, M: np.ndarray) -> np.ndarray:
+        """P(z, a, y) of shape (..., n_z, n_a, n_y) to N of shape (..., n_z, n_c, n_t)."""
+        if self.given is None:
+            tgt = M.sum(axis=-1) if self.target == "action" else M.sum(axis=-2)
+            return tgt[..., None, :]
+        if self.given == "outcome":  # target action: N[z, y, a]
+            return np.swapaxes(M, -1, -2)
+        return M  # given action, target outcome: N[z, a, y]
+
+    def _labels(self, problem: DecisionProblem) -> tuple[list, list, str, str]:
+        t_lab = problem.action_labels if self.target == "action" else problem.outcome_labels
+        if self.given is None:
+            return [None], list(t_lab), "-", self.target
+        c_lab = problem.outcome_labels if self.given == "outcome" else problem.action_labels
+        return list(c_lab), list(t_lab), self.given, self.target
+
+    def _pieces(self, M: np.ndarray, problem: DecisionProblem) -> dict[str, np.ndarray]:
+        N = self.reshape_marginal(M)
+        D = N.sum(axis=-1)
+        Np = N.sum(axis=0)
+        Dp = Np.sum(axis=-1)
+        active = (D > MASS_TOL) & (Dp[None, :] > MASS_TOL)
+        codes = self._given_codes(problem)
+        if codes is not None:
+            keep = np.zeros(N.shape[1], dtype=bool)
+            keep[codes] = True
+            active &= keep[None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p_g = np.where(active[..., None], N / D[..., None], 0.0)
+            p_p = np.where(Dp[:, None] > MASS_TOL, Np / Dp[:, None], 0.0)
+            weight = np.where(active, D / Dp[None, :], 0.0) if self.weighting == "group" else (
+                active.astype(float)
+            )
+        return {"N": N, "D": D, "Np": Np, "Dp": Dp, "p_group": p_g, "p_pool": p_p,
+                "active": active, "weight": weight}
+
+    # ------------------------------------------------------------------ evaluation
+    def deviation_from_marginal(self, M: np.ndarray, problem: DecisionProblem) -> float:
+        """The deviation F computed from a group marginal P(z, a, y)."""
+        P = self._pieces(np.asarray(M, dtype=float), problem)
+        div = block_divergence(P["p_group"], np.broadcast_to(P["p_pool"], P["p_group"].shape),
+                               self.measure)
+        vals = P["weight"] * div
+        vals = vals[P["active"]]
+        if vals.size == 0:
+            return 0.0
+        return float(vals.max() if self.measure == "max" else vals.sum())
+
+    def deviation(
+        self, policy: TabularPolicy, world: TabularWorld, problem: DecisionProblem
+    ) -> float:
+        """The deviation F of ``policy`` in ``world``, from the decision table.
+
+        Examples
+        --------
+        >>> from fairdecide import Independence, TabularPolicy
+        >>> from fairdecide.datasets import make_bail_problem
+        >>> problem, world = make_bail_problem()
+        >>> coin = TabularPolicy.constant(world.n_x, world.n_z, [0.5, 0.5])
+        >>> Independence().deviation(coin, world, problem)
+        0.0
+        """
+        from fairdecide.world import decision_table
+
+        return self.deviation_from_marginal(
+            decision_table(policy, world, problem).group_marginal(), problem
+        )
+
+    def breakdown(
+        self, policy: TabularPolicy, world: TabularWorld, problem: DecisionProblem
+    ) -> pd.DataFrame:
+        """Per-group table of the conditionals compared.
+
+        Returns
+        -------
+        DataFrame
+            One row per (conditioning value, group, target value) with columns
+            ``given``, ``group``, ``target``, ``p_group`` = P(t | c, z),
+            ``p_pooled`` = P(t | c), ``difference``, ``weight`` and ``mass`` = P(c, z).
+            Rows whose (c, z) is left out (zero mass, or not in ``given_values``) have
+            NaN conditionals.
+        """
+        from fairdecide.world import decision_table
+
+        M = decision_table(policy, world, problem).group_marginal()
+        P = self._pieces(M, problem)
+        c_lab, t_lab, c_name, t_name = self._labels(problem)
+        rows = []
+        for z, z_lab in enumerate(world.group_labels):
+            for c, cl in enumerate(c_lab):
+                on = bool(P["active"][z, c])
+                for t, tl in enumerate(t_lab):
+                    pg = P["p_group"][z, c, t] if on else np.nan
+                    pp = P["p_pool"][c, t] if on else np.nan
+                    rows.append({
+                        "given": f"{c_name}={cl}" if cl is not None else "-",
+                        "group": z_lab,
+                        "target": f"{t_name}={tl}",
+                        "p_group": pg,
+                        "p_pooled": pp,
+                        "difference": pg - pp,
+                        "weight": P["weight"][z, c] if on else np.nan,
+                        "mass": P["D"][z, c],
+                    })
+        return pd.DataFrame(rows)
+
+    # ------------------------------------------------------------------ optimisation
+    def linearize(
+        self, m: np.ndarray, problem: DecisionProblem, n_z: int, exact: bool | None = None
+    ) -> LinearizedConditionals:
+        """Affine model of the compared conditionals around the marginal ``m``.
+
+        Parameters
+        ----------
+        m : ndarray of shape (n_z * n_a * n_y,)
+            The flattened group marginal at the linearisation point.
+        exact : bool, optional
+            Treat the denominators P(c, z) as constants (valid, and exact, when the
+            criterion is linear in the policy). Default: ``self.is_linear(problem)``.
+
+        Notes
+        -----
+        For a ratio p = N / D, the first-order expansion at (N0, D0) is
+        p ~ N / D0 - p0 * D / D0 + p0. When D does not depend on the policy, D = D0 on
+        the whole feasible set and the expansion equals N / D0 there.
+        """
+        if exact is None:
+            exact = self.is_linear(problem)
+        n_a, n_y = problem.n_actions, problem.n_outcomes
+        n_m = n_z * n_a * n_y
+        M0 = m.reshape(n_z, n_a, n_y)
+        P = self._pieces(M0, problem)
+        # Linear maps from m to N (n_z, n_c, n_t) and to the pooled Np (n_c, n_t).
+        basis = np.eye(n_m).reshape(n_m, n_z, n_a, n_y)
+        R = self.reshape_marginal(basis)  # (n_m, n_z, n_c, n_t)
+        n_c, n_t = R.shape[2], R.shape[3]
+        RD = R.sum(axis=3)  # (n_m, n_z, n_c)
+        Rp = R.sum(axis=1)  # (n_m, n_c, n_t)
+        RDp = Rp.sum(axis=2)  # (n_m, n_c)
+        zz, cc = np.nonzero(P["active"])
+        rows_z = np.repeat(zz, n_t)
+        rows_c = np.repeat(cc, n_t)
+        rows_t = np.tile(np.arange(n_t), len(zz))
+        D0 = P["D"][rows_z, rows_c]
+        Dp0 = P["Dp"][rows_c]
+        pg0 = P["p_group"][rows_z, rows_c, rows_t]
+        pp0 = P["p_pool"][rows_c, rows_t]
+        A_g = R[:, rows_z, rows_c, rows_t].T / D0[:, None]
+        A_p = Rp[:, rows_c, rows_t].T / Dp0[:, None]
+        if exact:
+            b_g = np.zeros(len(rows_t))
+            b_p = np.zeros(len(rows_t))
+        else:
+            A_g = A_g - (pg0 / D0)[:, None] * RD[:, rows_z, rows_c].T
+            A_p = A_p - (pp0 / Dp0)[:, None] * RDp[:, rows_c].T
+            b_g, b_p = pg0.copy(), pp0.copy()
+        block = np.repeat(np.arange(len(zz)), n_t)
+        weight = P["weight"][rows_z, rows_c]
+        A_mass = RD.reshape(n_m, n_z * n_c).T
+        return LinearizedConditionals(A_g, b_g, A_p, b_p, weight, block, A_mass,
+                                      P["D"].reshape(-1))
+
+
+def resolve_names(criteria: Sequence[Any]) -> list[str]:
+    """Unique labels for a list of criteria (a suffix is added to repeats)."""
+    names: list[str] = []
+    for c in criteria:
+        base = c.label
+        name, k = base, 2
+        while name in names:
+            name, k = f"{base}#{k}", k + 1
+        names.append(name)
+    return names

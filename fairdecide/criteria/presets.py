@@ -1,0 +1,113 @@
+"""The named group fairness criteria: thin presets of ConditionalIndependence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from fairdecide.criteria.base import ConditionalIndependence
+
+__all__ = ["Independence", "Separation", "Sufficiency"]
+
+
+class Independence(ConditionalIndependence):
+    """Independence (demographic parity): the action is independent of the group.
+
+    Compares P(a | z) with P(a). With the default measure::
+
+        F = sum_z w(z) sum_a |P(a | z) - P(a)|
+
+    with w(z) = 1 (``weighting="uniform"``) or P(z) (``weighting="group"``); ``"kl"``
+    uses sum_z w(z) KL(P(. | z) || P(.)) and ``"max"`` max_z w(z) max_a |P(a | z) - P(a)|.
+    Linear in the policy for every problem.
+
+    Examples
+    --------
+    >>> from fairdecide import Independence, TabularPolicy
+    >>> from fairdecide.datasets import make_bail_problem
+    >>> problem, world = make_bail_problem()
+    >>> release_all = TabularPolicy.constant(world.n_x, world.n_z, [0.0, 1.0])
+    >>> Independence().deviation(release_all, world, problem)
+    0.0
+    """
+
+    def __init__(
+        self, measure: str = "tv", weighting: str = "uniform", name: str | None = None
+    ) -> None:
+        super().__init__(target="action", given=None, measure=measure, weighting=weighting,
+                         name=name)
+
+    def __repr__(self) -> str:
+        return f"Independence(measure={self.measure!r}, weighting={self.weighting!r})"
+
+
+class Separation(ConditionalIndependence):
+    """Separation (balance, equalized odds): the action is independent of the group given
+    the outcome.
+
+    Compares P(a | y, z) with P(a | y). With the default measure::
+
+        F = sum_y sum_z w(z, y) sum_a |P(a | y, z) - P(a | y)|
+
+    with w = 1 or P(z | y) (``weighting="group"``, the balance measure of Bayesian
+    fairness). ``outcomes`` restricts the comparison to chosen outcome values: for a
+    binary prediction with positive outcome 1, ``Separation(outcomes=[1])`` is equal
+    opportunity (equal true-positive rates) and ``Separation(outcomes=[0])`` equal
+    false-positive rates. Linear in the policy when the outcome does not depend on the
+    action; otherwise a ratio of linear functions, optimised by successive linearisation.
+
+    Examples
+    --------
+    >>> from fairdecide import Separation
+    >>> Separation(outcomes=[1]).label
+    'separation[y=1]'
+    """
+
+    def __init__(
+        self,
+        measure: str = "tv",
+        weighting: str = "uniform",
+        outcomes: Sequence[Any] | None = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(target="action", given="outcome", measure=measure,
+                         weighting=weighting, given_values=outcomes, name=name)
+
+    def __repr__(self) -> str:
+        return (f"Separation(measure={self.measure!r}, weighting={self.weighting!r}, "
+                f"outcomes={self.given_values!r})")
+
+
+class Sufficiency(ConditionalIndependence):
+    """Sufficiency (calibration within groups): the outcome is independent of the group
+    given the action.
+
+    Compares P(y | a, z) with P(y | a). With the default measure::
+
+        F = sum_a sum_z w(z, a) sum_y |P(y | a, z) - P(y | a)|
+
+    with w = 1 or P(z | a). ``actions`` restricts the comparison to chosen actions. Not
+    convex in the policy (both conditionals are ratios of linear functions of pi); it is
+    optimised by successive linearisation with a trust region, which returns a verified,
+    locally optimal policy.
+
+    Examples
+    --------
+    >>> from fairdecide import Sufficiency
+    >>> Sufficiency(measure="max").label
+    'sufficiency'
+    """
+
+    def __init__(
+        self,
+        measure: str = "tv",
+        weighting: str = "uniform",
+        actions: Sequence[Any] | None = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(target="outcome", given="action", measure=measure,
+                         weighting=weighting, given_values=actions, name=name)
+
+    def __repr__(self) -> str:
+        return (f"Sufficiency(measure={self.measure!r}, weighting={self.weighting!r}, "
+                f"actions={self.given_values!r})")

@@ -1,0 +1,265 @@
+"""Logged data: discrete features x, group z, action a and outcome y of individuals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairdecide._validation import as_float_array, check_same_length
+from fairdecide.exceptions import FairdecideError
+from fairdecide.problem import DecisionProblem
+
+__all__ = ["LoggedData"]
+
+
+def _object_vector(values: Any) -> np.ndarray:
+    """A 1-d object array; tuples stay whole (numpy would otherwise make a 2-d array)."""
+    if isinstance(values, np.ndarray):
+        return values.astype(object) if values.ndim == 1 else values
+    if isinstance(values, pd.Series | pd.Index):
+        return values.to_numpy(dtype=object)
+    items = list(values)
+    return np.fromiter(items, dtype=object, count=len(items))
+
+
+def _is_missing(values: np.ndarray) -> np.ndarray:
+    return np.asarray(pd.isna(pd.Series(values, dtype=object)))
+
+
+def _encode(values: Any, labels: Sequence[Any] | None, name: str) -> tuple[np.ndarray, tuple]:
+    arr = _object_vector(values)
+    if arr.ndim != 1:
+        raise FairdecideError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    missing = _is_missing(arr)
+    if missing.any():
+        raise FairdecideError(
+            f"{name} has {int(missing.sum())} missing values (first at row "
+            f"{int(np.argmax(missing))}); drop or impute them before building LoggedData"
+        )
+    arr = _object_vector([v.item() if isinstance(v, np.generic) else v for v in arr])
+    if labels is None:
+        uniq = list(dict.fromkeys(arr.tolist()))
+        try:
+            uniq = sorted(uniq)
+        except TypeError:
+            pass
+        labels = tuple(uniq)
+    else:
+        labels = tuple(labels)
+        if len(set(labels)) != len(labels):
+            raise FairdecideError(f"labels given for {name} are not distinct: {list(labels)}")
+    index = {lab: i for i, lab in enumerate(labels)}
+    codes = np.empty(len(arr), dtype=np.intp)
+    for i, v in enumerate(arr):
+        try:
+            codes[i] = index[v]
+        except (KeyError, TypeError):
+            raise FairdecideError(
+                f"{name} has value {v!r} (row {i}) that is not among its labels {list(labels)}"
+            ) from None
+    return codes, labels
+
+
+class LoggedData:
+    """Discrete logged data: one row per individual.
+
+    Parameters
+    ----------
+    x : array-like of shape (n,)
+        Feature cell of each individual (any hashable labels; several discrete features
+        are combined into one cell by :meth:`from_frame`).
+    z : array-like of shape (n,)
+        Group (the sensitive attribute) of each individual.
+    y : array-like of shape (n,)
+        Outcome observed for each individual.
+    a : array-like of shape (n,), optional
+        Action taken. May be omitted in prediction problems, where the action is the
+        prediction and is not part of the data.
+    propensity : array-like of shape (n,), optional
+        Probability with which the logged action was taken, if known. Must lie in (0, 1].
+    x_labels, group_labels, action_labels, outcome_labels : sequence, optional
+        The full list of values of each variable, in code order. Default: the sorted
+        distinct observed values. Give them to keep values that were never observed.
+
+    Attributes
+    ----------
+    x, z, y, a : ndarray of int
+        Integer codes (``a`` is None when no actions were given).
+    x_labels, group_labels, action_labels, outcome_labels : tuple
+        The label of each code.
+
+    Examples
+    --------
+    >>> from fairdecide import LoggedData
+    >>> data = LoggedData(x=["lo", "hi", "hi"], z=["f", "m", "f"], y=[0, 1, 1])
+    >>> data.n, data.n_x, data.n_z
+    (3, 2, 2)
+    >>> data.x_labels, data.x
+    (('hi', 'lo'), array([1, 0, 0]))
+    """
+
+    def __init__(
+        self,
+        x: Any,
+        z: Any,
+        y: Any,
+        a: Any = None,
+        *,
+        propensity: Any = None,
+        x_labels: Sequence[Any] | None = None,
+        group_labels: Sequence[Any] | None = None,
+        action_labels: Sequence[Any] | None = None,
+        outcome_labels: Sequence[Any] | None = None,
+    ) -> None:
+        arrays = {"x": x, "z": z, "y": y, "a": a, "propensity": propensity}
+        lens = {k: _object_vector(v) for k, v in arrays.items() if v is not None}
+        n = check_same_length(**lens)
+        if n == 0:
+            raise FairdecideError("LoggedData needs at least one row; x, z and y are empty")
+        self.x, self.x_labels = _encode(x, x_labels, "x")
+        self.z, self.group_labels = _encode(z, group_labels, "z")
+        self.y, self.outcome_labels = _encode(y, outcome_labels, "y")
+        if a is None:
+            self.a, self.action_labels = None, None
+        else:
+            self.a, self.action_labels = _encode(a, action_labels, "a")
+        if propensity is None:
+            self.propensity = None
+        else:
+            p = as_float_array(propensity, "propensity", ndim=1)
+            if np.any((p <= 0) | (p > 1)):
+                bad = int(np.argmax((p <= 0) | (p > 1)))
+                raise FairdecideError(
+                    f"propensity must lie in (0, 1]; row {bad} has {p[bad]:.4g}. A zero "
+                    "propensity means the logged action could not have been taken"
+                )
+            self.propensity = p
+
+    @classmethod
+    def from_frame(
+        cls,
+        df: pd.DataFrame,
+        *,
+        features: Sequence[str],
+        group: str,
+        outcome: str,
+        action: str | None = None,
+        propensity: str | None = None,
+    ) -> LoggedData:
+        """Build from a pandas DataFrame by column names.
+
+        Several ``features`` columns become one cell index whose labels are the tuples
+        of observed value combinations (a single feature keeps its plain values).
+        Categorical columns keep their declared categories for groups, actions and
+        outcomes.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"age": ["<25", "<25", ">45"], "prior": [0, 2, 0],
+        ...                    "sex": ["F", "M", "M"], "recid": [0, 1, 0]})
+        >>> data = LoggedData.from_frame(df, features=["age", "prior"], group="sex",
+        ...                              outcome="recid")
+        >>> data.x_labels
+        (('<25', 0), ('<25', 2), ('>45', 0))
+        """
+        if not isinstance(df, pd.DataFrame):
+            raise FairdecideError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+        features = [features] if isinstance(features, str) else list(features)
+        if not features:
+            raise FairdecideError("features must name at least one column")
+        wanted = [*features, group, outcome]
+        wanted += [c for c in (action, propensity) if c is not None]
+        missing = [c for c in wanted if c not in df.columns]
+        if missing:
+            raise FairdecideError(
+                f"columns {missing} are not in the DataFrame; it has {list(df.columns)}"
+            )
+        for col in wanted:
+            n_na = int(df[col].isna().sum())
+            if n_na:
+                raise FairdecideError(
+                    f"column {col!r} has {n_na} missing values; drop or impute them first"
+                )
+        if len(features) == 1:
+            x = df[features[0]].to_numpy(dtype=object)
+        else:
+            x = _object_vector(df[features].itertuples(index=False, name=None))
+
+        def cats(col: str | None) -> Sequence[Any] | None:
+            if col is not None and isinstance(df[col].dtype, pd.CategoricalDtype):
+                return list(df[col].cat.categories)
+            return None
+
+        return cls(
+            x=x,
+            z=df[group].to_numpy(dtype=object),
+            y=df[outcome].to_numpy(dtype=object),
+            a=None if action is None else df[action].to_numpy(dtype=object),
+            propensity=None if propensity is None else df[propensity].to_numpy(),
+            group_labels=cats(group),
+            outcome_labels=cats(outcome),
+            action_labels=cats(action),
+        )
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return len(self.x)
+
+    @property
+    def n_x(self) -> int:
+        """Number of feature cells."""
+        return len(self.x_labels)
+
+    @property
+    def n_z(self) -> int:
+        """Number of groups."""
+        return len(self.group_labels)
+
+    def outcome_codes(self, problem: DecisionProblem) -> np.ndarray:
+        """Outcome codes in the problem's numbering (matched through labels)."""
+        table = problem.outcome_codes(self.outcome_labels, name="data outcomes (y)")
+        return table[self.y]
+
+    def action_codes(self, problem: DecisionProblem) -> np.ndarray | None:
+        """Action codes in the problem's numbering (matched through labels), or None."""
+        if self.a is None:
+            return None
+        table = problem.action_codes(self.action_labels, name="data actions (a)")
+        return table[self.a]
+
+    def subset(self, rows: Any) -> LoggedData:
+        """The data restricted to ``rows`` (an index array or boolean mask), same labels."""
+        idx = np.arange(self.n)[rows]
+        new = object.__new__(LoggedData)
+        new.__dict__.update(self.__dict__)
+        for name in ("x", "z", "y", "a", "propensity"):
+            val = getattr(self, name)
+            setattr(new, name, None if val is None else val[idx])
+        if new.n == 0:
+            raise FairdecideError("subset selected no rows")
+        return new
+
+    def to_frame(self) -> pd.DataFrame:
+        """The data as a DataFrame of labels."""
+        cols = {
+            "x": _object_vector(self.x_labels)[self.x],
+            "z": _object_vector(self.group_labels)[self.z],
+        }
+        if self.a is not None:
+            cols["a"] = _object_vector(self.action_labels)[self.a]
+        cols["y"] = _object_vector(self.outcome_labels)[self.y]
+        if self.propensity is not None:
+            cols["propensity"] = self.propensity
+        return pd.DataFrame(cols)
+
+    def __repr__(self) -> str:
+        acts = "none" if self.a is None else len(self.action_labels)
+        return (
+            f"LoggedData(n={self.n}, cells={self.n_x}, groups={self.n_z}, "
+            f"actions={acts}, outcomes={len(self.outcome_labels)})"
+        )

@@ -1,0 +1,82 @@
+"""Sufficient statistics of discrete logged data and the (smoothed) maximum-likelihood world."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairdecide.data import LoggedData
+from fairdecide.exceptions import FairdecideError
+from fairdecide.problem import DecisionProblem
+from fairdecide.world import TabularWorld, _warn_unseen_actions
+
+__all__ = ["TabularCounts"]
+
+
+@dataclass(frozen=True)
+class TabularCounts:
+    """Counts n(x, z) and n(x, z, [a,] y) of logged data, matched to a problem.
+
+    Attributes
+    ----------
+    n_xz : ndarray of shape (n_x, n_z)
+    n_y : ndarray of shape (n_x, n_z, n_actions, n_outcomes) or (n_x, n_z, n_outcomes)
+        With an action axis when the problem's outcome depends on the action.
+    """
+
+    n_xz: np.ndarray
+    n_y: np.ndarray
+    x_labels: tuple
+    group_labels: tuple
+    action_labels: tuple
+
+    @classmethod
+    def from_data(cls, data: LoggedData, problem: DecisionProblem) -> TabularCounts:
+        """Count ``data`` in the problem's numbering of actions and outcomes."""
+        if not isinstance(data, LoggedData):
+            raise FairdecideError(f"data must be LoggedData, got {type(data).__name__}")
+        y = data.outcome_codes(problem)
+        n_x, n_z, n_y = data.n_x, data.n_z, problem.n_outcomes
+        n_xz = np.zeros((n_x, n_z))
+        np.add.at(n_xz, (data.x, data.z), 1.0)
+        if problem.outcome_depends_on_action:
+            a = data.action_codes(problem)
+            if a is None:
+                raise FairdecideError(
+                    "the problem's outcome depends on the action, so data needs actions (a); "
+                    "for a prediction problem pass outcome_depends_on_action=False"
+                )
+            counts = np.zeros((n_x, n_z, problem.n_actions, n_y))
+            np.add.at(counts, (data.x, data.z, a, y), 1.0)
+        else:
+            counts = np.zeros((n_x, n_z, n_y))
+            np.add.at(counts, (data.x, data.z, y), 1.0)
+        empty = np.flatnonzero(n_xz.sum(axis=0) == 0)
+        if empty.size:
+            names = [data.group_labels[i] for i in empty]
+            raise FairdecideError(
+                f"group(s) {names} have no rows in the data; remove them from group_labels "
+                "or supply data for them"
+            )
+        return cls(n_xz, counts, data.x_labels, data.group_labels, problem.action_labels)
+
+    def mle_world(self, smoothing: float = 0.0) -> TabularWorld:
+        """The maximum-likelihood world with additive smoothing (see TabularWorld.from_data)."""
+        alpha = float(smoothing)
+        if not np.isfinite(alpha) or alpha < 0:
+            raise FairdecideError(f"smoothing must be a finite number >= 0, got {smoothing!r}")
+        p_xz = (self.n_xz + alpha) / (self.n_xz.sum() + alpha * self.n_xz.size)
+        counts = self.n_y + alpha
+        totals = counts.sum(axis=-1, keepdims=True)
+        # Back-off for cells never seen: pooled frequencies (of the action, if any).
+        pooled = self.n_y.sum(axis=(0, 1))
+        pooled_tot = pooled.sum(axis=-1, keepdims=True)
+        n_out = self.n_y.shape[-1]
+        unseen_act = np.flatnonzero(pooled_tot.reshape(-1) == 0) if pooled.ndim == 2 else []
+        if len(unseen_act):
+            _warn_unseen_actions([self.action_labels[i] for i in unseen_act])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            backoff = np.where(pooled_tot > 0, pooled / pooled_tot, 1.0 / n_out)
+            p_y = np.where(totals > 0, counts / np.where(totals > 0, totals, 1.0), backoff)
+        return TabularWorld(p_xz, p_y, x_labels=self.x_labels, group_labels=self.group_labels)

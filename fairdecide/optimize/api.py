@@ -1,0 +1,454 @@
+"""optimize_policy: the book's three fairness-utility trade-offs over tabular policies."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fairdecide.criteria.base import ConditionalIndependence, resolve_names
+from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError, SolverError
+from fairdecide.optimize.program import PolicyProgram, SolveResult, solve_program
+from fairdecide.optimize.result import OptimizeResult
+from fairdecide.optimize.verify import verify_solution
+from fairdecide.policies import TabularPolicy
+from fairdecide.problem import DecisionProblem
+from fairdecide.world import TabularWorld
+
+__all__ = ["optimize_policy"]
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """The trade-off being solved, validated."""
+
+    mode: str  # utility | mixture | epsilon | slack
+    lam: float = 0.0
+    epsilon: tuple[float, ...] = ()
+    slack: float = 0.0
+
+    def describe(self, names: list[str]) -> str:
+        if self.mode == "utility":
+            return "maximise expected utility (no fairness criterion)"
+        if self.mode == "mixture":
+            return f"maximise (1 - lam) U - lam F with lam = {self.lam:g}"
+        if self.mode == "epsilon":
+            tol = ", ".join(f"{n} <= {e:g}" for n, e in zip(names, self.epsilon, strict=True))
+            return f"maximise U subject to {tol}"
+        return f"minimise F subject to U >= U* - {self.slack:g}"
+
+
+def _as_criteria(criteria: Any) -> list[ConditionalIndependence]:
+    if criteria is None:
+        return []
+    if isinstance(criteria, ConditionalIndependence):
+        return [criteria]
+    try:
+        items = list(criteria)
+    except TypeError:
+        raise FairdecideError(
+            f"criteria must be a criterion or a sequence of them, got {type(criteria).__name__}"
+        ) from None
+    for i, c in enumerate(items):
+        if not isinstance(c, ConditionalIndependence):
+            raise FairdecideError(
+                f"criteria[{i}] must be a fairness criterion such as Independence(), "
+                f"got {type(c).__name__}"
+            )
+    return items
+
+
+def _spec(n_crit: int, lam: Any, epsilon: Any, utility_slack: Any) -> _Spec:
+    given = [k for k, v in (("lam", lam), ("epsilon", epsilon), ("utility_slack", utility_slack))
+             if v is not None]
+    if n_crit == 0:
+        if given:
+            raise FairdecideError(f"{given[0]} needs at least one fairness criterion")
+        return _Spec("utility")
+    if len(given) != 1:
+        raise FairdecideError(
+            "give exactly one trade-off: lam (mixture (1-lam) U - lam F), epsilon "
+            "(max U s.t. F <= epsilon) or utility_slack (min F s.t. U >= U* - slack); "
+            f"got {given or 'none'}"
+        )
+    if lam is not None:
+        lam_f = float(lam)
+        if not 0.0 <= lam_f <= 1.0:
+            raise FairdecideError(f"lam must lie in [0, 1], got {lam!r}")
+        return _Spec("mixture", lam=lam_f)
+    if epsilon is not None:
+        eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
+        if eps.size == 1:
+            eps = np.repeat(eps, n_crit)
+        if eps.shape != (n_crit,):
+            raise FairdecideError(
+                f"epsilon must be a number or one per criterion ({n_crit}), got {epsilon!r}"
+            )
+        if np.any(~np.isfinite(eps) & ~np.isposinf(eps)) or np.any(eps < 0):
+            raise FairdecideError(f"epsilon must be >= 0 (inf allowed), got {epsilon!r}")
+        return _Spec("epsilon", epsilon=tuple(float(e) for e in eps))
+    s = float(utility_slack)
+    if not np.isfinite(s) or s < 0:
+        raise FairdecideError(f"utility_slack must be a finite number >= 0, got {utility_slack!r}")
+    return _Spec("slack", slack=s)
+
+
+def optimize_policy(
+    problem: DecisionProblem,
+    world: TabularWorld,
+    criteria: ConditionalIndependence | Sequence[ConditionalIndependence] | None = None,
+    *,
+    lam: float | None = None,
+    epsilon: float | Sequence[float] | None = None,
+    utility_slack: float | None = None,
+    group_blind: bool = False,
+    solver: str | None = None,
+    tol: float = 1e-6,
+    max_iter: int = 200,
+) -> OptimizeResult:
+    """Find the best tabular policy under one of the book's fairness trade-offs.
+
+    With F the sum of the criteria's deviations and U the expected utility, exactly one of
+
+    - ``lam``: maximise (1 - lam) U - lam F (mixture);
+    - ``epsilon``: maximise U subject to F_k <= epsilon_k for every criterion
+      (a number applies to all; ``inf`` switches one off);
+    - ``utility_slack``: minimise F subject to U >= U* - utility_slack, where U* is the
+      best utility without fairness constraints;
+
+    is solved. Without criteria, the utility-maximising policy is returned.
+
+    Parameters
+    ----------
+    problem : DecisionProblem
+    world : TabularWorld
+    criteria : criterion or sequence of criteria, optional
+    lam, epsilon, utility_slack : see above
+    group_blind : bool, default=False
+        Restrict to policies that ignore the group: pi(a | x, z) = pi(a | x).
+    solver : str, optional
+        None or "highs": HiGHS through scipy, dual simplex for small and interior point
+        (with crossover) for large programs; "highs-ds"/"highs-ipm" force one; any other
+        name (e.g. "CLARABEL", "SCS", "HIGHS") goes through cvxpy. KL measures need an
+        exponential-cone solver and default to Clarabel.
+    tol : float, default=1e-6
+        Verification tolerance: every returned policy's utility and deviations are
+        recomputed from its decision table; a tolerance violated by more than ``tol`` is an
+        error, not a silent return.
+    max_iter : int, default=200
+        Most linearisation steps for criteria that are not linear in the policy.
+
+    Returns
+    -------
+    OptimizeResult
+
+    Raises
+    ------
+    InfeasibleToleranceError
+        If no policy meets ``epsilon``; the message states the smallest deviation found.
+    SolverError, VerificationError
+
+    Notes
+    -----
+    Method. The utility, and every criterion whose conditioning probabilities P(c, z) do
+    not depend on the policy (independence always; separation in prediction problems),
+    are linear in pi, so the trade-off is one linear program (TV and max measures) or
+    one exponential-cone program (KL): the result is globally optimal.
+
+    Sufficiency, and separation when the outcome depends on the action, compare ratios of
+    linear functions of pi and are not convex. They are solved by successive
+    linearisation: at the current policy each conditional N / D is replaced by its
+    first-order expansion, the resulting convex program is solved within a trust region
+    |pi - pi_k| <= Delta, and the step is accepted only if the exact objective (recomputed
+    from the decision table) improves and the exact constraints hold; otherwise Delta
+    shrinks. Every iterate is feasible, the objective improves monotonically, and the
+    method stops at a point where no step inside the trust region improves the model:
+    a local optimum. The guarantee is local, not global; the start is the best of the
+    utility-optimal policy and the constant policies.
+
+    Examples
+    --------
+    >>> from fairdecide import Independence, optimize_policy
+    >>> from fairdecide.datasets import make_bail_problem
+    >>> problem, world = make_bail_problem()
+    >>> best = optimize_policy(problem, world)
+    >>> fair = optimize_policy(problem, world, Independence(), epsilon=0.0)
+    >>> fair.deviations["independence"] < 1e-9, fair.utility <= best.utility
+    (True, True)
+    """
+    if not isinstance(problem, DecisionProblem):
+        raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
+    if not isinstance(world, TabularWorld):
+        raise FairdecideError(f"world must be a TabularWorld, got {type(world).__name__}")
+    world.check_problem(problem)
+    crits = _as_criteria(criteria)
+    names = resolve_names(crits)
+    spec = _spec(len(crits), lam, epsilon, utility_slack)
+    if not (np.isfinite(tol) and tol > 0):
+        raise FairdecideError(f"tol must be a positive number, got {tol!r}")
+    if solver is not None and not isinstance(solver, str):
+        raise FairdecideError(f"solver must be a string such as 'highs', got {solver!r}")
+    t0 = time.perf_counter()
+    prog = PolicyProgram(problem, world, group_blind)
+    runner = _Runner(prog, crits, names, spec, solver, tol, max_iter)
+    runner.stats["build_seconds"] = time.perf_counter() - t0
+    return runner.run()
+
+
+class _Runner:
+    """Carries one optimisation: the linear route or successive linearisation."""
+
+    def __init__(self, prog: PolicyProgram, crits: list, names: list[str], spec: _Spec,
+                 solver: str | None, tol: float, max_iter: int) -> None:
+        self.prog, self.crits, self.names, self.spec = prog, crits, names, spec
+        self.solver, self.tol, self.max_iter = solver, tol, max_iter
+        self.problem = prog.problem
+        self.linear = all(c.is_linear(self.problem) for c in crits)
+        self.stats: dict[str, Any] = {"solve_seconds": 0.0, "linearisation_steps": 0,
+                                      "solver_iterations": 0}
+        self.solver_name = "none"
+        self.last_program = None
+        self.utility_tol = tol * max(1.0, float(np.abs(self.problem.utility).max()))
+
+    # ---------------------------------------------------------------- helpers
+    def evaluate(self, pi: np.ndarray) -> tuple[float, np.ndarray]:
+        m = self.prog.marginal(pi)
+        M = m.reshape(self.prog.n_z, self.prog.n_a, self.prog.n_y)
+        F = np.array([c.deviation_from_marginal(M, self.problem) for c in self.crits])
+        return self.prog.utility(m), F
+
+    def merit(self, U: float, F: np.ndarray, mode: str, spec: dict) -> float:
+        if mode == "utility" or mode == "epsilon":
+            return -U
+        if mode == "mixture":
+            return -(1 - spec["lam"]) * U + spec["lam"] * float(F.sum())
+        if mode == "slack":
+            return float(F.sum())
+        return float(np.maximum(F - np.asarray(spec["epsilon"]), 0).sum())  # violation
+
+    def feasible(self, U: float, F: np.ndarray, mode: str, spec: dict) -> bool:
+        if mode == "epsilon":
+            return bool(np.all(F <= np.asarray(spec["epsilon"]) + self.tol))
+        if mode == "slack" and spec.get("utility_min") is not None:
+            return U >= spec["utility_min"] - self.utility_tol
+        return True
+
+    def solve(self, mode: str, crits: list, pi_at: np.ndarray | None, spec: dict,
+              trust: float | None = None, slice_at: bool = False) -> SolveResult:
+        """Solve the program of ``mode`` linearised at ``pi_at``: within a trust region of
+        radius ``trust``, or (``slice_at``) restricted to the policies with the same
+        conditioning masses P(c, z) as ``pi_at``, where it is exact."""
+        m = self.prog.marginal(pi_at) if pi_at is not None else self.prog.marginal(
+            np.full((self.prog.n_free, self.prog.n_a), 1.0 / self.prog.n_a))
+        exact = [slice_at or c.is_linear(self.problem) for c in crits]
+        lins = [(c.measure, c.linearize(m, self.problem, self.prog.n_z, exact=e))
+                for c, e in zip(crits, exact, strict=True)]
+        fixed = [lin for c, (_, lin) in zip(crits, lins, strict=True)
+                 if slice_at and not c.is_linear(self.problem)]
+        program = self.prog.build(
+            lins, mode, lam=spec.get("lam", 0.0), epsilon=spec.get("epsilon"),
+            utility_min=spec.get("utility_min"),
+            trust=None if trust is None else (pi_at, trust), fix_mass=fixed,
+        )
+        self.last_program = program
+        res = solve_program(program, self.solver)
+        self.stats["solve_seconds"] += res.seconds
+        self.stats["solver_iterations"] += res.iterations or 0
+        self.stats.update(n_variables=program.n_variables, n_constraints=program.n_constraints,
+                          nnz=program.nnz)
+        self.solver_name = res.solver
+        return res
+
+    def fail(self, res: SolveResult, what: str) -> SolverError:
+        return SolverError(
+            f"{res.solver} failed on the {what} program: {res.status}. Try another solver, "
+            "e.g. solver='highs-ipm' or solver='CLARABEL'"
+        )
+
+    # ---------------------------------------------------------------- main
+    def run(self) -> OptimizeResult:
+        spec = self.spec
+        solver_values: dict[str, Any] | None = None
+        if spec.mode == "slack":
+            res_u = self.solve("utility", [], None, {})
+            if not res_u.ok:
+                raise self.fail(res_u, "utility")
+            self.u_star = -res_u.objective
+            sd = {"utility_min": self.u_star - spec.slack}
+        else:
+            sd = {"lam": spec.lam, "epsilon": list(spec.epsilon)}
+        if self.linear:
+            res = self.solve(spec.mode, self.crits, None, sd)
+            if not res.ok:
+                if spec.mode == "epsilon" and res.status.startswith("infeasible"):
+                    self.raise_infeasible(None)
+                raise self.fail(res, spec.mode)
+            pi, viol = self.prog.clean(res.x)
+            m = res.x[self.last_program.m_slice]
+            f = res.x[self.last_program.f_index] if self.crits else np.zeros(0)
+            solver_values = {"utility": self.prog.utility(m), "f": f,
+                             "objective": res.objective}
+            status = "optimal"
+        else:
+            pi, viol, status = self.slp(spec.mode, sd)
+        U, F = self.evaluate(pi)
+        objective = self.merit(U, F, spec.mode, sd)
+        objective = -objective if spec.mode in ("utility", "epsilon", "mixture") else objective
+        table = self.prog.to_table(pi)
+        policy = TabularPolicy(table)
+        verification = verify_solution(
+            policy, self.prog.world, self.problem, self.crits, self.names, spec, sd,
+            solver_values, viol, self.tol, self.utility_tol,
+        )
+        return OptimizeResult(
+            policy=policy,
+            utility=verification.utility,
+            deviations=verification.deviations,
+            objective=float(objective),
+            status=status,
+            tradeoff=spec.describe(self.names),
+            solver=self.solver_name,
+            stats=self.stats,
+            verification=verification,
+        )
+
+    # ---------------------------------------------------------------- nonconvex route
+    def candidates(self) -> list[np.ndarray]:
+        """Starting policies: the utility optimum, the uniform policy, their average, and
+        the constant deterministic policies (fallbacks that meet independence and
+        separation exactly)."""
+        res = self.solve("utility", [], None, {})
+        if not res.ok:
+            raise self.fail(res, "utility")
+        best = self.prog.clean(res.x)[0]
+        uniform = np.full((self.prog.n_free, self.prog.n_a), 1.0 / self.prog.n_a)
+        eye = np.eye(self.prog.n_a)
+        return [best, uniform, 0.5 * (best + uniform)] + [
+            np.tile(eye[a], (self.prog.n_free, 1)) for a in range(self.prog.n_a)
+        ]
+
+    def slp(self, mode: str, sd: dict) -> tuple[np.ndarray, float, str]:
+        """Multi-start successive linearisation; returns the best (pi, violation, status).
+
+        Each start that violates the constraints is first moved into the feasible set by
+        minimising the total violation; then the objective is improved from there.
+        """
+        best: tuple[float, np.ndarray, float, str] | None = None
+        least_violation: tuple[float, np.ndarray] | None = None
+        for start in self.candidates():
+            pi, viol, status = start, 0.0, "locally optimal"
+            U, F = self.evaluate(pi)
+            if not self.feasible(U, F, mode, sd):
+                if mode != "epsilon":
+                    continue
+                pi, viol, _ = self.local_search("violation", sd, pi)
+                U, F = self.evaluate(pi)
+                v = self.merit(U, F, "violation", sd)
+                if least_violation is None or v < least_violation[0]:
+                    least_violation = (v, pi)
+                if not self.feasible(U, F, mode, sd):
+                    continue
+            pi, viol, status = self.local_search(mode, sd, pi)
+            U, F = self.evaluate(pi)
+            phi = self.merit(U, F, mode, sd)
+            if best is None or phi < best[0] - 1e-12:
+                best = (phi, pi, viol, status)
+        if best is None:
+            self.raise_infeasible(None if least_violation is None else least_violation[1])
+        return best[1], best[2], best[3]
+
+    def _better(self, a: np.ndarray, b: np.ndarray, mode: str, sd: dict) -> bool:
+        """Whether policy ``a`` is feasible and at least as good as ``b`` (or ``b`` is not
+        feasible)."""
+        Ua, Fa = self.evaluate(a)
+        if not self.feasible(Ua, Fa, mode, sd):
+            return False
+        Ub, Fb = self.evaluate(b)
+        if not self.feasible(Ub, Fb, mode, sd):
+            return True
+        return self.merit(Ua, Fa, mode, sd) <= self.merit(Ub, Fb, mode, sd)
+
+    def local_search(self, mode: str, sd: dict, start: np.ndarray
+                     ) -> tuple[np.ndarray, float, str]:
+        """Successive linearisation with a trust region from a start that satisfies the
+        constraints of ``mode``; every accepted step keeps them and improves the exact
+        objective."""
+        pi = start
+        U, F = self.evaluate(pi)
+        phi = self.merit(U, F, mode, sd)
+        radius, converged, viol = 0.5, False, 0.0
+        for _ in range(self.max_iter):
+            self.stats["linearisation_steps"] += 1
+            res = self.solve(mode, self.crits, pi, sd, trust=radius)
+            if not res.ok:
+                radius *= 0.25
+                if radius < 1e-7:
+                    converged = True
+                    break
+                continue
+            predicted = phi - res.objective
+            if predicted <= 1e-10 * (1.0 + abs(phi)):
+                converged = True
+                break
+            new, new_viol = self.prog.clean(res.x)
+            # Correction: the best policy with the step's conditioning masses, an exact LP.
+            cor = self.solve(mode, self.crits, new, sd, slice_at=True)
+            if cor.ok:
+                cand, cand_viol = self.prog.clean(cor.x)
+                if self._better(cand, new, mode, sd):
+                    new, new_viol = cand, cand_viol
+            U2, F2 = self.evaluate(new)
+            phi2 = self.merit(U2, F2, mode, sd)
+            actual = phi - phi2
+            if self.feasible(U2, F2, mode, sd) and actual > 0 and actual >= 0.1 * predicted:
+                pi, phi, viol = new, phi2, new_viol
+                if actual >= 0.75 * predicted:
+                    radius = min(1.0, 2.0 * radius)
+            else:
+                radius *= 0.25
+            if radius < 1e-7:
+                converged = True
+                break
+        if not converged:
+            warnings.warn(
+                f"successive linearisation stopped after max_iter={self.max_iter} steps "
+                "before converging; the policy is feasible and verified but may not be "
+                "locally optimal. Raise max_iter",
+                stacklevel=5,
+            )
+        return pi, viol, "locally optimal" if converged else "feasible (not converged)"
+
+    def raise_infeasible(self, pi_best: np.ndarray | None) -> None:
+        smallest = {}
+        eps = self.spec.epsilon
+        for k, (crit, name) in enumerate(zip(self.crits, self.names, strict=True)):
+            if crit.is_linear(self.problem):
+                res = self.solve("slack", [crit], None, {"utility_min": None})
+                if not res.ok:
+                    raise self.fail(res, "minimum-deviation")
+                low = float(res.objective)
+            else:
+                sub = _Runner(self.prog, [crit], [name], _Spec("slack"), self.solver,
+                              self.tol, self.max_iter)
+                pi, _, _ = sub.slp("slack", {"utility_min": None})
+                self.stats["linearisation_steps"] += sub.stats["linearisation_steps"]
+                low = float(sub.evaluate(pi)[1][0])
+            if low > eps[k] + self.tol or len(self.crits) == 1:
+                smallest[name] = low
+        if smallest:
+            parts = ", ".join(f"{n} >= {v:.6g} (asked <= {eps[self.names.index(n)]:g})"
+                              for n, v in smallest.items())
+            local = any(not c.is_linear(self.problem) for c in self.crits)
+            hint = (" (found by local search: the criterion is not convex, so the true "
+                    "minimum may be lower)" if local else "")
+            msg = (f"epsilon is infeasible: the smallest achievable deviation is {parts}"
+                   f"{hint}. Raise epsilon to at least that value")
+        else:
+            smallest = {n: float("nan") for n in self.names}
+            msg = ("epsilon is infeasible: each criterion can meet its tolerance alone, but "
+                   "not all together; raise some of the tolerances")
+        raise InfeasibleToleranceError(msg, smallest)

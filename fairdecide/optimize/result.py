@@ -1,0 +1,117 @@
+"""Results of policy optimisation, with their certificate of verification."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from fairdecide.policies import TabularPolicy
+
+__all__ = ["OptimizeResult", "Verification"]
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Independent recomputation of a solution from its decision table.
+
+    Attributes
+    ----------
+    utility : float
+        Expected utility recomputed from the decision table.
+    deviations : dict[str, float]
+        Each criterion's deviation recomputed from the decision table.
+    solver_utility : float or None
+        The utility the solver reported (None for successive linearisation, where every
+        iterate is evaluated from the decision table anyway).
+    max_simplex_violation : float
+        Largest negative entry or row-sum error of the raw solver policy before cleaning.
+    checks : dict[str, bool]
+        Each check performed and whether it passed.
+    tol : float
+    """
+
+    utility: float
+    deviations: dict[str, float]
+    solver_utility: float | None
+    max_simplex_violation: float
+    checks: dict[str, bool]
+    tol: float
+
+    @property
+    def passed(self) -> bool:
+        return all(self.checks.values())
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    """The optimised policy with its utility, deviations and solver statistics.
+
+    Attributes
+    ----------
+    policy : TabularPolicy
+    utility : float
+        Expected utility, recomputed from the decision table.
+    deviations : dict[str, float]
+        Deviation of each criterion, recomputed from the decision table.
+    objective : float
+        The trade-off's objective value (see ``tradeoff``).
+    status : str
+        "optimal" (one LP or convex program, solved to optimality) or "locally optimal"
+        (successive linearisation converged; the criterion is not convex in the policy).
+    tradeoff : str
+        Which of the book's trade-offs was solved, with its parameter.
+    solver : str
+    stats : dict
+        Solver statistics: seconds for building and solving, iterations, variables,
+        constraints, nonzeros, linearisation steps.
+    verification : Verification
+    """
+
+    policy: TabularPolicy
+    utility: float
+    deviations: dict[str, float]
+    objective: float
+    status: str
+    tradeoff: str
+    solver: str
+    stats: dict = field(default_factory=dict)
+    verification: Verification | None = None
+
+    def summary(self) -> str:
+        """A readable report of the result."""
+        lines = [
+            f"fairdecide policy optimisation: {self.tradeoff}",
+            f"  status        : {self.status} ({self.solver})",
+            f"  utility       : {self.utility:.6g}",
+        ]
+        for name, val in self.deviations.items():
+            lines.append(f"  {name:<14}: {val:.6g}")
+        st = self.stats
+        lines.append(
+            f"  program       : {st.get('n_variables', '?')} variables, "
+            f"{st.get('n_constraints', '?')} constraints, {st.get('nnz', '?')} nonzeros"
+        )
+        lines.append(
+            f"  time          : build {st.get('build_seconds', np.nan):.3f} s, "
+            f"solve {st.get('solve_seconds', np.nan):.3f} s, "
+            f"{st.get('linearisation_steps', 0)} linearisation steps"
+        )
+        if self.verification is not None:
+            v = self.verification
+            word = "passed" if v.passed else "FAILED"
+            lines.append(
+                f"  verification  : {word} (recomputed from the decision table, tol {v.tol:g}; "
+                f"simplex error {v.max_simplex_violation:.1e})"
+            )
+        return "\n".join(lines)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One-row DataFrame: utility and each deviation."""
+        return pd.DataFrame([{"utility": self.utility, **self.deviations}])
+
+    def __repr__(self) -> str:
+        parts = [self.status, f"utility={self.utility:.6g}"]
+        parts += [f"{k}={v:.4g}" for k, v in self.deviations.items()]
+        return f"OptimizeResult({', '.join(parts)})"

@@ -1,0 +1,112 @@
+"""Tabular policies: one distribution over actions per feature cell and group."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from fairdecide._validation import as_code_array, as_float_array, check_distribution
+from fairdecide.exceptions import FairdecideError
+
+__all__ = ["TabularPolicy"]
+
+
+class TabularPolicy:
+    """A stochastic policy with one free row pi(. | x, z) per cell.
+
+    Parameters
+    ----------
+    table : array-like of shape (n_x, n_z, n_actions)
+        ``table[x, z, a]`` = pi(a | x, z). Each row must be on the simplex (non-negative,
+        summing to one within 1e-6; rows are renormalised exactly).
+
+    Attributes
+    ----------
+    table : ndarray of shape (n_x, n_z, n_actions)
+
+    Examples
+    --------
+    >>> from fairdecide import TabularPolicy
+    >>> pi = TabularPolicy.group_blind([[0.2, 0.8], [1.0, 0.0]], n_z=3)
+    >>> pi.table.shape, pi.is_group_blind
+    ((2, 3, 2), True)
+    >>> pi.action_proba(x=[0, 1], z=[2, 0])
+    array([[0.2, 0.8],
+           [1. , 0. ]])
+    """
+
+    def __init__(self, table: Any) -> None:
+        arr = as_float_array(table, "table", ndim=3)
+        if min(arr.shape) < 1 or arr.shape[2] < 2:
+            raise FairdecideError(
+                f"table must have shape (n_x, n_z, n_actions >= 2), got {arr.shape}"
+            )
+        self.table = check_distribution(arr, "table (policy rows)", axes=(2,))
+
+    @classmethod
+    def group_blind(cls, table: Any, n_z: int) -> TabularPolicy:
+        """A policy that ignores the group: ``table`` of shape (n_x, n_actions) is used for
+        every group."""
+        arr = as_float_array(table, "table", ndim=2)
+        if int(n_z) < 1:
+            raise FairdecideError(f"n_z must be a positive integer, got {n_z!r}")
+        return cls(np.repeat(arr[:, None, :], int(n_z), axis=1))
+
+    @classmethod
+    def constant(cls, n_x: int, n_z: int, proba: Any) -> TabularPolicy:
+        """The same action distribution ``proba`` in every cell."""
+        p = as_float_array(proba, "proba", ndim=1)
+        return cls(np.broadcast_to(p, (int(n_x), int(n_z), len(p))).copy())
+
+    @property
+    def n_x(self) -> int:
+        """Number of feature cells."""
+        return self.table.shape[0]
+
+    @property
+    def n_z(self) -> int:
+        """Number of groups."""
+        return self.table.shape[1]
+
+    @property
+    def n_actions(self) -> int:
+        """Number of actions."""
+        return self.table.shape[2]
+
+    @property
+    def is_group_blind(self) -> bool:
+        """True if every cell's row is the same for all groups (within 1e-9)."""
+        return bool(np.allclose(self.table, self.table[:, :1, :], atol=1e-9, rtol=0))
+
+    def action_proba(self, x: Any, z: Any) -> np.ndarray:
+        """Action probabilities for individuals with cell codes ``x`` and group codes ``z``.
+
+        Returns
+        -------
+        ndarray of shape (n, n_actions)
+        """
+        xc = as_code_array(x, "x", self.n_x, "feature cell")
+        zc = as_code_array(z, "z", self.n_z, "group")
+        if len(xc) != len(zc):
+            raise FairdecideError(f"x and z must have the same length, got {len(xc)}, {len(zc)}")
+        return self.table[xc, zc]
+
+    def sample(self, x: Any, z: Any, random_state: Any = None) -> np.ndarray:
+        """Draw one action code per individual from pi(. | x, z).
+
+        Examples
+        --------
+        >>> from fairdecide import TabularPolicy
+        >>> TabularPolicy.constant(1, 1, [0.0, 1.0]).sample([0, 0], [0, 0], random_state=0)
+        array([1, 1])
+        """
+        p = self.action_proba(x, z)
+        rng = check_random_state(random_state)
+        u = rng.random_sample(len(p))[:, None]
+        return np.minimum((p.cumsum(axis=1) < u).sum(axis=1), self.n_actions - 1)
+
+    def __repr__(self) -> str:
+        blind = ", group-blind" if self.is_group_blind else ""
+        return f"TabularPolicy(n_x={self.n_x}, n_z={self.n_z}, n_actions={self.n_actions}{blind})"
