@@ -396,18 +396,29 @@ class _Runner:
                 break
             new, new_viol = self.prog.clean(res.x)
             # Correction: the best policy with the step's conditioning masses, an exact LP.
-            cor = self.solve(mode, self.crits, new, sd, slice_at=True)
-            if cor.ok:
-                cand, cand_viol = self.prog.clean(cor.x)
-                if self._better(cand, new, mode, sd):
-                    new, new_viol = cand, cand_viol
+            # If no policy with those masses meets the constraints, the masses are pulled
+            # back toward the current ones (masses are linear in pi, so the slice at
+            # pi + t (new - pi) has the masses D_k + t (D_new - D_k)).
+            for t in (1.0, 0.5, 0.25, 0.125):
+                probe = new if t == 1.0 else pi + t * (new - pi)
+                cor = self.solve(mode, self.crits, probe, sd, slice_at=True)
+                if cor.ok:
+                    cand, cand_viol = self.prog.clean(cor.x)
+                    if self._better(cand, new, mode, sd):
+                        new, new_viol = cand, cand_viol
+                    break
             U2, F2 = self.evaluate(new)
             phi2 = self.merit(U2, F2, mode, sd)
             actual = phi - phi2
-            if self.feasible(U2, F2, mode, sd) and actual > 0 and actual >= 0.1 * predicted:
+            if self.feasible(U2, F2, mode, sd) and actual > 1e-12 * (1.0 + abs(phi)):
+                # The exact correction restores feasibility, so any improving step is
+                # kept; the radius grows when the model predicted well, shrinks when the
+                # step gained less than a tenth of the prediction.
                 pi, phi, viol = new, phi2, new_viol
-                if actual >= 0.75 * predicted:
+                if actual >= 0.5 * predicted:
                     radius = min(1.0, 2.0 * radius)
+                elif actual < 0.1 * predicted:
+                    radius *= 0.5
             else:
                 radius *= 0.25
             if radius < 1e-7:

@@ -1,0 +1,46 @@
+"""Shared fixtures: real data location and a derandomised hypothesis profile."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "fairdecide",
+    derandomize=True,
+    deadline=None,
+    max_examples=25,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("fairdecide")
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def _data_dir() -> Path | None:
+    env = os.environ.get("FAIRDECIDE_DATA")
+    if env and Path(env).is_dir():
+        return Path(env)
+    if SHARED_DATA.is_dir():
+        return SHARED_DATA
+    return None
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """Folder of the real data files; CI (FAIRDECIDE_REQUIRE_DATA=1) insists on it."""
+    found = _data_dir()
+    if found is None:
+        if os.environ.get("FAIRDECIDE_REQUIRE_DATA"):
+            pytest.fail("real data required: set FAIRDECIDE_DATA or provide ../shared/data")
+        pytest.skip("real data not available (set FAIRDECIDE_DATA)")
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path, monkeypatch):
+    """Never read or write the user's download cache from tests."""
+    monkeypatch.setenv("FAIRDECIDE_CACHE", str(tmp_path / "cache"))
