@@ -8,8 +8,8 @@ import pytest
 
 from fairdecide import (
     DecisionProblem,
-    InfeasibleToleranceError,
     Independence,
+    InfeasibleToleranceError,
     Separation,
     Sufficiency,
     TabularPolicy,
@@ -30,9 +30,9 @@ def brute_force(problem, world, kind, weighting="uniform"):
     """Utility and TV deviation of every grid policy, computed independently (vectorised).
 
     Policies under which some group never meets a conditioning value that other groups
-    meet (P(c, z) = 0 < P(c)) get F = inf: the criterion holds vacuously for them (a conditional on an event of
-    probability zero constrains nothing), a discontinuity that a local method does not
-    seek out and that users do not want (see the Sufficiency docstring)."""
+    meet (P(c, z) = 0 < P(c)) get F = inf: the criterion holds vacuously for them (a
+    conditional on an event of probability zero constrains nothing), a discontinuity
+    that a local method does not seek out (see the Sufficiency docstring)."""
     n_x, n_z = world.p_xz.shape
     pis = grid_policies(n_x * n_z).reshape(-1, n_x, n_z, 2)
     p_y = world.outcome_table(2)
@@ -70,7 +70,10 @@ def cases():
     return out
 
 
-@pytest.mark.parametrize(("name", "problem", "world"), cases(), ids=[c[0] for c in cases()])
+IDS = [c[0] for c in cases()]
+
+
+@pytest.mark.parametrize(("name", "problem", "world"), cases(), ids=IDS)
 @pytest.mark.parametrize("kind", ["sufficiency", "separation"])
 @pytest.mark.parametrize("weighting", ["uniform", "group"])
 @pytest.mark.parametrize("eps", [0.05, 0.2])
@@ -100,7 +103,7 @@ def test_epsilon_beats_grid(name, problem, world, kind, weighting, eps):
         assert np.any((mass <= 1e-9) & (mass.sum(0) > 1e-9))
 
 
-@pytest.mark.parametrize(("name", "problem", "world"), cases()[:3], ids=[c[0] for c in cases()[:3]])
+@pytest.mark.parametrize(("name", "problem", "world"), cases()[:3], ids=IDS[:3])
 @pytest.mark.parametrize("lam", [0.1, 0.5])
 def test_mixture_beats_grid(name, problem, world, lam):
     U, F = brute_force(problem, world, "sufficiency")
@@ -111,7 +114,7 @@ def test_mixture_beats_grid(name, problem, world, lam):
         (1 - lam) * res.utility - lam * res.deviations["sufficiency"])
 
 
-@pytest.mark.parametrize(("name", "problem", "world"), cases()[:3], ids=[c[0] for c in cases()[:3]])
+@pytest.mark.parametrize(("name", "problem", "world"), cases()[:3], ids=IDS[:3])
 def test_slack_beats_grid(name, problem, world):
     U, F = brute_force(problem, world, "separation")
     slack = 0.02
@@ -143,7 +146,7 @@ def test_sufficiency_infeasible_epsilon_reports_smallest():
 
     world = TabularWorld([[0.4, 0.1], [0.1, 0.4]],
                          [[[0.9, 0.1], [0.6, 0.4]], [[0.3, 0.7], [0.05, 0.95]]])
-    U, F = brute_force(problem, world, "sufficiency")
+    _U, F = brute_force(problem, world, "sufficiency")
     with pytest.raises(InfeasibleToleranceError, match="smallest achievable deviation") as info:
         optimize_policy(problem, world, Sufficiency(), epsilon=1e-4)
     smallest = info.value.smallest["sufficiency"]

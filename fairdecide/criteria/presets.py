@@ -89,7 +89,10 @@ class Sufficiency(ConditionalIndependence):
     with w = 1 or P(z | a). ``actions`` restricts the comparison to chosen actions. Not
     convex in the policy (both conditionals are ratios of linear functions of pi); it is
     optimised by successive linearisation with a trust region, which returns a verified,
-    locally optimal policy.
+    locally optimal policy. With uniform weights, a group that never receives an action
+    other groups receive drops out of that action's comparison, so the criterion can be
+    met vacuously by segregating groups across actions; ``weighting="group"`` has no
+    such jump (see :func:`fairdecide.optimize_policy`, Notes).
 
     Examples
     --------

@@ -21,6 +21,11 @@ from fairdecide.world import TabularWorld
 
 __all__ = ["optimize_policy"]
 
+# Successive linearisation stops when the objective improved by less than STALL_GAIN
+# (relative) over the last STALL_WINDOW steps.
+STALL_WINDOW = 20
+STALL_GAIN = 1e-6
+
 
 @dataclass(frozen=True)
 class _Spec:
@@ -161,14 +166,30 @@ def optimize_policy(
 
     Sufficiency, and separation when the outcome depends on the action, compare ratios of
     linear functions of pi and are not convex. They are solved by successive
-    linearisation: at the current policy each conditional N / D is replaced by its
-    first-order expansion, the resulting convex program is solved within a trust region
-    |pi - pi_k| <= Delta, and the step is accepted only if the exact objective (recomputed
-    from the decision table) improves and the exact constraints hold; otherwise Delta
-    shrinks. Every iterate is feasible, the objective improves monotonically, and the
-    method stops at a point where no step inside the trust region improves the model:
-    a local optimum. The guarantee is local, not global; the start is the best of the
-    utility-optimal policy and the constant policies.
+    linearisation. At the current policy each conditional N / D is replaced by its
+    first-order expansion and the resulting convex program is solved within a trust
+    region |pi - pi_k| <= Delta (in the epsilon trade-off with the tolerance tightened by
+    a margin that tracks the observed curvature error). The step is then corrected
+    exactly: with the conditioning masses D = P(c, z) held fixed, every conditional is
+    linear, so the best policy with the step's masses is one exact program (if none
+    meets the tolerance, the masses are pulled back toward the current ones). A step is
+    kept only if the exact objective, recomputed from the decision table, improves and
+    the exact constraints hold. So every iterate is feasible and the objective improves
+    monotonically; the search stops when no step improves the model, the trust region
+    collapses, or the objective gained less than 1e-6 (relative) over 20 steps. The
+    result is a local optimum, not a certified global one. Starts: the utility-optimal
+    policy, the uniform policy, their average and the constant deterministic policies;
+    a start that violates the tolerance is first moved into the feasible set by
+    minimising the violation. The best end point is returned.
+
+    Zero-mass conditionals. A pair (c, z) with P(c, z) = 0 is left out of the deviation
+    (a conditional on an impossible event constrains nothing). With uniform weights this
+    makes the deviation jump to zero when a group stops receiving an action that other
+    groups receive, so sufficiency can be met "vacuously" by segregating groups across
+    actions. The local search does not seek such policies; when only they would meet a
+    tolerance, the error reports the smallest deviation found among the others.
+    ``weighting="group"`` weights each term by P(z | c), which vanishes with the mass, and
+    has no such jump.
 
     Examples
     --------
@@ -381,20 +402,42 @@ class _Runner:
         U, F = self.evaluate(pi)
         phi = self.merit(U, F, mode, sd)
         radius, converged, viol = 0.5, False, 0.0
+        # In the epsilon mode the linearised tolerance is tightened by a margin that
+        # tracks the curvature error seen at the current radius, so steps land inside
+        # the feasible set instead of zig-zagging along its curved boundary.
+        eps = np.asarray(sd.get("epsilon") or [], dtype=float)
+        margin = np.zeros(len(eps))
+        history: list[float] = []
         for _ in range(self.max_iter):
             self.stats["linearisation_steps"] += 1
-            res = self.solve(mode, self.crits, pi, sd, trust=radius)
-            if not res.ok:
+            history.append(phi)
+            if len(history) > STALL_WINDOW and (
+                history[-STALL_WINDOW - 1] - phi <= STALL_GAIN * (1.0 + abs(phi))
+            ):
+                converged = True  # stalled: no real progress over the last steps
+                break
+            step_sd = sd
+            if mode == "epsilon" and margin.any():
+                step_sd = {**sd, "epsilon": list(np.maximum(eps - margin, 0.0))}
+            res = self.solve(mode, self.crits, pi, step_sd, trust=radius)
+            predicted = phi - res.objective if res.ok else -np.inf
+            if predicted <= 1e-10 * (1.0 + abs(phi)):
+                if margin.any():
+                    margin[:] = 0.0  # judge convergence on the untightened model
+                    continue
+                if res.ok:
+                    converged = True
+                    break
                 radius *= 0.25
                 if radius < 1e-7:
                     converged = True
                     break
                 continue
-            predicted = phi - res.objective
-            if predicted <= 1e-10 * (1.0 + abs(phi)):
-                converged = True
-                break
             new, new_viol = self.prog.clean(res.x)
+            used = radius
+            if mode == "epsilon":
+                _, F_step = self.evaluate(new)
+                overshoot = np.maximum(F_step - np.maximum(eps - margin, 0.0), 0.0)
             # Correction: the best policy with the step's conditioning masses, an exact LP.
             # If no policy with those masses meets the constraints, the masses are pulled
             # back toward the current ones (masses are linear in pi, so the slice at
@@ -421,6 +464,8 @@ class _Runner:
                     radius *= 0.5
             else:
                 radius *= 0.25
+            if mode == "epsilon":
+                margin = 1.5 * overshoot * (radius / used) ** 2
             if radius < 1e-7:
                 converged = True
                 break
