@@ -12,7 +12,12 @@ import numpy as np
 
 from fairdecide.criteria.base import ConditionalIndependence, resolve_names
 from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError, SolverError
-from fairdecide.optimize.program import PolicyProgram, SolveResult, solve_program
+from fairdecide.optimize.program import (
+    SCIPY_METHODS,
+    PolicyProgram,
+    SolveResult,
+    solve_program,
+)
 from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.verify import verify_solution
 from fairdecide.policies import TabularPolicy
@@ -100,6 +105,22 @@ def _spec(n_crit: int, lam: Any, epsilon: Any, utility_slack: Any) -> _Spec:
     if not np.isfinite(s) or s < 0:
         raise FairdecideError(f"utility_slack must be a finite number >= 0, got {utility_slack!r}")
     return _Spec("slack", slack=s)
+
+
+def _check_solver(solver: Any) -> None:
+    if solver is None:
+        return
+    if not isinstance(solver, str):
+        raise FairdecideError(f"solver must be a string such as 'highs', got {solver!r}")
+    if solver.lower() in SCIPY_METHODS:
+        return
+    import cvxpy as cp
+
+    if solver.upper() not in cp.installed_solvers():
+        raise SolverError(
+            f"solver {solver!r} is not usable here: use 'highs', 'highs-ds' or 'highs-ipm', "
+            f"or one of the installed cvxpy solvers {cp.installed_solvers()}"
+        )
 
 
 def optimize_policy(
@@ -211,8 +232,7 @@ def optimize_policy(
     spec = _spec(len(crits), lam, epsilon, utility_slack)
     if not (np.isfinite(tol) and tol > 0):
         raise FairdecideError(f"tol must be a positive number, got {tol!r}")
-    if solver is not None and not isinstance(solver, str):
-        raise FairdecideError(f"solver must be a string such as 'highs', got {solver!r}")
+    _check_solver(solver)
     t0 = time.perf_counter()
     prog = PolicyProgram(problem, world, group_blind)
     runner = _Runner(prog, crits, names, spec, solver, tol, max_iter)

@@ -1,0 +1,135 @@
+import gzip
+import hashlib
+import shutil
+
+import numpy as np
+import pytest
+
+from fairdecide import FairdecideError, LoggedData, TabularWorld
+from fairdecide.datasets import (
+    DataNotFoundError,
+    find_dataset,
+    load_adult,
+    load_compas,
+    load_german,
+    make_bail_problem,
+    make_tabular_problem,
+    sample_logged_data,
+)
+from fairdecide.datasets import real as real_module
+
+
+def test_compas(data_dir):
+    df = load_compas(data_dir)
+    assert len(df) == 7214
+    for col in ("name", "first", "last", "dob", "decile_score.1", "priors_count.1"):
+        assert col not in df.columns
+    assert {"two_year_recid", "race", "sex", "age_cat", "decile_score"} <= set(df.columns)
+    assert len(load_compas(data_dir, propublica_filter=True)) == 6172
+
+
+def test_adult(data_dir):
+    train = load_adult(data_dir)
+    test = load_adult(data_dir, split="test")
+    assert (len(train), len(test)) == (32561, 16281)
+    assert set(train["income"]) == set(test["income"]) == {"<=50K", ">50K"}
+    assert train["workclass"].isna().sum() > 0  # "?" became missing
+    assert len(load_adult(data_dir, split="both")) == 32561 + 16281
+    with pytest.raises(FairdecideError, match="split must be"):
+        load_adult(data_dir, split="validation")
+
+
+def test_german(data_dir):
+    df = load_german(data_dir)
+    assert len(df) == 1000 and set(df["credit"]) == {"good", "bad"}
+    assert (df["credit"] == "good").sum() == 700
+    assert set(df["sex"]) == {"male", "female"}
+
+
+def test_environment_variable_is_used(data_dir, monkeypatch):
+    monkeypatch.setenv("FAIRDECIDE_DATA", str(data_dir))
+    assert len(load_german(download=False)) == 1000
+
+
+def test_missing_data_offline_says_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.delenv("FAIRDECIDE_DATA", raising=False)
+    with pytest.raises(DataNotFoundError, match="set FAIRDECIDE_DATA"):
+        load_compas(tmp_path, download=False)
+
+
+def test_download_verifies_checksum_and_caches(data_dir, tmp_path, monkeypatch):
+    monkeypatch.delenv("FAIRDECIDE_DATA", raising=False)
+    src = tmp_path / "mirror" / "german.data"
+    src.parent.mkdir()
+    src.write_bytes(gzip.decompress((data_dir / "german.data.gz").read_bytes()))
+    raw = find_dataset("german", tmp_path / "empty", url=src.as_uri())
+    assert hashlib.sha256(raw).hexdigest() == real_module.FILES["german"].sha256
+    cached = real_module.cache_dir() / "german.data"
+    assert cached.is_file()
+    # Now found in the cache without any download.
+    assert len(load_german(tmp_path / "empty", download=False)) == 1000
+
+
+def test_download_with_wrong_checksum_is_refused(tmp_path, monkeypatch):
+    monkeypatch.delenv("FAIRDECIDE_DATA", raising=False)
+    bad = tmp_path / "german.data"
+    bad.write_text("1 2 3\n")
+    with pytest.raises(FairdecideError, match="sha256"):
+        find_dataset("german", tmp_path / "empty", url=bad.as_uri())
+    assert not (real_module.cache_dir() / "german.data").exists()
+
+
+def test_failed_download_is_clear(tmp_path, monkeypatch):
+    monkeypatch.delenv("FAIRDECIDE_DATA", raising=False)
+    with pytest.raises(DataNotFoundError, match=r"download .* failed"):
+        find_dataset("german", tmp_path, url=(tmp_path / "nothing").as_uri())
+
+
+def test_modified_local_copy_is_refused(data_dir, tmp_path):
+    shutil.copy(data_dir / "german.data.gz", tmp_path / "german.data.gz")
+    (tmp_path / "german.data.gz").write_bytes(gzip.compress(b"tampered\n"))
+    with pytest.raises(FairdecideError, match="does not match the canonical"):
+        load_german(tmp_path)
+
+
+def test_unknown_dataset():
+    with pytest.raises(FairdecideError, match="unknown data set"):
+        find_dataset("iris")
+
+
+def test_compas_to_logged_data(data_dir):
+    df = load_compas(data_dir)
+    df["priors"] = df["priors_count"].clip(upper=2)
+    data = LoggedData.from_frame(df, features=["age_cat", "priors"], group="race",
+                                 outcome="two_year_recid")
+    assert data.n == 7214 and data.n_x == 9 and data.n_z == 6
+
+
+def test_bail_problem_structure():
+    problem, world = make_bail_problem()
+    assert problem.outcome_depends_on_action
+    np.testing.assert_allclose(problem.utility, [[0, -1, -2], [1, 0, -1]])
+    np.testing.assert_allclose(world.p_y[:, :, 0, 0], 1.0)  # detained: no offence
+
+
+def test_sample_logged_data_matches_world():
+    problem, world = make_tabular_problem(3, 2, 2, 2, outcome_depends_on_action=True,
+                                          random_state=2)
+    data = sample_logged_data(world, problem, 100_000, random_state=0)
+    assert np.all(data.propensity == 0.5)
+    est = TabularWorld.from_data(data, problem)
+    np.testing.assert_allclose(est.p_xz, world.p_xz, atol=0.01)
+    # Each outcome frequency within five standard errors of the truth.
+    n_cell = np.zeros((3, 2, 2))
+    np.add.at(n_cell, (data.x, data.z, data.a), 1)
+    se = np.sqrt(world.p_y * (1 - world.p_y) / n_cell[..., None])
+    assert np.all(np.abs(est.p_y - world.p_y) <= 5 * se + 1e-12)
+    with pytest.raises(FairdecideError, match="n must be a positive integer"):
+        sample_logged_data(world, problem, 0)
+
+
+def test_generator_arguments():
+    with pytest.raises(FairdecideError, match="n_actions must be an integer >= 2"):
+        make_tabular_problem(n_actions=1)
+    with pytest.raises(FairdecideError, match="concentration"):
+        make_tabular_problem(concentration=0)

@@ -1,0 +1,137 @@
+"""Bad input gets a clear error naming the argument, never a traceback from deep inside."""
+
+import numpy as np
+import pytest
+
+from fairdecide import (
+    DecisionProblem,
+    FairdecideError,
+    Independence,
+    InfeasibleToleranceError,
+    Separation,
+    SolverError,
+    TabularPolicy,
+    TabularWorld,
+    VerificationError,
+    optimize_policy,
+)
+from fairdecide.datasets import make_bail_problem, make_tabular_problem
+from fairdecide.optimize import api as api_module
+from fairdecide.optimize.program import SolveResult
+
+PROBLEM, WORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"lam": 0.5, "epsilon": 0.1}, "exactly one trade-off"),
+        ({}, "exactly one trade-off"),
+        ({"lam": 1.5}, r"lam must lie in \[0, 1\]"),
+        ({"epsilon": -0.1}, "epsilon must be >= 0"),
+        ({"epsilon": np.nan}, "epsilon must be >= 0"),
+        ({"epsilon": [0.1, 0.2]}, "one per criterion"),
+        ({"utility_slack": -1}, "utility_slack must be"),
+        ({"epsilon": 0.1, "tol": 0}, "tol must be a positive"),
+        ({"epsilon": 0.1, "solver": 3}, "solver must be a string"),
+    ],
+)
+def test_tradeoff_arguments(kwargs, match):
+    with pytest.raises(FairdecideError, match=match):
+        optimize_policy(PROBLEM, WORLD, Independence(), **kwargs)
+
+
+def test_tradeoff_without_criteria():
+    with pytest.raises(FairdecideError, match="epsilon needs at least one fairness criterion"):
+        optimize_policy(PROBLEM, WORLD, epsilon=0.1)
+
+
+def test_wrong_objects():
+    with pytest.raises(FairdecideError, match="problem must be a DecisionProblem"):
+        optimize_policy(np.eye(2), WORLD)
+    with pytest.raises(FairdecideError, match="world must be a TabularWorld"):
+        optimize_policy(PROBLEM, {"p_xz": 1})
+    with pytest.raises(FairdecideError, match=r"criteria\[1\] must be a fairness criterion"):
+        optimize_policy(PROBLEM, WORLD, [Independence(), "parity"], epsilon=0.1)
+    with pytest.raises(FairdecideError, match="criteria must be a criterion"):
+        optimize_policy(PROBLEM, WORLD, 3, epsilon=0.1)
+
+
+def test_utility_of_wrong_shape_for_world():
+    with pytest.raises(FairdecideError, match="2 outcomes but problem has 3"):
+        optimize_policy(DecisionProblem(np.ones((2, 3))), WORLD)
+
+
+def test_unknown_solver_is_named():
+    with pytest.raises(SolverError, match="not usable here"):
+        optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1, solver="NOPE")
+
+
+def test_solver_failure_is_reported(monkeypatch):
+    def broken(prog, solver=None, time_limit=None):
+        return SolveResult(None, np.nan, False, "numerical difficulties", "fake", 0.0)
+
+    monkeypatch.setattr(api_module, "solve_program", broken)
+    with pytest.raises(SolverError, match="fake failed on the epsilon program"):
+        optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1)
+
+
+def test_wrong_solver_answer_fails_verification(monkeypatch):
+    real = api_module.solve_program
+
+    def lying(prog, solver=None, time_limit=None):
+        res = real(prog, solver, time_limit)
+        x = res.x.copy()
+        x[prog.m_slice] *= 1.01  # the reported marginal no longer matches the policy
+        return SolveResult(x, res.objective, True, "optimal", "liar", 0.0)
+
+    monkeypatch.setattr(api_module, "solve_program", lying)
+    with pytest.raises(VerificationError, match="solver utility matches recomputation"):
+        optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1)
+
+
+def test_solver_violating_tolerance_fails_verification(monkeypatch):
+    real = api_module.solve_program
+
+    def loose(prog, solver=None, time_limit=None):
+        prog.ub[prog.f_index] = np.inf  # the solver ignores the tolerance
+        return real(prog, solver, time_limit)
+
+    monkeypatch.setattr(api_module, "solve_program", loose)
+    with pytest.raises(VerificationError, match="independence <= epsilon"):
+        optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.0)
+
+
+def test_infeasible_epsilon_linear_reports_minimum(monkeypatch):
+    # Independence is always feasible (constant policies); force the solver to say no.
+    real = api_module.solve_program
+
+    def refuse(prog, solver=None, time_limit=None):
+        if np.isfinite(prog.ub[prog.f_index]).any():
+            return SolveResult(None, np.nan, False, "infeasible", "fake", 0.0)
+        return real(prog, solver, time_limit)
+
+    monkeypatch.setattr(api_module, "solve_program", refuse)
+    with pytest.raises(InfeasibleToleranceError, match="smallest achievable deviation is "
+                       r"independence >= 0 \(asked <= 0.1\)") as info:
+        optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1)
+    assert info.value.smallest["independence"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_duplicate_criteria_get_distinct_names():
+    res = optimize_policy(PROBLEM, WORLD, [Separation(), Separation(measure="max")],
+                          epsilon=[0.1, 0.05])
+    assert set(res.deviations) == {"separation", "separation#2"}
+
+
+def test_policy_mismatch_errors():
+    problem, world = make_bail_problem()
+    with pytest.raises(FairdecideError, match=r"shape \(2, 2, 2\) but world and problem need"):
+        Independence().deviation(TabularPolicy(np.full((2, 2, 2), 0.5)), world, problem)
+    with pytest.raises(FairdecideError, match="must be a TabularPolicy"):
+        Independence().deviation(np.full((5, 2, 2), 0.5), world, problem)
+
+
+def test_empty_group_in_world():
+    with pytest.raises(FairdecideError, match="probability zero"):
+        TabularWorld([[0.5, 0.0], [0.5, 0.0]], np.full((2, 2, 2), 0.5))
