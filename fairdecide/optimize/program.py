@@ -28,9 +28,11 @@ from fairdecide.world import TabularWorld
 
 __all__ = ["PolicyProgram", "Program", "SolveResult", "solve_program"]
 
-# Below this many variables HiGHS's dual simplex is fast and exact; above it the
-# interior point (with crossover) was 10-35x faster in our measurements (SOLVERS.md).
-SIMPLEX_MAX_VARIABLES = 30_000
+# Below this many variables HiGHS's dual simplex is fast and exact. Above it the dual
+# simplex is erratic: benchmarks/bench_lp_scaling.py measured it 4-10x slower than the
+# interior point (with crossover) on separation LPs from 1e4 variables (over 120 s
+# against 4 s at 2e5), though up to 2.7x faster on some independence LPs.
+SIMPLEX_MAX_VARIABLES = 5_000
 SCIPY_METHODS = {"highs": None, "highs-ds": "highs-ds", "highs-ipm": "highs-ipm"}
 
 
