@@ -159,9 +159,10 @@ class PolicyProgram:
         dead = w_free[self.free_of_unit] <= 0
         if dead.any():
             value = np.einsum("uay,ay->ua", self.p_y_units, self.problem.utility)
-            if self.group_blind:
-                value = np.stack([value[self.free_of_unit == f].mean(axis=0)
-                                  for f in range(self.n_free)])[self.free_of_unit]
+            if self.group_blind:  # the mean over the groups sharing the row
+                total = np.zeros((self.n_free, self.n_a))
+                np.add.at(total, self.free_of_unit, value)
+                value = total[self.free_of_unit]
             units[dead] = np.eye(self.n_a)[np.argmax(value[dead], axis=1)]
         return units.reshape(self.world.n_x, self.n_z, self.n_a)
 
