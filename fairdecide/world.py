@@ -10,7 +10,6 @@ over units u. For a tabular world the units are the cells (x, z), flattened x-ma
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -259,11 +258,3 @@ def _check_policy_fits(policy: Any, world: TabularWorld, problem: DecisionProble
             f"policy table has shape {table.shape} but world and problem need {want} "
             "(n_x, n_z, n_actions)"
         )
-
-
-def _warn_unseen_actions(actions: Sequence[Any]) -> None:
-    warnings.warn(
-        f"actions {list(actions)} never appear in the data; their outcome distribution is "
-        "set to uniform. Estimates of their consequences are guesses",
-        stacklevel=3,
-    )

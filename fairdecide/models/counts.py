@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,9 +10,17 @@ import numpy as np
 from fairdecide.data import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import TabularWorld, _warn_unseen_actions
+from fairdecide.world import TabularWorld
 
 __all__ = ["TabularCounts"]
+
+
+def _warn_unseen_actions(actions: list) -> None:
+    warnings.warn(
+        f"actions {actions} never appear in the data; their outcome distribution is set to "
+        "uniform. Estimates of their consequences are guesses",
+        stacklevel=4,
+    )
 
 
 @dataclass(frozen=True)

@@ -499,8 +499,12 @@ class _Runner:
         return pi, viol, "locally optimal" if converged else "feasible (not converged)"
 
     def raise_infeasible(self, pi_best: np.ndarray | None) -> None:
+        """Raise InfeasibleToleranceError with each violated criterion's smallest deviation
+        (exact for linear criteria; the best of a dedicated local search and the point of
+        least violation, ``pi_best``, otherwise)."""
         smallest = {}
         eps = self.spec.epsilon
+        F_best = None if pi_best is None else self.evaluate(pi_best)[1]
         for k, (crit, name) in enumerate(zip(self.crits, self.names, strict=True)):
             if crit.is_linear(self.problem):
                 res = self.solve("slack", [crit], None, {"utility_min": None})
@@ -513,6 +517,8 @@ class _Runner:
                 pi, _, _ = sub.slp("slack", {"utility_min": None})
                 self.stats["linearisation_steps"] += sub.stats["linearisation_steps"]
                 low = float(sub.evaluate(pi)[1][0])
+                if F_best is not None:
+                    low = min(low, float(F_best[k]))
             if low > eps[k] + self.tol or len(self.crits) == 1:
                 smallest[name] = low
         if smallest:
@@ -520,7 +526,9 @@ class _Runner:
                               for n, v in smallest.items())
             local = any(not c.is_linear(self.problem) for c in self.crits)
             hint = (" (found by local search: the criterion is not convex, so the true "
-                    "minimum may be lower)" if local else "")
+                    "minimum may be lower; policies that meet a criterion only vacuously, "
+                    "by never giving some group what others get, are not searched)"
+                    if local else "")
             msg = (f"epsilon is infeasible: the smallest achievable deviation is {parts}"
                    f"{hint}. Raise epsilon to at least that value")
         else:
