@@ -6,6 +6,7 @@ The core objects: a :class:`DecisionProblem` (actions, outcomes, utility), a wor
 :class:`Separation`, :class:`Sufficiency`) and :func:`optimize_policy`.
 """
 
+from fairdecide.beliefs import Belief
 from fairdecide.criteria import (
     ConditionalIndependence,
     Independence,
@@ -13,12 +14,14 @@ from fairdecide.criteria import (
     Sufficiency,
 )
 from fairdecide.data import LoggedData
+from fairdecide.evaluation import BeliefEvaluation, evaluate_under_belief
 from fairdecide.exceptions import (
     FairdecideError,
     InfeasibleToleranceError,
     SolverError,
     VerificationError,
 )
+from fairdecide.models import BootstrapPosterior, DirichletPosterior
 from fairdecide.optimize import OptimizeResult, optimize_policy
 from fairdecide.policies import TabularPolicy
 from fairdecide.problem import DecisionProblem
@@ -27,9 +30,13 @@ from fairdecide.world import DecisionTable, TabularWorld, decision_table, expect
 __version__ = "0.1.0"
 
 __all__ = [
+    "Belief",
+    "BeliefEvaluation",
+    "BootstrapPosterior",
     "ConditionalIndependence",
     "DecisionProblem",
     "DecisionTable",
+    "DirichletPosterior",
     "FairdecideError",
     "Independence",
     "InfeasibleToleranceError",
@@ -42,6 +49,7 @@ __all__ = [
     "TabularWorld",
     "VerificationError",
     "decision_table",
+    "evaluate_under_belief",
     "expected_utility",
     "optimize_policy",
 ]

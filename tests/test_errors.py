@@ -82,7 +82,7 @@ def test_wrong_solver_answer_fails_verification(monkeypatch):
     def lying(prog, solver=None, time_limit=None):
         res = real(prog, solver, time_limit)
         x = res.x.copy()
-        x[prog.m_slice] *= 1.01  # the reported marginal no longer matches the policy
+        x[prog.m_slices[0]] *= 1.01  # the reported marginal no longer matches the policy
         return SolveResult(x, res.objective, True, "optimal", "liar", 0.0)
 
     monkeypatch.setattr(api_module, "solve_program", lying)
@@ -94,7 +94,7 @@ def test_solver_violating_tolerance_fails_verification(monkeypatch):
     real = api_module.solve_program
 
     def loose(prog, solver=None, time_limit=None):
-        prog.ub[prog.f_index] = np.inf  # the solver ignores the tolerance
+        prog.b_ub[:] = 1e9  # the solver ignores every inequality, the tolerance included
         return real(prog, solver, time_limit)
 
     monkeypatch.setattr(api_module, "solve_program", loose)
@@ -107,7 +107,8 @@ def test_infeasible_epsilon_linear_reports_minimum(monkeypatch):
     real = api_module.solve_program
 
     def refuse(prog, solver=None, time_limit=None):
-        if np.isfinite(prog.ub[prog.f_index]).any():
+        is_epsilon = prog.A_ub.shape[0] > 0 and np.any(prog.c[prog.m_slices[0]] != 0)
+        if is_epsilon:
             return SolveResult(None, np.nan, False, "infeasible", "fake", 0.0)
         return real(prog, solver, time_limit)
 

@@ -1,5 +1,6 @@
-"""Fitting theta from data: counts and maximum likelihood for tabular worlds."""
+"""Fitting theta from data: counts and maximum likelihood, Dirichlet posteriors, bootstrap."""
 
 from fairdecide.models.counts import TabularCounts
+from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
 
-__all__ = ["TabularCounts"]
+__all__ = ["BootstrapPosterior", "DirichletPosterior", "TabularCounts"]

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide.beliefs import Belief, cvar
 from fairdecide.criteria.base import ConditionalIndependence, resolve_names
 from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError, SolverError
 from fairdecide.optimize.program import (
@@ -125,13 +126,14 @@ def _check_solver(solver: Any) -> None:
 
 def optimize_policy(
     problem: DecisionProblem,
-    world: TabularWorld,
+    world: TabularWorld | Belief,
     criteria: ConditionalIndependence | Sequence[ConditionalIndependence] | None = None,
     *,
     lam: float | None = None,
     epsilon: float | Sequence[float] | None = None,
     utility_slack: float | None = None,
     group_blind: bool = False,
+    chance_delta: float | None = None,
     solver: str | None = None,
     tol: float = 1e-6,
     max_iter: int = 200,
@@ -151,11 +153,20 @@ def optimize_policy(
     Parameters
     ----------
     problem : DecisionProblem
-    world : TabularWorld
+    world : TabularWorld or Belief
+        The world, or a belief over worlds: a weighted set of scenarios aggregated by
+        their mean (Bayesian: every term, fairness included, is the mean over scenarios
+        of that scenario's value) or their worst case (maximin). Both stay one LP,
+        through epigraph variables.
     criteria : criterion or sequence of criteria, optional
     lam, epsilon, utility_slack : see above
     group_blind : bool, default=False
         Restrict to policies that ignore the group: pi(a | x, z) = pi(a | x).
+    chance_delta : float in (0, 1), optional
+        With ``epsilon`` and a belief: bound the conditional value at risk
+        CVaR_{1-delta} of each deviation across scenarios (the mean of its worst delta
+        share) by epsilon. This convex relaxation implies the chance constraint
+        P(F > epsilon) <= delta under the belief.
     solver : str, optional
         None or "highs": HiGHS through scipy, dual simplex for small and interior point
         (with crossover) for large programs; "highs-ds"/"highs-ipm" force one; any other
@@ -224,18 +235,36 @@ def optimize_policy(
     """
     if not isinstance(problem, DecisionProblem):
         raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
-    if not isinstance(world, TabularWorld):
-        raise FairdecideError(f"world must be a TabularWorld, got {type(world).__name__}")
-    world.check_problem(problem)
+    if isinstance(world, TabularWorld):
+        belief = Belief.plug_in(world)
+    elif isinstance(world, Belief):
+        belief = world
+    else:
+        raise FairdecideError(
+            f"world must be a TabularWorld or a Belief, got {type(world).__name__}")
+    for w in belief.worlds:
+        w.check_problem(problem)
     crits = _as_criteria(criteria)
     names = resolve_names(crits)
     spec = _spec(len(crits), lam, epsilon, utility_slack)
+    if chance_delta is not None:
+        if spec.mode != "epsilon":
+            raise FairdecideError("chance_delta applies to the epsilon trade-off only")
+        if not 0.0 < float(chance_delta) < 1.0:
+            raise FairdecideError(f"chance_delta must lie in (0, 1), got {chance_delta!r}")
+        chance_delta = float(chance_delta)
+    if belief.n_scenarios > 1 and not all(c.is_linear(problem) for c in crits):
+        bad = [n for c, n in zip(crits, names, strict=True) if not c.is_linear(problem)]
+        raise FairdecideError(
+            f"criteria {bad} are not convex in the policy for this problem; with a belief of "
+            "several scenarios only convex criteria are supported so far. Use a plug-in "
+            "world, or separation in a prediction problem / independence")
     if not (np.isfinite(tol) and tol > 0):
         raise FairdecideError(f"tol must be a positive number, got {tol!r}")
     _check_solver(solver)
     t0 = time.perf_counter()
-    prog = PolicyProgram(problem, world, group_blind)
-    runner = _Runner(prog, crits, names, spec, solver, tol, max_iter)
+    prog = PolicyProgram(problem, belief.worlds, belief.weights, group_blind)
+    runner = _Runner(prog, crits, names, spec, solver, tol, max_iter, belief, chance_delta)
     runner.stats["build_seconds"] = time.perf_counter() - t0
     return runner.run()
 
@@ -244,8 +273,10 @@ class _Runner:
     """Carries one optimisation: the linear route or successive linearisation."""
 
     def __init__(self, prog: PolicyProgram, crits: list, names: list[str], spec: _Spec,
-                 solver: str | None, tol: float, max_iter: int) -> None:
+                 solver: str | None, tol: float, max_iter: int, belief: Belief,
+                 chance_delta: float | None = None) -> None:
         self.prog, self.crits, self.names, self.spec = prog, crits, names, spec
+        self.belief, self.chance_delta = belief, chance_delta
         self.solver, self.tol, self.max_iter = solver, tol, max_iter
         self.problem = prog.problem
         self.linear = all(c.is_linear(self.problem) for c in crits)
@@ -256,11 +287,22 @@ class _Runner:
         self.utility_tol = tol * max(1.0, float(np.abs(self.problem.utility).max()))
 
     # ---------------------------------------------------------------- helpers
+    def scenario_values(self, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Utility (K,) and deviations (n_criteria, K) of free rows ``pi`` per scenario."""
+        ms = self.prog.marginals(pi)
+        shape = (self.prog.n_z, self.prog.n_a, self.prog.n_y)
+        F = np.array([[c.deviation_from_marginal(m.reshape(shape), self.problem) for m in ms]
+                      for c in self.crits]).reshape(len(self.crits), len(ms))
+        return self.prog.utilities(ms), F
+
     def evaluate(self, pi: np.ndarray) -> tuple[float, np.ndarray]:
-        m = self.prog.marginal(pi)
-        M = m.reshape(self.prog.n_z, self.prog.n_a, self.prog.n_y)
-        F = np.array([c.deviation_from_marginal(M, self.problem) for c in self.crits])
-        return self.prog.utility(m), F
+        """Aggregated utility and deviations (mean or worst case; CVaR with chance)."""
+        U, F = self.scenario_values(pi)
+        if self.chance_delta is not None:
+            Fa = np.array([cvar(f, self.belief.weights, self.chance_delta) for f in F])
+        else:
+            Fa = np.array([self.belief.combine_deviation(f) for f in F])
+        return self.belief.combine(U), Fa
 
     def merit(self, U: float, F: np.ndarray, mode: str, spec: dict) -> float:
         if mode == "utility" or mode == "epsilon":
@@ -283,16 +325,22 @@ class _Runner:
         """Solve the program of ``mode`` linearised at ``pi_at``: within a trust region of
         radius ``trust``, or (``slice_at``) restricted to the policies with the same
         conditioning masses P(c, z) as ``pi_at``, where it is exact."""
-        m = self.prog.marginal(pi_at) if pi_at is not None else self.prog.marginal(
-            np.full((self.prog.n_free, self.prog.n_a), 1.0 / self.prog.n_a))
-        exact = [slice_at or c.is_linear(self.problem) for c in crits]
-        lins = [(c.measure, c.linearize(m, self.problem, self.prog.n_z, exact=e))
-                for c, e in zip(crits, exact, strict=True)]
-        fixed = [lin for c, (_, lin) in zip(crits, lins, strict=True)
-                 if slice_at and not c.is_linear(self.problem)]
+        if pi_at is None:
+            pi_at = np.full((self.prog.n_free, self.prog.n_a), 1.0 / self.prog.n_a)
+            trust = None
+        ms = self.prog.marginals(pi_at)
+        lins, fixed = [], []
+        for c in crits:
+            exact = slice_at or c.is_linear(self.problem)
+            row = [(c.measure, c.linearize(m, self.problem, self.prog.n_z, exact=exact))
+                   for m in ms]
+            lins.append(row)
+            if slice_at and not c.is_linear(self.problem):
+                fixed += [(k, lin) for k, (_, lin) in enumerate(row)]
         program = self.prog.build(
-            lins, mode, lam=spec.get("lam", 0.0), epsilon=spec.get("epsilon"),
-            utility_min=spec.get("utility_min"),
+            lins, mode, aggregate=self.belief.aggregate, lam=spec.get("lam", 0.0),
+            epsilon=spec.get("epsilon"), utility_min=spec.get("utility_min"),
+            chance_delta=self.chance_delta if mode == "epsilon" else None,
             trust=None if trust is None else (pi_at, trust), fix_mass=fixed,
         )
         self.last_program = program
@@ -329,9 +377,10 @@ class _Runner:
                     self.raise_infeasible(None)
                 raise self.fail(res, spec.mode)
             pi, viol = self.prog.clean(res.x)
-            m = res.x[self.last_program.m_slice]
-            f = res.x[self.last_program.f_index] if self.crits else np.zeros(0)
-            solver_values = {"utility": self.prog.utility(m), "f": f,
+            ms = np.stack([res.x[sl] for sl in self.last_program.m_slices])
+            f = np.array([[res.x[i] for i in row] for row in self.last_program.f_index])
+            solver_values = {"utility": self.prog.utilities(ms),
+                             "f": f.reshape(len(self.crits), self.prog.K),
                              "objective": res.objective}
             status = "optimal"
         else:
@@ -342,8 +391,8 @@ class _Runner:
         table = self.prog.to_table(pi)
         policy = TabularPolicy(table)
         verification = verify_solution(
-            policy, self.prog.world, self.problem, self.crits, self.names, spec, sd,
-            solver_values, viol, self.tol, self.utility_tol,
+            policy, self.belief, self.problem, self.crits, self.names, spec, sd,
+            solver_values, viol, self.tol, self.utility_tol, self.chance_delta,
         )
         return OptimizeResult(
             policy=policy,
@@ -351,7 +400,12 @@ class _Runner:
             deviations=verification.deviations,
             objective=float(objective),
             status=status,
-            tradeoff=spec.describe(self.names),
+            tradeoff=spec.describe(self.names) + (
+                "" if self.belief.n_scenarios == 1 else
+                f" over {self.belief.label} ({self.belief.aggregate} of "
+                f"{self.belief.n_scenarios} scenarios"
+                + ("" if self.chance_delta is None else
+                   f"; CVaR_{1 - self.chance_delta:g} of each deviation") + ")"),
             solver=self.solver_name,
             stats=self.stats,
             verification=verification,
@@ -513,7 +567,7 @@ class _Runner:
                 low = float(res.objective)
             else:
                 sub = _Runner(self.prog, [crit], [name], _Spec("slack"), self.solver,
-                              self.tol, self.max_iter)
+                              self.tol, self.max_iter, self.belief)
                 pi, _, _ = sub.slp("slack", {"utility_min": None})
                 self.stats["linearisation_steps"] += sub.stats["linearisation_steps"]
                 low = float(sub.evaluate(pi)[1][0])

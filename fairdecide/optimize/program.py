@@ -41,12 +41,17 @@ class KLTerm:
     """f_index >= sum_rows weight * kl_div(A_group m + b_group, A_pool m + b_pool)."""
 
     f_index: int
+    m_slice: slice
     lin: LinearizedConditionals
 
 
 @dataclass
 class Program:
-    """min c @ x  s.t.  A_ub x <= b_ub, A_eq x = b_eq, lb <= x <= ub, KL epigraphs."""
+    """min c @ x  s.t.  A_ub x <= b_ub, A_eq x = b_eq, lb <= x <= ub, KL epigraphs.
+
+    ``m_slices[k]`` locates scenario k's group marginal in x; ``f_index[c][k]`` the
+    deviation variable of criterion c in scenario k.
+    """
 
     c: np.ndarray
     A_ub: sp.csr_matrix
@@ -55,8 +60,8 @@ class Program:
     b_eq: np.ndarray
     lb: np.ndarray
     ub: np.ndarray
-    m_slice: slice
-    f_index: list[int]
+    m_slices: list[slice]
+    f_index: list[list[int]]
     kl: list[KLTerm] = field(default_factory=list)
 
     @property
@@ -115,45 +120,62 @@ class _Rows:
 
 
 class PolicyProgram:
-    """Builds optimisation programs over tabular policies for one problem and world.
+    """Builds optimisation programs over tabular policies for one problem and a set of
+    scenarios (worlds) that share the policy.
 
     Parameters
     ----------
-    problem, world : the decision problem and the (known) tabular world.
+    problem : DecisionProblem
+    worlds : list of TabularWorld
+        One world (plug-in) or several scenarios of a belief, all with the same cells.
+    weights : array of shape (n_worlds,)
+        Scenario weights (summing to one), used by the "mean" aggregate.
     group_blind : bool
         If True, one policy row per feature cell x is shared by all groups.
     """
 
-    def __init__(self, problem: DecisionProblem, world: TabularWorld, group_blind: bool):
-        w, group, p_y = world.units(problem)
-        self.problem, self.world, self.group_blind = problem, world, bool(group_blind)
-        n_a, n_y, n_z = problem.n_actions, problem.n_outcomes, world.n_z
-        n_u = len(w)
-        self.n_a, self.n_y, self.n_z = n_a, n_y, n_z
+    def __init__(self, problem: DecisionProblem, worlds: list[TabularWorld],
+                 weights: np.ndarray, group_blind: bool):
+        self.problem, self.worlds, self.group_blind = problem, list(worlds), bool(group_blind)
+        self.weights = np.asarray(weights, dtype=float)
+        first = self.worlds[0]
+        n_a, n_y, n_z = problem.n_actions, problem.n_outcomes, first.n_z
+        n_u = first.n_x * n_z
+        self.n_a, self.n_y, self.n_z, self.n_x = n_a, n_y, n_z, first.n_x
         self.free_of_unit = np.arange(n_u) // n_z if group_blind else np.arange(n_u)
-        self.n_free = world.n_x if group_blind else n_u
+        self.n_free = first.n_x if group_blind else n_u
         self.n_pi = self.n_free * n_a
         self.n_m = n_z * n_a * n_y
-        # B: m[(z, a, y)] = sum_u [group(u) = z] w_u pi[free(u), a] P(y | a, u)
-        vals = w[:, None, None] * p_y
-        uu, aa, yy = np.nonzero(vals)
-        rows = (group[uu] * n_a + aa) * n_y + yy
-        cols = self.free_of_unit[uu] * n_a + aa
-        self.B = sp.csr_matrix((vals[uu, aa, yy], (rows, cols)), shape=(self.n_m, self.n_pi))
+        self.K = len(self.worlds)
         self.U_m = np.tile(problem.utility.reshape(-1), n_z)
-        self.unit_weight = w
-        self.p_y_units = p_y
+        self.B: list[sp.csr_matrix] = []
+        self.unit_weight = np.zeros(n_u)
+        self.p_y_units = np.zeros((n_u, n_a, n_y))
+        for world, wk in zip(self.worlds, self.weights, strict=True):
+            w, group, p_y = world.units(problem)
+            # B: m[(z, a, y)] = sum_u [group(u) = z] w_u pi[free(u), a] P(y | a, u)
+            vals = w[:, None, None] * p_y
+            uu, aa, yy = np.nonzero(vals)
+            rows = (group[uu] * n_a + aa) * n_y + yy
+            cols = self.free_of_unit[uu] * n_a + aa
+            self.B.append(sp.csr_matrix((vals[uu, aa, yy], (rows, cols)),
+                                        shape=(self.n_m, self.n_pi)))
+            self.unit_weight += w
+            self.p_y_units += wk * p_y
 
     # ------------------------------------------------------------------ evaluation
-    def marginal(self, pi: np.ndarray) -> np.ndarray:
-        """The flattened group marginal m of free policy rows ``pi`` (n_free, n_a)."""
-        return self.B @ pi.reshape(-1)
+    def marginals(self, pi: np.ndarray) -> np.ndarray:
+        """Group marginals m_k of free policy rows ``pi`` (n_free, n_a): shape (K, n_m)."""
+        flat = pi.reshape(-1)
+        return np.stack([B @ flat for B in self.B])
 
-    def utility(self, m: np.ndarray) -> float:
-        return float(self.U_m @ m)
+    def utilities(self, ms: np.ndarray) -> np.ndarray:
+        """Expected utility in each scenario, from marginals of shape (K, n_m)."""
+        return ms @ self.U_m
 
     def to_table(self, pi: np.ndarray) -> np.ndarray:
-        """Full (n_x, n_z, n_a) table from free rows; zero-weight cells get the greedy row."""
+        """Full (n_x, n_z, n_a) table from free rows; cells of weight zero in every
+        scenario get the row of the action with the best expected utility."""
         units = pi[self.free_of_unit].copy()
         w_free = np.bincount(self.free_of_unit, weights=self.unit_weight, minlength=self.n_free)
         dead = w_free[self.free_of_unit] <= 0
@@ -164,7 +186,7 @@ class PolicyProgram:
                 np.add.at(total, self.free_of_unit, value)
                 value = total[self.free_of_unit]
             units[dead] = np.eye(self.n_a)[np.argmax(value[dead], axis=1)]
-        return units.reshape(self.world.n_x, self.n_z, self.n_a)
+        return units.reshape(self.n_x, self.n_z, self.n_a)
 
     def clean(self, x: np.ndarray) -> tuple[np.ndarray, float]:
         """Free policy rows from a solution vector: clipped and renormalised, with the
@@ -177,106 +199,163 @@ class PolicyProgram:
     # ------------------------------------------------------------------ building
     def build(
         self,
-        lins: list[tuple[Any, LinearizedConditionals]],
+        lins: list[list[tuple[str, LinearizedConditionals]]],
         mode: str,
         *,
+        aggregate: str = "mean",
         lam: float = 0.0,
         epsilon: list[float] | None = None,
         utility_min: float | None = None,
+        chance_delta: float | None = None,
         trust: tuple[np.ndarray, float] | None = None,
-        fix_mass: list[LinearizedConditionals] = (),
+        fix_mass: list[tuple[int, LinearizedConditionals]] = (),
     ) -> Program:
         """Assemble the program.
 
-        ``lins`` pairs each criterion's measure with its affine conditionals. ``mode`` is
-        one of "utility" (max U), "mixture" (min -(1-lam) U + lam sum f), "epsilon"
-        (max U s.t. f_k <= epsilon_k), "slack" (min sum f s.t. U >= utility_min) and
-        "violation" (min sum max(0, f_k - epsilon_k)). ``fix_mass`` holds the
-        conditioning masses P(c, z) of criteria at their linearisation point: the program
-        is then restricted to policies with the same masses, on which the conditionals
-        are exactly linear.
+        ``lins[c][k]`` pairs criterion c's measure with its affine conditionals in
+        scenario k. ``mode`` is one of "utility" (max U), "mixture" (max (1-lam) U -
+        lam F), "epsilon" (max U s.t. F_c <= epsilon_c), "slack" (min F s.t. U >=
+        utility_min) and "violation" (min sum_c max(0, F_c - epsilon_c)). Scenario values
+        are aggregated by their weighted mean or (``aggregate="worst"``) their worst case,
+        through epigraph variables. With ``chance_delta`` the epsilon constraints bound
+        the conditional value at risk CVaR_{1-delta} of each deviation across scenarios
+        (Rockafellar-Uryasev), a convex, conservative stand-in for P(F_c > epsilon_c) <=
+        delta. ``fix_mass`` holds (scenario, conditionals) whose conditioning masses are
+        held at their linearisation point: there the conditionals are exactly linear.
         """
-        n_pi, n_m = self.n_pi, self.n_m
-        m0 = n_pi
-        n = n_pi + n_m
+        K, n_pi, n_m = self.K, self.n_pi, self.n_m
+        w = self.weights
         eq, ub = _Rows(), _Rows()
-        lb_parts = [np.zeros(n_pi), np.zeros(n_m)]
-        ub_parts = [np.ones(n_pi), np.full(n_m, np.inf)]
-        cost_parts = [np.zeros(n_pi), np.zeros(n_m)]
-        # Simplex rows and the marginal's definition.
+        lb_parts = [np.zeros(n_pi), np.zeros(K * n_m)]
+        ub_parts = [np.ones(n_pi), np.full(K * n_m, np.inf)]
+        n = n_pi + K * n_m
+
+        def new_vars(count: int, low: float = 0.0, high: float = np.inf) -> np.ndarray:
+            nonlocal n
+            idx = n + np.arange(count)
+            n += count
+            lb_parts.append(np.full(count, low))
+            ub_parts.append(np.full(count, high))
+            return idx
+
+        m_cols = [n_pi + k * n_m + np.arange(n_m) for k in range(K)]
+        # Simplex rows and each scenario's marginal definition.
         eq.add(np.repeat(np.arange(self.n_free), self.n_a), np.arange(n_pi),
                np.ones(n_pi), np.ones(self.n_free))
-        Bc = self.B.tocoo()
-        eq.add(np.concatenate([np.arange(n_m), Bc.row]),
-               np.concatenate([m0 + np.arange(n_m), Bc.col]),
-               np.concatenate([np.ones(n_m), -Bc.data]), np.zeros(n_m))
-        m_cols = m0 + np.arange(n_m)
-        for lin in fix_mass:
-            eq.add_dense(lin.A_mass, m_cols, lin.mass)
-        f_index: list[int] = []
+        for k in range(K):
+            Bc = self.B[k].tocoo()
+            eq.add(np.concatenate([np.arange(n_m), Bc.row]),
+                   np.concatenate([m_cols[k], Bc.col]),
+                   np.concatenate([np.ones(n_m), -Bc.data]), np.zeros(n_m))
+        for k, lin in fix_mass:
+            eq.add_dense(lin.A_mass, m_cols[k], lin.mass)
+        f_index: list[list[int]] = []
         kl: list[KLTerm] = []
-        for measure, lin in lins:
-            f = n
-            n += 1
-            f_index.append(f)
-            lb_parts.append(np.zeros(1))
-            ub_parts.append(np.full(1, np.inf))
-            cost_parts.append(np.zeros(1))
-            D = lin.A_group - lin.A_pool
-            d = lin.b_group - lin.b_pool
-            n_r = len(d)
-            if measure == "kl":
-                kl.append(KLTerm(f, lin))
-            elif measure == "max":
-                Wd = lin.weight[:, None] * D
-                fcol = np.full((n_r, 1), -1.0)
-                ub.add_dense(np.hstack([Wd, fcol]), np.append(m_cols, f), -lin.weight * d)
-                ub.add_dense(np.hstack([-Wd, fcol]), np.append(m_cols, f), lin.weight * d)
-            else:  # tv: |r| <= s, f = weight @ s
-                s = n + np.arange(n_r)
-                n += n_r
-                lb_parts.append(np.zeros(n_r))
-                ub_parts.append(np.full(n_r, np.inf))
-                cost_parts.append(np.zeros(n_r))
-                neg = -np.eye(n_r)
-                cols = np.concatenate([m_cols, s])
-                ub.add_dense(np.hstack([D, neg]), cols, -d)
-                ub.add_dense(np.hstack([-D, neg]), cols, d)
-                eq.add(np.zeros(n_r + 1, dtype=int), np.append(s, f),
-                       np.append(-lin.weight, 1.0), np.zeros(1))
+        for per_scenario in lins:
+            row = []
+            for k, (measure, lin) in enumerate(per_scenario):
+                f = int(new_vars(1)[0])
+                row.append(f)
+                D = lin.A_group - lin.A_pool
+                d = lin.b_group - lin.b_pool
+                n_r = len(d)
+                if measure == "kl":
+                    kl.append(KLTerm(f, slice(m_cols[k][0], m_cols[k][0] + n_m), lin))
+                elif measure == "max":
+                    Wd = lin.weight[:, None] * D
+                    fcol = np.full((n_r, 1), -1.0)
+                    cols = np.append(m_cols[k], f)
+                    ub.add_dense(np.hstack([Wd, fcol]), cols, -lin.weight * d)
+                    ub.add_dense(np.hstack([-Wd, fcol]), cols, lin.weight * d)
+                else:  # tv: |r| <= s, f = weight @ s
+                    s = new_vars(n_r)
+                    neg = -np.eye(n_r)
+                    cols = np.concatenate([m_cols[k], s])
+                    ub.add_dense(np.hstack([D, neg]), cols, -d)
+                    ub.add_dense(np.hstack([-D, neg]), cols, d)
+                    eq.add(np.zeros(n_r + 1, dtype=int), np.append(s, f),
+                           np.append(-lin.weight, 1.0), np.zeros(1))
+            f_index.append(row)
+        F = np.array(f_index, dtype=int).reshape(len(lins), K)
+        objective: dict[int, float] = {}
+
+        def add_cost(cols: Any, vals: Any) -> None:
+            for col, val in zip(np.atleast_1d(cols), np.atleast_1d(vals), strict=True):
+                objective[int(col)] = objective.get(int(col), 0.0) + float(val)
+
+        def utility_row(k: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
+            return m_cols[k], scale * self.U_m
+
+        def scenario_value(k: int) -> tuple[np.ndarray, np.ndarray]:
+            """Columns and coefficients of the quantity maximised in scenario k."""
+            if mode in ("utility", "epsilon"):
+                return utility_row(k, 1.0)
+            if mode == "mixture":
+                cols, vals = utility_row(k, 1.0 - lam)
+                return np.append(cols, F[:, k]), np.append(vals, np.full(F.shape[0], -lam))
+            # slack: maximise minus the total deviation
+            return F[:, k], -np.ones(F.shape[0])
+
+        if mode == "violation":  # used with a single scenario only
+            if K != 1:
+                raise ValueError("the violation program takes one scenario")
+            v = new_vars(F.shape[0])
+            add_cost(v, np.ones(len(v)))
+            for c in range(F.shape[0]):
+                ub.add(np.zeros(2, dtype=int), np.array([F[c, 0], v[c]]),
+                       np.array([1.0, -1.0]), np.array([epsilon[c]]))
+        elif aggregate == "mean":
+            for k in range(K):
+                cols, vals = scenario_value(k)
+                add_cost(cols, -w[k] * vals)
+        else:  # worst case: maximise t with t <= value_k for every k
+            t = int(new_vars(1, -np.inf)[0])
+            add_cost(t, -1.0)
+            for k in range(K):
+                cols, vals = scenario_value(k)
+                ub.add(np.zeros(len(cols) + 1, dtype=int), np.append(cols, t),
+                       np.append(-vals, 1.0), np.zeros(1))
+        if mode == "epsilon":
+            for c in range(F.shape[0]):
+                if not np.isfinite(epsilon[c]):
+                    continue
+                if chance_delta is not None:
+                    eta = int(new_vars(1, -np.inf)[0])
+                    v = new_vars(K)
+                    for k in range(K):  # v_k >= f_ck - eta
+                        ub.add(np.zeros(3, dtype=int), np.array([F[c, k], eta, v[k]]),
+                               np.array([1.0, -1.0, -1.0]), np.zeros(1))
+                    ub.add(np.zeros(K + 1, dtype=int), np.append(eta, v),
+                           np.append(1.0, w / chance_delta), np.array([epsilon[c]]))
+                elif aggregate == "mean":
+                    ub.add(np.zeros(K, dtype=int), F[c], w, np.array([epsilon[c]]))
+                else:
+                    for k in range(K):
+                        ub.add(np.zeros(1, dtype=int), np.array([F[c, k]]), np.ones(1),
+                               np.array([epsilon[c]]))
+        if mode == "slack" and utility_min is not None and np.isfinite(utility_min):
+            if aggregate == "mean":
+                cols = np.concatenate(m_cols)
+                vals = np.concatenate([-w[k] * self.U_m for k in range(K)])
+                ub.add(np.zeros(len(cols), dtype=int), cols, vals, np.array([-utility_min]))
+            else:
+                for k in range(K):
+                    ub.add(np.zeros(n_m, dtype=int), m_cols[k], -self.U_m,
+                           np.array([-utility_min]))
         lb = np.concatenate(lb_parts)
         ubd = np.concatenate(ub_parts)
-        cost = np.concatenate(cost_parts)
-        if mode == "utility":
-            cost[m_cols] = -self.U_m
-        elif mode == "mixture":
-            cost[m_cols] = -(1.0 - lam) * self.U_m
-            cost[f_index] = lam
-        elif mode == "epsilon":
-            cost[m_cols] = -self.U_m
-            ubd[f_index] = np.asarray(epsilon, dtype=float)
-        elif mode == "slack":
-            cost[f_index] = 1.0
-            if utility_min is not None and np.isfinite(utility_min):
-                ub.add(np.zeros(n_m, dtype=int), m_cols, -self.U_m, np.array([-utility_min]))
-        elif mode == "violation":
-            v = n + np.arange(len(f_index))
-            n += len(f_index)
-            lb = np.append(lb, np.zeros(len(v)))
-            ubd = np.append(ubd, np.full(len(v), np.inf))
-            cost = np.append(cost, np.ones(len(v)))
-            for k, f in enumerate(f_index):
-                ub.add(np.zeros(2, dtype=int), np.array([f, v[k]]), np.array([1.0, -1.0]),
-                       np.array([epsilon[k]]))
-        else:
-            raise ValueError(f"unknown mode {mode!r}")
         if trust is not None:
             pi0, radius = trust
             lb[:n_pi] = np.maximum(0.0, pi0.reshape(-1) - radius)
             ubd[:n_pi] = np.minimum(1.0, pi0.reshape(-1) + radius)
+        cost = np.zeros(n)
+        for col, val in objective.items():
+            cost[col] = val
         A_eq, b_eq = eq.matrix(n)
         A_ub, b_ub = ub.matrix(n)
-        return Program(cost, A_ub, b_ub, A_eq, b_eq, lb, ubd, slice(m0, m0 + n_m), f_index, kl)
+        m_slices = [slice(int(c[0]), int(c[0]) + n_m) for c in m_cols]
+        return Program(cost, A_ub, b_ub, A_eq, b_eq, lb, ubd, m_slices,
+                       [list(map(int, r)) for r in F], kl)
 
 
 # ---------------------------------------------------------------------- solving
@@ -337,8 +416,8 @@ def _solve_cvxpy(prog: Program, solver: str, time_limit: float | None) -> SolveR
     cons.append(x[np.flatnonzero(fin_lb)] >= prog.lb[fin_lb])
     if fin_ub.any():
         cons.append(x[np.flatnonzero(fin_ub)] <= prog.ub[fin_ub])
-    m = x[prog.m_slice]
     for term in prog.kl:
+        m = x[term.m_slice]
         L = term.lin
         pg = L.A_group @ m + L.b_group
         pp = L.A_pool @ m + L.b_pool

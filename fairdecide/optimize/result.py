@@ -30,6 +30,10 @@ class Verification:
     checks : dict[str, bool]
         Each check performed and whether it passed.
     tol : float
+    scenario_utilities : ndarray of shape (K,)
+        Utility in each scenario of the belief (one entry for a plug-in world).
+    scenario_deviations : dict[str, ndarray of shape (K,)]
+        Each criterion's deviation in each scenario.
     """
 
     utility: float
@@ -38,6 +42,8 @@ class Verification:
     max_simplex_violation: float
     checks: dict[str, bool]
     tol: float
+    scenario_utilities: np.ndarray | None = None
+    scenario_deviations: dict[str, np.ndarray] | None = None
 
     @property
     def passed(self) -> bool:
@@ -52,9 +58,11 @@ class OptimizeResult:
     ----------
     policy : TabularPolicy
     utility : float
-        Expected utility, recomputed from the decision table.
+        Expected utility, recomputed from the decision table (with a belief: the mean or
+        worst case over its scenarios).
     deviations : dict[str, float]
-        Deviation of each criterion, recomputed from the decision table.
+        Deviation of each criterion, recomputed from the decision table (with a belief:
+        the mean or worst case over scenarios of each scenario's deviation).
     objective : float
         The trade-off's objective value (see ``tradeoff``).
     status : str
@@ -106,6 +114,15 @@ class OptimizeResult:
                 f"simplex error {v.max_simplex_violation:.1e})"
             )
         return "\n".join(lines)
+
+    def scenarios(self) -> pd.DataFrame:
+        """Utility and each deviation in every scenario of the belief (one row each)."""
+        v = self.verification
+        if v is None or v.scenario_utilities is None:
+            return self.to_frame()
+        cols = {"utility": v.scenario_utilities}
+        cols.update(v.scenario_deviations or {})
+        return pd.DataFrame(cols).rename_axis("scenario")
 
     def to_frame(self) -> pd.DataFrame:
         """One-row DataFrame: utility and each deviation."""

@@ -1,4 +1,4 @@
-"""Independent verification of an optimised policy from its decision table."""
+"""Independent verification of an optimised policy from its decision tables."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide.beliefs import Belief, cvar
 from fairdecide.exceptions import VerificationError
 from fairdecide.optimize.result import Verification
 from fairdecide.world import decision_table
@@ -15,7 +16,7 @@ __all__ = ["verify_solution"]
 
 def verify_solution(
     policy: Any,
-    world: Any,
+    belief: Belief,
     problem: Any,
     criteria: list,
     names: list[str],
@@ -25,19 +26,27 @@ def verify_solution(
     simplex_violation: float,
     tol: float,
     utility_tol: float,
+    chance_delta: float | None = None,
 ) -> Verification:
-    """Recompute utility and deviations from the decision table and check the solution.
+    """Recompute utility and deviations from each scenario's decision table and check them.
 
-    The recomputation uses only the policy table, the world and the problem (an einsum
+    The recomputation uses only the policy table, the worlds and the problem (an einsum
     over the decision table), never the solver's matrices or reported values. Checks:
     rows on the simplex (the solver's raw rows within ``tol``), the solver's reported
-    utility and deviations (when it reports them) within tolerance of the recomputed ones,
-    each fairness tolerance met within ``tol``, and the utility floor met.
+    utilities and deviation bounds (when it reports them) against the recomputed ones,
+    each fairness tolerance (mean, worst case or CVaR over scenarios) met within ``tol``,
+    and the utility floor met.
     """
-    table = decision_table(policy, world, problem)
-    U = table.utility(problem.utility)
-    M = table.group_marginal()
-    dev = {n: c.deviation_from_marginal(M, problem) for c, n in zip(criteria, names, strict=True)}
+    U_k = np.zeros(belief.n_scenarios)
+    F_ck = np.zeros((len(criteria), belief.n_scenarios))
+    for k, world in enumerate(belief.worlds):
+        table = decision_table(policy, world, problem)
+        U_k[k] = table.utility(problem.utility)
+        M = table.group_marginal()
+        for c, crit in enumerate(criteria):
+            F_ck[c, k] = crit.deviation_from_marginal(M, problem)
+    U = belief.combine(U_k)
+    dev = {n: belief.combine_deviation(F_ck[c]) for c, n in enumerate(names)}
     checks: dict[str, bool] = {
         "policy rows on the simplex": bool(
             simplex_violation <= max(tol, 1e-7)
@@ -47,24 +56,32 @@ def verify_solution(
     }
     solver_utility = None
     if solver_values is not None:
-        solver_utility = float(solver_values["utility"])
-        checks["solver utility matches recomputation"] = abs(solver_utility - U) <= utility_tol
-        for k, (c, n) in enumerate(zip(criteria, names, strict=True)):
-            f = float(solver_values["f"][k])
-            # The solver's f_k is an epigraph variable: an upper bound on the deviation,
-            # equal to it wherever it is penalised.
-            scale = 1.0 if c.measure != "kl" else 10.0
-            checks[f"{n}: solver bound holds"] = dev[n] <= f + scale * tol
-            if spec.mode in ("mixture", "slack") and spec_values.get("lam", 1.0) > 0:
-                checks[f"{n}: solver value matches recomputation"] = (
-                    abs(dev[n] - f) <= scale * tol
-                )
+        su = np.asarray(solver_values["utility"], dtype=float)
+        solver_utility = belief.combine(su)
+        checks["solver utility matches recomputation"] = bool(
+            np.all(np.abs(su - U_k) <= utility_tol))
+        tight = (belief.aggregate == "mean" and spec.mode in ("mixture", "slack")
+                 and spec_values.get("lam", 1.0) > 0)
+        for c, (crit, n) in enumerate(zip(criteria, names, strict=True)):
+            f = np.asarray(solver_values["f"][c], dtype=float)
+            # f is an epigraph variable: an upper bound on the deviation, equal to it
+            # wherever the objective penalises it.
+            scale = 1.0 if crit.measure != "kl" else 10.0
+            checks[f"{n}: solver bound holds"] = bool(np.all(F_ck[c] <= f + scale * tol))
+            if tight:
+                checks[f"{n}: solver value matches recomputation"] = bool(
+                    np.all(np.abs(F_ck[c] - f) <= scale * tol))
     if spec.mode == "epsilon":
-        for k, n in enumerate(names):
-            checks[f"{n} <= epsilon"] = dev[n] <= spec.epsilon[k] + tol
+        for c, n in enumerate(names):
+            if chance_delta is not None:
+                value = cvar(F_ck[c], belief.weights, chance_delta)
+                checks[f"CVaR of {n} <= epsilon"] = value <= spec.epsilon[c] + tol
+            else:
+                checks[f"{n} <= epsilon"] = dev[n] <= spec.epsilon[c] + tol
     if spec.mode == "slack":
         checks["utility >= U* - slack"] = U >= spec_values["utility_min"] - utility_tol
-    v = Verification(U, dev, solver_utility, float(simplex_violation), checks, tol)
+    v = Verification(U, dev, solver_utility, float(simplex_violation), checks, tol,
+                     U_k, {n: F_ck[c] for c, n in enumerate(names)})
     if not v.passed:
         failed = [k for k, ok in checks.items() if not ok]
         raise VerificationError(

@@ -1,0 +1,199 @@
+"""Beliefs about the unknown world: weighted scenarios and how to aggregate them.
+
+=================  ==========================================  ==========================
+method             scenarios                                   aggregate
+=================  ==========================================  ==========================
+plug-in            one world (e.g. the maximum-likelihood one)  (either; they agree)
+Bayesian           K draws from the posterior                  "mean": E_k V(pi, theta_k)
+bootstrap          K refits on resampled data                  "mean"
+maximin            K points of a set holding theta w.p. 1-delta "worst": min_k V(pi, theta_k)
+=================  ==========================================  ==========================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fairdecide.exceptions import FairdecideError
+from fairdecide.world import TabularWorld
+
+if TYPE_CHECKING:
+    from fairdecide.data import LoggedData
+    from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
+    from fairdecide.problem import DecisionProblem
+
+__all__ = ["Belief", "cvar"]
+
+AGGREGATES = ("mean", "worst")
+
+
+@dataclass(frozen=True, eq=False)
+class Belief:
+    """A weighted set of scenarios (worlds) and how to aggregate a policy's value over them.
+
+    Parameters
+    ----------
+    worlds : sequence of TabularWorld
+        The scenarios theta_1..theta_K, all with the same cells and groups.
+    weights : array-like of shape (K,), optional
+        Non-negative scenario weights (normalised to sum to one); default uniform.
+    aggregate : {"mean", "worst"}, default="mean"
+        "mean" maximises the weighted mean of the trade-off's value over scenarios (the
+        Bayesian decision; the fairness term is the mean of each scenario's deviation,
+        never the deviation of the mean world). "worst" maximises the worst scenario's
+        value (maximin over a confidence set).
+    label : str, optional
+        A name used in results.
+
+    Examples
+    --------
+    >>> from fairdecide import Belief, DirichletPosterior, LoggedData, DecisionProblem
+    >>> problem = DecisionProblem.classification(2)
+    >>> data = LoggedData(x=[0, 0, 1, 1], z=[0, 1, 0, 1], y=[0, 1, 1, 1])
+    >>> post = DirichletPosterior(prior=0.5).fit(data, problem)
+    >>> belief = Belief.from_posterior(post, n_samples=8, random_state=0)
+    >>> belief.n_scenarios, belief.aggregate
+    (8, 'mean')
+    """
+
+    worlds: tuple[TabularWorld, ...]
+    weights: np.ndarray | None = None
+    aggregate: str = "mean"
+    label: str = "belief"
+    _shape: tuple[int, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        worlds = tuple(self.worlds)
+        if not worlds:
+            raise FairdecideError("a Belief needs at least one world (scenario)")
+        for i, w in enumerate(worlds):
+            if not isinstance(w, TabularWorld):
+                raise FairdecideError(
+                    f"worlds[{i}] must be a TabularWorld, got {type(w).__name__}")
+        shape = (worlds[0].n_x, worlds[0].n_z)
+        for i, w in enumerate(worlds):
+            if (w.n_x, w.n_z) != shape or w.p_y.shape != worlds[0].p_y.shape:
+                raise FairdecideError(
+                    f"worlds[{i}] has shape {w.p_y.shape}, unlike worlds[0] "
+                    f"{worlds[0].p_y.shape}; all scenarios must share cells and groups")
+        if self.weights is None:
+            wts = np.full(len(worlds), 1.0 / len(worlds))
+        else:
+            wts = np.asarray(self.weights, dtype=float)
+            if wts.shape != (len(worlds),) or not np.all(np.isfinite(wts)) or np.any(wts < 0):
+                raise FairdecideError(
+                    f"weights must be {len(worlds)} non-negative numbers, got {self.weights!r}")
+            if wts.sum() <= 0:
+                raise FairdecideError("weights must not all be zero")
+            wts = wts / wts.sum()
+        if self.aggregate not in AGGREGATES:
+            raise FairdecideError(
+                f"aggregate must be one of {AGGREGATES}, got {self.aggregate!r}")
+        object.__setattr__(self, "worlds", worlds)
+        object.__setattr__(self, "weights", wts)
+        object.__setattr__(self, "_shape", shape)
+
+    @property
+    def n_scenarios(self) -> int:
+        """Number of scenarios K."""
+        return len(self.worlds)
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def plug_in(cls, world: TabularWorld, label: str = "plug-in") -> Belief:
+        """A single world taken as the truth (e.g. the maximum-likelihood estimate)."""
+        return cls((world,), label=label)
+
+    @classmethod
+    def from_posterior(
+        cls, posterior: DirichletPosterior, n_samples: int = 32, random_state: Any = None,
+        aggregate: str = "mean",
+    ) -> Belief:
+        """``n_samples`` exact draws from a fitted posterior, equally weighted."""
+        worlds = posterior.sample(n_samples, random_state=random_state)
+        return cls(tuple(worlds), aggregate=aggregate, label=f"Bayes ({n_samples} draws)")
+
+    @classmethod
+    def from_bootstrap(
+        cls, data: LoggedData, problem: DecisionProblem, n_samples: int = 32, *,
+        smoothing: float = 0.5, factorization: str = "joint", random_state: Any = None,
+    ) -> Belief:
+        """Smoothed maximum-likelihood worlds refitted on ``n_samples`` bootstrap resamples
+        of the data (the papers' second approximate posterior)."""
+        from fairdecide.models.dirichlet import BootstrapPosterior
+
+        boot: BootstrapPosterior = BootstrapPosterior(
+            smoothing=smoothing, factorization=factorization).fit(data, problem)
+        worlds = boot.sample(n_samples, random_state=random_state)
+        return cls(tuple(worlds), label=f"bootstrap ({n_samples})")
+
+    @classmethod
+    def confidence_set(
+        cls, posterior: DirichletPosterior, delta: float = 0.1, n_samples: int = 32,
+        random_state: Any = None,
+    ) -> Belief:
+        """Maximin belief: the most probable 1 - delta share of ``n_samples`` posterior
+        draws (ranked by posterior density), aggregated by their worst case.
+
+        The kept draws are points of a highest-posterior-density region of posterior
+        probability about 1 - delta; the optimal policy maximises its worst value there.
+        """
+        delta = float(delta)
+        if not 0.0 < delta < 1.0:
+            raise FairdecideError(f"delta must lie in (0, 1), got {delta!r}")
+        params = posterior.sample_parameters(n_samples, random_state=random_state)
+        logp = np.array([posterior.log_density(p) for p in params])
+        keep = int(np.floor((1.0 - delta) * len(params) + 1e-9))
+        if keep < 1:
+            raise FairdecideError(
+                f"the confidence set is empty: (1 - delta) * n_samples = "
+                f"{(1 - delta) * len(params):.3g} < 1; raise n_samples or lower delta")
+        order = np.argsort(-logp, kind="stable")[:keep]
+        worlds = tuple(posterior.world_from(params[i]) for i in order)
+        return cls(worlds, aggregate="worst", label=f"maximin ({keep} of {n_samples})")
+
+    def with_aggregate(self, aggregate: str) -> Belief:
+        """The same scenarios aggregated differently."""
+        return Belief(self.worlds, self.weights, aggregate, self.label)
+
+    # ------------------------------------------------------------------ aggregation
+    def combine(self, values: np.ndarray) -> float:
+        """Aggregate per-scenario values: weighted mean or worst (minimum) case."""
+        values = np.asarray(values, dtype=float)
+        if self.aggregate == "mean":
+            return float(self.weights @ values)
+        return float(values.min())
+
+    def combine_deviation(self, values: np.ndarray) -> float:
+        """Aggregate per-scenario deviations: weighted mean or worst (maximum) case."""
+        values = np.asarray(values, dtype=float)
+        if self.aggregate == "mean":
+            return float(self.weights @ values)
+        return float(values.max())
+
+    def __repr__(self) -> str:
+        return (f"Belief({self.label}, {self.n_scenarios} scenarios, "
+                f"aggregate={self.aggregate!r})")
+
+
+def cvar(values: Sequence[float], weights: Sequence[float], delta: float) -> float:
+    """Conditional value at risk CVaR_{1-delta}: the mean of the worst delta share.
+
+    Computed exactly for a discrete distribution as min_eta eta + E[(F - eta)_+] / delta
+    (Rockafellar and Uryasev), whose minimum is attained at one of the values.
+
+    Examples
+    --------
+    >>> cvar([0.0, 1.0, 2.0, 3.0], [0.25] * 4, delta=0.5)
+    2.5
+    """
+    v = np.asarray(values, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    best = np.inf
+    for eta in v:
+        best = min(best, eta + float(w @ np.maximum(v - eta, 0.0)) / delta)
+    return float(best)

@@ -1,0 +1,93 @@
+"""The distribution of a policy's utility and deviations across a belief's scenarios."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fairdecide.beliefs import Belief
+from fairdecide.criteria.base import ConditionalIndependence, resolve_names
+from fairdecide.exceptions import FairdecideError
+from fairdecide.problem import DecisionProblem
+from fairdecide.world import TabularWorld, decision_table
+
+__all__ = ["BeliefEvaluation", "evaluate_under_belief"]
+
+
+@dataclass(frozen=True)
+class BeliefEvaluation:
+    """Utility and deviations of one policy in every scenario of a belief.
+
+    Attributes
+    ----------
+    values : DataFrame
+        One row per scenario, columns ``utility`` and each criterion's name.
+    weights : ndarray of shape (K,)
+    """
+
+    values: pd.DataFrame
+    weights: np.ndarray
+
+    def summary(self, quantiles: Sequence[float] = (0.05, 0.5, 0.95)) -> pd.DataFrame:
+        """Weighted mean, standard deviation, minimum, maximum and quantiles per column.
+
+        Examples
+        --------
+        >>> from fairdecide import Belief, Independence, TabularPolicy, evaluate_under_belief
+        >>> from fairdecide.datasets import make_bail_problem
+        >>> problem, world = make_bail_problem()
+        >>> ev = evaluate_under_belief(TabularPolicy.constant(5, 2, [0, 1]),
+        ...                            Belief.plug_in(world), problem, Independence())
+        >>> float(ev.summary().loc["independence", "mean"])
+        0.0
+        """
+        q = np.asarray(quantiles, dtype=float)
+        if np.any((q < 0) | (q > 1)):
+            raise FairdecideError(f"quantiles must lie in [0, 1], got {list(quantiles)}")
+        rows = {}
+        w = self.weights
+        for col in self.values.columns:
+            v = self.values[col].to_numpy()
+            mean = float(w @ v)
+            order = np.argsort(v, kind="stable")
+            cum = np.cumsum(w[order])
+            qs = {f"q{p:g}": float(v[order][min(np.searchsorted(cum, p - 1e-12),
+                                                len(v) - 1)]) for p in q}
+            rows[col] = {"mean": mean, "std": float(np.sqrt(w @ (v - mean) ** 2)),
+                         "min": float(v.min()), **qs, "max": float(v.max())}
+        return pd.DataFrame(rows).T
+
+
+def evaluate_under_belief(
+    policy: object,
+    belief: Belief | TabularWorld,
+    problem: DecisionProblem,
+    criteria: ConditionalIndependence | Sequence[ConditionalIndependence] = (),
+) -> BeliefEvaluation:
+    """Evaluate ``policy`` in every scenario of ``belief``: the distribution of its utility
+    and of each criterion's deviation under the belief.
+
+    Returns
+    -------
+    BeliefEvaluation
+        ``.values`` per scenario, ``.summary()`` for mean and quantiles.
+    """
+    if isinstance(belief, TabularWorld):
+        belief = Belief.plug_in(belief)
+    if not isinstance(belief, Belief):
+        raise FairdecideError(
+            f"belief must be a Belief or a TabularWorld, got {type(belief).__name__}")
+    crits = [criteria] if isinstance(criteria, ConditionalIndependence) else list(criteria)
+    names = resolve_names(crits)
+    rows = []
+    for world in belief.worlds:
+        table = decision_table(policy, world, problem)
+        M = table.group_marginal()
+        row = {"utility": table.utility(problem.utility)}
+        for crit, name in zip(crits, names, strict=True):
+            row[name] = crit.deviation_from_marginal(M, problem)
+        rows.append(row)
+    return BeliefEvaluation(pd.DataFrame(rows).rename_axis("scenario"), belief.weights)

@@ -1,0 +1,223 @@
+"""Posterior distributions over tabular worlds: exact Dirichlet, and the bootstrap."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.special import gammaln
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from fairdecide.data import LoggedData
+from fairdecide.exceptions import FairdecideError
+from fairdecide.problem import DecisionProblem
+from fairdecide.world import TabularWorld
+
+__all__ = ["BootstrapPosterior", "DirichletPosterior"]
+
+FACTORIZATIONS = ("joint", "papers")
+
+
+def _count(data: LoggedData, problem: DecisionProblem, factorization: str,
+           allow_empty_groups: bool = False) -> dict[str, np.ndarray]:
+    """Counts of the factors of the chosen model, in the problem's outcome numbering."""
+    if not isinstance(data, LoggedData):
+        raise FairdecideError(f"data must be LoggedData, got {type(data).__name__}")
+    if not isinstance(problem, DecisionProblem):
+        raise FairdecideError(
+            f"problem must be a DecisionProblem, got {type(problem).__name__}")
+    y = data.outcome_codes(problem)
+    n_x, n_z, n_y = data.n_x, data.n_z, problem.n_outcomes
+    if not allow_empty_groups:
+        seen = np.bincount(data.z, minlength=n_z)
+        if np.any(seen == 0):
+            names = [data.group_labels[i] for i in np.flatnonzero(seen == 0)]
+            raise FairdecideError(
+                f"group(s) {names} have no rows in the data; remove them from group_labels "
+                "or supply data for them")
+    if factorization == "joint":
+        n_xz = np.zeros((n_x, n_z))
+        np.add.at(n_xz, (data.x, data.z), 1.0)
+        if problem.outcome_depends_on_action:
+            a = data.action_codes(problem)
+            if a is None:
+                raise FairdecideError(
+                    "the problem's outcome depends on the action, so data needs actions (a)")
+            n_y_ = np.zeros((n_x, n_z, problem.n_actions, n_y))
+            np.add.at(n_y_, (data.x, data.z, a, y), 1.0)
+        else:
+            n_y_ = np.zeros((n_x, n_z, n_y))
+            np.add.at(n_y_, (data.x, data.z, y), 1.0)
+        return {"p_xz": n_xz, "p_y": n_y_}
+    if problem.outcome_depends_on_action:
+        raise FairdecideError(
+            "factorization='papers' (P(x) P(y | x) P(z | y, x)) is for prediction problems, "
+            "where y does not depend on the action; use factorization='joint'")
+    n_x_ = np.bincount(data.x, minlength=n_x).astype(float)
+    n_xy = np.zeros((n_x, n_y))
+    np.add.at(n_xy, (data.x, y), 1.0)
+    n_xyz = np.zeros((n_x, n_y, n_z))
+    np.add.at(n_xyz, (data.x, y, data.z), 1.0)
+    return {"p_x": n_x_, "p_y_x": n_xy, "p_z_xy": n_xyz}
+
+
+# Axes over which each factor is a distribution (the rest index the conditioning).
+_AXES = {"p_xz": (0, 1), "p_y": (-1,), "p_x": (0,), "p_y_x": (-1,), "p_z_xy": (-1,)}
+
+
+class DirichletPosterior(BaseEstimator):
+    """Exact conjugate posterior over tabular worlds.
+
+    Every factor of the model is a categorical distribution with a symmetric Dirichlet
+    prior of concentration ``prior``, so the posterior of each is Dirichlet(counts +
+    prior), independently across factors.
+
+    Parameters
+    ----------
+    prior : float, default=0.5
+        Dirichlet concentration (0.5 is Jeffreys' prior; 1 is uniform). Must be > 0.
+    factorization : {"joint", "papers"}, default="joint"
+        ``"joint"``: P(x, z) P(y | a, x, z) (or P(y | x, z) in prediction problems).
+        ``"papers"``: P(x) P(y | x) P(z | y, x), the model of Dimitrakakis et al.,
+        "Bayesian Fairness" (AAAI 2019); prediction problems only.
+
+    Attributes
+    ----------
+    counts_ : dict of ndarray
+        Counts of each factor.
+    x_labels_, group_labels_ : tuple
+
+    Examples
+    --------
+    >>> from fairdecide import DirichletPosterior, LoggedData, DecisionProblem
+    >>> problem = DecisionProblem.classification(2)
+    >>> data = LoggedData(x=[0, 0, 1], z=[0, 1, 1], y=[1, 1, 0])
+    >>> post = DirichletPosterior(prior=1.0).fit(data, problem)
+    >>> post.mean_world().p_xz
+    array([[0.28571429, 0.28571429],
+           [0.14285714, 0.28571429]])
+    """
+
+    def __init__(self, prior: float = 0.5, factorization: str = "joint") -> None:
+        self.prior = prior
+        self.factorization = factorization
+
+    def fit(self, data: LoggedData, problem: DecisionProblem) -> DirichletPosterior:
+        """Count the data; returns self."""
+        prior = float(self.prior) if np.isscalar(self.prior) else np.nan
+        if not (np.isfinite(prior) and prior > 0):
+            raise FairdecideError(f"prior must be a number > 0, got {self.prior!r}")
+        if self.factorization not in FACTORIZATIONS:
+            raise FairdecideError(
+                f"factorization must be one of {FACTORIZATIONS}, got {self.factorization!r}")
+        self.counts_ = _count(data, problem, self.factorization)
+        self.x_labels_ = data.x_labels
+        self.group_labels_ = data.group_labels
+        self.n_outcomes_ = problem.n_outcomes
+        return self
+
+    # ------------------------------------------------------------------ parameters
+    def _alpha(self) -> dict[str, np.ndarray]:
+        check_is_fitted(self, "counts_")
+        return {k: v + float(self.prior) for k, v in self.counts_.items()}
+
+    def posterior_mean(self) -> dict[str, np.ndarray]:
+        """Posterior mean of every factor: (counts + prior) / (total + K prior)."""
+        return {k: a / a.sum(axis=_AXES[k], keepdims=True) for k, a in self._alpha().items()}
+
+    def sample_parameters(self, n: int, random_state: Any = None) -> list[dict]:
+        """``n`` exact, reproducible draws of every factor (Gamma normalisation)."""
+        n = _check_n(n)
+        rng = check_random_state(random_state)
+        draws: list[dict] = [{} for _ in range(n)]
+        for key, alpha in self._alpha().items():
+            g = rng.standard_gamma(alpha, size=(n, *alpha.shape))
+            axes = tuple(ax + 1 if ax >= 0 else ax for ax in _AXES[key])
+            g = np.maximum(g, np.finfo(float).tiny)
+            g = g / g.sum(axis=axes, keepdims=True)
+            for i in range(n):
+                draws[i][key] = g[i]
+        return draws
+
+    def log_density(self, params: dict) -> float:
+        """Log posterior density of a parameter draw (sum over the independent factors)."""
+        total = 0.0
+        for key, alpha in self._alpha().items():
+            theta = np.maximum(params[key], np.finfo(float).tiny)
+            axes = _AXES[key]
+            total += float(np.sum(gammaln(alpha.sum(axis=axes)))
+                           - np.sum(gammaln(alpha)) + np.sum((alpha - 1.0) * np.log(theta)))
+        return total
+
+    def world_from(self, params: dict) -> TabularWorld:
+        """The world of a parameter draw."""
+        check_is_fitted(self, "counts_")
+        if self.factorization == "joint":
+            return TabularWorld(params["p_xz"], params["p_y"], x_labels=self.x_labels_,
+                                group_labels=self.group_labels_)
+        joint = (params["p_x"][:, None, None] * params["p_y_x"][:, :, None]
+                 * params["p_z_xy"])  # (x, y, z)
+        p_xz = joint.sum(axis=1)
+        p_y = np.transpose(joint / p_xz[:, None, :], (0, 2, 1))
+        return TabularWorld(p_xz, p_y, x_labels=self.x_labels_,
+                            group_labels=self.group_labels_)
+
+    def mean_world(self) -> TabularWorld:
+        """The world of the posterior mean parameters (the smoothed MLE with smoothing =
+        prior for the joint factorization)."""
+        return self.world_from(self.posterior_mean())
+
+    def sample(self, n: int, random_state: Any = None) -> list[TabularWorld]:
+        """``n`` worlds drawn exactly from the posterior."""
+        return [self.world_from(p) for p in self.sample_parameters(n, random_state)]
+
+
+class BootstrapPosterior(BaseEstimator):
+    """Approximate posterior by the bootstrap: resample the rows with replacement and fit
+    the smoothed maximum-likelihood world (the posterior mean under the Dirichlet prior
+    ``smoothing``) to each resample.
+
+    Parameters
+    ----------
+    smoothing : float, default=0.5
+    factorization : {"joint", "papers"}, default="joint"
+    """
+
+    def __init__(self, smoothing: float = 0.5, factorization: str = "joint") -> None:
+        self.smoothing = smoothing
+        self.factorization = factorization
+
+    def fit(self, data: LoggedData, problem: DecisionProblem) -> BootstrapPosterior:
+        """Store the data to resample; returns self."""
+        smoothing = float(self.smoothing) if np.isscalar(self.smoothing) else np.nan
+        if not (np.isfinite(smoothing) and smoothing > 0):
+            raise FairdecideError(
+                f"smoothing must be > 0 (resamples can miss cells), got {self.smoothing!r}")
+        DirichletPosterior(self.smoothing, self.factorization).fit(data, problem)  # validate
+        self.data_ = data
+        self.problem_ = problem
+        return self
+
+    def sample(self, n: int, random_state: Any = None) -> list[TabularWorld]:
+        """``n`` worlds, each fitted to one bootstrap resample."""
+        check_is_fitted(self, "data_")
+        n = _check_n(n)
+        rng = check_random_state(random_state)
+        worlds = []
+        for _ in range(n):
+            idx = rng.randint(0, self.data_.n, size=self.data_.n)
+            post = DirichletPosterior(self.smoothing, self.factorization)
+            post.counts_ = _count(self.data_.subset(idx), self.problem_, self.factorization,
+                                  allow_empty_groups=True)
+            post.x_labels_, post.group_labels_ = self.data_.x_labels, self.data_.group_labels
+            post.n_outcomes_ = self.problem_.n_outcomes
+            worlds.append(post.mean_world())
+        return worlds
+
+
+def _check_n(n: Any) -> int:
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise FairdecideError(f"n must be a positive integer, got {n!r}")
+    return int(n)
