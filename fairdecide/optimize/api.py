@@ -287,37 +287,37 @@ class _Runner:
         self.utility_tol = tol * max(1.0, float(np.abs(self.problem.utility).max()))
 
     # ---------------------------------------------------------------- helpers
-    def scenario_values(self, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Utility (K,) and deviations (n_criteria, K) of free rows ``pi`` per scenario."""
+    def evaluate(self, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Utility (K,) and deviations (n_criteria, K) of free rows ``pi`` per scenario,
+        from the exact group marginals."""
         ms = self.prog.marginals(pi)
         shape = (self.prog.n_z, self.prog.n_a, self.prog.n_y)
         F = np.array([[c.deviation_from_marginal(m.reshape(shape), self.problem) for m in ms]
                       for c in self.crits]).reshape(len(self.crits), len(ms))
         return self.prog.utilities(ms), F
 
-    def evaluate(self, pi: np.ndarray) -> tuple[float, np.ndarray]:
-        """Aggregated utility and deviations (mean or worst case; CVaR with chance)."""
-        U, F = self.scenario_values(pi)
+    def constrained(self, F: np.ndarray) -> np.ndarray:
+        """Each criterion's deviation as its tolerance bounds it: the belief's mean or worst
+        case over scenarios, or their CVaR with a chance constraint."""
         if self.chance_delta is not None:
-            Fa = np.array([cvar(f, self.belief.weights, self.chance_delta) for f in F])
-        else:
-            Fa = np.array([self.belief.combine_deviation(f) for f in F])
-        return self.belief.combine(U), Fa
+            return np.array([cvar(f, self.belief.weights, self.chance_delta) for f in F])
+        return np.array([self.belief.combine_deviation(f) for f in F])
 
-    def merit(self, U: float, F: np.ndarray, mode: str, spec: dict) -> float:
-        if mode == "utility" or mode == "epsilon":
-            return -U
-        if mode == "mixture":
-            return -(1 - spec["lam"]) * U + spec["lam"] * float(F.sum())
+    def merit(self, U: np.ndarray, F: np.ndarray, mode: str, spec: dict) -> float:
+        """The exact objective to minimise, from per-scenario values."""
+        if mode == "violation":
+            return float(np.maximum(self.constrained(F) - np.asarray(spec["epsilon"]), 0).sum())
         if mode == "slack":
-            return float(F.sum())
-        return float(np.maximum(F - np.asarray(spec["epsilon"]), 0).sum())  # violation
+            return -self.belief.combine(-F.sum(axis=0))  # mean, or worst (largest) total
+        value = U if mode in ("utility", "epsilon") else (
+            (1 - spec["lam"]) * U - spec["lam"] * F.sum(axis=0))
+        return -self.belief.combine(value)
 
-    def feasible(self, U: float, F: np.ndarray, mode: str, spec: dict) -> bool:
+    def feasible(self, U: np.ndarray, F: np.ndarray, mode: str, spec: dict) -> bool:
         if mode == "epsilon":
-            return bool(np.all(F <= np.asarray(spec["epsilon"]) + self.tol))
+            return bool(np.all(self.constrained(F) <= np.asarray(spec["epsilon"]) + self.tol))
         if mode == "slack" and spec.get("utility_min") is not None:
-            return U >= spec["utility_min"] - self.utility_tol
+            return self.belief.combine(U) >= spec["utility_min"] - self.utility_tol
         return True
 
     def solve(self, mode: str, crits: list, pi_at: np.ndarray | None, spec: dict,
@@ -510,7 +510,7 @@ class _Runner:
             new, new_viol = self.prog.clean(res.x)
             used = radius
             if mode == "epsilon":
-                _, F_step = self.evaluate(new)
+                F_step = self.constrained(self.evaluate(new)[1])
                 overshoot = np.maximum(F_step - np.maximum(eps - margin, 0.0), 0.0)
             # Correction: the best policy with the step's conditioning masses, an exact LP.
             # If no policy with those masses meets the constraints, the masses are pulled
@@ -558,7 +558,7 @@ class _Runner:
         least violation, ``pi_best``, otherwise)."""
         smallest = {}
         eps = self.spec.epsilon
-        F_best = None if pi_best is None else self.evaluate(pi_best)[1]
+        F_best = None if pi_best is None else self.constrained(self.evaluate(pi_best)[1])
         for k, (crit, name) in enumerate(zip(self.crits, self.names, strict=True)):
             if crit.is_linear(self.problem):
                 res = self.solve("slack", [crit], None, {"utility_min": None})
@@ -570,7 +570,7 @@ class _Runner:
                               self.tol, self.max_iter, self.belief)
                 pi, _, _ = sub.slp("slack", {"utility_min": None})
                 self.stats["linearisation_steps"] += sub.stats["linearisation_steps"]
-                low = float(sub.evaluate(pi)[1][0])
+                low = float(sub.constrained(sub.evaluate(pi)[1])[0])
                 if F_best is not None:
                     low = min(low, float(F_best[k]))
             if low > eps[k] + self.tol or len(self.crits) == 1:
