@@ -258,15 +258,23 @@ class PolicyProgram:
                 row.append(f)
                 D = lin.A_group - lin.A_pool
                 d = lin.b_group - lin.b_pool
+                weight = lin.weight
+                sizes = np.bincount(lin.block)
+                if measure != "kl" and len(sizes) and np.all(sizes == 2):
+                    # Two target values: both conditionals sum to one (exactly, also when
+                    # linearised), so the two differences are opposite. Keep one row per
+                    # block: |d_0| + |d_1| = 2 |d_1| and max(|d_0|, |d_1|) = |d_1|.
+                    D, d, weight = D[1::2], d[1::2], weight[1::2] * (
+                        2.0 if measure == "tv" else 1.0)
                 n_r = len(d)
                 if measure == "kl":
                     kl.append(KLTerm(f, slice(m_cols[k][0], m_cols[k][0] + n_m), lin))
                 elif measure == "max":
-                    Wd = lin.weight[:, None] * D
+                    Wd = weight[:, None] * D
                     fcol = np.full((n_r, 1), -1.0)
                     cols = np.append(m_cols[k], f)
-                    ub.add_dense(np.hstack([Wd, fcol]), cols, -lin.weight * d)
-                    ub.add_dense(np.hstack([-Wd, fcol]), cols, lin.weight * d)
+                    ub.add_dense(np.hstack([Wd, fcol]), cols, -weight * d)
+                    ub.add_dense(np.hstack([-Wd, fcol]), cols, weight * d)
                 else:  # tv: |r| <= s, f = weight @ s
                     s = new_vars(n_r)
                     neg = -np.eye(n_r)
@@ -274,7 +282,7 @@ class PolicyProgram:
                     ub.add_dense(np.hstack([D, neg]), cols, -d)
                     ub.add_dense(np.hstack([-D, neg]), cols, d)
                     eq.add(np.zeros(n_r + 1, dtype=int), np.append(s, f),
-                           np.append(-lin.weight, 1.0), np.zeros(1))
+                           np.append(-weight, 1.0), np.zeros(1))
             f_index.append(row)
         F = np.array(f_index, dtype=int).reshape(len(lins), K)
         objective: dict[int, float] = {}
