@@ -35,8 +35,9 @@ def _count(data: LoggedData, problem: DecisionProblem, factorization: str,
         if np.any(seen == 0):
             names = [data.group_labels[i] for i in np.flatnonzero(seen == 0)]
             raise FairdecideError(
-                f"group(s) {names} have no rows in the data; remove them from group_labels "
-                "or supply data for them")
+                f"group(s) {names} have no rows in the data; remove them from group_labels, "
+                "supply data for them, or pass allow_empty_groups=True to let the prior "
+                "alone speak for them")
     if factorization == "joint":
         n_xz = np.zeros((n_x, n_z))
         np.add.at(n_xz, (data.x, data.z), 1.0)
@@ -82,6 +83,9 @@ class DirichletPosterior(BaseEstimator):
         ``"joint"``: P(x, z) P(y | a, x, z) (or P(y | x, z) in prediction problems).
         ``"papers"``: P(x) P(y | x) P(z | y, x), the model of Dimitrakakis et al.,
         "Bayesian Fairness" (AAAI 2019); prediction problems only.
+    allow_empty_groups : bool, default=False
+        By default a group without rows is an error (its posterior would be the prior
+        alone); set True to accept that, e.g. for a small evaluation sample.
 
     Attributes
     ----------
@@ -100,9 +104,11 @@ class DirichletPosterior(BaseEstimator):
            [0.14285714, 0.28571429]])
     """
 
-    def __init__(self, prior: float = 0.5, factorization: str = "joint") -> None:
+    def __init__(self, prior: float = 0.5, factorization: str = "joint",
+                 allow_empty_groups: bool = False) -> None:
         self.prior = prior
         self.factorization = factorization
+        self.allow_empty_groups = allow_empty_groups
 
     def fit(self, data: LoggedData, problem: DecisionProblem) -> DirichletPosterior:
         """Count the data; returns self."""
@@ -112,7 +118,8 @@ class DirichletPosterior(BaseEstimator):
         if self.factorization not in FACTORIZATIONS:
             raise FairdecideError(
                 f"factorization must be one of {FACTORIZATIONS}, got {self.factorization!r}")
-        self.counts_ = _count(data, problem, self.factorization)
+        self.counts_ = _count(data, problem, self.factorization,
+                              allow_empty_groups=bool(self.allow_empty_groups))
         self.x_labels_ = data.x_labels
         self.group_labels_ = data.group_labels
         self.n_outcomes_ = problem.n_outcomes
@@ -208,12 +215,9 @@ class BootstrapPosterior(BaseEstimator):
         worlds = []
         for _ in range(n):
             idx = rng.randint(0, self.data_.n, size=self.data_.n)
-            post = DirichletPosterior(self.smoothing, self.factorization)
-            post.counts_ = _count(self.data_.subset(idx), self.problem_, self.factorization,
-                                  allow_empty_groups=True)
-            post.x_labels_, post.group_labels_ = self.data_.x_labels, self.data_.group_labels
-            post.n_outcomes_ = self.problem_.n_outcomes
-            worlds.append(post.mean_world())
+            post = DirichletPosterior(self.smoothing, self.factorization,
+                                      allow_empty_groups=True)
+            worlds.append(post.fit(self.data_.subset(idx), self.problem_).mean_world())
         return worlds
 
 

@@ -1,0 +1,50 @@
+"""Bayesian fairness on COMPAS: plug-in, Bayesian, bootstrap and maximin policies.
+
+One hold-out run of the experiment of Dimitrakakis et al., "Bayesian Fairness" (AAAI
+2019), solved exactly as linear programs. The full protocol (10 runs, and the
+semi-synthetic study) is ``benchmarks/bench_bayesian_fairness.py``.
+
+Run with ``FAIRDECIDE_DATA=/path/to/data python examples/bayesian_fairness_compas.py``.
+"""
+
+import numpy as np
+
+import fairdecide as fd
+from fairdecide.experiments import bayesian_fairness as bf
+
+data, problem = bf.compas_data()
+order = np.random.default_rng(0).permutation(data.n)
+train, test = data.subset(order[:6000]), data.subset(order[6000:])
+print(f"{data}; training on {train.n}, evaluating on the posterior mean of {test.n}")
+# Small groups can be absent from the 1214 test rows: their prior speaks for them.
+test_world = fd.DirichletPosterior(0.5, "papers", allow_empty_groups=True).fit(
+    test, problem).mean_world()
+
+# The belief about the world after seeing the training data.
+posterior = fd.DirichletPosterior(prior=0.5, factorization="papers").fit(train, problem)
+beliefs = {
+    "plug-in": fd.Belief.plug_in(posterior.mean_world()),
+    "Bayes": fd.Belief.from_posterior(posterior, n_samples=32, random_state=1),
+    "bootstrap": fd.Belief.from_bootstrap(train, problem, 32, smoothing=0.5,
+                                          factorization="papers", random_state=2),
+    "maximin": fd.Belief.confidence_set(posterior, delta=0.1, n_samples=32, random_state=3),
+}
+balance = bf.balance()
+for lam in (0.0, 0.5, 1.0):
+    print(f"\nT = U - {lam:g} F (balance, P(z|y)-weighted), group-blind policies:")
+    for name, belief in beliefs.items():
+        res = fd.optimize_policy(problem, belief, balance, lam=lam / (1 + lam),
+                                 group_blind=True)
+        T, U, F = bf.objective_value(res.policy, test_world, problem, lam)
+        print(f"  {name:9s} test T = {T:.4f} (accuracy {U:.4f}, balance {F:.4f}); "
+              f"solved in {res.stats['solve_seconds']:.2f} s")
+
+# How uncertain is the Bayes policy's fairness? Its balance across posterior draws:
+res = fd.optimize_policy(problem, beliefs["Bayes"], balance, lam=1 / 3, group_blind=True)
+print("\nBayes policy (lambda = 0.5) under the posterior:")
+print(fd.evaluate_under_belief(res.policy, beliefs["Bayes"], problem, balance)
+      .summary().round(4))
+# A chance constraint: balance above 0.05 with posterior probability at most 10% (CVaR).
+chance = fd.optimize_policy(problem, beliefs["Bayes"], balance, epsilon=0.05,
+                            chance_delta=0.1, group_blind=True)
+print(f"\nmax accuracy s.t. CVaR_0.9(balance) <= 0.05: {chance.utility:.4f}")
