@@ -57,7 +57,8 @@ def main() -> None:
     t0 = time.perf_counter()
     hold = bf.holdout_experiment(data, problem, runs=runs)
     hold.to_csv(OUT / "bayesian_fairness_holdout.csv", index=False)
-    print(f"\n## Hold-out protocol ({runs} runs, train 6000, test 1214; {time.perf_counter() - t0:.0f} s)")
+    elapsed = time.perf_counter() - t0
+    print(f"\n## Hold-out protocol ({runs} runs, train 6000, test 1214; {elapsed:.0f} s)")
     with pd.option_context("display.float_format", "{:.4f}".format, "display.width", 140):
         print(holdout_table(hold).to_string())
     bayes = hold[hold["method"] == "Bayes"]
