@@ -24,7 +24,7 @@ from sklearn.utils import check_random_state
 from fairdecide.beliefs import Belief
 from fairdecide.criteria import Separation
 from fairdecide.data import LoggedData
-from fairdecide.datasets import load_compas
+from fairdecide.datasets import load_compas, sample_logged_data
 from fairdecide.models import DirichletPosterior
 from fairdecide.optimize import optimize_policy
 from fairdecide.policies import TabularPolicy
@@ -155,7 +155,8 @@ def semi_synthetic_experiment(data: LoggedData, problem: DecisionProblem, *,
     rows = []
     for n in sizes:
         for run in range(runs):
-            train = _sample(truth, problem, n, seed + 7919 * run + n)
+            train = sample_logged_data(truth, problem, n,
+                                       random_state=seed + 7919 * run + n)
             for lam in lams:
                 fitted = fit_policies(train, problem, lam, n_samples=n_samples,
                                       random_state=seed + run,
@@ -167,16 +168,3 @@ def semi_synthetic_experiment(data: LoggedData, problem: DecisionProblem, *,
                                  "T": T, "utility": U, "balance": F,
                                  "seconds": fit.seconds})
     return pd.DataFrame(rows)
-
-
-def _sample(world: TabularWorld, problem: DecisionProblem, n: int, seed: int) -> LoggedData:
-    rng = np.random.default_rng(seed)
-    cell = rng.choice(world.n_x * world.n_z, size=n, p=world.p_xz.reshape(-1))
-    x, z = np.divmod(cell, world.n_z)
-    p1 = world.p_y[x, z, 1]
-    y = (rng.random(n) < p1).astype(int)
-    x_lab = np.empty(n, dtype=object)
-    x_lab[:] = [world.x_labels[i] for i in x]
-    return LoggedData(x=x_lab, z=np.asarray(world.group_labels, dtype=object)[z], y=y,
-                      x_labels=world.x_labels, group_labels=world.group_labels,
-                      outcome_labels=[0, 1])

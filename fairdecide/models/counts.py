@@ -15,6 +15,24 @@ from fairdecide.world import TabularWorld
 __all__ = ["TabularCounts"]
 
 
+def check_data(data: LoggedData, problem: DecisionProblem, allow_empty_groups: bool) -> None:
+    """Raise unless ``data`` is LoggedData with rows in every group (or empty groups are
+    allowed) and ``problem`` a DecisionProblem."""
+    if not isinstance(data, LoggedData):
+        raise FairdecideError(f"data must be LoggedData, got {type(data).__name__}")
+    if not isinstance(problem, DecisionProblem):
+        raise FairdecideError(
+            f"problem must be a DecisionProblem, got {type(problem).__name__}")
+    if not allow_empty_groups:
+        seen = np.bincount(data.z, minlength=data.n_z)
+        if np.any(seen == 0):
+            names = [data.group_labels[i] for i in np.flatnonzero(seen == 0)]
+            raise FairdecideError(
+                f"group(s) {names} have no rows in the data; remove them from group_labels, "
+                "supply data for them, or (for a posterior) pass allow_empty_groups=True to "
+                "let the prior alone speak for them")
+
+
 def _warn_unseen_actions(actions: list) -> None:
     warnings.warn(
         f"actions {actions} never appear in the data; their outcome distribution is set to "
@@ -41,10 +59,11 @@ class TabularCounts:
     action_labels: tuple
 
     @classmethod
-    def from_data(cls, data: LoggedData, problem: DecisionProblem) -> TabularCounts:
-        """Count ``data`` in the problem's numbering of actions and outcomes."""
-        if not isinstance(data, LoggedData):
-            raise FairdecideError(f"data must be LoggedData, got {type(data).__name__}")
+    def from_data(cls, data: LoggedData, problem: DecisionProblem,
+                  allow_empty_groups: bool = False) -> TabularCounts:
+        """Count ``data`` in the problem's numbering of actions and outcomes. A group
+        without rows is an error unless ``allow_empty_groups``."""
+        check_data(data, problem, allow_empty_groups)
         y = data.outcome_codes(problem)
         n_x, n_z, n_y = data.n_x, data.n_z, problem.n_outcomes
         n_xz = np.zeros((n_x, n_z))
@@ -61,13 +80,6 @@ class TabularCounts:
         else:
             counts = np.zeros((n_x, n_z, n_y))
             np.add.at(counts, (data.x, data.z, y), 1.0)
-        empty = np.flatnonzero(n_xz.sum(axis=0) == 0)
-        if empty.size:
-            names = [data.group_labels[i] for i in empty]
-            raise FairdecideError(
-                f"group(s) {names} have no rows in the data; remove them from group_labels "
-                "or supply data for them"
-            )
         return cls(n_xz, counts, data.x_labels, data.group_labels, problem.action_labels)
 
     def mle_world(self, smoothing: float = 0.0) -> TabularWorld:

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from fairdecide.data import LoggedData
 from fairdecide.exceptions import FairdecideError
+from fairdecide.models.counts import TabularCounts, check_data
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import TabularWorld
 
@@ -23,35 +24,12 @@ FACTORIZATIONS = ("joint", "papers")
 def _count(data: LoggedData, problem: DecisionProblem, factorization: str,
            allow_empty_groups: bool = False) -> dict[str, np.ndarray]:
     """Counts of the factors of the chosen model, in the problem's outcome numbering."""
-    if not isinstance(data, LoggedData):
-        raise FairdecideError(f"data must be LoggedData, got {type(data).__name__}")
-    if not isinstance(problem, DecisionProblem):
-        raise FairdecideError(
-            f"problem must be a DecisionProblem, got {type(problem).__name__}")
+    if factorization == "joint":
+        counts = TabularCounts.from_data(data, problem, allow_empty_groups)
+        return {"p_xz": counts.n_xz, "p_y": counts.n_y}
+    check_data(data, problem, allow_empty_groups)
     y = data.outcome_codes(problem)
     n_x, n_z, n_y = data.n_x, data.n_z, problem.n_outcomes
-    if not allow_empty_groups:
-        seen = np.bincount(data.z, minlength=n_z)
-        if np.any(seen == 0):
-            names = [data.group_labels[i] for i in np.flatnonzero(seen == 0)]
-            raise FairdecideError(
-                f"group(s) {names} have no rows in the data; remove them from group_labels, "
-                "supply data for them, or pass allow_empty_groups=True to let the prior "
-                "alone speak for them")
-    if factorization == "joint":
-        n_xz = np.zeros((n_x, n_z))
-        np.add.at(n_xz, (data.x, data.z), 1.0)
-        if problem.outcome_depends_on_action:
-            a = data.action_codes(problem)
-            if a is None:
-                raise FairdecideError(
-                    "the problem's outcome depends on the action, so data needs actions (a)")
-            n_y_ = np.zeros((n_x, n_z, problem.n_actions, n_y))
-            np.add.at(n_y_, (data.x, data.z, a, y), 1.0)
-        else:
-            n_y_ = np.zeros((n_x, n_z, n_y))
-            np.add.at(n_y_, (data.x, data.z, y), 1.0)
-        return {"p_xz": n_xz, "p_y": n_y_}
     if problem.outcome_depends_on_action:
         raise FairdecideError(
             "factorization='papers' (P(x) P(y | x) P(z | y, x)) is for prediction problems, "
