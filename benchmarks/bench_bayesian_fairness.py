@@ -48,15 +48,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--data-home", default=None)
+    parser.add_argument("--out-dir", default=str(OUT), help="where the CSV files go")
     args = parser.parse_args()
+    out = Path(args.out_dir)
     runs, semi_runs = (2, 2) if args.quick else (10, 20)
     data, problem = bf.compas_data(args.data_home)
     print(f"{data}: {data.n_x} cells, {data.n_z} groups")
-    OUT.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
 
     t0 = time.perf_counter()
     hold = bf.holdout_experiment(data, problem, runs=runs)
-    hold.to_csv(OUT / "bayesian_fairness_holdout.csv", index=False)
+    hold.to_csv(out / "bayesian_fairness_holdout.csv", index=False)
     elapsed = time.perf_counter() - t0
     print(f"\n## Hold-out protocol ({runs} runs, train 6000, test 1214; {elapsed:.0f} s)")
     with pd.option_context("display.float_format", "{:.4f}".format, "display.width", 140):
@@ -67,7 +69,7 @@ def main() -> None:
 
     t0 = time.perf_counter()
     semi = bf.semi_synthetic_experiment(data, problem, runs=semi_runs)
-    semi.to_csv(OUT / "bayesian_fairness_semisynthetic.csv", index=False)
+    semi.to_csv(out / "bayesian_fairness_semisynthetic.csv", index=False)
     print(f"\n## Semi-synthetic protocol ({semi_runs} runs per n; truth = posterior mean of all "
           f"7214 rows; {time.perf_counter() - t0:.0f} s)")
     with pd.option_context("display.float_format", "{:.4f}".format, "display.width", 160):

@@ -51,9 +51,9 @@ def one_case(n_x: int, n_z: int, n_a: int, kind: str, time_limit: float) -> dict
     res = optimize_policy(problem, world, crit, epsilon=EPSILON)
     fd_seconds = time.perf_counter() - t0
     # The same LP, built the same way, handed to linprog directly.
-    pp = PolicyProgram(problem, world, group_blind=False)
-    m0 = pp.marginal(np.full((pp.n_free, n_a), 1.0 / n_a))
-    prog = pp.build([(crit.measure, crit.linearize(m0, problem, n_z))], "epsilon",
+    pp = PolicyProgram(problem, [world], np.ones(1), group_blind=False)
+    m0 = pp.marginals(np.full((pp.n_free, n_a), 1.0 / n_a))[0]
+    prog = pp.build([[(crit.measure, crit.linearize(m0, problem, n_z))]], "epsilon",
                     epsilon=[EPSILON])
     raw_ds, fun_ds, _ = raw_solve(prog, "highs", time_limit)
     raw_ipm, fun_ipm, _ = raw_solve(prog, "highs-ipm", time_limit)
