@@ -93,3 +93,16 @@ def test_group_blind_never_beats_group_aware(seed, eps):
     aware = optimize_policy(problem, world, Independence(), epsilon=eps)
     blind = optimize_policy(problem, world, Independence(), epsilon=eps, group_blind=True)
     assert blind.utility <= aware.utility + 1e-9
+
+
+@given(seed=st.integers(0, 10_000), crit=linear_criteria)
+def test_pareto_frontier_is_monotone_and_ends_at_the_optimum(seed, crit):
+    from fairdecide.optimize import pareto_frontier
+
+    problem, world = make_tabular_problem(4, 2, 2, 2, random_state=seed)
+    front = pareto_frontier(problem, world, crit, n_points=5)
+    assert len(front) == 5 and front["epsilon"].iloc[0] == 0.0
+    assert np.all(np.diff(front["utility"]) >= -1e-9)
+    assert np.all(front["deviation"] <= front["epsilon"] + 1e-6)
+    free = optimize_policy(problem, world)
+    assert front["utility"].iloc[-1] == pytest.approx(free.utility, abs=1e-8)

@@ -1,0 +1,72 @@
+"""Pareto frontiers of utility against fairness."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairdecide.beliefs import Belief
+from fairdecide.criteria.base import ConditionalIndependence
+from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize.api import optimize_policy
+from fairdecide.problem import DecisionProblem
+from fairdecide.world import TabularWorld
+
+__all__ = ["pareto_frontier"]
+
+
+def pareto_frontier(
+    problem: DecisionProblem,
+    world: TabularWorld | Belief,
+    criterion: ConditionalIndependence,
+    epsilons: Sequence[float] | None = None,
+    *,
+    n_points: int = 11,
+    **kwargs: Any,
+) -> pd.DataFrame:
+    """The best utility at each fairness tolerance: max U subject to F <= epsilon.
+
+    Parameters
+    ----------
+    problem, world, criterion
+        As for :func:`optimize_policy` (one criterion).
+    epsilons : sequence of float, optional
+        Tolerances. Default: ``n_points`` evenly spaced from 0 to the deviation of the
+        unconstrained optimum (beyond which the constraint no longer binds).
+    **kwargs
+        Passed to :func:`optimize_policy` (``group_blind``, ``solver``, ...).
+
+    Returns
+    -------
+    DataFrame
+        Columns ``epsilon``, ``utility``, ``deviation`` and ``status``, one row per
+        tolerance. Utility is non-decreasing in epsilon for convex criteria.
+
+    Examples
+    --------
+    >>> from fairdecide import Independence
+    >>> from fairdecide.datasets import make_bail_problem
+    >>> from fairdecide.optimize import pareto_frontier
+    >>> problem, world = make_bail_problem()
+    >>> front = pareto_frontier(problem, world, Independence(), n_points=3)
+    >>> bool(front["utility"].is_monotonic_increasing)
+    True
+    """
+    if not isinstance(criterion, ConditionalIndependence):
+        raise FairdecideError(
+            f"criterion must be one fairness criterion, got {type(criterion).__name__}")
+    if epsilons is None:
+        if int(n_points) != n_points or n_points < 2:
+            raise FairdecideError(f"n_points must be an integer >= 2, got {n_points!r}")
+        free = optimize_policy(problem, world, criterion, lam=0.0, **kwargs)
+        top = free.deviations[criterion.label]
+        epsilons = np.linspace(0.0, top, int(n_points))
+    rows = []
+    for eps in epsilons:
+        res = optimize_policy(problem, world, criterion, epsilon=float(eps), **kwargs)
+        rows.append({"epsilon": float(eps), "utility": res.utility,
+                     "deviation": res.deviations[criterion.label], "status": res.status})
+    return pd.DataFrame(rows)
