@@ -29,9 +29,11 @@ from fairdecide.world import TabularWorld
 __all__ = ["PolicyProgram", "Program", "SolveResult", "solve_program"]
 
 # Below this many variables HiGHS's dual simplex is fast and exact. Above it the dual
-# simplex is erratic: benchmarks/bench_lp_scaling.py measured it 4-10x slower than the
-# interior point (with crossover) on separation LPs from 1e4 variables (over 120 s
-# against 4 s at 2e5), though up to 2.7x faster on some independence LPs.
+# simplex is erratic with more than two actions: benchmarks/bench_lp_scaling.py measured
+# it 4-10x slower than the interior point (with crossover) on separation LPs with five
+# actions from 1e4 variables (over 120 s against 4 s at 2e5), though up to 2.7x faster on
+# some independence LPs. With two actions the dual simplex was faster in every case
+# measured (1.2-2.3x at 4e4-8e4 variables, and on the 32-scenario Bayes LPs).
 SIMPLEX_MAX_VARIABLES = 5_000
 SCIPY_METHODS = {"highs": None, "highs-ds": "highs-ds", "highs-ipm": "highs-ipm"}
 
@@ -63,6 +65,7 @@ class Program:
     m_slices: list[slice]
     f_index: list[list[int]]
     kl: list[KLTerm] = field(default_factory=list)
+    n_actions: int = 0
 
     @property
     def n_variables(self) -> int:
@@ -363,7 +366,7 @@ class PolicyProgram:
         A_ub, b_ub = ub.matrix(n)
         m_slices = [slice(int(c[0]), int(c[0]) + n_m) for c in m_cols]
         return Program(cost, A_ub, b_ub, A_eq, b_eq, lb, ubd, m_slices,
-                       [list(map(int, r)) for r in F], kl)
+                       [list(map(int, r)) for r in F], kl, n_actions=self.n_a)
 
 
 # ---------------------------------------------------------------------- solving
@@ -381,7 +384,8 @@ def solve_program(prog: Program, solver: str | None = None, time_limit: float | 
 def _solve_scipy(prog: Program, name: str, time_limit: float | None) -> SolveResult:
     method = SCIPY_METHODS[name]
     if method is None:
-        method = "highs-ds" if prog.n_variables <= SIMPLEX_MAX_VARIABLES else "highs-ipm"
+        small = prog.n_variables <= SIMPLEX_MAX_VARIABLES
+        method = "highs-ds" if small or prog.n_actions == 2 else "highs-ipm"
     options: dict[str, Any] = {"presolve": True}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
