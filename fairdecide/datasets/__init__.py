@@ -1,5 +1,6 @@
 """Data sets: synthetic problems with known truth, and public fairness data."""
 
+from fairdecide.datasets.bandit import LoggedBanditTruth, make_logged_bandit
 from fairdecide.datasets.real import (
     DataNotFoundError,
     find_dataset,
@@ -15,11 +16,13 @@ from fairdecide.datasets.synthetic import (
 
 __all__ = [
     "DataNotFoundError",
+    "LoggedBanditTruth",
     "find_dataset",
     "load_adult",
     "load_compas",
     "load_german",
     "make_bail_problem",
+    "make_logged_bandit",
     "make_tabular_problem",
     "sample_logged_data",
 ]

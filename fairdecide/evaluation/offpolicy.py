@@ -1,0 +1,262 @@
+"""evaluate_policy: off-policy value of a candidate policy from logged decisions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import KFold
+from sklearn.utils import check_random_state
+
+from fairdecide._validation import as_code_array, as_float_array, check_same_length
+from fairdecide.data import LoggedData
+from fairdecide.evaluation.ope import (
+    DirectMethod,
+    DoublyRobust,
+    InverseProbability,
+    OffPolicyInputs,
+    SelfNormalized,
+    ValueEstimate,
+)
+from fairdecide.exceptions import FairdecideError
+from fairdecide.problem import DecisionProblem
+from fairdecide.world import TabularWorld
+
+__all__ = ["BanditData", "evaluate_policy"]
+
+ESTIMATORS = {"dm": DirectMethod, "ips": InverseProbability, "snips": SelfNormalized,
+              "dr": DoublyRobust}
+
+
+@dataclass(frozen=True)
+class BanditData:
+    """Logged decisions with continuous (or any numeric) features.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, n_features)
+        What the policies see (include the group column if they may use it).
+    z : ndarray of int, shape (n,)
+        Group codes.
+    a : ndarray of int, shape (n,)
+        Logged action codes (the problem's numbering).
+    y : ndarray of int, shape (n,)
+        Outcome codes (the problem's numbering).
+    propensity : ndarray of shape (n,), optional
+        pi_0(a_i | x_i), if the logging probabilities are known.
+    """
+
+    X: np.ndarray
+    z: np.ndarray
+    a: np.ndarray
+    y: np.ndarray
+    propensity: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        X = as_float_array(self.X, "X", ndim=(1, 2))
+        if X.ndim == 1:
+            X = X[:, None]
+        z = as_code_array(self.z, "z", int(np.max(self.z)) + 1 if len(self.z) else 1, "group")
+        a = as_code_array(self.a, "a", int(np.max(self.a)) + 1 if len(self.a) else 1, "action")
+        y = as_code_array(self.y, "y", int(np.max(self.y)) + 1 if len(self.y) else 1, "outcome")
+        p = None if self.propensity is None else as_float_array(
+            self.propensity, "propensity", ndim=1)
+        n = check_same_length(X=X, z=z, a=a, y=y, propensity=p)
+        if n == 0:
+            raise FairdecideError("BanditData needs at least one row")
+        for name, val in (("X", X), ("z", z), ("a", a), ("y", y), ("propensity", p)):
+            object.__setattr__(self, name, val)
+
+    @property
+    def n(self) -> int:
+        return len(self.a)
+
+    @classmethod
+    def from_logged(cls, data: LoggedData, problem: DecisionProblem) -> BanditData:
+        """Tabular LoggedData as features: one-hot cell and one-hot group."""
+        a = data.action_codes(problem)
+        if a is None:
+            raise FairdecideError("off-policy evaluation needs the logged actions (a)")
+        X = np.hstack([np.eye(data.n_x)[data.x], np.eye(data.n_z)[data.z]])
+        return cls(X, data.z, a, data.outcome_codes(problem), data.propensity)
+
+
+def _target_probabilities(policy: Any, data: Any, bandit: BanditData, n_a: int) -> np.ndarray:
+    if hasattr(policy, "table") and hasattr(policy, "action_proba"):
+        if not isinstance(data, LoggedData):
+            raise FairdecideError("a TabularPolicy needs tabular LoggedData to act on")
+        probs = policy.action_proba(data.x, data.z)
+    elif hasattr(policy, "predict_proba"):
+        raw = np.asarray(policy.predict_proba(bandit.X), dtype=float)
+        classes = np.asarray(getattr(policy, "classes_", np.arange(raw.shape[1])))
+        probs = np.zeros((bandit.n, n_a))
+        for j, c in enumerate(classes):
+            if not (0 <= int(c) < n_a):
+                raise FairdecideError(
+                    f"the classifier's class {c!r} is not an action code 0..{n_a - 1}")
+            probs[:, int(c)] = raw[:, j]
+    elif callable(policy):
+        probs = np.asarray(policy(bandit.X), dtype=float)
+    else:
+        raise FairdecideError(
+            "policy must be a TabularPolicy, a fitted classifier with predict_proba, or a "
+            f"callable returning action probabilities; got {type(policy).__name__}")
+    if probs.shape != (bandit.n, n_a):
+        raise FairdecideError(
+            f"the policy gave probabilities of shape {probs.shape}; expected "
+            f"({bandit.n}, {n_a}) (one column per action of the problem)")
+    if not np.all(np.isfinite(probs)) or np.any(probs < -1e-9) or not np.allclose(
+            probs.sum(axis=1), 1.0, atol=1e-6):
+        raise FairdecideError("the policy's action probabilities must be rows on the simplex")
+    return np.clip(probs, 0.0, None)
+
+
+def _cross_fit_proba(model: Any, X: np.ndarray, target: np.ndarray, n_classes: int,
+                     n_folds: int, rng: np.random.RandomState) -> np.ndarray:
+    """Out-of-fold class probabilities (n, n_classes) of ``model`` fitted on X -> target."""
+    out = np.zeros((len(target), n_classes))
+    folds = KFold(n_folds, shuffle=True, random_state=rng.randint(2**31 - 1))
+    for train, test in folds.split(X):
+        classes = np.unique(target[train])
+        if len(classes) == 1:
+            out[test, classes[0]] = 1.0
+            continue
+        fitted = clone(model).fit(X[train], target[train])
+        out[np.ix_(test, fitted.classes_)] = fitted.predict_proba(X[test])
+    return out
+
+
+def _outcome_values(outcome_model: Any, data: Any, bandit: BanditData,
+                    problem: DecisionProblem, n_folds: int, rng: np.random.RandomState
+                    ) -> np.ndarray:
+    """q(x_i, a) = sum_y P(y | x_i, a) U(a, y), shape (n, n_actions), cross-fitted."""
+    U = problem.utility
+    n_a, n_y = problem.n_actions, problem.n_outcomes
+    if isinstance(outcome_model, TabularWorld):
+        if not isinstance(data, LoggedData):
+            raise FairdecideError("a TabularWorld outcome model needs tabular LoggedData")
+        p_y = outcome_model.outcome_table(n_a)[data.x, data.z]  # (n, a, y)
+        return np.einsum("nay,ay->na", p_y, U)
+    model = LogisticRegression(max_iter=1000) if outcome_model is None else outcome_model
+    if not problem.outcome_depends_on_action:
+        p = _cross_fit_proba(model, bandit.X, bandit.y, n_y, n_folds, rng)
+        return p @ U.T
+    q = np.zeros((bandit.n, n_a))
+    for a in range(n_a):
+        rows = bandit.a == a
+        if rows.sum() < n_folds:
+            raise FairdecideError(
+                f"action {problem.action_labels[a]!r} was logged {int(rows.sum())} times: too "
+                "few to fit its outcome model; use estimator='ips' or 'snips'")
+        # Fit on the rows that took action a, predict for everyone (out of fold).
+        p = np.zeros((bandit.n, n_y))
+        folds = KFold(n_folds, shuffle=True, random_state=rng.randint(2**31 - 1))
+        for train, test in folds.split(bandit.X):
+            tr = train[rows[train]]
+            classes = np.unique(bandit.y[tr])
+            if len(classes) == 1:
+                p[test, classes[0]] = 1.0
+                continue
+            fitted = clone(model).fit(bandit.X[tr], bandit.y[tr])
+            p[np.ix_(test, fitted.classes_)] = fitted.predict_proba(bandit.X[test])
+        q[:, a] = p @ U[a]
+    return q
+
+
+def evaluate_policy(
+    data: LoggedData | BanditData,
+    policy: Any,
+    problem: DecisionProblem,
+    estimator: str | Any = "dr",
+    *,
+    outcome_model: Any = None,
+    logging_model: Any = None,
+    n_folds: int = 5,
+    random_state: Any = None,
+) -> ValueEstimate:
+    """Off-policy value of ``policy`` from logged decisions.
+
+    Parameters
+    ----------
+    data : LoggedData (tabular) or BanditData (numeric features)
+    policy : TabularPolicy, fitted classifier with ``predict_proba`` over actions, or a
+        callable ``f(X) -> (n, n_actions)`` of action probabilities.
+    problem : DecisionProblem
+        The reward of row i is U(a_i, y_i).
+    estimator : {"dr", "dm", "ips", "snips"} or an estimator object
+        See :mod:`fairdecide.evaluation.ope` (e.g. ``InverseProbability(clip=10)``).
+    outcome_model : classifier or TabularWorld, optional
+        For dm and dr: a scikit-learn classifier of y from the features (one per action
+        when the outcome depends on it), cross-fitted over ``n_folds``; default logistic
+        regression. A known TabularWorld is used as is.
+    logging_model : classifier, optional
+        Estimates pi_0(a | x) (cross-fitted, uncalibrated) when the data carry no
+        propensities; default logistic regression.
+
+    Returns
+    -------
+    ValueEstimate
+        ``value``, ``std_error``, ``confidence_interval(level)``, ``ess``, ``max_weight``.
+
+    Examples
+    --------
+    >>> from fairdecide import TabularPolicy
+    >>> from fairdecide.datasets import make_bail_problem, sample_logged_data
+    >>> from fairdecide.evaluation import evaluate_policy
+    >>> problem, world = make_bail_problem()
+    >>> data = sample_logged_data(world, problem, 4000, random_state=0)
+    >>> release = TabularPolicy.constant(5, 2, [0.0, 1.0])
+    >>> est = evaluate_policy(data, release, problem, "ips")
+    >>> lo, hi = est.confidence_interval()
+    >>> bool(lo < 0.3724 < hi)  # the true value of releasing everyone is 0.3724
+    True
+    """
+    if not isinstance(problem, DecisionProblem):
+        raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
+    if isinstance(data, LoggedData):
+        bandit = BanditData.from_logged(data, problem)
+    elif isinstance(data, BanditData):
+        bandit = data
+    else:
+        raise FairdecideError(
+            f"data must be LoggedData or BanditData, got {type(data).__name__}")
+    if int(bandit.a.max()) >= problem.n_actions or int(bandit.y.max()) >= problem.n_outcomes:
+        raise FairdecideError("logged action or outcome codes exceed the problem's")
+    if isinstance(estimator, str):
+        if estimator not in ESTIMATORS:
+            raise FairdecideError(
+                f"estimator must be one of {sorted(ESTIMATORS)} or an estimator object, "
+                f"got {estimator!r}")
+        est = ESTIMATORS[estimator]()
+    else:
+        est = estimator
+    if int(n_folds) != n_folds or n_folds < 2:
+        raise FairdecideError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+    rng = check_random_state(random_state)
+    target = _target_probabilities(policy, data, bandit, problem.n_actions)
+    reward = problem.utility[bandit.a, bandit.y]
+    propensity = bandit.propensity
+    needs_w = not isinstance(est, DirectMethod)
+    if propensity is None and (needs_w or logging_model is not None):
+        model = LogisticRegression(max_iter=1000) if logging_model is None else logging_model
+        p_all = _cross_fit_proba(model, bandit.X, bandit.a, problem.n_actions, int(n_folds),
+                                 rng)
+        propensity = p_all[np.arange(bandit.n), bandit.a]
+        if np.any(propensity <= 0):
+            raise FairdecideError(
+                "the estimated logging policy gives probability zero to some logged "
+                "actions; use a smoother logging_model or known propensities")
+    q = None
+    if isinstance(est, DirectMethod | DoublyRobust):
+        q = _outcome_values(outcome_model, data, bandit, problem, int(n_folds), rng)
+    taken = target[np.arange(bandit.n), bandit.a]
+    if propensity is not None and needs_w and np.all(taken == 0):
+        raise FairdecideError(
+            "the evaluated policy never takes any logged action: the data say nothing "
+            "about it (no overlap). Use a model-based estimator (dm)")
+    return est.estimate(OffPolicyInputs(reward, bandit.a, target, propensity, q))
+
+

@@ -1,0 +1,112 @@
+"""Off-policy value estimation (first part of the evaluation issue): estimators,
+intervals, the logged-bandit generator and bad input."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import softmax
+from sklearn.linear_model import LogisticRegression
+
+from fairdecide import FairdecideError, TabularPolicy, expected_utility
+from fairdecide.datasets import make_bail_problem, make_logged_bandit, sample_logged_data
+from fairdecide.evaluation import (
+    BanditData,
+    InverseProbability,
+    OffPolicyInputs,
+    evaluate_policy,
+)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tabular_exact_propensities_and_true_model_agree_with_exact_value(seed):
+    problem, world = make_bail_problem()
+    logging = TabularPolicy(np.random.default_rng(seed).dirichlet([2, 2], size=(5, 2)))
+    data = sample_logged_data(world, problem, 20_000, policy=logging, random_state=seed)
+    candidate = TabularPolicy(np.random.default_rng(seed + 9).dirichlet([1, 1], size=(5, 2)))
+    exact = expected_utility(candidate, world, problem)
+    for est in (evaluate_policy(data, candidate, problem, "ips"),
+                evaluate_policy(data, candidate, problem, "snips"),
+                evaluate_policy(data, candidate, problem, "dm", outcome_model=world),
+                evaluate_policy(data, candidate, problem, "dr", outcome_model=world)):
+        assert abs(est.value - exact) <= 4 * est.std_error, est
+
+
+def test_interval_coverage_on_the_generator():
+    problem, _, truth = make_logged_bandit(10, random_state=0)
+    # A candidate close enough to the logging policy for good overlap.
+    W = truth.logging_coef + 0.4 * np.random.RandomState(1).standard_normal(
+        truth.logging_coef.shape)
+
+    def policy(X):
+        return softmax(X @ W, axis=1)
+
+    V = truth.value(policy, 1_000_000)
+    hits = {"ips": [], "snips": [], "dr": [], "dm": []}
+    errors = {k: [] for k in hits}
+    for r in range(60):
+        _, data, _ = make_logged_bandit(2000, random_state=100 + r, truth=truth)
+        for name in hits:
+            est = evaluate_policy(data, policy, problem, name, random_state=r)
+            lo, hi = est.confidence_interval(0.95)
+            hits[name].append(lo <= V <= hi)
+            errors[name].append(est.value - V)
+    for name in hits:
+        cover = np.mean(hits[name])
+        assert 0.85 <= cover <= 1.0, (name, cover)
+        # Unbiased within sampling error of the 60 repetitions.
+        err = np.array(errors[name])
+        assert abs(err.mean()) <= 4 * err.std() / np.sqrt(len(err)) + 1e-3, name
+
+
+def test_estimated_propensities_and_classifier_policy():
+    problem, data, truth = make_logged_bandit(4000, random_state=3)
+    no_p = BanditData(data.X, data.z, data.a, data.y)
+    clf = LogisticRegression().fit(data.X, data.a)  # a classifier over actions as policy
+    V = truth.value(lambda X: clf.predict_proba(X), 500_000)
+    est = evaluate_policy(no_p, clf, problem, "dr", random_state=0)
+    assert abs(est.value - V) <= 4 * est.std_error
+    assert est.ess is not None and est.max_weight >= 1.0
+
+
+def test_poor_overlap_warns():
+    # Action 1 was logged 10 times in 1000, with propensity 0.01; the candidate always
+    # takes it: ten weights of 100, an effective sample size of 10.
+    a = (np.arange(1000) < 10).astype(int)
+    inputs = OffPolicyInputs(np.ones(1000), a, np.tile([0.0, 1.0], (1000, 1)),
+                             np.where(a == 1, 0.01, 0.99))
+    with pytest.warns(UserWarning, match="poor overlap"):
+        est = InverseProbability().estimate(inputs)
+    assert est.ess == pytest.approx(10.0) and est.max_weight == pytest.approx(100.0)
+
+
+def test_bad_input():
+    problem, data, _ = make_logged_bandit(200, random_state=0)
+    good = lambda X: np.full((len(X), 2), 0.5)  # noqa: E731
+    with pytest.raises(FairdecideError, match=r"propensity must lie|propensities must lie"):
+        evaluate_policy(BanditData(data.X, data.z, data.a, data.y,
+                                   np.where(np.arange(200) == 3, 0.0, data.propensity)),
+                        good, problem, "ips")
+    with pytest.raises(FairdecideError, match="shape"):
+        evaluate_policy(data, lambda X: np.full((len(X), 3), 1 / 3), problem, "ips")
+    with pytest.raises(FairdecideError, match="simplex"):
+        evaluate_policy(data, lambda X: np.full((len(X), 2), 0.7), problem, "ips")
+    with pytest.raises(FairdecideError, match="same length"):
+        BanditData(data.X[:10], data.z, data.a, data.y)
+    with pytest.raises(FairdecideError, match="estimator must be one of"):
+        evaluate_policy(data, good, problem, "magic")
+    with pytest.raises(FairdecideError, match="never takes any logged action"):
+        evaluate_policy(data, lambda X: np.eye(2)[1 - data.a], problem, "ips")
+    with pytest.raises(FairdecideError, match="clip must be > 0"):
+        InverseProbability(clip=0)
+    with pytest.raises(FairdecideError, match=r"propensities must lie in \(0, 1\]"):
+        OffPolicyInputs(np.ones(2), np.zeros(2, int), np.full((2, 2), 0.5), np.array([0.5, 1.5]))
+    tabular_problem, world = make_bail_problem()
+    logged = sample_logged_data(world, tabular_problem, 100, random_state=0)
+    with pytest.raises(FairdecideError, match="needs tabular LoggedData"):
+        evaluate_policy(data, TabularPolicy.constant(5, 2, [0.5, 0.5]), problem, "ips")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = evaluate_policy(logged, TabularPolicy.constant(5, 2, [0.5, 0.5]),
+                              tabular_problem, "ips")
+    assert np.isfinite(est.value) and est.std_error > 0
