@@ -110,3 +110,31 @@ def test_bad_input():
         est = evaluate_policy(logged, TabularPolicy.constant(5, 2, [0.5, 0.5]),
                               tabular_problem, "ips")
     assert np.isfinite(est.value) and est.std_error > 0
+
+
+def test_group_values_and_gap_cover_the_truth():
+    from fairdecide.evaluation import evaluate_policy_by_group
+
+    problem, _, truth = make_logged_bandit(10, random_state=0)
+    W = truth.logging_coef + 0.4 * np.random.RandomState(1).standard_normal(
+        truth.logging_coef.shape)
+
+    def policy(X):
+        return softmax(X @ W, axis=1)
+
+    v0 = truth.value(policy, 1_000_000, group=0)
+    v1 = truth.value(policy, 1_000_000, group=1)
+    hits, gap_hits = [], []
+    for r in range(40):
+        _, data, _ = make_logged_bandit(3000, random_state=500 + r, truth=truth)
+        res = evaluate_policy_by_group(data, policy, problem, "dr", random_state=r)
+        lo0, hi0 = res.groups[0].confidence_interval()
+        hits.append(lo0 <= v0 <= hi0)
+        gap = res.gaps().iloc[0]
+        gap_hits.append(gap["low"] <= v1 - v0 <= gap["high"])
+        # The overall value is the group-size-weighted mean of the group values.
+        n0 = res.groups[0].n
+        assert res.overall.value == pytest.approx(
+            (n0 * res.groups[0].value + res.groups[1].n * res.groups[1].value) / data.n)
+    assert 0.85 <= np.mean(hits) <= 1.0
+    assert 0.85 <= np.mean(gap_hits) <= 1.0

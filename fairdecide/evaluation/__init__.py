@@ -1,7 +1,12 @@
 """Evaluation of policies: under a belief about the world, and off-policy from logs."""
 
 from fairdecide.evaluation.belief import BeliefEvaluation, evaluate_under_belief
-from fairdecide.evaluation.offpolicy import BanditData, evaluate_policy
+from fairdecide.evaluation.offpolicy import (
+    BanditData,
+    GroupValues,
+    evaluate_policy,
+    evaluate_policy_by_group,
+)
 from fairdecide.evaluation.ope import (
     DirectMethod,
     DoublyRobust,
@@ -16,10 +21,12 @@ __all__ = [
     "BeliefEvaluation",
     "DirectMethod",
     "DoublyRobust",
+    "GroupValues",
     "InverseProbability",
     "OffPolicyInputs",
     "SelfNormalized",
     "ValueEstimate",
     "evaluate_policy",
+    "evaluate_policy_by_group",
     "evaluate_under_belief",
 ]

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
+from scipy import stats
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold
@@ -25,7 +27,7 @@ from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import TabularWorld
 
-__all__ = ["BanditData", "evaluate_policy"]
+__all__ = ["BanditData", "GroupValues", "evaluate_policy", "evaluate_policy_by_group"]
 
 ESTIMATORS = {"dm": DirectMethod, "ips": InverseProbability, "snips": SelfNormalized,
               "dr": DoublyRobust}
@@ -214,6 +216,16 @@ def evaluate_policy(
     >>> bool(lo < 0.3724 < hi)  # the true value of releasing everyone is 0.3724
     True
     """
+    inputs, _, est = _prepare(data, policy, problem, estimator, outcome_model,
+                              logging_model, n_folds, random_state)
+    return est.estimate(inputs)
+
+
+def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
+             outcome_model: Any, logging_model: Any, n_folds: int, random_state: Any
+             ) -> tuple[OffPolicyInputs, np.ndarray, Any]:
+    """Validate, compute the policy's probabilities, the propensities and the cross-fitted
+    outcome values: the estimator's inputs, the group codes and the estimator."""
     if not isinstance(problem, DecisionProblem):
         raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
     if isinstance(data, LoggedData):
@@ -257,6 +269,70 @@ def evaluate_policy(
         raise FairdecideError(
             "the evaluated policy never takes any logged action: the data say nothing "
             "about it (no overlap). Use a model-based estimator (dm)")
-    return est.estimate(OffPolicyInputs(reward, bandit.a, target, propensity, q))
+    return OffPolicyInputs(reward, bandit.a, target, propensity, q), bandit.z, est
+
+
+@dataclass(frozen=True)
+class GroupValues:
+    """A policy's estimated value overall and within each group, with the gaps.
+
+    Attributes
+    ----------
+    overall : ValueEstimate
+    groups : dict
+        Group code -> ValueEstimate of E[U | z] (the estimator applied to that group's
+        rows; nuisance models are fitted on all rows, cross-fitted).
+    """
+
+    overall: ValueEstimate
+    groups: dict
+
+    def gaps(self, level: float = 0.95) -> pd.DataFrame:
+        """Every group's value minus the first group's, with standard errors (rows of
+        different groups are disjoint: variances add) and normal intervals."""
+        z = float(stats.norm.ppf(0.5 + level / 2))
+        keys = sorted(self.groups)
+        ref = self.groups[keys[0]]
+        rows = []
+        for g in keys[1:]:
+            est = self.groups[g]
+            gap = est.value - ref.value
+            se = float(np.hypot(est.std_error, ref.std_error))
+            rows.append({"group": g, "reference": keys[0], "gap": gap, "std_error": se,
+                         "low": gap - z * se, "high": gap + z * se})
+        return pd.DataFrame(rows)
+
+
+def evaluate_policy_by_group(
+    data: LoggedData | BanditData, policy: Any, problem: DecisionProblem,
+    estimator: str | Any = "dr", *, outcome_model: Any = None, logging_model: Any = None,
+    n_folds: int = 5, random_state: Any = None,
+) -> GroupValues:
+    """Value of ``policy`` overall and per group (see :func:`evaluate_policy` for the
+    arguments), with :meth:`GroupValues.gaps` between groups.
+
+    Examples
+    --------
+    >>> from fairdecide import TabularPolicy
+    >>> from fairdecide.datasets import make_bail_problem, sample_logged_data
+    >>> from fairdecide.evaluation import evaluate_policy_by_group
+    >>> problem, world = make_bail_problem()
+    >>> data = sample_logged_data(world, problem, 4000, random_state=0)
+    >>> res = evaluate_policy_by_group(data, TabularPolicy.constant(5, 2, [0, 1]), problem,
+    ...                                "ips")
+    >>> sorted(res.groups), list(res.gaps().columns)[:3]
+    ([0, 1], ['group', 'reference', 'gap'])
+    """
+    inputs, z, est = _prepare(data, policy, problem, estimator, outcome_model,
+                              logging_model, n_folds, random_state)
+    groups = {}
+    for g in np.unique(z):
+        rows = z == g
+        sub = OffPolicyInputs(
+            inputs.reward[rows], inputs.action[rows], inputs.target[rows],
+            None if inputs.propensity is None else inputs.propensity[rows],
+            None if inputs.q is None else inputs.q[rows])
+        groups[int(g)] = est.estimate(sub)
+    return GroupValues(est.estimate(inputs), groups)
 
 
