@@ -4,8 +4,8 @@ For each size the LP that fairdecide builds (policy rows, group-marginal variabl
 fairness rows; epsilon = 0.01, binding) is also handed directly to
 ``scipy.optimize.linprog``: once with ``method="highs"`` (HiGHS chooses; in practice the
 dual simplex) and once with ``method="highs-ipm"`` (the method fairdecide picks above
-5,000 variables with more than two actions). fairdecide's time is end to end: building the program, solving,
-cleaning the policy and verifying it from the decision table.
+5,000 variables with more than two actions). fairdecide's time is end to end: building
+the program, solving, cleaning the policy and verifying it from the decision table.
 
 Usage::
 

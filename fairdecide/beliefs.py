@@ -121,13 +121,15 @@ class Belief:
     def from_bootstrap(
         cls, data: LoggedData, problem: DecisionProblem, n_samples: int = 32, *,
         smoothing: float = 0.5, factorization: str = "joint", random_state: Any = None,
+        allow_empty_groups: bool = False,
     ) -> Belief:
         """Smoothed maximum-likelihood worlds refitted on ``n_samples`` bootstrap resamples
         of the data (the papers' second approximate posterior)."""
         from fairdecide.models.dirichlet import BootstrapPosterior
 
         boot: BootstrapPosterior = BootstrapPosterior(
-            smoothing=smoothing, factorization=factorization).fit(data, problem)
+            smoothing=smoothing, factorization=factorization,
+            allow_empty_groups=allow_empty_groups).fit(data, problem)
         worlds = boot.sample(n_samples, random_state=random_state)
         return cls(tuple(worlds), label=f"bootstrap ({n_samples})")
 
@@ -141,6 +143,9 @@ class Belief:
 
         The kept draws are points of a highest-posterior-density region of posterior
         probability about 1 - delta; the optimal policy maximises its worst value there.
+        With Dirichlet concentrations below one (a prior < 1 on cells without data) the
+        density is unbounded at the simplex's edges, so the densest draws are the extreme
+        ones there, not the central ones: use prior >= 1 for a central set.
         """
         delta = float(delta)
         if not 0.0 < delta < 1.0:

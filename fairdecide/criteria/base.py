@@ -121,7 +121,8 @@ class ConditionalIndependence:
             ("action", None): "independence",
             ("action", "outcome"): "separation",
             ("outcome", "action"): "sufficiency",
-        }.get((self.target, self.given), f"{self.target} indep. z | {self.given}")
+        }.get((self.target, self.given),
+              f"{self.target} indep. z" + (f" | {self.given}" if self.given else ""))
         if self.given_values is not None:
             var = "y" if self.given == "outcome" else "a"
             base += "[" + ",".join(f"{var}={v}" for v in self.given_values) + "]"

@@ -1,5 +1,11 @@
 """Evaluation of policies: under a belief about the world, and off-policy from logs."""
 
+from fairdecide.evaluation.audit import (
+    DeviationEstimate,
+    audit,
+    estimate_deviation,
+    log_marginal_likelihoods,
+)
 from fairdecide.evaluation.belief import BeliefEvaluation, evaluate_under_belief
 from fairdecide.evaluation.offpolicy import (
     BanditData,
@@ -19,6 +25,7 @@ from fairdecide.evaluation.ope import (
 __all__ = [
     "BanditData",
     "BeliefEvaluation",
+    "DeviationEstimate",
     "DirectMethod",
     "DoublyRobust",
     "GroupValues",
@@ -26,7 +33,10 @@ __all__ = [
     "OffPolicyInputs",
     "SelfNormalized",
     "ValueEstimate",
+    "audit",
+    "estimate_deviation",
     "evaluate_policy",
     "evaluate_policy_by_group",
     "evaluate_under_belief",
+    "log_marginal_likelihoods",
 ]

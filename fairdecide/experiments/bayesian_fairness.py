@@ -109,7 +109,7 @@ def fit_policies(
         elif method == "bootstrap":
             out[method] = solve(Belief.from_bootstrap(
                 train, problem, n_samples, smoothing=PRIOR, factorization=FACTORIZATION,
-                random_state=seed))
+                random_state=seed, allow_empty_groups=True))
         elif method == "maximin":
             out[method] = solve(Belief.confidence_set(post, delta, n_samples,
                                                       random_state=seed))

@@ -168,11 +168,15 @@ class BootstrapPosterior(BaseEstimator):
     ----------
     smoothing : float, default=0.5
     factorization : {"joint", "papers"}, default="joint"
+    allow_empty_groups : bool, default=False
+        Accept a group without rows in the data (its smoothing alone then speaks).
     """
 
-    def __init__(self, smoothing: float = 0.5, factorization: str = "joint") -> None:
+    def __init__(self, smoothing: float = 0.5, factorization: str = "joint",
+                 allow_empty_groups: bool = False) -> None:
         self.smoothing = smoothing
         self.factorization = factorization
+        self.allow_empty_groups = allow_empty_groups
 
     def fit(self, data: LoggedData, problem: DecisionProblem) -> BootstrapPosterior:
         """Store the data to resample; returns self."""
@@ -180,7 +184,8 @@ class BootstrapPosterior(BaseEstimator):
         if not (np.isfinite(smoothing) and smoothing > 0):
             raise FairdecideError(
                 f"smoothing must be > 0 (resamples can miss cells), got {self.smoothing!r}")
-        DirichletPosterior(self.smoothing, self.factorization).fit(data, problem)  # validate
+        DirichletPosterior(self.smoothing, self.factorization,  # validates the input
+                           bool(self.allow_empty_groups)).fit(data, problem)
         self.data_ = data
         self.problem_ = problem
         return self

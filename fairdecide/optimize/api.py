@@ -218,10 +218,11 @@ def optimize_policy(
     (a conditional on an impossible event constrains nothing). With uniform weights this
     makes the deviation jump to zero when a group stops receiving an action that other
     groups receive, so sufficiency can be met "vacuously" by segregating groups across
-    actions. The local search does not seek such policies; when only they would meet a
-    tolerance, the error reports the smallest deviation found among the others.
-    ``weighting="group"`` weights each term by P(z | c), which vanishes with the mass, and
-    has no such jump.
+    actions. ``weighting="group"`` weights each term by P(z | c), which vanishes with the
+    mass: it removes the jump, but (nearly) segregating policies still drive that
+    deviation continuously toward zero. The local search does not seek such policies; when
+    only they would meet a tolerance, the error reports the smallest deviation found among
+    the others, which is then not the true minimum.
 
     Examples
     --------
@@ -340,7 +341,7 @@ class _Runner:
         program = self.prog.build(
             lins, mode, aggregate=self.belief.aggregate, lam=spec.get("lam", 0.0),
             epsilon=spec.get("epsilon"), utility_min=spec.get("utility_min"),
-            chance_delta=self.chance_delta if mode == "epsilon" else None,
+            chance_delta=self.chance_delta if mode in ("epsilon", "slack") else None,
             trust=None if trust is None else (pi_at, trust), fix_mass=fixed,
         )
         self.last_program = program
@@ -580,9 +581,11 @@ class _Runner:
                               for n, v in smallest.items())
             local = any(not c.is_linear(self.problem) for c in self.crits)
             hint = (" (found by local search: the criterion is not convex, so the true "
-                    "minimum may be lower; policies that meet a criterion only vacuously, "
-                    "by never giving some group what others get, are not searched)"
+                    "minimum may be lower; policies that meet a criterion only by (nearly) "
+                    "never giving some group what others get are not sought)"
                     if local else "")
+            if self.chance_delta is not None:
+                hint += f" (as CVaR_{1 - self.chance_delta:g} over the belief's scenarios)"
             msg = (f"epsilon is infeasible: the smallest achievable deviation is {parts}"
                    f"{hint}. Raise epsilon to at least that value")
         else:

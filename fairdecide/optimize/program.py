@@ -315,6 +315,16 @@ class PolicyProgram:
             for c in range(F.shape[0]):
                 ub.add(np.zeros(2, dtype=int), np.array([F[c, 0], v[c]]),
                        np.array([1.0, -1.0]), np.array([epsilon[c]]))
+        elif mode == "slack" and chance_delta is not None:
+            # Minimise the sum over criteria of CVaR_{1-delta} of each deviation.
+            for c in range(F.shape[0]):
+                eta = int(new_vars(1, -np.inf)[0])
+                v = new_vars(K)
+                add_cost(eta, 1.0)
+                add_cost(v, w / chance_delta)
+                for k in range(K):  # v_k >= f_ck - eta
+                    ub.add(np.zeros(3, dtype=int), np.array([F[c, k], eta, v[k]]),
+                           np.array([1.0, -1.0, -1.0]), np.zeros(1))
         elif aggregate == "mean":
             for k in range(K):
                 cols, vals = scenario_value(k)

@@ -1,0 +1,101 @@
+"""Fairness estimated from logs: the logged decisions' audit and candidate policies."""
+
+import math
+
+import numpy as np
+import pytest
+
+from fairdecide import (
+    DecisionProblem,
+    FairdecideError,
+    Independence,
+    LoggedData,
+    Separation,
+    Sufficiency,
+    TabularPolicy,
+)
+from fairdecide.datasets import make_bail_problem, make_tabular_problem, sample_logged_data
+from fairdecide.evaluation import audit, estimate_deviation, log_marginal_likelihoods
+from fairdecide.evaluation.audit import _log_ml
+
+
+def test_dirichlet_multinomial_marginal_likelihood_by_hand():
+    # Beta(1, 1) prior, a sequence with 3 ones and 2 zeros: 3! 2! / 6! ... times the
+    # number of orderings is not included (sequence likelihood).
+    assert _log_ml(np.array([3, 2]), 1.0) == pytest.approx(
+        math.log(math.factorial(3) * math.factorial(2) / math.factorial(6)))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_bayes_factor_detects_dependence_and_independence(seed):
+    rng = np.random.default_rng(seed)
+    n = 4000
+    c = rng.integers(2, size=n)
+    z = rng.integers(2, size=n)
+    # Independent given c: t depends on c only.
+    t = (rng.random(n) < 0.3 + 0.4 * c).astype(int)
+    N = np.zeros((2, 2, 2))
+    np.add.at(N, (z, c, t), 1)
+    ind, dep = log_marginal_likelihoods(N)
+    assert ind > dep
+    # Dependent: t follows z.
+    t = (rng.random(n) < 0.3 + 0.4 * z).astype(int)
+    N = np.zeros((2, 2, 2))
+    np.add.at(N, (z, c, t), 1)
+    ind, dep = log_marginal_likelihoods(N)
+    assert ind < dep - 50
+
+
+def test_audit_of_a_group_blind_random_logging_policy():
+    problem, world = make_bail_problem()
+    data = sample_logged_data(world, problem, 20_000, random_state=1)
+    table = audit(data, problem, n_boot=100, n_posterior=500, random_state=0)
+    row = table.set_index("criterion")
+    # Actions were coin flips: independent of the group.
+    assert row.loc["independence", "p_independent"] > 0.5
+    assert row.loc["independence", "low"] <= 0.05
+    # Outcomes differ by group among the released: not calibrated within groups.
+    assert row.loc["sufficiency", "p_independent"] < 0.01
+    assert row.loc["sufficiency", "low"] > 0
+    for _, r in table.iterrows():
+        assert r["low"] <= r["deviation"] <= r["high"] + 1e-12
+        assert r["posterior_low"] <= r["posterior_mean"] <= r["posterior_high"]
+
+
+def test_candidate_fairness_in_a_prediction_problem_matches_the_truth():
+    problem, world = make_tabular_problem(4, 2, 2, 2, random_state=3)
+    data = sample_logged_data(world, problem, 50_000, random_state=2)
+    pi = TabularPolicy(np.random.default_rng(1).dirichlet([1, 1], size=(4, 2)))
+    for crit in (Independence(), Separation()):
+        est = estimate_deviation(data, problem, crit, pi, n_boot=200, random_state=0)
+        exact = crit.deviation(pi, world, problem)
+        assert est.low - 0.01 <= exact <= est.high + 0.01
+        assert abs(est.value - exact) < 0.03
+
+
+def test_candidate_fairness_in_an_intervention_by_importance_weighting():
+    problem, world = make_bail_problem()
+    data = sample_logged_data(world, problem, 100_000, random_state=4)
+    pi = TabularPolicy(np.random.default_rng(2).dirichlet([2, 2], size=(5, 2)))
+    crit = Separation(weighting="group")
+    est = estimate_deviation(data, problem, crit, pi, n_boot=100, random_state=0)
+    assert abs(est.value - crit.deviation(pi, world, problem)) < 0.03
+    no_prop = data.subset(np.arange(data.n))
+    no_prop.propensity = None
+    with pytest.raises(FairdecideError, match="needs the logging propensities"):
+        estimate_deviation(no_prop, problem, crit, pi, n_boot=10)
+
+
+def test_audit_bad_input():
+    problem = DecisionProblem(np.eye(2))
+    empty = LoggedData(x=[0, 1], z=[0, 0], y=[0, 1], a=[0, 1], group_labels=[0, 1])
+    with pytest.raises(FairdecideError, match="have no rows"):
+        audit(empty, problem)
+    no_actions = LoggedData(x=[0, 1], z=[0, 1], y=[0, 1])
+    with pytest.raises(FairdecideError, match="logged actions"):
+        audit(no_actions, problem)
+    data = LoggedData(x=[0, 1, 0, 1], z=[0, 1, 1, 0], y=[0, 1, 1, 0], a=[0, 1, 0, 1])
+    with pytest.raises(FairdecideError, match="n_boot"):
+        estimate_deviation(data, problem, Sufficiency(), n_boot=1)
+    with pytest.raises(FairdecideError, match="prior must be > 0"):
+        audit(data, problem, prior=0)
