@@ -8,8 +8,13 @@ import pytest
 from scipy.special import softmax
 from sklearn.linear_model import LogisticRegression
 
-from fairdecide import FairdecideError, TabularPolicy, expected_utility
-from fairdecide.datasets import make_bail_problem, make_logged_bandit, sample_logged_data
+from fairdecide import FairdecideError, LoggedData, TabularPolicy, expected_utility
+from fairdecide.datasets import (
+    make_bail_problem,
+    make_logged_bandit,
+    make_tabular_problem,
+    sample_logged_data,
+)
 from fairdecide.evaluation import (
     BanditData,
     InverseProbability,
@@ -138,3 +143,67 @@ def test_group_values_and_gap_cover_the_truth():
             (n0 * res.groups[0].value + res.groups[1].n * res.groups[1].value) / data.n)
     assert 0.85 <= np.mean(hits) <= 1.0
     assert 0.85 <= np.mean(gap_hits) <= 1.0
+
+
+def test_full_information_in_prediction_problems():
+    problem, world = make_tabular_problem(4, 2, 2, 2, random_state=1)
+    data = sample_logged_data(world, problem, 20_000, random_state=0)
+    pi = TabularPolicy(np.random.default_rng(3).dirichlet([1, 1], size=(4, 2)))
+    est = evaluate_policy(data, pi, problem)  # auto -> full information
+    assert est.estimator == "full information" and est.ess is None
+    assert abs(est.value - expected_utility(pi, world, problem)) <= 4 * est.std_error
+    with pytest.raises(FairdecideError, match="needs a prediction problem"):
+        bail, bail_world = make_bail_problem()
+        evaluate_policy(sample_logged_data(bail_world, bail, 100, random_state=0),
+                        TabularPolicy.constant(5, 2, [0.5, 0.5]), bail, "full")
+
+
+def test_bootstrap_interval_on_request():
+    problem, data, truth = make_logged_bandit(3000, random_state=2)
+
+    def policy(X):
+        return softmax(X @ truth.logging_coef, axis=1)
+
+    normal = evaluate_policy(data, policy, problem, "dr", random_state=0)
+    boot = evaluate_policy(data, policy, problem, "dr", interval="bootstrap", n_boot=200,
+                           random_state=0)
+    assert boot.interval == "bootstrap" and len(boot.draws) == 200
+    assert boot.value == pytest.approx(normal.value)
+    assert boot.std_error == pytest.approx(normal.std_error, rel=0.3)
+    lo, hi = boot.confidence_interval(0.9)
+    assert lo < boot.value < hi
+    with pytest.raises(FairdecideError, match="interval must be"):
+        evaluate_policy(data, policy, problem, "dr", interval="jackknife")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bayesian_value_tabular_covers_the_truth(seed):
+    problem, world = make_bail_problem()
+    data = sample_logged_data(world, problem, 3000, random_state=seed)
+    pi = TabularPolicy(np.random.default_rng(seed).dirichlet([1, 1], size=(5, 2)))
+    est = evaluate_policy(data, pi, problem, "bayes", n_samples=300, random_state=seed)
+    assert est.interval == "posterior" and len(est.draws) == 300
+    lo, hi = est.confidence_interval(0.99)
+    assert lo <= expected_utility(pi, world, problem) <= hi
+
+
+def test_bayesian_bootstrap_value_with_numeric_features():
+    problem, data, truth = make_logged_bandit(2000, random_state=4)
+
+    def policy(X):
+        return softmax(X @ truth.logging_coef, axis=1)
+
+    est = evaluate_policy(data, policy, problem, "bayes", n_samples=40, random_state=0)
+    V = truth.value(policy, 500_000)
+    assert abs(est.value - V) <= 4 * est.std_error
+    assert est.estimator == "bayes (Bayesian bootstrap)"
+
+
+def test_empirical_policy_from_logs():
+    problem, world = make_bail_problem()
+    logging = TabularPolicy(np.random.default_rng(0).dirichlet([2, 2], size=(5, 2)))
+    data = sample_logged_data(world, problem, 100_000, policy=logging, random_state=0)
+    est = TabularPolicy.from_data(data, problem)
+    np.testing.assert_allclose(est.table, logging.table, atol=0.02)
+    with pytest.raises(FairdecideError, match="no actions"):
+        TabularPolicy.from_data(LoggedData(x=[0], z=[0], y=[0]), problem)

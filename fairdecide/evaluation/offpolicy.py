@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from fairdecide.data import LoggedData
 from fairdecide.evaluation.ope import (
     DirectMethod,
     DoublyRobust,
+    FullInformation,
     InverseProbability,
     OffPolicyInputs,
     SelfNormalized,
@@ -30,7 +32,7 @@ from fairdecide.world import TabularWorld
 __all__ = ["BanditData", "GroupValues", "evaluate_policy", "evaluate_policy_by_group"]
 
 ESTIMATORS = {"dm": DirectMethod, "ips": InverseProbability, "snips": SelfNormalized,
-              "dr": DoublyRobust}
+              "dr": DoublyRobust, "full": FullInformation}
 
 
 @dataclass(frozen=True)
@@ -172,11 +174,15 @@ def evaluate_policy(
     data: LoggedData | BanditData,
     policy: Any,
     problem: DecisionProblem,
-    estimator: str | Any = "dr",
+    estimator: str | Any = "auto",
     *,
     outcome_model: Any = None,
     logging_model: Any = None,
     n_folds: int = 5,
+    interval: str = "normal",
+    n_boot: int = 200,
+    n_samples: int = 200,
+    prior: float = 0.5,
     random_state: Any = None,
 ) -> ValueEstimate:
     """Off-policy value of ``policy`` from logged decisions.
@@ -188,8 +194,14 @@ def evaluate_policy(
         callable ``f(X) -> (n, n_actions)`` of action probabilities.
     problem : DecisionProblem
         The reward of row i is U(a_i, y_i).
-    estimator : {"dr", "dm", "ips", "snips"} or an estimator object
+    estimator : {"auto", "dr", "dm", "ips", "snips", "full", "bayes"} or an estimator object
         See :mod:`fairdecide.evaluation.ope` (e.g. ``InverseProbability(clip=10)``).
+        "auto": "full" in prediction problems (the outcome is observed whatever the
+        action, so the candidate's utility is known on every row), else "dr". "bayes":
+        the posterior of the model-based value: exact Dirichlet posterior draws of the
+        world for tabular data and policies (``prior``), else a Bayesian bootstrap with
+        the outcome model refitted under Dirichlet(1, ..., 1) row weights
+        (``n_samples`` draws); its interval is the credible interval.
     outcome_model : classifier or TabularWorld, optional
         For dm and dr: a scikit-learn classifier of y from the features (one per action
         when the outcome depends on it), cross-fitted over ``n_folds``; default logistic
@@ -197,6 +209,9 @@ def evaluate_policy(
     logging_model : classifier, optional
         Estimates pi_0(a | x) (cross-fitted, uncalibrated) when the data carry no
         propensities; default logistic regression.
+    interval : {"normal", "bootstrap"}, default="normal"
+        Influence-function normal intervals, or percentile intervals from ``n_boot``
+        bootstrap resamples of the rows (nuisance models kept).
 
     Returns
     -------
@@ -216,9 +231,82 @@ def evaluate_policy(
     >>> bool(lo < 0.3724 < hi)  # the true value of releasing everyone is 0.3724
     True
     """
+    if interval not in ("normal", "bootstrap"):
+        raise FairdecideError(f"interval must be 'normal' or 'bootstrap', got {interval!r}")
+    if estimator == "bayes":
+        return _bayes(data, policy, problem, outcome_model, int(n_samples), prior,
+                      check_random_state(random_state))
     inputs, _, est = _prepare(data, policy, problem, estimator, outcome_model,
                               logging_model, n_folds, random_state)
-    return est.estimate(inputs)
+    result = est.estimate(inputs)
+    if interval == "bootstrap":
+        if int(n_boot) != n_boot or n_boot < 10:
+            raise FairdecideError(f"n_boot must be an integer >= 10, got {n_boot!r}")
+        rng = check_random_state(random_state)
+        draws = np.empty(int(n_boot))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for b in range(int(n_boot)):
+                idx = rng.randint(0, inputs.n, size=inputs.n)
+                draws[b] = est.estimate(_rows(inputs, idx)).value
+        result = replace(result, draws=draws, interval="bootstrap",
+                         std_error=float(draws.std(ddof=1)))
+    return result
+
+
+def _rows(inp: OffPolicyInputs, idx: np.ndarray) -> OffPolicyInputs:
+    return OffPolicyInputs(
+        inp.reward[idx], inp.action[idx], inp.target[idx],
+        None if inp.propensity is None else inp.propensity[idx],
+        None if inp.q is None else inp.q[idx])
+
+
+def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
+           n_samples: int, prior: float, rng: np.random.RandomState) -> ValueEstimate:
+    """Posterior of the model-based value (see evaluate_policy)."""
+    from fairdecide.models import DirichletPosterior
+    from fairdecide.world import expected_utility
+
+    if n_samples < 10:
+        raise FairdecideError(f"n_samples must be >= 10, got {n_samples!r}")
+    if isinstance(data, LoggedData) and hasattr(policy, "table"):
+        post = DirichletPosterior(prior, "joint", allow_empty_groups=True).fit(data, problem)
+        draws = np.array([expected_utility(policy, w, problem)
+                          for w in post.sample(n_samples, random_state=rng)])
+        name = "bayes (Dirichlet)"
+    else:
+        bandit = data if isinstance(data, BanditData) else BanditData.from_logged(data, problem)
+        target = _target_probabilities(policy, data, bandit, problem.n_actions)
+        model = LogisticRegression(max_iter=1000) if outcome_model is None else outcome_model
+        U = problem.utility
+        draws = np.empty(n_samples)
+        for k in range(n_samples):
+            g = rng.dirichlet(np.ones(bandit.n)) * bandit.n
+            q = np.zeros((bandit.n, problem.n_actions))
+            if problem.outcome_depends_on_action:
+                for a in range(problem.n_actions):
+                    rows = bandit.a == a
+                    q[:, a] = _weighted_fit_predict(model, bandit.X[rows], bandit.y[rows],
+                                                    g[rows], bandit.X, problem) @ U[a]
+            else:
+                q = _weighted_fit_predict(model, bandit.X, bandit.y, g, bandit.X,
+                                          problem) @ U.T
+            draws[k] = float(g @ np.einsum("na,na->n", target, q) / bandit.n)
+        name = "bayes (Bayesian bootstrap)"
+    return ValueEstimate(float(draws.mean()), float(draws.std(ddof=1)), name,
+                         data.n, draws=draws, interval="posterior")
+
+
+def _weighted_fit_predict(model: Any, X: np.ndarray, y: np.ndarray, weight: np.ndarray,
+                          X_new: np.ndarray, problem: DecisionProblem) -> np.ndarray:
+    out = np.zeros((len(X_new), problem.n_outcomes))
+    classes = np.unique(y)
+    if len(classes) == 1:
+        out[:, classes[0]] = 1.0
+        return out
+    fitted = clone(model).fit(X, y, sample_weight=weight)
+    out[:, fitted.classes_] = fitted.predict_proba(X_new)
+    return out
 
 
 def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
@@ -237,11 +325,13 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
             f"data must be LoggedData or BanditData, got {type(data).__name__}")
     if int(bandit.a.max()) >= problem.n_actions or int(bandit.y.max()) >= problem.n_outcomes:
         raise FairdecideError("logged action or outcome codes exceed the problem's")
+    if estimator == "auto":
+        estimator = "dr" if problem.outcome_depends_on_action else "full"
     if isinstance(estimator, str):
         if estimator not in ESTIMATORS:
             raise FairdecideError(
-                f"estimator must be one of {sorted(ESTIMATORS)} or an estimator object, "
-                f"got {estimator!r}")
+                f"estimator must be one of {sorted([*ESTIMATORS, 'auto', 'bayes'])} or an "
+                f"estimator object, got {estimator!r}")
         est = ESTIMATORS[estimator]()
     else:
         est = estimator
@@ -251,7 +341,7 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
     target = _target_probabilities(policy, data, bandit, problem.n_actions)
     reward = problem.utility[bandit.a, bandit.y]
     propensity = bandit.propensity
-    needs_w = not isinstance(est, DirectMethod)
+    needs_w = not isinstance(est, DirectMethod | FullInformation)
     if propensity is None and (needs_w or logging_model is not None):
         model = LogisticRegression(max_iter=1000) if logging_model is None else logging_model
         p_all = _cross_fit_proba(model, bandit.X, bandit.a, problem.n_actions, int(n_folds),
@@ -262,7 +352,13 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
                 "the estimated logging policy gives probability zero to some logged "
                 "actions; use a smoother logging_model or known propensities")
     q = None
-    if isinstance(est, DirectMethod | DoublyRobust):
+    if isinstance(est, FullInformation):
+        if problem.outcome_depends_on_action:
+            raise FairdecideError(
+                "the full-information estimate needs a prediction problem (an outcome that "
+                "does not depend on the action); use 'dr'")
+        q = problem.utility[:, bandit.y].T  # U(a, y_i) for every action
+    elif isinstance(est, DirectMethod | DoublyRobust):
         q = _outcome_values(outcome_model, data, bandit, problem, int(n_folds), rng)
     taken = target[np.arange(bandit.n), bandit.a]
     if propensity is not None and needs_w and np.all(taken == 0):
@@ -305,7 +401,7 @@ class GroupValues:
 
 def evaluate_policy_by_group(
     data: LoggedData | BanditData, policy: Any, problem: DecisionProblem,
-    estimator: str | Any = "dr", *, outcome_model: Any = None, logging_model: Any = None,
+    estimator: str | Any = "auto", *, outcome_model: Any = None, logging_model: Any = None,
     n_folds: int = 5, random_state: Any = None,
 ) -> GroupValues:
     """Value of ``policy`` overall and per group (see :func:`evaluate_policy` for the

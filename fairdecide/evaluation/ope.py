@@ -35,6 +35,7 @@ from fairdecide.exceptions import FairdecideError
 __all__ = [
     "DirectMethod",
     "DoublyRobust",
+    "FullInformation",
     "InverseProbability",
     "OffPolicyInputs",
     "SelfNormalized",
@@ -127,6 +128,10 @@ class ValueEstimate:
     max_weight : float or None
     influence : ndarray of shape (n,)
         The influence-function values psi_i (mean zero), for combining estimates.
+    draws : ndarray, optional
+        Bootstrap replicates or posterior draws of the value; when present the interval
+        is their percentile (credible) interval instead of the normal one.
+    interval : {"normal", "bootstrap", "posterior"}
     """
 
     value: float
@@ -136,9 +141,12 @@ class ValueEstimate:
     ess: float | None = None
     max_weight: float | None = None
     influence: np.ndarray = field(default=None, repr=False)
+    draws: np.ndarray | None = field(default=None, repr=False)
+    interval: str = "normal"
 
     def confidence_interval(self, level: float = 0.95) -> tuple[float, float]:
-        """Normal interval value +- z * std_error.
+        """The interval at ``level``: normal (value +- z * std_error), or the percentile
+        interval of the bootstrap replicates / posterior draws.
 
         Examples
         --------
@@ -147,6 +155,9 @@ class ValueEstimate:
         """
         if not 0 < level < 1:
             raise FairdecideError(f"level must lie in (0, 1), got {level!r}")
+        if self.draws is not None:
+            lo, hi = np.quantile(self.draws, [(1 - level) / 2, (1 + level) / 2])
+            return float(lo), float(hi)
         z = float(stats.norm.ppf(0.5 + level / 2))
         return (self.value - z * self.std_error, self.value + z * self.std_error)
 
@@ -256,3 +267,21 @@ class DoublyRobust:
         s = inp.model_value() + w * (inp.reward - inp.q[np.arange(inp.n), inp.action])
         v = s.mean()
         return _finish(self.name, s, v, s - v, w)
+
+
+@dataclass(frozen=True)
+class FullInformation:
+    """For prediction problems, where the outcome is observed whatever the action: the
+    candidate's utility is known for every row, V = mean_i sum_a pi(a | x_i) U(a, y_i).
+    No propensities or models; the influence function is the summand minus V."""
+
+    @property
+    def name(self) -> str:
+        return "full information"
+
+    def estimate(self, inp: OffPolicyInputs) -> ValueEstimate:
+        if inp.q is None:
+            raise FairdecideError("full information needs the utilities of every action")
+        m = inp.model_value()
+        v = m.mean()
+        return _finish(self.name, m, v, m - v, None)

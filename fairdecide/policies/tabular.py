@@ -55,6 +55,34 @@ class TabularPolicy:
         return cls(np.repeat(arr[:, None, :], int(n_z), axis=1))
 
     @classmethod
+    def from_data(cls, data: Any, problem: Any, smoothing: float = 0.0) -> TabularPolicy:
+        """The empirical (historical) policy of logged data: pi(a | x, z) = (n(x, z, a) +
+        smoothing) / (n(x, z) + smoothing * n_actions); cells never seen get the uniform
+        row.
+
+        Examples
+        --------
+        >>> from fairdecide import DecisionProblem, LoggedData, TabularPolicy
+        >>> data = LoggedData(x=[0, 0, 0, 1], z=[0, 0, 0, 0], y=[0, 1, 1, 0], a=[1, 1, 0, 0])
+        >>> TabularPolicy.from_data(data, DecisionProblem.classification(2)).table[:, 0]
+        array([[0.33333333, 0.66666667],
+               [1.        , 0.        ]])
+        """
+        codes = data.action_codes(problem)
+        if codes is None:
+            raise FairdecideError("the data have no actions (a) to estimate a policy from")
+        alpha = float(smoothing)
+        if not (np.isfinite(alpha) and alpha >= 0):
+            raise FairdecideError(f"smoothing must be >= 0, got {smoothing!r}")
+        counts = np.zeros((data.n_x, data.n_z, problem.n_actions))
+        np.add.at(counts, (data.x, data.z, codes), 1.0)
+        counts += alpha
+        total = counts.sum(axis=2, keepdims=True)
+        table = np.where(total > 0, counts / np.where(total > 0, total, 1.0),
+                         1.0 / problem.n_actions)
+        return cls(table)
+
+    @classmethod
     def constant(cls, n_x: int, n_z: int, proba: Any) -> TabularPolicy:
         """The same action distribution ``proba`` in every cell."""
         p = as_float_array(proba, "proba", ndim=1)
