@@ -99,3 +99,40 @@ def test_audit_bad_input():
         estimate_deviation(data, problem, Sufficiency(), n_boot=1)
     with pytest.raises(FairdecideError, match="prior must be > 0"):
         audit(data, problem, prior=0)
+
+
+def test_candidate_fairness_with_numeric_features():
+    from scipy.special import expit, softmax
+
+    from fairdecide.datasets import make_logged_bandit
+    from fairdecide.evaluation import BanditData
+
+    problem, data, truth = make_logged_bandit(40_000, random_state=7)
+    W = truth.logging_coef + 0.3 * np.random.RandomState(2).standard_normal(
+        truth.logging_coef.shape)
+
+    def policy(X):
+        return softmax(X @ W, axis=1)
+
+    # The true group marginal P(z, a, y) of the policy, by integration over fresh draws.
+    X, z = truth.draw_features(1_000_000, np.random.RandomState(0))
+    probs = policy(X)
+    p1 = expit(X[:, :3] @ truth.outcome_coef.T + truth.outcome_intercept)
+    M = np.zeros((2, 2, 2))
+    for g in range(2):
+        for a in range(2):
+            M[g, a, 1] = np.mean((z == g) * probs[:, a] * p1[:, a])
+            M[g, a, 0] = np.mean((z == g) * probs[:, a] * (1 - p1[:, a]))
+    crit = Separation(weighting="group")
+    exact = crit.deviation_from_marginal(M, problem)
+    est = estimate_deviation(data, problem, crit, policy, n_boot=100, random_state=0)
+    assert est.low - 0.02 <= exact <= est.high + 0.02
+    # Without propensities a logging model estimates them.
+    bare = BanditData(data.X, data.z, data.a, data.y)
+    with pytest.raises(FairdecideError, match="logging_model"):
+        estimate_deviation(bare, problem, crit, policy, n_boot=10)
+    from sklearn.linear_model import LogisticRegression
+
+    est2 = estimate_deviation(bare, problem, crit, policy, n_boot=50,
+                              logging_model=LogisticRegression(), random_state=0)
+    assert abs(est2.value - exact) < 0.05

@@ -207,3 +207,15 @@ def test_empirical_policy_from_logs():
     np.testing.assert_allclose(est.table, logging.table, atol=0.02)
     with pytest.raises(FairdecideError, match="no actions"):
         TabularPolicy.from_data(LoggedData(x=[0], z=[0], y=[0]), problem)
+
+
+def test_group_without_rows_warns():
+    from fairdecide.evaluation import evaluate_policy_by_group
+
+    problem, world = make_bail_problem()
+    data = sample_logged_data(world, problem, 500, random_state=0)
+    only_a = data.subset(data.z == 0)
+    with pytest.warns(UserWarning, match=r"group\(s\) \['group B'\] have no rows"):
+        res = evaluate_policy_by_group(only_a, TabularPolicy.constant(5, 2, [0.5, 0.5]),
+                                       problem, "ips")
+    assert list(res.groups) == [0]

@@ -30,6 +30,7 @@ from sklearn.utils import check_random_state
 from fairdecide.criteria.base import ConditionalIndependence, resolve_names
 from fairdecide.criteria.presets import Independence, Separation, Sufficiency
 from fairdecide.data import LoggedData
+from fairdecide.evaluation.offpolicy import BanditData, _prepare
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 
@@ -56,50 +57,83 @@ def _marginal_counts(z: np.ndarray, a: np.ndarray, y: np.ndarray, n_z: int, n_a:
 
 
 def _check(data: Any, problem: DecisionProblem, need_actions: bool) -> None:
-    if not isinstance(data, LoggedData):
-        raise FairdecideError(f"data must be LoggedData, got {type(data).__name__}")
+    if not isinstance(data, LoggedData | BanditData):
+        raise FairdecideError(
+            f"data must be LoggedData or BanditData, got {type(data).__name__}")
     if not isinstance(problem, DecisionProblem):
         raise FairdecideError(
             f"problem must be a DecisionProblem, got {type(problem).__name__}")
     if need_actions and data.a is None:
         raise FairdecideError("the logged actions (a) are needed here")
-    sizes = np.bincount(data.z, minlength=data.n_z)
-    if np.any(sizes == 0):
-        names = [data.group_labels[i] for i in np.flatnonzero(sizes == 0)]
+    if isinstance(data, LoggedData):
+        sizes = np.bincount(data.z, minlength=data.n_z)
+        if np.any(sizes == 0):
+            names = [data.group_labels[i] for i in np.flatnonzero(sizes == 0)]
+            raise FairdecideError(
+                f"group(s) {names} have no rows: their fairness cannot be estimated; drop "
+                "them from group_labels")
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """What the marginal estimate needs per row: group, logged action, outcome, the
+    candidate's action probabilities and the logging propensities (or None)."""
+
+    z: np.ndarray
+    a: np.ndarray | None
+    y: np.ndarray
+    target: np.ndarray | None
+    propensity: np.ndarray | None
+    n_z: int
+
+
+def _rows_of(data: Any, problem: DecisionProblem, policy: Any, logging_model: Any,
+             random_state: Any) -> _Rows:
+    if isinstance(data, LoggedData):
+        a = data.action_codes(problem)
+        y, z, n_z, prop = data.outcome_codes(problem), data.z, data.n_z, data.propensity
+    else:
+        a, y, z, n_z, prop = data.a, data.y, data.z, int(data.z.max()) + 1, data.propensity
+    if policy is None:
+        return _Rows(z, a, y, None, None, n_z)
+    estimator = "ips" if problem.outcome_depends_on_action else "full"
+    if problem.outcome_depends_on_action and prop is None and logging_model is None:
         raise FairdecideError(
-            f"group(s) {names} have no rows: their fairness cannot be estimated; drop them "
-            "from group_labels")
+            "estimating a candidate policy's fairness in an intervention needs the logging "
+            "propensities (propensity=...) or a logging_model to estimate them")
+    inputs, _, _ = _prepare(data, policy, problem, estimator, None, logging_model, 5,
+                            random_state)
+    return _Rows(z, a, y, inputs.target, inputs.propensity, n_z)
 
 
-def _policy_marginal(data: LoggedData, problem: DecisionProblem, policy: Any,
-                     rows: np.ndarray) -> np.ndarray:
-    """Estimated P(z, a, y) (unnormalised sums; divide by len(rows)) of ``policy``."""
-    y = data.outcome_codes(problem)[rows]
-    z = data.z[rows]
-    n_z, n_a, n_y = data.n_z, problem.n_actions, problem.n_outcomes
-    if policy is None:  # the logged decisions
-        return _marginal_counts(z, data.action_codes(problem)[rows], y, n_z, n_a, n_y)
-    probs = policy.action_proba(data.x[rows], z)
+def _policy_marginal(rows_data: _Rows, problem: DecisionProblem, rows: np.ndarray
+                     ) -> np.ndarray:
+    """Estimated P(z, a, y), as sums over ``rows`` (divide by len(rows))."""
+    r = rows_data
+    z, y = r.z[rows], r.y[rows]
+    n_z, n_a, n_y = r.n_z, problem.n_actions, problem.n_outcomes
+    if r.target is None:  # the logged decisions
+        return _marginal_counts(z, r.a[rows], y, n_z, n_a, n_y)
+    probs = r.target[rows]
     if not problem.outcome_depends_on_action:
         M = np.zeros((n_z, n_a, n_y))
         for a in range(n_a):
             np.add.at(M[:, a, :], (z, y), probs[:, a])
         return M
-    if data.propensity is None:
-        raise FairdecideError(
-            "estimating a candidate policy's fairness in an intervention needs the logging "
-            "propensities (LoggedData(propensity=...))")
-    a = data.action_codes(problem)[rows]
-    w = probs[np.arange(len(rows)), a] / data.propensity[rows]
+    a = r.a[rows]
+    w = probs[np.arange(len(rows)), a] / r.propensity[rows]
     return _marginal_counts(z, a, y, n_z, n_a, n_y, w)
 
 
 def estimate_deviation(
-    data: LoggedData, problem: DecisionProblem, criterion: ConditionalIndependence,
-    policy: Any = None, *, n_boot: int = 500, level: float = 0.95, random_state: Any = None,
+    data: LoggedData | BanditData, problem: DecisionProblem,
+    criterion: ConditionalIndependence, policy: Any = None, *, n_boot: int = 500,
+    level: float = 0.95, logging_model: Any = None, random_state: Any = None,
 ) -> DeviationEstimate:
     """A criterion's deviation for the logged decisions (``policy=None``) or for a
-    candidate TabularPolicy, with a percentile bootstrap interval.
+    candidate policy (any policy :func:`evaluate_policy` takes), with a percentile
+    bootstrap interval. In interventions without known propensities, pass a
+    ``logging_model`` to estimate them (cross-fitted).
 
     Examples
     --------
@@ -118,14 +152,15 @@ def estimate_deviation(
     if int(n_boot) != n_boot or n_boot < 10:
         raise FairdecideError(f"n_boot must be an integer >= 10, got {n_boot!r}")
     rng = check_random_state(random_state)
-    all_rows = np.arange(data.n)
-    M = _policy_marginal(data, problem, policy, all_rows) / data.n
+    rows_data = _rows_of(data, problem, policy, logging_model, rng.randint(2**31 - 1))
+    n = len(rows_data.z)
+    M = _policy_marginal(rows_data, problem, np.arange(n)) / n
     value = criterion.deviation_from_marginal(M, problem)
     draws = np.empty(int(n_boot))
     for b in range(int(n_boot)):
-        rows = rng.randint(0, data.n, size=data.n)
-        Mb = _policy_marginal(data, problem, policy, rows) / data.n
-        draws[b] = criterion.deviation_from_marginal(Mb, problem)
+        rows = rng.randint(0, n, size=n)
+        draws[b] = criterion.deviation_from_marginal(
+            _policy_marginal(rows_data, problem, rows) / n, problem)
     lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
     return DeviationEstimate(criterion.label, float(value), float(lo), float(hi), level, draws)
 
@@ -188,7 +223,8 @@ def audit(
                                                         Sufficiency()]
     names = resolve_names(crits)
     rng = check_random_state(random_state)
-    counts = _policy_marginal(data, problem, None, np.arange(data.n))
+    counts = _policy_marginal(_rows_of(data, problem, None, None, None), problem,
+                              np.arange(data.n))
     post = rng.dirichlet(counts.ravel() + prior, size=int(n_posterior)).reshape(
         -1, *counts.shape)
     q = [(1 - level) / 2, (1 + level) / 2]

@@ -313,7 +313,7 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
              outcome_model: Any, logging_model: Any, n_folds: int, random_state: Any
              ) -> tuple[OffPolicyInputs, np.ndarray, Any]:
     """Validate, compute the policy's probabilities, the propensities and the cross-fitted
-    outcome values: the estimator's inputs, the group codes and the estimator."""
+    outcome values: the estimator's inputs, the data as BanditData and the estimator."""
     if not isinstance(problem, DecisionProblem):
         raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
     if isinstance(data, LoggedData):
@@ -365,7 +365,7 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
         raise FairdecideError(
             "the evaluated policy never takes any logged action: the data say nothing "
             "about it (no overlap). Use a model-based estimator (dm)")
-    return OffPolicyInputs(reward, bandit.a, target, propensity, q), bandit.z, est
+    return OffPolicyInputs(reward, bandit.a, target, propensity, q), bandit, est
 
 
 @dataclass(frozen=True)
@@ -419,8 +419,14 @@ def evaluate_policy_by_group(
     >>> sorted(res.groups), list(res.gaps().columns)[:3]
     ([0, 1], ['group', 'reference', 'gap'])
     """
-    inputs, z, est = _prepare(data, policy, problem, estimator, outcome_model,
-                              logging_model, n_folds, random_state)
+    inputs, bandit, est = _prepare(data, policy, problem, estimator, outcome_model,
+                                   logging_model, n_folds, random_state)
+    z = bandit.z
+    if isinstance(data, LoggedData):
+        empty = [data.group_labels[g] for g in range(data.n_z) if not np.any(z == g)]
+        if empty:
+            warnings.warn(f"group(s) {empty} have no rows: their value cannot be estimated "
+                          "and they are left out", stacklevel=2)
     groups = {}
     for g in np.unique(z):
         rows = z == g
