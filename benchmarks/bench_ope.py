@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.special import softmax
 
 from fairdecide.datasets import make_logged_bandit
 from fairdecide.evaluation import evaluate_policy, evaluate_policy_by_group
@@ -36,11 +35,7 @@ def main() -> None:
     sizes = [1000, 10000] if args.quick else [1000, 10000, 100000]
     reps = args.reps or (10 if args.quick else 50)
     problem, _, truth = make_logged_bandit(10, random_state=0)
-    W = truth.logging_coef + 0.4 * np.random.RandomState(1).standard_normal(
-        truth.logging_coef.shape)
-
-    def policy(X):
-        return softmax(X @ W, axis=1)
+    policy = truth.nearby_policy(0.4, seed=1)
 
     V = truth.value(policy, 2_000_000)
     gap_true = truth.value(policy, 2_000_000, group=1) - truth.value(policy, 2_000_000,

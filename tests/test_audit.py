@@ -102,17 +102,13 @@ def test_audit_bad_input():
 
 
 def test_candidate_fairness_with_numeric_features():
-    from scipy.special import expit, softmax
+    from scipy.special import expit
 
     from fairdecide.datasets import make_logged_bandit
     from fairdecide.evaluation import BanditData
 
     problem, data, truth = make_logged_bandit(40_000, random_state=7)
-    W = truth.logging_coef + 0.3 * np.random.RandomState(2).standard_normal(
-        truth.logging_coef.shape)
-
-    def policy(X):
-        return softmax(X @ W, axis=1)
+    policy = truth.nearby_policy(0.3, seed=2)
 
     # The true group marginal P(z, a, y) of the policy, by integration over fresh draws.
     X, z = truth.draw_features(1_000_000, np.random.RandomState(0))

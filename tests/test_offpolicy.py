@@ -40,11 +40,7 @@ def test_tabular_exact_propensities_and_true_model_agree_with_exact_value(seed):
 def test_interval_coverage_on_the_generator():
     problem, _, truth = make_logged_bandit(10, random_state=0)
     # A candidate close enough to the logging policy for good overlap.
-    W = truth.logging_coef + 0.4 * np.random.RandomState(1).standard_normal(
-        truth.logging_coef.shape)
-
-    def policy(X):
-        return softmax(X @ W, axis=1)
+    policy = truth.nearby_policy(0.4, seed=1)
 
     V = truth.value(policy, 1_000_000)
     hits = {"ips": [], "snips": [], "dr": [], "dm": []}
@@ -121,11 +117,7 @@ def test_group_values_and_gap_cover_the_truth():
     from fairdecide.evaluation import evaluate_policy_by_group
 
     problem, _, truth = make_logged_bandit(10, random_state=0)
-    W = truth.logging_coef + 0.4 * np.random.RandomState(1).standard_normal(
-        truth.logging_coef.shape)
-
-    def policy(X):
-        return softmax(X @ W, axis=1)
+    policy = truth.nearby_policy(0.4, seed=1)
 
     v0 = truth.value(policy, 1_000_000, group=0)
     v1 = truth.value(policy, 1_000_000, group=1)

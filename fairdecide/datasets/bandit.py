@@ -44,6 +44,18 @@ class LoggedBanditTruth:
     def logging_proba(self, X: np.ndarray) -> np.ndarray:
         return softmax(X @ self.logging_coef, axis=1)
 
+    def nearby_policy(self, scale: float = 0.4, seed: int = 1
+                      ) -> Callable[[np.ndarray], np.ndarray]:
+        """A candidate policy softmax(X @ W) with W the logging coefficients plus
+        N(0, scale^2) noise: overlap with the logging policy shrinks as ``scale`` grows."""
+        W = self.logging_coef + scale * np.random.RandomState(seed).standard_normal(
+            self.logging_coef.shape)
+
+        def policy(X: np.ndarray) -> np.ndarray:
+            return softmax(X @ W, axis=1)
+
+        return policy
+
     def expected_utility(self, X: np.ndarray) -> np.ndarray:
         """q(x, a) = E[U(a, y) | x, a], shape (n, n_actions)."""
         p1 = expit(X[:, : self.n_features] @ self.outcome_coef.T + self.outcome_intercept)
