@@ -132,3 +132,19 @@ def test_candidate_fairness_with_numeric_features():
     est2 = estimate_deviation(bare, problem, crit, policy, n_boot=50,
                               logging_model=LogisticRegression(), random_state=0)
     assert abs(est2.value - exact) < 0.05
+
+
+def test_bayes_factor_uses_only_the_compared_conditioning_values():
+    # Actions independent of the group when y = 1, strongly dependent when y = 0.
+    rng = np.random.default_rng(0)
+    n = 6000
+    z = rng.integers(2, size=n)
+    y = rng.integers(2, size=n)
+    p_act = np.where(y == 1, 0.5, np.where(z == 1, 0.9, 0.1))
+    a = (rng.random(n) < p_act).astype(int)
+    data = LoggedData(x=np.zeros(n, int), z=z, y=y, a=a)
+    problem = DecisionProblem.classification(2)
+    table = audit(data, problem, [Separation(outcomes=[1]), Separation(outcomes=[0])],
+                  n_boot=20, n_posterior=100, random_state=0).set_index("criterion")
+    assert table.loc["separation[y=1]", "p_independent"] > 0.5
+    assert table.loc["separation[y=0]", "p_independent"] < 1e-6

@@ -211,3 +211,44 @@ def test_group_without_rows_warns():
         res = evaluate_policy_by_group(only_a, TabularPolicy.constant(5, 2, [0.5, 0.5]),
                                        problem, "ips")
     assert list(res.groups) == [0]
+
+
+def test_prediction_problem_without_logged_actions():
+    from fairdecide import Separation
+    from fairdecide.evaluation import estimate_deviation
+
+    problem, world = make_tabular_problem(3, 2, 2, 2, random_state=0)
+    logged = sample_logged_data(world, problem, 5000, random_state=0)
+    bare = LoggedData(x=logged.to_frame()["x"], z=logged.to_frame()["z"],
+                      y=logged.to_frame()["y"], x_labels=logged.x_labels,
+                      group_labels=logged.group_labels)
+    pi = TabularPolicy(np.random.default_rng(0).dirichlet([1, 1], size=(3, 2)))
+    est = evaluate_policy(bare, pi, problem)
+    assert abs(est.value - expected_utility(pi, world, problem)) <= 4 * est.std_error
+    dev = estimate_deviation(bare, problem, Separation(), pi, n_boot=50, random_state=0)
+    assert dev.low <= dev.value <= dev.high
+    with pytest.raises(FairdecideError, match="no logged actions"):
+        evaluate_policy(bare, pi, problem, "ips")
+
+
+def test_bayes_with_an_action_never_logged_is_a_clear_error():
+    problem, data, _ = make_logged_bandit(300, random_state=0)
+    only0 = BanditData(data.X[data.a == 0], data.z[data.a == 0], data.a[data.a == 0],
+                       data.y[data.a == 0], data.propensity[data.a == 0])
+    with pytest.raises(FairdecideError, match="logged 0 times"):
+        evaluate_policy(only0, lambda X: np.full((len(X), 2), 0.5), problem, "bayes",
+                        n_samples=10)
+    with pytest.raises(FairdecideError, match=r"own \(credible\) interval"):
+        evaluate_policy(data, lambda X: np.full((len(X), 2), 0.5), problem, "bayes",
+                        interval="bootstrap")
+
+
+def test_classifier_policy_with_action_labels():
+    problem, world = make_bail_problem()
+    data = sample_logged_data(world, problem, 3000, random_state=1)
+    frame = data.to_frame()
+    X = np.hstack([np.eye(5)[data.x], np.eye(2)[data.z]])
+    clf = LogisticRegression().fit(X, frame["a"])  # classes_ are 'detain', 'release'
+    assert set(clf.classes_) == {"detain", "release"}
+    est = evaluate_policy(data, clf, problem, "ips")
+    assert np.isfinite(est.value)

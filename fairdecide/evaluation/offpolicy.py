@@ -79,29 +79,48 @@ class BanditData:
         return len(self.a)
 
     @classmethod
-    def from_logged(cls, data: LoggedData, problem: DecisionProblem) -> BanditData:
-        """Tabular LoggedData as features: one-hot cell and one-hot group."""
+    def from_logged(cls, data: LoggedData, problem: DecisionProblem,
+                    actions_required: bool = True) -> BanditData:
+        """Tabular LoggedData as features: one-hot cell and one-hot group. Without logged
+        actions (allowed only when ``actions_required`` is False, for full-information
+        estimates in prediction problems) the action codes are placeholders (zeros)."""
         a = data.action_codes(problem)
         if a is None:
-            raise FairdecideError("off-policy evaluation needs the logged actions (a)")
+            if actions_required:
+                raise FairdecideError("off-policy evaluation needs the logged actions (a)")
+            a = np.zeros(data.n, dtype=int)
         X = np.hstack([np.eye(data.n_x)[data.x], np.eye(data.n_z)[data.z]])
         return cls(X, data.z, a, data.outcome_codes(problem), data.propensity)
 
 
-def _target_probabilities(policy: Any, data: Any, bandit: BanditData, n_a: int) -> np.ndarray:
+def _target_probabilities(policy: Any, data: Any, bandit: BanditData,
+                          problem: DecisionProblem) -> np.ndarray:
+    n_a = problem.n_actions
     if hasattr(policy, "table") and hasattr(policy, "action_proba"):
         if not isinstance(data, LoggedData):
             raise FairdecideError("a TabularPolicy needs tabular LoggedData to act on")
         probs = policy.action_proba(data.x, data.z)
     elif hasattr(policy, "predict_proba"):
         raw = np.asarray(policy.predict_proba(bandit.X), dtype=float)
-        classes = np.asarray(getattr(policy, "classes_", np.arange(raw.shape[1])))
+        classes = list(getattr(policy, "classes_", range(raw.shape[1])))
+        try:  # classes are the problem's action labels ...
+            cols = problem.action_codes(classes, name="the classifier's classes_")
+        except FairdecideError:  # ... or action codes
+            cols = []
+            for c in classes:
+                try:
+                    code = int(c)
+                except (TypeError, ValueError):
+                    code = -1
+                if not 0 <= code < n_a:
+                    raise FairdecideError(
+                        f"the classifier's class {c!r} is neither an action label of the "
+                        f"problem {list(problem.action_labels)} nor an action code "
+                        f"0..{n_a - 1}") from None
+                cols.append(code)
         probs = np.zeros((bandit.n, n_a))
-        for j, c in enumerate(classes):
-            if not (0 <= int(c) < n_a):
-                raise FairdecideError(
-                    f"the classifier's class {c!r} is not an action code 0..{n_a - 1}")
-            probs[:, int(c)] = raw[:, j]
+        for j, c in enumerate(cols):
+            probs[:, c] = raw[:, j]
     elif callable(policy):
         probs = np.asarray(policy(bandit.X), dtype=float)
     else:
@@ -234,6 +253,9 @@ def evaluate_policy(
     if interval not in ("normal", "bootstrap"):
         raise FairdecideError(f"interval must be 'normal' or 'bootstrap', got {interval!r}")
     if estimator == "bayes":
+        if interval != "normal":
+            raise FairdecideError("the Bayesian estimate has its own (credible) interval; "
+                                  "interval='bootstrap' does not apply to it")
         return _bayes(data, policy, problem, outcome_model, int(n_samples), prior,
                       check_random_state(random_state))
     inputs, _, est = _prepare(data, policy, problem, estimator, outcome_model,
@@ -248,7 +270,15 @@ def evaluate_policy(
             warnings.simplefilter("ignore")
             for b in range(int(n_boot)):
                 idx = rng.randint(0, inputs.n, size=inputs.n)
-                draws[b] = est.estimate(_rows(inputs, idx)).value
+                try:
+                    draws[b] = est.estimate(_rows(inputs, idx)).value
+                except FairdecideError:  # e.g. a resample with all weights zero
+                    draws[b] = np.nan
+        if np.isnan(draws).mean() > 0.05:
+            raise FairdecideError(
+                "more than 5% of bootstrap resamples could not be estimated (too little "
+                "overlap); use interval='normal' or a model-based estimator")
+        draws = draws[~np.isnan(draws)]
         result = replace(result, draws=draws, interval="bootstrap",
                          std_error=float(draws.std(ddof=1)))
     return result
@@ -276,7 +306,7 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
         name = "bayes (Dirichlet)"
     else:
         bandit = data if isinstance(data, BanditData) else BanditData.from_logged(data, problem)
-        target = _target_probabilities(policy, data, bandit, problem.n_actions)
+        target = _target_probabilities(policy, data, bandit, problem)
         model = LogisticRegression(max_iter=1000) if outcome_model is None else outcome_model
         U = problem.utility
         draws = np.empty(n_samples)
@@ -286,6 +316,10 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
             if problem.outcome_depends_on_action:
                 for a in range(problem.n_actions):
                     rows = bandit.a == a
+                    if rows.sum() < 2:
+                        raise FairdecideError(
+                            f"action {problem.action_labels[a]!r} was logged "
+                            f"{int(rows.sum())} times: too few to model its outcomes")
                     q[:, a] = _weighted_fit_predict(model, bandit.X[rows], bandit.y[rows],
                                                     g[rows], bandit.X, problem) @ U[a]
             else:
@@ -316,7 +350,15 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
     outcome values: the estimator's inputs, the data as BanditData and the estimator."""
     if not isinstance(problem, DecisionProblem):
         raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
-    if isinstance(data, LoggedData):
+    if estimator == "auto":
+        estimator = "dr" if problem.outcome_depends_on_action else "full"
+    if isinstance(data, LoggedData) and data.a is None:
+        if not (estimator == "full" or isinstance(estimator, FullInformation)):
+            raise FairdecideError(
+                "the data have no logged actions: only the full-information estimate of a "
+                "prediction problem (estimator='full' or 'auto') works without them")
+        bandit = BanditData.from_logged(data, problem, actions_required=False)
+    elif isinstance(data, LoggedData):
         bandit = BanditData.from_logged(data, problem)
     elif isinstance(data, BanditData):
         bandit = data
@@ -338,7 +380,7 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
     if int(n_folds) != n_folds or n_folds < 2:
         raise FairdecideError(f"n_folds must be an integer >= 2, got {n_folds!r}")
     rng = check_random_state(random_state)
-    target = _target_probabilities(policy, data, bandit, problem.n_actions)
+    target = _target_probabilities(policy, data, bandit, problem)
     reward = problem.utility[bandit.a, bandit.y]
     propensity = bandit.propensity
     needs_w = not isinstance(est, DirectMethod | FullInformation)

@@ -162,9 +162,15 @@ class ValueEstimate:
         return (self.value - z * self.std_error, self.value + z * self.std_error)
 
 
+def _check_clip(clip: float | None) -> None:
+    if clip is not None and not clip > 0:
+        raise FairdecideError(f"clip must be > 0, got {clip!r}")
+
+
 def _finish(name: str, summand: np.ndarray, value: float, psi: np.ndarray,
             w: np.ndarray | None) -> ValueEstimate:
     n = len(summand)
+    psi = psi - psi.mean()  # the influence values are reported centred
     se = float(np.std(psi, ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
     ess = max_w = None
     if w is not None:
@@ -193,8 +199,7 @@ class InverseProbability:
     clip: float | None = None
 
     def __post_init__(self) -> None:
-        if self.clip is not None and not self.clip > 0:
-            raise FairdecideError(f"clip must be > 0, got {self.clip!r}")
+        _check_clip(self.clip)
 
     @property
     def name(self) -> str:
@@ -213,9 +218,12 @@ class SelfNormalized:
 
     clip: float | None = None
 
+    def __post_init__(self) -> None:
+        _check_clip(self.clip)
+
     @property
     def name(self) -> str:
-        return "snips"
+        return "snips" if self.clip is None else f"snips(clip={self.clip:g})"
 
     def estimate(self, inp: OffPolicyInputs) -> ValueEstimate:
         w = inp.weights(self.clip)
@@ -258,9 +266,12 @@ class DoublyRobust:
 
     clip: float | None = None
 
+    def __post_init__(self) -> None:
+        _check_clip(self.clip)
+
     @property
     def name(self) -> str:
-        return "dr"
+        return "dr" if self.clip is None else f"dr(clip={self.clip:g})"
 
     def estimate(self, inp: OffPolicyInputs) -> ValueEstimate:
         w = inp.weights(self.clip)
