@@ -137,18 +137,32 @@ def _target_probabilities(policy: Any, data: Any, bandit: BanditData,
     return np.clip(probs, 0.0, None)
 
 
+def _fit_predict(model: Any, X: np.ndarray, y: np.ndarray, X_new: np.ndarray,
+                 n_classes: int, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """Class probabilities (len(X_new), n_classes) of ``model`` fitted on X -> y (a point
+    mass when y has one class)."""
+    out = np.zeros((len(X_new), n_classes))
+    classes = np.unique(y)
+    if len(classes) == 1:
+        out[:, classes[0]] = 1.0
+        return out
+    fit_args = {} if sample_weight is None else {"sample_weight": sample_weight}
+    fitted = clone(model).fit(X, y, **fit_args)
+    out[:, fitted.classes_] = fitted.predict_proba(X_new)
+    return out
+
+
 def _cross_fit_proba(model: Any, X: np.ndarray, target: np.ndarray, n_classes: int,
-                     n_folds: int, rng: np.random.RandomState) -> np.ndarray:
-    """Out-of-fold class probabilities (n, n_classes) of ``model`` fitted on X -> target."""
+                     n_folds: int, rng: np.random.RandomState,
+                     fit_rows: np.ndarray | None = None) -> np.ndarray:
+    """Out-of-fold class probabilities (n, n_classes) of ``model`` fitted on X -> target,
+    for every row; only the training rows in ``fit_rows`` (a mask) are fitted on."""
     out = np.zeros((len(target), n_classes))
     folds = KFold(n_folds, shuffle=True, random_state=rng.randint(2**31 - 1))
     for train, test in folds.split(X):
-        classes = np.unique(target[train])
-        if len(classes) == 1:
-            out[test, classes[0]] = 1.0
-            continue
-        fitted = clone(model).fit(X[train], target[train])
-        out[np.ix_(test, fitted.classes_)] = fitted.predict_proba(X[test])
+        if fit_rows is not None:
+            train = train[fit_rows[train]]
+        out[test] = _fit_predict(model, X[train], target[train], X[test], n_classes)
     return out
 
 
@@ -175,16 +189,7 @@ def _outcome_values(outcome_model: Any, data: Any, bandit: BanditData,
                 f"action {problem.action_labels[a]!r} was logged {int(rows.sum())} times: too "
                 "few to fit its outcome model; use estimator='ips' or 'snips'")
         # Fit on the rows that took action a, predict for everyone (out of fold).
-        p = np.zeros((bandit.n, n_y))
-        folds = KFold(n_folds, shuffle=True, random_state=rng.randint(2**31 - 1))
-        for train, test in folds.split(bandit.X):
-            tr = train[rows[train]]
-            classes = np.unique(bandit.y[tr])
-            if len(classes) == 1:
-                p[test, classes[0]] = 1.0
-                continue
-            fitted = clone(model).fit(bandit.X[tr], bandit.y[tr])
-            p[np.ix_(test, fitted.classes_)] = fitted.predict_proba(bandit.X[test])
+        p = _cross_fit_proba(model, bandit.X, bandit.y, n_y, n_folds, rng, fit_rows=rows)
         q[:, a] = p @ U[a]
     return q
 
@@ -320,27 +325,15 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
                         raise FairdecideError(
                             f"action {problem.action_labels[a]!r} was logged "
                             f"{int(rows.sum())} times: too few to model its outcomes")
-                    q[:, a] = _weighted_fit_predict(model, bandit.X[rows], bandit.y[rows],
-                                                    g[rows], bandit.X, problem) @ U[a]
+                    q[:, a] = _fit_predict(model, bandit.X[rows], bandit.y[rows], bandit.X,
+                                           problem.n_outcomes, g[rows]) @ U[a]
             else:
-                q = _weighted_fit_predict(model, bandit.X, bandit.y, g, bandit.X,
-                                          problem) @ U.T
+                q = _fit_predict(model, bandit.X, bandit.y, bandit.X, problem.n_outcomes,
+                                 g) @ U.T
             draws[k] = float(g @ np.einsum("na,na->n", target, q) / bandit.n)
         name = "bayes (Bayesian bootstrap)"
     return ValueEstimate(float(draws.mean()), float(draws.std(ddof=1)), name,
                          data.n, draws=draws, interval="posterior")
-
-
-def _weighted_fit_predict(model: Any, X: np.ndarray, y: np.ndarray, weight: np.ndarray,
-                          X_new: np.ndarray, problem: DecisionProblem) -> np.ndarray:
-    out = np.zeros((len(X_new), problem.n_outcomes))
-    classes = np.unique(y)
-    if len(classes) == 1:
-        out[:, classes[0]] = 1.0
-        return out
-    fitted = clone(model).fit(X, y, sample_weight=weight)
-    out[:, fitted.classes_] = fitted.predict_proba(X_new)
-    return out
 
 
 def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
@@ -367,8 +360,6 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
             f"data must be LoggedData or BanditData, got {type(data).__name__}")
     if int(bandit.a.max()) >= problem.n_actions or int(bandit.y.max()) >= problem.n_outcomes:
         raise FairdecideError("logged action or outcome codes exceed the problem's")
-    if estimator == "auto":
-        estimator = "dr" if problem.outcome_depends_on_action else "full"
     if isinstance(estimator, str):
         if estimator not in ESTIMATORS:
             raise FairdecideError(
