@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from fairdecide import (
+    DecisionProblem,
     Independence,
+    InfeasibleToleranceError,
     LoggedData,
     Separation,
     Sufficiency,
@@ -38,17 +40,21 @@ def test_large_problem_methods_agree(seed):
     assert a.utility == pytest.approx(b.utility, abs=1e-8)
 
 
-def test_compas_pipeline(data_dir):
+@pytest.fixture(scope="module")
+def compas_world(data_dir):
+    """COMPAS by race, four clipped features, smoothed MLE world (accuracy problem)."""
     df = load_compas(data_dir)
     for col in ("priors_count", "juv_fel_count"):
         df[col] = df[col].clip(upper=2)
     data = LoggedData.from_frame(df, features=["age_cat", "c_charge_degree", "priors_count",
                                                "juv_fel_count"], group="race",
                                  outcome="two_year_recid")
-    from fairdecide import DecisionProblem
-
     problem = DecisionProblem.classification(2)
-    world = TabularWorld.from_data(data, problem, smoothing=0.5)
+    return problem, TabularWorld.from_data(data, problem, smoothing=0.5)
+
+
+def test_compas_pipeline(compas_world):
+    problem, world = compas_world
     free = optimize_policy(problem, world)
     for crit, eps in ((Independence(), 0.05), (Separation(), 0.05),
                       (Separation(outcomes=[1]), 0.05), (Separation(weighting="group"), 0.05),
@@ -61,18 +67,9 @@ def test_compas_pipeline(data_dir):
             assert res.policy.is_group_blind or not blind
 
 
-def test_infeasible_sufficiency_on_compas_reports_a_reachable_minimum(data_dir):
+def test_infeasible_sufficiency_on_compas_reports_a_reachable_minimum(compas_world):
     # Group-blind calibration across six race groups cannot reach 0.05 here.
-    df = load_compas(data_dir)
-    for col in ("priors_count", "juv_fel_count"):
-        df[col] = df[col].clip(upper=2)
-    data = LoggedData.from_frame(df, features=["age_cat", "c_charge_degree", "priors_count",
-                                               "juv_fel_count"], group="race",
-                                 outcome="two_year_recid")
-    from fairdecide import DecisionProblem, InfeasibleToleranceError
-
-    problem = DecisionProblem.classification(2)
-    world = TabularWorld.from_data(data, problem, smoothing=0.5)
+    problem, world = compas_world
     crit = Sufficiency(weighting="group")
     with pytest.raises(InfeasibleToleranceError, match="smallest achievable") as info:
         optimize_policy(problem, world, crit, epsilon=0.05, group_blind=True)
