@@ -90,3 +90,19 @@ def check_same_length(**arrays: np.ndarray | None) -> int:
         desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
         raise FairdecideError(f"arrays must have the same length: {desc}")
     return next(iter(lengths.values())) if lengths else 0
+
+
+def check_random_state(seed: Any) -> np.random.RandomState:
+    """A RandomState from None (numpy's global one), an integer or a RandomState.
+
+    The same contract (and the same streams) as scikit-learn's helper, without importing
+    scikit-learn at start-up.
+    """
+    if seed is None or seed is np.random:
+        return np.random.mtrand._rand
+    if isinstance(seed, np.random.RandomState):
+        return seed
+    if isinstance(seed, int | np.integer) and not isinstance(seed, bool):
+        return np.random.RandomState(int(seed))
+    raise FairdecideError(
+        f"random_state must be None, an integer or a numpy RandomState, got {seed!r}")
