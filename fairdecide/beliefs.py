@@ -13,13 +13,13 @@ maximin            K points of a set holding theta w.p. 1-delta "worst": min_k V
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fairdecide.exceptions import FairdecideError
-from fairdecide.world import TabularWorld
+from fairdecide.world import World
 
 if TYPE_CHECKING:
     from fairdecide.data import LoggedData
@@ -37,8 +37,9 @@ class Belief:
 
     Parameters
     ----------
-    worlds : sequence of TabularWorld
-        The scenarios theta_1..theta_K, all with the same cells and groups.
+    worlds : sequence of World
+        The scenarios theta_1..theta_K, all with the same units (cells and groups, or
+        individuals) and outcome shapes.
     weights : array-like of shape (K,), optional
         Non-negative scenario weights (normalised to sum to one); default uniform.
     aggregate : {"mean", "worst"}, default="mean"
@@ -60,26 +61,27 @@ class Belief:
     (8, 'mean')
     """
 
-    worlds: tuple[TabularWorld, ...]
+    worlds: tuple[World, ...]
     weights: np.ndarray | None = None
     aggregate: str = "mean"
     label: str = "belief"
-    _shape: tuple[int, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         worlds = tuple(self.worlds)
         if not worlds:
             raise FairdecideError("a Belief needs at least one world (scenario)")
         for i, w in enumerate(worlds):
-            if not isinstance(w, TabularWorld):
+            if not isinstance(w, World):
                 raise FairdecideError(
-                    f"worlds[{i}] must be a TabularWorld, got {type(w).__name__}")
-        shape = (worlds[0].n_x, worlds[0].n_z)
-        for i, w in enumerate(worlds):
-            if (w.n_x, w.n_z) != shape or w.p_y.shape != worlds[0].p_y.shape:
+                    f"worlds[{i}] must be a World such as TabularWorld, got "
+                    f"{type(w).__name__}")
+        first = worlds[0].units()
+        for i, w in enumerate(worlds[1:], start=1):
+            if not w.units().same_as(first) or w.outcome_shape() != worlds[0].outcome_shape():
                 raise FairdecideError(
-                    f"worlds[{i}] has shape {w.p_y.shape}, unlike worlds[0] "
-                    f"{worlds[0].p_y.shape}; all scenarios must share cells and groups")
+                    f"worlds[{i}] has other units or outcome shape {w.outcome_shape()} than "
+                    f"worlds[0] {worlds[0].outcome_shape()}; all scenarios must share "
+                    "their units (cells and groups)")
         if self.weights is None:
             wts = np.full(len(worlds), 1.0 / len(worlds))
         else:
@@ -95,7 +97,6 @@ class Belief:
                 f"aggregate must be one of {AGGREGATES}, got {self.aggregate!r}")
         object.__setattr__(self, "worlds", worlds)
         object.__setattr__(self, "weights", wts)
-        object.__setattr__(self, "_shape", shape)
 
     @property
     def n_scenarios(self) -> int:
@@ -104,7 +105,7 @@ class Belief:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def plug_in(cls, world: TabularWorld, label: str = "plug-in") -> Belief:
+    def plug_in(cls, world: World, label: str = "plug-in") -> Belief:
         """A single world taken as the truth (e.g. the maximum-likelihood estimate)."""
         return cls((world,), label=label)
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from fairdecide._validation import as_float_array, check_same_length
+from fairdecide._validation import as_code_array, as_float_array, check_same_length
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
+from fairdecide.units import Units
 
-__all__ = ["LoggedData"]
+__all__ = ["BanditData", "LoggedData"]
 
 
 def _object_vector(values: Any) -> np.ndarray:
@@ -232,6 +234,10 @@ class LoggedData:
         table = problem.action_codes(self.action_labels, name="data actions (a)")
         return table[self.a]
 
+    def units(self) -> Units:
+        """The logged individuals as units: their cell and group codes."""
+        return Units(group=self.z, n_groups=self.n_z, cell=self.x, n_cells=self.n_x)
+
     def subset(self, rows: Any) -> LoggedData:
         """The data restricted to ``rows`` (an index array or boolean mask), same labels."""
         idx = np.arange(self.n)[rows]
@@ -263,3 +269,66 @@ class LoggedData:
             f"LoggedData(n={self.n}, cells={self.n_x}, groups={self.n_z}, "
             f"actions={acts}, outcomes={len(self.outcome_labels)})"
         )
+
+
+@dataclass(frozen=True)
+class BanditData:
+    """Logged decisions with continuous (or any numeric) features.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, n_features)
+        What the policies see (include the group column if they may use it).
+    z : ndarray of int, shape (n,)
+        Group codes.
+    a : ndarray of int, shape (n,)
+        Logged action codes (the problem's numbering).
+    y : ndarray of int, shape (n,)
+        Outcome codes (the problem's numbering).
+    propensity : ndarray of shape (n,), optional
+        pi_0(a_i | x_i), if the logging probabilities are known.
+    """
+
+    X: np.ndarray
+    z: np.ndarray
+    a: np.ndarray
+    y: np.ndarray
+    propensity: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        X = as_float_array(self.X, "X", ndim=(1, 2))
+        if X.ndim == 1:
+            X = X[:, None]
+        z = as_code_array(self.z, "z", int(np.max(self.z)) + 1 if len(self.z) else 1, "group")
+        a = as_code_array(self.a, "a", int(np.max(self.a)) + 1 if len(self.a) else 1, "action")
+        y = as_code_array(self.y, "y", int(np.max(self.y)) + 1 if len(self.y) else 1, "outcome")
+        p = None if self.propensity is None else as_float_array(
+            self.propensity, "propensity", ndim=1)
+        n = check_same_length(X=X, z=z, a=a, y=y, propensity=p)
+        if n == 0:
+            raise FairdecideError("BanditData needs at least one row")
+        for name, val in (("X", X), ("z", z), ("a", a), ("y", y), ("propensity", p)):
+            object.__setattr__(self, name, val)
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return len(self.a)
+
+    def units(self) -> Units:
+        """The logged individuals as units: their groups and numeric features."""
+        return Units(group=self.z, n_groups=int(self.z.max()) + 1, features=self.X)
+
+    @classmethod
+    def from_logged(cls, data: LoggedData, problem: DecisionProblem,
+                    actions_required: bool = True) -> BanditData:
+        """Tabular LoggedData as features: one-hot cell and one-hot group. Without logged
+        actions (allowed only when ``actions_required`` is False, for full-information
+        estimates in prediction problems) the action codes are placeholders (zeros)."""
+        a = data.action_codes(problem)
+        if a is None:
+            if actions_required:
+                raise FairdecideError("off-policy evaluation needs the logged actions (a)")
+            a = np.zeros(data.n, dtype=int)
+        X = np.hstack([np.eye(data.n_x)[data.x], np.eye(data.n_z)[data.z]])
+        return cls(X, data.z, a, data.outcome_codes(problem), data.propensity)

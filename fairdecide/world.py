@@ -1,17 +1,19 @@
-"""Worlds (the parameter theta) and the decision table they induce with a policy.
+"""Worlds (the parameter theta): the units a world declares, and the tabular world.
 
-The decision table is the one object everything is computed from::
+A world is seen by the rest of the library only through its **units** (the World
+protocol): each unit u has a weight w[u], a group z[u], an outcome table P(y | a, u), and
+what a policy may read of it (a cell index, feature vectors). The decision table
 
     J[u, a, y] = w[u] * pi(a | u) * P(y | a, u)
 
-over units u. For a tabular world the units are the cells (x, z), flattened x-major
-(u = x * n_z + z), with weight w = P(x, z).
+(:mod:`fairdecide.table`) is built from these alone. For a tabular world the units are
+the cells (x, z), flattened x-major (u = x * n_z + z), with weight w = P(x, z).
 """
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,15 +21,60 @@ import numpy as np
 from fairdecide._validation import as_float_array, check_distribution
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
+from fairdecide.units import Units
 
 if TYPE_CHECKING:
     from fairdecide.data import LoggedData
-    from fairdecide.policies import TabularPolicy
 
-__all__ = ["DecisionTable", "TabularWorld", "decision_table", "expected_utility"]
+__all__ = ["TabularWorld", "Units", "World"]
 
 
-class TabularWorld:
+class World(abc.ABC):
+    """The World protocol: a world declares its units.
+
+    Subclasses implement :meth:`units`, :meth:`unit_weights`, :meth:`unit_outcomes` and
+    :meth:`check_problem`, and hold ``group_labels``; everything else in the library
+    (decision tables, verification, beliefs, optimisation) reads worlds through these.
+    :meth:`outcome_proba` (P(y | a, .) of individuals outside the world's own units) is an
+    optional capability, used when a world serves as a known outcome model.
+    """
+
+    group_labels: tuple
+
+    @abc.abstractmethod
+    def units(self) -> Units:
+        """The units and what a policy may read of them."""
+
+    @abc.abstractmethod
+    def unit_weights(self) -> np.ndarray:
+        """Weights w[u] >= 0 summing to one, shape (n_units,)."""
+
+    @abc.abstractmethod
+    def unit_outcomes(self, problem: DecisionProblem) -> np.ndarray:
+        """P(y | a, u), shape (n_units, n_actions, n_outcomes); raises if the world does
+        not fit ``problem``."""
+
+    @abc.abstractmethod
+    def check_problem(self, problem: DecisionProblem) -> None:
+        """Raise a clear error if the world does not fit ``problem``."""
+
+    @abc.abstractmethod
+    def outcome_shape(self) -> tuple[int, ...]:
+        """Shape of the world's outcome parameters (scenarios of a belief share it)."""
+
+    def outcome_proba(self, units: Units, problem: DecisionProblem) -> np.ndarray:
+        """P(y | a, .) of other individuals, shape (n, n_actions, n_outcomes)."""
+        raise FairdecideError(
+            f"{type(self).__name__} cannot predict outcomes of individuals outside its own "
+            "units; use a fitted outcome model")
+
+    @property
+    def n_groups(self) -> int:
+        """Number of groups."""
+        return len(self.group_labels)
+
+
+class TabularWorld(World):
     """A known world over discrete features: P(x, z) and P(y | a, x, z).
 
     Parameters
@@ -111,7 +158,9 @@ class TabularWorld:
         """
         from fairdecide.models.counts import TabularCounts
 
-        return TabularCounts.from_data(data, problem).mle_world(smoothing)
+        counts = TabularCounts.from_data(data, problem)
+        p_xz, p_y = counts.mle_parameters(smoothing)
+        return cls(p_xz, p_y, x_labels=counts.x_labels, group_labels=counts.group_labels)
 
     @property
     def n_x(self) -> int:
@@ -165,96 +214,34 @@ class TabularWorld:
                     "p_y varies with the action; set outcome_depends_on_action=True"
                 )
 
-    def units(self, problem: DecisionProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Unit weights (n_u,), groups (n_u,) and P(y | a, u) (n_u, n_a, n_y), x-major."""
+    def outcome_shape(self) -> tuple[int, ...]:
+        """The shape of ``p_y``."""
+        return self.p_y.shape
+
+    def units(self) -> Units:
+        """The cells as units, x-major (u = x * n_z + z)."""
+        return Units(group=np.tile(np.arange(self.n_z), self.n_x), n_groups=self.n_z,
+                     cell=np.repeat(np.arange(self.n_x), self.n_z), n_cells=self.n_x)
+
+    def unit_weights(self) -> np.ndarray:
+        """P(x, z) of every cell, x-major, shape (n_x * n_z,)."""
+        return self.p_xz.reshape(-1)
+
+    def unit_outcomes(self, problem: DecisionProblem) -> np.ndarray:
+        """P(y | a, x, z) of every cell, x-major, shape (n_x * n_z, n_actions, n_outcomes)."""
         self.check_problem(problem)
-        w = self.p_xz.reshape(-1)
-        group = np.tile(np.arange(self.n_z), self.n_x)
-        p_y = self.outcome_table(problem.n_actions).reshape(
-            self.n_x * self.n_z, problem.n_actions, self.n_outcomes
-        )
-        return w, group, p_y
+        return self.outcome_table(problem.n_actions).reshape(
+            self.n_x * self.n_z, problem.n_actions, self.n_outcomes)
+
+    def outcome_proba(self, units: Units, problem: DecisionProblem) -> np.ndarray:
+        """P(y | a, x, z) of individuals given by their cell and group codes."""
+        self.check_problem(problem)
+        if units.cell is None or units.n_cells != self.n_x or units.n_groups != self.n_z:
+            raise FairdecideError(
+                f"this TabularWorld ({self.n_x} cells, {self.n_z} groups) needs individuals "
+                "with cell and group codes of the same shape (tabular LoggedData)")
+        return self.outcome_table(problem.n_actions)[units.cell, units.group]
 
     def __repr__(self) -> str:
         kind = "P(y|a,x,z)" if self.outcome_depends_on_action else "P(y|x,z)"
         return f"TabularWorld(n_x={self.n_x}, n_z={self.n_z}, outcomes={self.n_outcomes}, {kind})"
-
-
-@dataclass(frozen=True)
-class DecisionTable:
-    """The joint J[u, a, y] = w[u] pi(a | u) P(y | a, u) with each unit's group.
-
-    Attributes
-    ----------
-    joint : ndarray of shape (n_units, n_actions, n_outcomes)
-    group : ndarray of int, shape (n_units,)
-    n_groups : int
-    """
-
-    joint: np.ndarray
-    group: np.ndarray
-    n_groups: int
-
-    def group_marginal(self) -> np.ndarray:
-        """P(z, a, y): the table summed within each group, shape (n_groups, n_a, n_y)."""
-        n_a, n_y = self.joint.shape[1:]
-        flat = self.joint.reshape(len(self.group), -1)
-        out = np.zeros((self.n_groups, n_a * n_y))
-        for g in range(self.n_groups):
-            out[g] = flat[self.group == g].sum(axis=0)
-        return out.reshape(self.n_groups, n_a, n_y)
-
-    def utility(self, utility: np.ndarray) -> float:
-        """Expected utility sum_{u,a,y} J[u,a,y] U[a,y]."""
-        return float(np.einsum("uay,ay->", self.joint, utility))
-
-
-def decision_table(
-    policy: TabularPolicy, world: TabularWorld, problem: DecisionProblem
-) -> DecisionTable:
-    """The decision table of a tabular policy in a tabular world.
-
-    Examples
-    --------
-    >>> from fairdecide import DecisionProblem, TabularPolicy, decision_table
-    >>> from fairdecide.datasets import make_bail_problem
-    >>> problem, world = make_bail_problem()
-    >>> policy = TabularPolicy.constant(world.n_x, world.n_z, [0.5, 0.5])
-    >>> J = decision_table(policy, world, problem)
-    >>> round(float(J.joint.sum()), 12)
-    1.0
-    """
-    _check_policy_fits(policy, world, problem)
-    w, group, p_y = world.units(problem)
-    pi = policy.table.reshape(-1, problem.n_actions)
-    joint = w[:, None, None] * pi[:, :, None] * p_y
-    return DecisionTable(joint=joint, group=group, n_groups=world.n_z)
-
-
-def expected_utility(
-    policy: TabularPolicy, world: TabularWorld, problem: DecisionProblem
-) -> float:
-    """Expected utility E[U] = sum_{x,z,a,y} P(x,z) pi(a|x,z) P(y|a,x,z) U(a,y).
-
-    Examples
-    --------
-    >>> from fairdecide import TabularPolicy, expected_utility
-    >>> from fairdecide.datasets import make_bail_problem
-    >>> problem, world = make_bail_problem()
-    >>> detain_all = TabularPolicy.constant(world.n_x, world.n_z, [1.0, 0.0])
-    >>> expected_utility(detain_all, world, problem)
-    0.0
-    """
-    return decision_table(policy, world, problem).utility(problem.utility)
-
-
-def _check_policy_fits(policy: Any, world: TabularWorld, problem: DecisionProblem) -> None:
-    table = getattr(policy, "table", None)
-    if table is None:
-        raise FairdecideError(f"policy must be a TabularPolicy, got {type(policy).__name__}")
-    want = (world.n_x, world.n_z, problem.n_actions)
-    if table.shape != want:
-        raise FairdecideError(
-            f"policy table has shape {table.shape} but world and problem need {want} "
-            "(n_x, n_z, n_actions)"
-        )

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 from scipy.special import expit, softmax
-from sklearn.utils import check_random_state
 
+from fairdecide._validation import check_random_state
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 
@@ -93,7 +93,7 @@ def make_logged_bandit(
     >>> data.X.shape, round(truth.value(lambda X: truth.logging_proba(X), 10_000), 2)
     ((500, 4), 0.42)
     """
-    from fairdecide.evaluation.offpolicy import BanditData
+    from fairdecide.data import BanditData
 
     if int(n) != n or n < 1:
         raise FairdecideError(f"n must be a positive integer, got {n!r}")

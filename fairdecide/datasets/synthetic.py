@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.utils import check_random_state
 
+from fairdecide._validation import check_random_state
 from fairdecide.data import LoggedData, _object_vector
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies import TabularPolicy

@@ -10,7 +10,6 @@ import numpy as np
 from fairdecide.data import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import TabularWorld
 
 __all__ = ["TabularCounts"]
 
@@ -82,8 +81,9 @@ class TabularCounts:
             np.add.at(counts, (data.x, data.z, y), 1.0)
         return cls(n_xz, counts, data.x_labels, data.group_labels, problem.action_labels)
 
-    def mle_world(self, smoothing: float = 0.0) -> TabularWorld:
-        """The maximum-likelihood world with additive smoothing (see TabularWorld.from_data)."""
+    def mle_parameters(self, smoothing: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """P(x, z) and P(y | [a,] x, z) of the maximum-likelihood world with additive
+        smoothing (see TabularWorld.from_data)."""
         alpha = float(smoothing)
         if not np.isfinite(alpha) or alpha < 0:
             raise FairdecideError(f"smoothing must be a finite number >= 0, got {smoothing!r}")
@@ -100,4 +100,4 @@ class TabularCounts:
         with np.errstate(invalid="ignore", divide="ignore"):
             backoff = np.where(pooled_tot > 0, pooled / pooled_tot, 1.0 / n_out)
             p_y = np.where(totals > 0, counts / np.where(totals > 0, totals, 1.0), backoff)
-        return TabularWorld(p_xz, p_y, x_labels=self.x_labels, group_labels=self.group_labels)
+        return p_xz, p_y

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from fairdecide._validation import check_random_state
 from fairdecide.data import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.models.counts import TabularCounts, check_data

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from sklearn.utils import check_random_state
 
-from fairdecide._validation import as_code_array, as_float_array, check_distribution
+from fairdecide._validation import (
+    as_code_array,
+    as_float_array,
+    check_distribution,
+    check_random_state,
+)
 from fairdecide.exceptions import FairdecideError
+from fairdecide.policies.base import Policy
+
+if TYPE_CHECKING:
+    from fairdecide.units import Units
 
 __all__ = ["TabularPolicy"]
 
 
-class TabularPolicy:
+class TabularPolicy(Policy):
     """A stochastic policy with one free row pi(. | x, z) per cell.
 
     Parameters
@@ -36,6 +44,9 @@ class TabularPolicy:
     array([[0.2, 0.8],
            [1. , 0. ]])
     """
+
+    reads: ClassVar[frozenset[str]] = frozenset({"cell", "group"})
+    kind: ClassVar[str] = "free"
 
     def __init__(self, table: Any) -> None:
         arr = as_float_array(table, "table", ndim=3)
@@ -120,6 +131,40 @@ class TabularPolicy:
         if len(xc) != len(zc):
             raise FairdecideError(f"x and z must have the same length, got {len(xc)}, {len(zc)}")
         return self.table[xc, zc]
+
+    def proba(self, units: Units) -> np.ndarray:
+        """Rows pi(. | x, z) of units given by their cell and group codes."""
+        if units.cell is None:
+            raise FairdecideError(
+                "a TabularPolicy reads cell codes: it needs tabular LoggedData or a "
+                "TabularWorld to act on, not numeric features")
+        want = (units.n_cells, units.n_groups, self.n_actions)
+        if self.table.shape != want:
+            raise FairdecideError(
+                f"policy table has shape {self.table.shape} but world and problem need "
+                f"{want} (n_x, n_z, n_actions)")
+        return self.table[units.cell, units.group]
+
+    # ------------------------------------------------------------------ free rows
+    @staticmethod
+    def free_layout(units: Units, group_blind: bool = False) -> tuple[np.ndarray, int]:
+        """Which free row (LP variable row) each unit uses, and how many there are: one
+        per cell and group, or one per cell when ``group_blind``."""
+        if units.cell is None:
+            raise FairdecideError("a TabularPolicy is optimised over units with cell codes")
+        if group_blind:
+            return units.cell, int(units.n_cells)
+        return units.cell * units.n_groups + units.group, int(units.n_cells * units.n_groups)
+
+    @classmethod
+    def from_unit_rows(cls, units: Units, rows: np.ndarray) -> TabularPolicy:
+        """The policy whose row in each unit's (cell, group) is ``rows[u]``; every cell and
+        group must be covered."""
+        table = np.full((units.n_cells, units.n_groups, rows.shape[1]), np.nan)
+        table[units.cell, units.group] = rows
+        if np.isnan(table).any():
+            raise FairdecideError("the units do not cover every (cell, group) of the table")
+        return cls(table)
 
     def sample(self, x: Any, z: Any, random_state: Any = None) -> np.ndarray:
         """Draw one action code per individual from pi(. | x, z).

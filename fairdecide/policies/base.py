@@ -1,0 +1,67 @@
+"""The Policy protocol: a map from units to rows of the simplex.
+
+A policy declares what it reads of a unit (``reads``: its cell, its group, its feature
+vector) and what kind it is (``kind``): a **free** policy has one free row per unit or
+cell, so optimising it is a linear program over those rows; a **parametric** policy
+(linear-softmax, issue 9) computes its rows from parameters theta and exposes the
+Jacobian d pi / d theta that the gradient route needs (:class:`ParametricPolicy`).
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from fairdecide.units import Units
+
+__all__ = ["ParametricPolicy", "Policy"]
+
+
+class Policy(abc.ABC):
+    """pi(a | u) for units u.
+
+    Subclasses set ``reads`` and ``kind`` and implement :meth:`proba` and
+    ``n_actions``. :meth:`proba` raises a clear error when the units lack what the
+    policy reads (for example a tabular policy handed numeric features).
+    """
+
+    #: What the policy reads of a unit: a subset of {"cell", "group", "features"}.
+    reads: ClassVar[frozenset[str]] = frozenset()
+    #: "free" (one free row per unit or cell: LP variables) or "parametric".
+    kind: ClassVar[str] = "free"
+
+    @property
+    @abc.abstractmethod
+    def n_actions(self) -> int:
+        """Number of actions."""
+
+    @abc.abstractmethod
+    def proba(self, units: Units) -> np.ndarray:
+        """Rows pi(. | u) of every unit, shape (n_units, n_actions), on the simplex."""
+
+
+class ParametricPolicy(Policy):
+    """A policy computed from parameters theta (the gradient route's protocol).
+
+    Implementations provide ``parameters`` (a flat vector), :meth:`with_parameters`
+    (a new policy at other parameters) and :meth:`jacobian` (d pi(a | u) / d theta, shape
+    (n_units, n_actions, n_parameters)).
+    """
+
+    kind: ClassVar[str] = "parametric"
+
+    @property
+    @abc.abstractmethod
+    def parameters(self) -> np.ndarray:
+        """The parameter vector theta."""
+
+    @abc.abstractmethod
+    def with_parameters(self, theta: np.ndarray) -> ParametricPolicy:
+        """The same policy family at parameters ``theta``."""
+
+    @abc.abstractmethod
+    def jacobian(self, units: Units) -> np.ndarray:
+        """d pi(a | u) / d theta, shape (n_units, n_actions, n_parameters)."""

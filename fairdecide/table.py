@@ -1,0 +1,149 @@
+"""The decision table of a policy in a world, and everything computed from it.
+
+    J[u, a, y] = w[u] * pi(a | u) * P(y | a, u)
+
+Expected utility, every criterion's deviation and the verification of optimised policies
+are functions of this one table; :func:`scenario_values` computes a policy's utility and
+deviations in every scenario of a belief, and is the one place that does so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fairdecide.exceptions import FairdecideError
+from fairdecide.policies.base import Policy
+from fairdecide.problem import DecisionProblem
+from fairdecide.units import Units
+from fairdecide.world import World
+
+__all__ = ["DecisionTable", "decision_table", "expected_utility", "scenario_values"]
+
+
+@dataclass(frozen=True, eq=False)
+class DecisionTable:
+    """The joint J[u, a, y] = w[u] pi(a | u) P(y | a, u) with each unit's group.
+
+    Attributes
+    ----------
+    joint : ndarray of shape (n_units, n_actions, n_outcomes)
+    group : ndarray of int, shape (n_units,)
+    n_groups : int
+    rows : ndarray of shape (n_units, n_actions), optional
+        The policy's rows pi(. | u), for criteria that read them (individual fairness).
+    units : Units, optional
+        What the policy read of each unit (cells, features).
+    """
+
+    joint: np.ndarray
+    group: np.ndarray
+    n_groups: int
+    rows: np.ndarray | None = None
+    units: Units | None = None
+
+    @classmethod
+    def from_marginal(cls, M: np.ndarray) -> DecisionTable:
+        """A table whose units are the groups themselves, J[z, a, y] = M[z, a, y]: enough
+        for every criterion that reads only the group marginal (estimates from logs)."""
+        M = np.asarray(M, dtype=float)
+        return cls(joint=M, group=np.arange(M.shape[0]), n_groups=M.shape[0])
+
+    def group_marginal(self) -> np.ndarray:
+        """P(z, a, y): the table summed within each group, shape (n_groups, n_a, n_y)."""
+        n_a, n_y = self.joint.shape[1:]
+        flat = self.joint.reshape(len(self.group), -1)
+        out = np.zeros((self.n_groups, n_a * n_y))
+        for g in range(self.n_groups):
+            out[g] = flat[self.group == g].sum(axis=0)
+        return out.reshape(self.n_groups, n_a, n_y)
+
+    def utility(self, utility: np.ndarray) -> float:
+        """Expected utility sum_{u,a,y} J[u,a,y] U[a,y]."""
+        return float(np.einsum("uay,ay->", self.joint, utility))
+
+
+def _check_pair(policy: Any, world: Any) -> None:
+    if not isinstance(world, World):
+        raise FairdecideError(
+            f"world must be a World such as TabularWorld, got {type(world).__name__}")
+    if not isinstance(policy, Policy):
+        raise FairdecideError(
+            f"policy must be a fairdecide Policy such as TabularPolicy, got "
+            f"{type(policy).__name__}")
+
+
+def decision_table(policy: Policy, world: World, problem: DecisionProblem) -> DecisionTable:
+    """The decision table of ``policy`` in ``world``.
+
+    Examples
+    --------
+    >>> from fairdecide import DecisionProblem, TabularPolicy, decision_table
+    >>> from fairdecide.datasets import make_bail_problem
+    >>> problem, world = make_bail_problem()
+    >>> policy = TabularPolicy.constant(world.n_x, world.n_z, [0.5, 0.5])
+    >>> J = decision_table(policy, world, problem)
+    >>> round(float(J.joint.sum()), 12)
+    1.0
+    """
+    _check_pair(policy, world)
+    p_y = world.unit_outcomes(problem)
+    if policy.n_actions != problem.n_actions:
+        raise FairdecideError(
+            f"policy has {policy.n_actions} actions but the problem has {problem.n_actions}")
+    units = world.units()
+    pi = policy.proba(units)
+    joint = world.unit_weights()[:, None, None] * pi[:, :, None] * p_y
+    return DecisionTable(joint=joint, group=units.group, n_groups=units.n_groups, rows=pi,
+                         units=units)
+
+
+def expected_utility(policy: Policy, world: World, problem: DecisionProblem) -> float:
+    """Expected utility E[U] = sum_{u,a,y} w[u] pi(a|u) P(y|a,u) U(a,y).
+
+    Examples
+    --------
+    >>> from fairdecide import TabularPolicy, expected_utility
+    >>> from fairdecide.datasets import make_bail_problem
+    >>> problem, world = make_bail_problem()
+    >>> detain_all = TabularPolicy.constant(world.n_x, world.n_z, [1.0, 0.0])
+    >>> expected_utility(detain_all, world, problem)
+    0.0
+    """
+    return decision_table(policy, world, problem).utility(problem.utility)
+
+
+def scenario_values(
+    policy: Policy, worlds: Sequence[World], problem: DecisionProblem,
+    criteria: Sequence[Any] = (),
+) -> tuple[np.ndarray, np.ndarray]:
+    """Utility and every criterion's deviation of ``policy`` in each world, from the
+    decision tables alone (``criteria``: :class:`~fairdecide.criteria.Criterion` objects).
+
+    Returns
+    -------
+    utility : ndarray of shape (K,)
+    deviations : ndarray of shape (n_criteria, K)
+
+    Examples
+    --------
+    >>> from fairdecide import Independence, TabularPolicy
+    >>> from fairdecide.datasets import make_bail_problem
+    >>> from fairdecide.table import scenario_values
+    >>> problem, world = make_bail_problem()
+    >>> U, F = scenario_values(TabularPolicy.constant(5, 2, [0, 1]), [world], problem,
+    ...                        [Independence()])
+    >>> U.shape, F.shape, float(F[0, 0])
+    ((1,), (1, 1), 0.0)
+    """
+    U = np.zeros(len(worlds))
+    F = np.zeros((len(criteria), len(worlds)))
+    for k, world in enumerate(worlds):
+        table = decision_table(policy, world, problem)
+        U[k] = table.utility(problem.utility)
+        for c, crit in enumerate(criteria):
+            F[c, k] = crit.deviation_from_table(table, problem)
+    return U, F

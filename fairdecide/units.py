@@ -1,0 +1,53 @@
+"""Units: what a policy may read of each unit of a world or logged individual.
+
+The lowest layer of the data model: worlds declare their units, logged data present their
+individuals as units, and policies map units to rows of the simplex.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Units"]
+
+
+@dataclass(frozen=True, eq=False)
+class Units:
+    """What a policy may read of each unit (or logged individual).
+
+    Attributes
+    ----------
+    group : ndarray of int, shape (n_units,)
+        Group code z of each unit.
+    n_groups : int
+    cell : ndarray of int, shape (n_units,), optional
+        Cell code x of each unit (tabular worlds and data).
+    n_cells : int, optional
+    features : ndarray of shape (n_units, n_features), optional
+        Numeric features (sample-based worlds, numeric logs).
+    """
+
+    group: np.ndarray
+    n_groups: int
+    cell: np.ndarray | None = None
+    n_cells: int | None = None
+    features: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        """Number of units."""
+        return len(self.group)
+
+    def same_as(self, other: Units) -> bool:
+        """Whether ``other`` describes the same units (same groups, cells and features)."""
+
+        def same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+            if a is None or b is None:
+                return a is b
+            return a.shape == b.shape and bool(np.array_equal(a, b))
+
+        return (self.n_groups == other.n_groups and self.n_cells == other.n_cells
+                and same(self.group, other.group) and same(self.cell, other.cell)
+                and same(self.features, other.features))
