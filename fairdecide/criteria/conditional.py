@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 
+from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
 from fairdecide.criteria.divergences import MEASURES, block_divergence
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 
 if TYPE_CHECKING:
-    from fairdecide.policies import TabularPolicy
-    from fairdecide.world import TabularWorld
+    import pandas as pd
+
+    from fairdecide.policies.base import Policy
+    from fairdecide.table import DecisionTable
+    from fairdecide.world import World
 
 __all__ = ["ConditionalIndependence", "LinearizedConditionals"]
 
@@ -43,7 +45,7 @@ class LinearizedConditionals:
 
 
 @dataclass(frozen=True)
-class ConditionalIndependence:
+class ConditionalIndependence(Criterion):
     """A group fairness criterion: ``target`` independent of group z given ``given``.
 
     The criterion compares, for every conditioning value c and group z, the conditional
@@ -59,6 +61,11 @@ class ConditionalIndependence:
 
     Pairs (z, c) with P(c, z) = 0 are left out: a conditional on an event of probability
     zero constrains nothing.
+
+    The named presets :func:`Independence`, :func:`Separation` and :func:`Sufficiency`
+    build instances of this class, so ``Separation(outcomes=[1])`` equals
+    ``ConditionalIndependence("action", "outcome", given_values=[1])`` and
+    ``dataclasses.replace`` works on every criterion.
 
     Parameters
     ----------
@@ -128,16 +135,26 @@ class ConditionalIndependence:
             base += "[" + ",".join(f"{var}={v}" for v in self.given_values) + "]"
         return base
 
-    def is_linear(self, problem: DecisionProblem) -> bool:
-        """Whether the deviation is a convex (piecewise-linear for tv/max) function of pi.
+    def capabilities(self, problem: DecisionProblem) -> Capabilities:
+        """Reads the group marginal; linear when the conditioning probabilities P(c, z) do
+        not depend on the policy: unconditional independence, or conditioning on an
+        outcome that does not depend on the action. Otherwise the conditionals are ratios
+        of linear functions of pi, supplied to successive linearisation."""
+        linear = self.given is None or (
+            self.given == "outcome" and not problem.outcome_depends_on_action)
+        return Capabilities(reads="marginal", linear=linear, program=True,
+                            cone=self.measure == "kl")
 
-        True when the conditioning probabilities P(c, z) do not depend on the policy:
-        unconditional independence, or conditioning on an outcome that does not depend
-        on the action. Otherwise the conditionals are ratios of linear functions of pi.
-        """
-        if self.given is None:
-            return True
-        return self.given == "outcome" and not problem.outcome_depends_on_action
+    def __repr__(self) -> str:
+        preset = {("action", None): "Independence", ("action", "outcome"): "Separation",
+                  ("outcome", "action"): "Sufficiency"}.get((self.target, self.given))
+        if preset is None:
+            return (f"ConditionalIndependence(target={self.target!r}, given={self.given!r}, "
+                    f"measure={self.measure!r}, weighting={self.weighting!r}, "
+                    f"given_values={self.given_values!r})")
+        extra = {"Separation": f", outcomes={self.given_values!r}",
+                 "Sufficiency": f", actions={self.given_values!r}"}.get(preset, "")
+        return f"{preset}(measure={self.measure!r}, weighting={self.weighting!r}{extra})"
 
     # ------------------------------------------------------------------ structure
     def _given_codes(self, problem: DecisionProblem) -> np.ndarray | None:
@@ -195,29 +212,12 @@ class ConditionalIndependence:
             return 0.0
         return float(vals.max() if self.measure == "max" else vals.sum())
 
-    def deviation(
-        self, policy: TabularPolicy, world: TabularWorld, problem: DecisionProblem
-    ) -> float:
-        """The deviation F of ``policy`` in ``world``, from the decision table.
+    def deviation_from_table(self, table: DecisionTable, problem: DecisionProblem) -> float:
+        """The deviation F from a decision table (through its group marginal)."""
+        return self.deviation_from_marginal(table.group_marginal(), problem)
 
-        Examples
-        --------
-        >>> from fairdecide import Independence, TabularPolicy
-        >>> from fairdecide.datasets import make_bail_problem
-        >>> problem, world = make_bail_problem()
-        >>> coin = TabularPolicy.constant(world.n_x, world.n_z, [0.5, 0.5])
-        >>> Independence().deviation(coin, world, problem)
-        0.0
-        """
-        from fairdecide.world import decision_table
-
-        return self.deviation_from_marginal(
-            decision_table(policy, world, problem).group_marginal(), problem
-        )
-
-    def breakdown(
-        self, policy: TabularPolicy, world: TabularWorld, problem: DecisionProblem
-    ) -> pd.DataFrame:
+    def breakdown(self, policy: Policy, world: World, problem: DecisionProblem
+                  ) -> pd.DataFrame:
         """Per-group table of the conditionals compared.
 
         Returns
@@ -229,7 +229,9 @@ class ConditionalIndependence:
             Rows whose (c, z) is left out (zero mass, or not in ``given_values``) have
             NaN conditionals.
         """
-        from fairdecide.world import decision_table
+        import pandas as pd
+
+        from fairdecide.table import decision_table
 
         M = decision_table(policy, world, problem).group_marginal()
         P = self._pieces(M, problem)
@@ -310,13 +312,29 @@ class ConditionalIndependence:
                                       P["D"].reshape(-1))
 
 
-def resolve_names(criteria: Sequence[Any]) -> list[str]:
-    """Unique labels for a list of criteria (a suffix is added to repeats)."""
-    names: list[str] = []
-    for c in criteria:
-        base = c.label
-        name, k = base, 2
-        while name in names:
-            name, k = f"{base}#{k}", k + 1
-        names.append(name)
-    return names
+    def add_rows(self, block: ProgramBlock, how: Expansion) -> None:
+        """Rows bounding ``block.f`` over the scenario's group marginal: exact when the
+        criterion is linear; else a first-order expansion at ``block.marginal``, or
+        (``how="fixed-mass"``) exact with the conditioning masses P(c, z) held there."""
+        linear = self.is_linear(block.problem)
+        exact = linear or how != "first-order"
+        lin = self.linearize(block.marginal.reshape(-1), block.problem, block.n_groups,
+                             exact=exact)
+        if how == "fixed-mass" and not linear:
+            block.add_eq_dense(lin.A_mass, block.m_cols, lin.mass)
+        if self.measure == "kl":
+            block.add_kl(block.m_cols, lin.A_group, lin.b_group, lin.A_pool, lin.b_pool,
+                         lin.weight)
+            return
+        D = lin.A_group - lin.A_pool
+        d = lin.b_group - lin.b_pool
+        weight = lin.weight
+        sizes = np.bincount(lin.block)
+        if len(sizes) and np.all(sizes == 2):
+            # Two target values: both conditionals sum to one (exactly, also when
+            # linearised), so the two differences are opposite. Keep one row per block:
+            # |d_0| + |d_1| = 2 |d_1| and max(|d_0|, |d_1|) = |d_1|.
+            D, d = D[1::2], d[1::2]
+            weight = weight[1::2] * (2.0 if self.measure == "tv" else 1.0)
+        block.add_abs_epigraph(D, d, block.m_cols, weight,
+                               "max" if self.measure == "max" else "sum")

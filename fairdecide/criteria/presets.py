@@ -1,16 +1,22 @@
-"""The named group fairness criteria: thin presets of ConditionalIndependence."""
+"""The named group fairness criteria: factories of ConditionalIndependence.
+
+Each preset returns a plain :class:`ConditionalIndependence`, so presets compare equal
+to the criterion they stand for and ``dataclasses.replace`` works on them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from fairdecide.criteria.base import ConditionalIndependence
+from fairdecide.criteria.conditional import ConditionalIndependence
 
 __all__ = ["Independence", "Separation", "Sufficiency"]
 
 
-class Independence(ConditionalIndependence):
+def Independence(
+    measure: str = "tv", weighting: str = "uniform", name: str | None = None
+) -> ConditionalIndependence:
     """Independence (demographic parity): the action is independent of the group.
 
     Compares P(a | z) with P(a). With the default measure::
@@ -30,18 +36,16 @@ class Independence(ConditionalIndependence):
     >>> Independence().deviation(release_all, world, problem)
     0.0
     """
-
-    def __init__(
-        self, measure: str = "tv", weighting: str = "uniform", name: str | None = None
-    ) -> None:
-        super().__init__(target="action", given=None, measure=measure, weighting=weighting,
-                         name=name)
-
-    def __repr__(self) -> str:
-        return f"Independence(measure={self.measure!r}, weighting={self.weighting!r})"
+    return ConditionalIndependence(target="action", given=None, measure=measure,
+                                   weighting=weighting, name=name)
 
 
-class Separation(ConditionalIndependence):
+def Separation(
+    measure: str = "tv",
+    weighting: str = "uniform",
+    outcomes: Sequence[Any] | None = None,
+    name: str | None = None,
+) -> ConditionalIndependence:
     """Separation (balance, equalized odds): the action is independent of the group given
     the outcome.
 
@@ -61,24 +65,21 @@ class Separation(ConditionalIndependence):
     >>> from fairdecide import Separation
     >>> Separation(outcomes=[1]).label
     'separation[y=1]'
+    >>> from fairdecide import ConditionalIndependence
+    >>> Separation(outcomes=[1]) == ConditionalIndependence("action", "outcome",
+    ...                                                     given_values=[1])
+    True
     """
-
-    def __init__(
-        self,
-        measure: str = "tv",
-        weighting: str = "uniform",
-        outcomes: Sequence[Any] | None = None,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(target="action", given="outcome", measure=measure,
-                         weighting=weighting, given_values=outcomes, name=name)
-
-    def __repr__(self) -> str:
-        return (f"Separation(measure={self.measure!r}, weighting={self.weighting!r}, "
-                f"outcomes={self.given_values!r})")
+    return ConditionalIndependence(target="action", given="outcome", measure=measure,
+                                   weighting=weighting, given_values=outcomes, name=name)
 
 
-class Sufficiency(ConditionalIndependence):
+def Sufficiency(
+    measure: str = "tv",
+    weighting: str = "uniform",
+    actions: Sequence[Any] | None = None,
+    name: str | None = None,
+) -> ConditionalIndependence:
     """Sufficiency (calibration within groups): the outcome is independent of the group
     given the action.
 
@@ -100,17 +101,5 @@ class Sufficiency(ConditionalIndependence):
     >>> Sufficiency(measure="max").label
     'sufficiency'
     """
-
-    def __init__(
-        self,
-        measure: str = "tv",
-        weighting: str = "uniform",
-        actions: Sequence[Any] | None = None,
-        name: str | None = None,
-    ) -> None:
-        super().__init__(target="outcome", given="action", measure=measure,
-                         weighting=weighting, given_values=actions, name=name)
-
-    def __repr__(self) -> str:
-        return (f"Sufficiency(measure={self.measure!r}, weighting={self.weighting!r}, "
-                f"actions={self.given_values!r})")
+    return ConditionalIndependence(target="outcome", given="action", measure=measure,
+                                   weighting=weighting, given_values=actions, name=name)

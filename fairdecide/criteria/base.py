@@ -1,0 +1,169 @@
+"""The Criterion protocol: what a fairness criterion declares and supplies.
+
+A criterion declares its :class:`Capabilities` for a problem (what it reads, whether it
+is linear in the policy, what it can give each optimisation route), computes its exact
+deviation from a decision table, and, for the program routes, writes its rows into a
+program block (:meth:`Criterion.add_rows`). The optimiser picks a route from these
+declarations; it never inspects a criterion's class.
+
+Adding a criterion is one new class with these methods (see docs/architecture.md and
+``tests/test_criterion_contract.py``, which defines one outside the package).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import numpy as np
+
+from fairdecide.exceptions import FairdecideError
+
+if TYPE_CHECKING:
+    from fairdecide.policies.base import Policy
+    from fairdecide.problem import DecisionProblem
+    from fairdecide.table import DecisionTable
+    from fairdecide.world import World
+
+__all__ = ["Capabilities", "Criterion", "Expansion", "ProgramBlock", "resolve_names"]
+
+#: How a criterion's rows are written: exactly (the criterion is linear), as a
+#: first-order expansion at the block's point, or exactly with the conditioning masses
+#: held at the point (the exact correction step of successive linearisation).
+Expansion = Literal["exact", "first-order", "fixed-mass"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a criterion is and supplies, for one problem.
+
+    Attributes
+    ----------
+    reads : {"marginal", "rows"}
+        "marginal": the deviation is a function of the group marginal P(z, a, y);
+        "rows": of the policy rows and the units (individual fairness).
+    linear : bool
+        The deviation is convex in the policy and exactly representable in the program
+        (a linear program, or an exponential-cone program when ``cone``).
+    program : bool
+        :meth:`Criterion.add_rows` writes rows: exactly when ``linear``, as first-order
+        and fixed-mass expansions otherwise (successive linearisation).
+    cone : bool
+        The rows need an exponential-cone solver (KL measures).
+    gradient : bool
+        The criterion supplies a gradient (the gradient route, for parametric policies).
+    """
+
+    reads: Literal["marginal", "rows"] = "marginal"
+    linear: bool = True
+    program: bool = True
+    cone: bool = False
+    gradient: bool = False
+
+
+class ProgramBlock(Protocol):
+    """What a criterion sees of the program for one scenario, and writes into it
+    (implemented by :class:`fairdecide.optimize.assembly.CriterionBlock`).
+
+    Attributes: ``problem``; ``units`` (the scenario's units), ``unit_weights`` (n_u,),
+    ``unit_outcomes`` (n_u, n_a, n_y), ``n_groups``; ``f`` (the deviation variable to
+    bound); ``m_cols`` (columns of the group marginal P(z, a, y), z-major) and
+    ``marginal`` (its value at the expansion point); ``pi_cols`` (n_free, n_a) and
+    ``free_of_unit`` (n_u,) (the free policy columns and which row each unit uses) and
+    ``point`` (the free rows at the expansion point).
+    """
+
+    problem: DecisionProblem
+    units: Any
+    unit_weights: np.ndarray
+    unit_outcomes: np.ndarray
+    n_groups: int
+    f: int
+    m_cols: np.ndarray
+    marginal: np.ndarray
+    pi_cols: np.ndarray
+    free_of_unit: np.ndarray
+    point: np.ndarray
+
+    def new_vars(self, count: int, low: float = 0.0, high: float = np.inf) -> np.ndarray:
+        """New variables; returns their columns."""
+
+    def add_ub_dense(self, mat: Any, cols: np.ndarray, rhs: np.ndarray) -> None:
+        """Rows mat @ x[cols] <= rhs."""
+
+    def add_eq_dense(self, mat: Any, cols: np.ndarray, rhs: np.ndarray) -> None:
+        """Rows mat @ x[cols] == rhs."""
+
+    def add_abs_epigraph(self, D: Any, d: np.ndarray, cols: np.ndarray, weight: np.ndarray,
+                         kind: str = "sum") -> None:
+        """f >= sum (or max) of weight_r |D_r x[cols] + d_r|."""
+
+    def add_kl(self, cols: np.ndarray, A_group: np.ndarray, b_group: np.ndarray,
+               A_pool: np.ndarray, b_pool: np.ndarray, weight: np.ndarray) -> None:
+        """f >= sum_r weight_r KL(A_group x + b_group || A_pool x + b_pool)_r."""
+
+
+class Criterion(abc.ABC):
+    """A fairness criterion: a deviation F(pi) >= 0 computed from the decision table."""
+
+    @property
+    @abc.abstractmethod
+    def label(self) -> str:
+        """Name used in results and tables."""
+
+    @abc.abstractmethod
+    def capabilities(self, problem: DecisionProblem) -> Capabilities:
+        """What the criterion reads and supplies for ``problem``."""
+
+    @abc.abstractmethod
+    def deviation_from_table(self, table: DecisionTable, problem: DecisionProblem) -> float:
+        """The exact deviation F of the policy whose decision table is ``table``."""
+
+    def add_rows(self, block: ProgramBlock, how: Expansion) -> None:
+        """Write the rows bounding this criterion's deviation variable ``block.f`` (see
+        :class:`ProgramBlock`)."""
+        raise FairdecideError(f"criterion {self.label!r} supplies no program rows")
+
+    def is_linear(self, problem: DecisionProblem) -> bool:
+        """Whether the deviation is convex in the policy for ``problem``."""
+        return self.capabilities(problem).linear
+
+    def deviation(self, policy: Policy, world: World, problem: DecisionProblem) -> float:
+        """The deviation F of ``policy`` in ``world``, from the decision table."""
+        from fairdecide.table import decision_table
+
+        return self.deviation_from_table(decision_table(policy, world, problem), problem)
+
+
+def as_criteria(criteria: Any) -> list[Criterion]:
+    """A criterion or a sequence of them as a list, checked."""
+    if criteria is None:
+        return []
+    if isinstance(criteria, Criterion):
+        return [criteria]
+    try:
+        items = list(criteria)
+    except TypeError:
+        raise FairdecideError(
+            f"criteria must be a criterion or a sequence of them, got {type(criteria).__name__}"
+        ) from None
+    for i, c in enumerate(items):
+        if not isinstance(c, Criterion):
+            raise FairdecideError(
+                f"criteria[{i}] must be a fairness criterion such as Independence(), "
+                f"got {type(c).__name__}")
+    return items
+
+
+def resolve_names(criteria: Sequence[Criterion]) -> list[str]:
+    """Unique labels for a list of criteria (a suffix is added to repeats)."""
+    names: list[str] = []
+    for c in criteria:
+        base = c.label
+        name, k = base, 2
+        while name in names:
+            name, k = f"{base}#{k}", k + 1
+        names.append(name)
+    return names
