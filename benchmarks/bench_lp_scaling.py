@@ -27,9 +27,10 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import linprog
 
-from fairdecide import Independence, Separation, optimize_policy
+from fairdecide import Belief, Independence, Separation, optimize_policy
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.optimize.program import PolicyProgram
+from fairdecide.optimize.tradeoff import FairnessConstraint
 
 EPSILON = 0.01
 
@@ -51,10 +52,8 @@ def one_case(n_x: int, n_z: int, n_a: int, kind: str, time_limit: float) -> dict
     res = optimize_policy(problem, world, crit, epsilon=EPSILON)
     fd_seconds = time.perf_counter() - t0
     # The same LP, built the same way, handed to linprog directly.
-    pp = PolicyProgram(problem, [world], np.ones(1), group_blind=False)
-    m0 = pp.marginals(np.full((pp.n_free, n_a), 1.0 / n_a))[0]
-    prog = pp.build([[(crit.measure, crit.linearize(m0, problem, n_z))]], "epsilon",
-                    epsilon=[EPSILON])
+    pp = PolicyProgram(problem, Belief.plug_in(world), group_blind=False)
+    prog = pp.build([crit], FairnessConstraint((EPSILON,)))
     raw_ds, fun_ds, _ = raw_solve(prog, "highs", time_limit)
     raw_ipm, fun_ipm, _ = raw_solve(prog, "highs-ipm", time_limit)
     agree = np.isnan(fun_ipm) or abs(-fun_ipm - res.utility) <= 1e-6

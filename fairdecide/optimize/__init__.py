@@ -1,7 +1,25 @@
-"""Policy optimisation: exact LP (and exponential-cone) route and successive linearisation."""
+"""Policy optimisation: trade-offs, routes (exact program, successive linearisation),
+verification and Pareto frontiers."""
 
 from fairdecide.optimize.api import optimize_policy
 from fairdecide.optimize.frontier import pareto_frontier
 from fairdecide.optimize.result import OptimizeResult, Verification
+from fairdecide.optimize.tradeoff import (
+    FairnessConstraint,
+    MaxUtility,
+    Mixture,
+    Tradeoff,
+    UtilityConstraint,
+)
 
-__all__ = ["OptimizeResult", "Verification", "optimize_policy", "pareto_frontier"]
+__all__ = [
+    "FairnessConstraint",
+    "MaxUtility",
+    "Mixture",
+    "OptimizeResult",
+    "Tradeoff",
+    "UtilityConstraint",
+    "Verification",
+    "optimize_policy",
+    "pareto_frontier",
+]

@@ -9,19 +9,19 @@ import numpy as np
 import pandas as pd
 
 from fairdecide.beliefs import Belief
-from fairdecide.criteria.base import ConditionalIndependence
+from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.api import optimize_policy
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import TabularWorld
+from fairdecide.world import World
 
 __all__ = ["pareto_frontier"]
 
 
 def pareto_frontier(
     problem: DecisionProblem,
-    world: TabularWorld | Belief,
-    criterion: ConditionalIndependence,
+    world: World | Belief,
+    criterion: Criterion,
     epsilons: Sequence[float] | None = None,
     *,
     n_points: int = 11,
@@ -55,7 +55,7 @@ def pareto_frontier(
     >>> bool(front["utility"].is_monotonic_increasing)
     True
     """
-    if not isinstance(criterion, ConditionalIndependence):
+    if not isinstance(criterion, Criterion):
         raise FairdecideError(
             f"criterion must be one fairness criterion, got {type(criterion).__name__}")
     if epsilons is None:

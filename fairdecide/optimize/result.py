@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from fairdecide.policies import TabularPolicy
+from fairdecide.policies.base import Policy
 
 __all__ = ["OptimizeResult", "Verification"]
 
@@ -56,7 +56,7 @@ class OptimizeResult:
 
     Attributes
     ----------
-    policy : TabularPolicy
+    policy : Policy
     utility : float
         Expected utility, recomputed from the decision table (with a belief: the mean or
         worst case over its scenarios).
@@ -77,7 +77,7 @@ class OptimizeResult:
     verification : Verification
     """
 
-    policy: TabularPolicy
+    policy: Policy
     utility: float
     deviations: dict[str, float]
     objective: float

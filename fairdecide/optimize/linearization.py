@@ -1,0 +1,179 @@
+"""Successive linearisation for criteria that are not convex in the policy.
+
+At the current policy each conditional N / D is replaced by its first-order expansion
+and the resulting convex program is solved within a trust region |pi - pi_k| <= Delta
+(for tolerance constraints, with the tolerance tightened by a margin that tracks the
+observed curvature error). The step is then corrected exactly: with the conditioning
+masses held fixed every conditional is linear, so the best policy with the step's masses
+is one exact program (if none meets the tolerance, the masses are pulled back toward
+the current ones). A step is kept only if the exact objective, recomputed from the
+decision tables of every scenario, improves and the exact constraints hold. Beliefs of
+several scenarios are handled at once: every scenario's rows enter each program.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from fairdecide.optimize.session import Session
+from fairdecide.optimize.tradeoff import MinViolation, Tradeoff, aggregated_deviations
+
+__all__ = ["Found", "local_search", "successive_linearization"]
+
+# The search stops when the objective improved by less than STALL_GAIN (relative) over
+# the last STALL_WINDOW steps.
+STALL_WINDOW = 20
+STALL_GAIN = 1e-6
+
+
+@dataclass(frozen=True)
+class Found:
+    """The best end point (``pi`` None when no start could be made feasible, with the
+    point of least violation found)."""
+
+    pi: np.ndarray | None
+    violation: float
+    status: str
+    least_violation: np.ndarray | None = None
+
+
+def candidates(session: Session) -> list[np.ndarray]:
+    """Starting policies: the utility optimum, the uniform policy, their average, and the
+    constant deterministic policies (fallbacks that meet independence and separation
+    exactly)."""
+    prog = session.prog
+    best = session.utility_optimum()
+    uniform = prog.uniform()
+    eye = np.eye(prog.n_a)
+    return [best, uniform, 0.5 * (best + uniform)] + [
+        np.tile(eye[a], (prog.n_free, 1)) for a in range(prog.n_a)
+    ]
+
+
+def successive_linearization(session: Session, tradeoff: Tradeoff) -> Found:
+    """Multi-start successive linearisation of ``tradeoff``; the best end point.
+
+    A start that violates the tolerances is first moved into the feasible set by
+    minimising the total violation; then the objective is improved from there.
+    """
+    best: tuple[float, np.ndarray, float, str] | None = None
+    least: tuple[float, np.ndarray] | None = None
+    for start in candidates(session):
+        pi = start
+        if not session.feasible(pi, tradeoff):
+            if not tradeoff.bounds_deviations:
+                continue
+            phase = MinViolation(tradeoff.epsilon, tradeoff.chance_delta)
+            pi, _, _ = local_search(session, phase, pi)
+            v = session.merit(pi, phase)
+            if least is None or v < least[0]:
+                least = (v, pi)
+            if not session.feasible(pi, tradeoff):
+                continue
+        pi, viol, status = local_search(session, tradeoff, pi)
+        phi = session.merit(pi, tradeoff)
+        if best is None or phi < best[0] - 1e-12:
+            best = (phi, pi, viol, status)
+    if best is None:
+        return Found(None, 0.0, "infeasible", None if least is None else least[1])
+    return Found(best[1], best[2], best[3])
+
+
+def _better(session: Session, a: np.ndarray, b: np.ndarray, tradeoff: Tradeoff) -> bool:
+    """Whether policy ``a`` is feasible and at least as good as ``b`` (or ``b`` is not
+    feasible)."""
+    if not session.feasible(a, tradeoff):
+        return False
+    if not session.feasible(b, tradeoff):
+        return True
+    return session.merit(a, tradeoff) <= session.merit(b, tradeoff)
+
+
+def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray
+                 ) -> tuple[np.ndarray, float, str]:
+    """Successive linearisation with a trust region from a start that satisfies the
+    constraints of ``tradeoff``; every accepted step keeps them and improves the exact
+    objective. Returns (free rows, raw simplex violation, status)."""
+    prog, crits = session.prog, session.criteria
+    pi = start
+    phi = session.merit(pi, tradeoff)
+    radius, converged, viol = 0.5, False, 0.0
+    # With tolerances the linearised tolerance is tightened by a margin that tracks the
+    # curvature error seen at the current radius, so steps land inside the feasible set
+    # instead of zig-zagging along its curved boundary.
+    tightens = tradeoff.bounds_deviations
+    eps = np.asarray(tradeoff.epsilon if tightens else (), dtype=float)
+    margin = np.zeros(len(eps))
+    history: list[float] = []
+    for _ in range(session.max_iter):
+        session.stats["linearisation_steps"] += 1
+        history.append(phi)
+        if len(history) > STALL_WINDOW and (
+            history[-STALL_WINDOW - 1] - phi <= STALL_GAIN * (1.0 + abs(phi))
+        ):
+            converged = True  # stalled: no real progress over the last steps
+            break
+        step = tradeoff
+        if tightens and margin.any():
+            step = replace(tradeoff, epsilon=tuple(np.maximum(eps - margin, 0.0)))
+        res = session.solve(step, crits, point=pi, trust=radius, how="first-order")
+        predicted = phi - res.objective if res.ok else -np.inf
+        if predicted <= 1e-10 * (1.0 + abs(phi)):
+            if margin.any():
+                margin[:] = 0.0  # judge convergence on the untightened model
+                continue
+            if res.ok:
+                converged = True
+                break
+            radius *= 0.25
+            if radius < 1e-7:
+                converged = True
+                break
+            continue
+        new, new_viol = prog.clean(res.x)
+        used = radius
+        if tightens:
+            F_step = aggregated_deviations(session.evaluate(new)[1], session.belief,
+                                           tradeoff.chance_delta)
+            overshoot = np.maximum(F_step - np.maximum(eps - margin, 0.0), 0.0)
+        # Correction: the best policy with the step's conditioning masses, an exact
+        # program. If no policy with those masses meets the constraints, the masses are
+        # pulled back toward the current ones (masses are linear in pi, so the slice at
+        # pi + t (new - pi) has the masses D_k + t (D_new - D_k)).
+        for t in (1.0, 0.5, 0.25, 0.125):
+            probe = new if t == 1.0 else pi + t * (new - pi)
+            cor = session.solve(tradeoff, crits, point=probe, how="fixed-mass")
+            if cor.ok:
+                cand, cand_viol = prog.clean(cor.x)
+                if _better(session, cand, new, tradeoff):
+                    new, new_viol = cand, cand_viol
+                break
+        phi2 = session.merit(new, tradeoff)
+        actual = phi - phi2
+        if session.feasible(new, tradeoff) and actual > 1e-12 * (1.0 + abs(phi)):
+            # The exact correction restores feasibility, so any improving step is kept;
+            # the radius grows when the model predicted well, shrinks when the step
+            # gained less than a tenth of the prediction.
+            pi, phi, viol = new, phi2, new_viol
+            if actual >= 0.5 * predicted:
+                radius = min(1.0, 2.0 * radius)
+            elif actual < 0.1 * predicted:
+                radius *= 0.5
+        else:
+            radius *= 0.25
+        if tightens:
+            margin = 1.5 * overshoot * (radius / used) ** 2
+        if radius < 1e-7:
+            converged = True
+            break
+    if not converged:
+        warnings.warn(
+            f"successive linearisation stopped after max_iter={session.max_iter} steps "
+            "before converging; the policy is feasible and verified but may not be "
+            "locally optimal. Raise max_iter",
+            stacklevel=5,
+        )
+    return pi, viol, "locally optimal" if converged else "feasible (not converged)"

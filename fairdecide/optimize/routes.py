@@ -1,0 +1,124 @@
+"""Optimisation routes and the router that picks one from declared capabilities.
+
+A route says which criteria capabilities and policy kinds it accepts, and solves a
+:class:`~fairdecide.optimize.session.Session`. Registered routes are tried in order;
+the first that accepts solves. The exact LP route takes criteria that are all linear for
+the problem; successive linearisation takes any criterion that supplies program rows
+(first-order and fixed-mass expansions). A gradient route for parametric policies
+registers itself here with :func:`register_route`.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fairdecide.criteria.base import Capabilities
+from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize.infeasible import raise_infeasible
+from fairdecide.optimize.linearization import successive_linearization
+from fairdecide.optimize.session import Session
+
+__all__ = ["LinearRoute", "LinearizationRoute", "Route", "RouteResult", "choose_route",
+           "register_route"]
+
+
+@dataclass(frozen=True)
+class RouteResult:
+    """What a route found: free rows, the raw simplex violation, a status word and (for
+    one-program routes) the solver's own values to check against the recomputation."""
+
+    pi: np.ndarray
+    violation: float
+    status: str
+    solver_values: dict[str, Any] | None = None
+
+
+class Route(abc.ABC):
+    """An optimisation route."""
+
+    name: ClassVar[str] = ""
+
+    @abc.abstractmethod
+    def refuses(self, capabilities: list[Capabilities], policy_kind: str) -> str | None:
+        """None if the route takes these criteria and policy kind, else why not."""
+
+    @abc.abstractmethod
+    def run(self, session: Session) -> RouteResult:
+        """Solve the session's trade-off."""
+
+
+class LinearRoute(Route):
+    """One linear (or exponential-cone) program: globally optimal."""
+
+    name: ClassVar[str] = "exact program"
+
+    def refuses(self, capabilities: list[Capabilities], policy_kind: str) -> str | None:
+        if policy_kind != "free":
+            return "needs a free (tabular) policy"
+        if not all(c.linear and c.program for c in capabilities):
+            return "needs every criterion linear in the policy"
+        return None
+
+    def run(self, session: Session) -> RouteResult:
+        tr = session.tradeoff
+        res = session.solve(tr, session.criteria)
+        if not res.ok:
+            if tr.bounds_deviations and res.status.startswith("infeasible"):
+                raise_infeasible(session, None)
+            raise session.fail(res, tr.kind)
+        prog, program = session.prog, session.last_program
+        pi, viol = prog.clean(res.x)
+        ms = np.stack([res.x[sl] for sl in program.m_slices])
+        f = np.array([[res.x[i] for i in row] for row in program.f_index])
+        values = {"utility": prog.utilities(ms),
+                  "f": f.reshape(len(session.criteria), prog.K), "objective": res.objective}
+        return RouteResult(pi, viol, "optimal", values)
+
+
+class LinearizationRoute(Route):
+    """Successive linearisation with a trust region and exact fixed-mass corrections,
+    multi-start: every iterate feasible and verified, a local optimum."""
+
+    name: ClassVar[str] = "successive linearisation"
+
+    def refuses(self, capabilities: list[Capabilities], policy_kind: str) -> str | None:
+        if policy_kind != "free":
+            return "needs a free (tabular) policy"
+        if not all(c.program for c in capabilities):
+            return "needs every criterion to supply program rows"
+        return None
+
+    def run(self, session: Session) -> RouteResult:
+        found = successive_linearization(session, session.tradeoff)
+        if found.pi is None:
+            raise_infeasible(session, found.least_violation)
+        return RouteResult(found.pi, found.violation, found.status)
+
+
+ROUTES: list[Route] = [LinearRoute(), LinearizationRoute()]
+
+
+def register_route(route: Route, *, first: bool = False) -> None:
+    """Add ``route`` to the routes tried (last, or first)."""
+    if first:
+        ROUTES.insert(0, route)
+    else:
+        ROUTES.append(route)
+
+
+def choose_route(capabilities: list[Capabilities], policy_kind: str) -> Route:
+    """The first registered route that takes the criteria and policy kind."""
+    reasons = []
+    for route in ROUTES:
+        why = route.refuses(capabilities, policy_kind)
+        if why is None:
+            return route
+        reasons.append(f"{route.name}: {why}")
+    raise FairdecideError(
+        "no optimisation route takes these criteria and this policy (" + "; ".join(reasons)
+        + "). A criterion must supply program rows (Capabilities.program)")
+

@@ -1,0 +1,99 @@
+"""One optimisation in progress, shared by the routes: the program, the criteria and
+their declared capabilities, the trade-off, the belief, solver settings and statistics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fairdecide.beliefs import Belief
+from fairdecide.criteria.base import Criterion, Expansion
+from fairdecide.exceptions import SolverError
+from fairdecide.optimize.program import PolicyProgram, Program
+from fairdecide.optimize.solvers import SolveResult, solve_program
+from fairdecide.optimize.tradeoff import MaxUtility, Tradeoff
+from fairdecide.table import scenario_values
+
+__all__ = ["Session"]
+
+
+class Session:
+    """Carries one optimisation: what every route needs, and the one way it evaluates a
+    policy (:func:`fairdecide.table.scenario_values`, from the decision tables)."""
+
+    def __init__(self, prog: PolicyProgram, criteria: list[Criterion], names: list[str],
+                 tradeoff: Tradeoff, belief: Belief, solver: str | None, tol: float,
+                 max_iter: int, stats: dict[str, Any] | None = None) -> None:
+        self.prog, self.criteria, self.names = prog, criteria, names
+        self.tradeoff, self.belief = tradeoff, belief
+        self.solver, self.tol, self.max_iter = solver, tol, max_iter
+        self.problem = prog.problem
+        self.capabilities = [c.capabilities(self.problem) for c in criteria]
+        self.stats: dict[str, Any] = stats if stats is not None else {
+            "solve_seconds": 0.0, "linearisation_steps": 0, "solver_iterations": 0}
+        self.solver_name = "none"
+        self.last_program: Program | None = None
+        self.utility_tol = tol * max(1.0, float(np.abs(self.problem.utility).max()))
+
+    def restricted(self, criteria: list[Criterion], names: list[str], tradeoff: Tradeoff
+                   ) -> Session:
+        """The same problem, belief and settings with other criteria and trade-off; the
+        statistics are shared."""
+        return Session(self.prog, criteria, names, tradeoff, self.belief, self.solver,
+                       self.tol, self.max_iter, self.stats)
+
+    # ---------------------------------------------------------------- evaluation
+    def evaluate(self, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Utility (K,) and deviations (n_criteria, K) of free rows ``pi`` per scenario."""
+        return scenario_values(self.prog.policy(pi), self.belief.worlds, self.problem,
+                               self.criteria)
+
+    def merit(self, pi: np.ndarray, tradeoff: Tradeoff) -> float:
+        """The exact objective of ``tradeoff`` (to minimise) at free rows ``pi``."""
+        U, F = self.evaluate(pi)
+        return tradeoff.merit(U, F, self.belief)
+
+    def feasible(self, pi: np.ndarray, tradeoff: Tradeoff) -> bool:
+        U, F = self.evaluate(pi)
+        return tradeoff.feasible(U, F, self.belief, self.tol, self.utility_tol)
+
+    # ---------------------------------------------------------------- solving
+    def solve(self, tradeoff: Tradeoff, criteria: list[Criterion], *,
+              point: np.ndarray | None = None, trust: float | None = None,
+              how: Expansion = "exact") -> SolveResult:
+        """Build and solve the program of ``tradeoff`` over ``criteria`` (expanded at the
+        free rows ``point`` as ``how`` says, within a trust region of radius ``trust``)."""
+        program = self.prog.build(criteria, tradeoff, point=point, how=how,
+                                  trust=None if point is None else trust)
+        self.last_program = program
+        res = solve_program(program, self.solver)
+        self.stats["solve_seconds"] += res.seconds
+        self.stats["solver_iterations"] += res.iterations or 0
+        self.stats.update(n_variables=program.n_variables,
+                          n_constraints=program.n_constraints, nnz=program.nnz)
+        self.solver_name = res.solver
+        return res
+
+    def fail(self, res: SolveResult, what: str) -> SolverError:
+        return SolverError(
+            f"{res.solver} failed on the {what} program: {res.status}. Try another solver, "
+            "e.g. solver='highs-ipm' or solver='CLARABEL'"
+        )
+
+    def utility_optimum(self) -> np.ndarray:
+        """Free rows of the utility-maximising policy (no fairness)."""
+        res = self.solve(MaxUtility(), [])
+        if not res.ok:
+            raise self.fail(res, "utility")
+        return self.prog.clean(res.x)[0]
+
+    def with_utility_floor(self) -> None:
+        """If the trade-off needs the best utility U* (constrained utility), solve it and
+        fix the trade-off's floor."""
+        if self.tradeoff.needs_utility_optimum:
+            res = self.solve(MaxUtility(), [])
+            if not res.ok:
+                raise self.fail(res, "utility")
+            self.tradeoff = self.tradeoff.with_utility_optimum(-res.objective)

@@ -1,0 +1,325 @@
+"""The book's fairness-utility trade-offs as small frozen objects.
+
+Each trade-off knows its exact objective (to minimise, from per-scenario utilities U_k
+and deviations F_ck), when a policy is feasible, what verification checks, how to
+describe itself, and how to write its objective and constraints into a program
+(:class:`fairdecide.optimize.assembly.Assembly`). Aggregation over a belief's scenarios
+(mean or worst case, CVaR for chance constraints) is part of each.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from fairdecide.beliefs import Belief, cvar
+from fairdecide.exceptions import FairdecideError
+
+if TYPE_CHECKING:
+    from fairdecide.optimize.assembly import Assembly
+
+__all__ = [
+    "FairnessConstraint",
+    "MaxUtility",
+    "MinViolation",
+    "Mixture",
+    "Tradeoff",
+    "UtilityConstraint",
+    "make_tradeoff",
+]
+
+
+def aggregated_deviations(F: np.ndarray, belief: Belief, chance_delta: float | None
+                          ) -> np.ndarray:
+    """Each criterion's deviation as a tolerance bounds it: the belief's mean or worst
+    case over scenarios, or their CVaR_{1-delta} with a chance constraint."""
+    if chance_delta is not None:
+        return np.array([cvar(f, belief.weights, chance_delta) for f in F])
+    return np.array([belief.combine_deviation(f) for f in F])
+
+
+@dataclass(frozen=True)
+class Tradeoff(abc.ABC):
+    """One trade-off between expected utility U and the deviations F."""
+
+    #: Short name used in messages ("the epsilon program failed ...").
+    kind: ClassVar[str] = ""
+    #: Whether the trade-off bounds the deviations by tolerances (then an infeasible
+    #: program is diagnosed by the smallest achievable deviations).
+    bounds_deviations: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def describe(self, names: Sequence[str]) -> str:
+        """A readable statement of the trade-off."""
+
+    @abc.abstractmethod
+    def merit(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
+        """The exact objective to minimise, from utilities (K,) and deviations (C, K)."""
+
+    def feasible(self, U: np.ndarray, F: np.ndarray, belief: Belief, tol: float,
+                 utility_tol: float) -> bool:
+        """Whether the constraints hold (within the tolerances)."""
+        return True
+
+    def checks(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
+               tol: float, utility_tol: float) -> dict[str, bool]:
+        """The constraint checks verification reports."""
+        return {}
+
+    def objective(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
+        """The objective as reported to users (a value to maximise, or the deviation
+        minimised)."""
+        return -self.merit(U, F, belief)
+
+    def describe_belief(self) -> str:
+        """What the trade-off adds to the description of a belief's aggregation."""
+        return ""
+
+    @property
+    def needs_utility_optimum(self) -> bool:
+        """Whether the trade-off is stated relative to the best utility U*."""
+        return False
+
+    def with_utility_optimum(self, u_star: float) -> Tradeoff:
+        """The trade-off once U* is known."""
+        return self
+
+    @property
+    def tight_deviations(self) -> bool:
+        """Whether the program's deviation variables equal the deviations at the optimum
+        (they are penalised), so the solver's values can be checked against them."""
+        return False
+
+    @abc.abstractmethod
+    def write(self, asm: Assembly) -> None:
+        """Write the objective and constraints into the program being assembled."""
+
+
+@dataclass(frozen=True)
+class MaxUtility(Tradeoff):
+    """Maximise expected utility (no fairness term)."""
+
+    kind: ClassVar[str] = "utility"
+
+    def describe(self, names: Sequence[str]) -> str:
+        return "maximise expected utility (no fairness criterion)"
+
+    def merit(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
+        return -belief.combine(U)
+
+    def write(self, asm: Assembly) -> None:
+        asm.maximize(asm.scenario_utility)
+
+
+@dataclass(frozen=True)
+class Mixture(Tradeoff):
+    """Maximise (1 - lam) U - lam F."""
+
+    kind: ClassVar[str] = "mixture"
+
+    lam: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.lam <= 1.0:
+            raise FairdecideError(f"lam must lie in [0, 1], got {self.lam!r}")
+
+    @property
+    def tight_deviations(self) -> bool:
+        return self.lam > 0
+
+    def describe(self, names: Sequence[str]) -> str:
+        return f"maximise (1 - lam) U - lam F with lam = {self.lam:g}"
+
+    def merit(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
+        return -belief.combine((1 - self.lam) * U - self.lam * F.sum(axis=0))
+
+    def write(self, asm: Assembly) -> None:
+        def value(k: int) -> tuple[np.ndarray, np.ndarray]:
+            cols, vals = asm.scenario_utility(k, 1.0 - self.lam)
+            dev = asm.F[:, k]
+            return np.append(cols, dev), np.append(vals, np.full(len(dev), -self.lam))
+
+        asm.maximize(value)
+
+
+@dataclass(frozen=True)
+class FairnessConstraint(Tradeoff):
+    """Maximise U subject to F_c <= epsilon_c (mean, worst case or CVaR over scenarios)."""
+
+    kind: ClassVar[str] = "epsilon"
+    bounds_deviations: ClassVar[bool] = True
+
+    epsilon: tuple[float, ...] = ()
+    chance_delta: float | None = None
+
+    def describe(self, names: Sequence[str]) -> str:
+        tol = ", ".join(f"{n} <= {e:g}" for n, e in zip(names, self.epsilon, strict=True))
+        return f"maximise U subject to {tol}"
+
+    def describe_belief(self) -> str:
+        if self.chance_delta is None:
+            return ""
+        return f"; CVaR_{1 - self.chance_delta:g} of each deviation"
+
+    def merit(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
+        return -belief.combine(U)
+
+    def feasible(self, U: np.ndarray, F: np.ndarray, belief: Belief, tol: float,
+                 utility_tol: float) -> bool:
+        agg = aggregated_deviations(F, belief, self.chance_delta)
+        return bool(np.all(agg <= np.asarray(self.epsilon) + tol))
+
+    def checks(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
+               tol: float, utility_tol: float) -> dict[str, bool]:
+        agg = aggregated_deviations(F, belief, self.chance_delta)
+        word = "" if self.chance_delta is None else "CVaR of "
+        return {f"{word}{n} <= epsilon": bool(agg[c] <= self.epsilon[c] + tol)
+                for c, n in enumerate(names)}
+
+    def write(self, asm: Assembly) -> None:
+        asm.maximize(asm.scenario_utility)
+        for c, eps in enumerate(self.epsilon):
+            if np.isfinite(eps):
+                asm.bound_deviation(c, eps, self.chance_delta)
+
+
+@dataclass(frozen=True)
+class UtilityConstraint(Tradeoff):
+    """Minimise the total deviation subject to U >= U* - slack (``utility_min`` is set
+    once U* is known). Without ``slack``: no floor, the smallest achievable deviation."""
+
+    kind: ClassVar[str] = "slack"
+
+    slack: float | None = None
+    utility_min: float | None = None
+    chance_delta: float | None = None
+
+    @property
+    def tight_deviations(self) -> bool:
+        return True
+
+    @property
+    def needs_utility_optimum(self) -> bool:
+        return self.utility_min is None and self.slack is not None
+
+    def with_utility_optimum(self, u_star: float) -> Tradeoff:
+        return replace(self, utility_min=u_star - self.slack)
+
+    def describe(self, names: Sequence[str]) -> str:
+        if self.slack is None:
+            return "minimise F"
+        return f"minimise F subject to U >= U* - {self.slack:g}"
+
+    def merit(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
+        if self.chance_delta is not None:
+            return float(aggregated_deviations(F, belief, self.chance_delta).sum())
+        return -belief.combine(-F.sum(axis=0))  # mean, or worst (largest) total
+
+    def objective(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
+        return self.merit(U, F, belief)
+
+    def feasible(self, U: np.ndarray, F: np.ndarray, belief: Belief, tol: float,
+                 utility_tol: float) -> bool:
+        if self.utility_min is None:
+            return True
+        return belief.combine(U) >= self.utility_min - utility_tol
+
+    def checks(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
+               tol: float, utility_tol: float) -> dict[str, bool]:
+        if self.utility_min is None:
+            return {}
+        return {"utility >= U* - slack":
+                bool(belief.combine(U) >= self.utility_min - utility_tol)}
+
+    def write(self, asm: Assembly) -> None:
+        if self.chance_delta is not None:
+            asm.minimize_cvar_sum(self.chance_delta)
+        else:
+            asm.maximize(lambda k: (asm.F[:, k], -np.ones(asm.F.shape[0])))
+        if self.utility_min is not None and np.isfinite(self.utility_min):
+            asm.utility_floor(self.utility_min)
+
+
+@dataclass(frozen=True)
+class MinViolation(Tradeoff):
+    """Minimise the total violation sum_c max(0, F_c - epsilon_c): the feasibility phase
+    of successive linearisation."""
+
+    kind: ClassVar[str] = "violation"
+
+    epsilon: tuple[float, ...] = ()
+    chance_delta: float | None = None
+
+    def describe(self, names: Sequence[str]) -> str:
+        return "minimise the violation of the fairness tolerances"
+
+    def merit(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
+        agg = aggregated_deviations(F, belief, self.chance_delta)
+        return float(np.maximum(agg - np.asarray(self.epsilon), 0).sum())
+
+    def objective(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
+        return self.merit(U, F, belief)
+
+    def write(self, asm: Assembly) -> None:
+        asm.minimize_violation(self.epsilon, self.chance_delta)
+
+
+def make_tradeoff(n_criteria: int, lam: Any, epsilon: Any, utility_slack: Any,
+                  chance_delta: Any = None) -> Tradeoff:
+    """The trade-off that optimize_policy's keyword arguments ask for, validated."""
+    given = [k for k, v in (("lam", lam), ("epsilon", epsilon), ("utility_slack", utility_slack))
+             if v is not None]
+    if n_criteria == 0:
+        if given:
+            raise FairdecideError(f"{given[0]} needs at least one fairness criterion")
+        if chance_delta is not None:
+            raise FairdecideError("chance_delta applies to the epsilon trade-off only")
+        return MaxUtility()
+    if len(given) != 1:
+        raise FairdecideError(
+            "give exactly one trade-off: lam (mixture (1-lam) U - lam F), epsilon "
+            "(max U s.t. F <= epsilon) or utility_slack (min F s.t. U >= U* - slack); "
+            f"got {given or 'none'}"
+        )
+    if chance_delta is not None and epsilon is None:
+        raise FairdecideError("chance_delta applies to the epsilon trade-off only")
+    if lam is not None:
+        return Mixture(_number(lam, "lam"))
+    if epsilon is not None:
+        try:
+            eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
+        except (TypeError, ValueError):
+            raise FairdecideError(f"epsilon must be a number or a sequence, got {epsilon!r}"
+                                  ) from None
+        if eps.size == 1:
+            eps = np.repeat(eps, n_criteria)
+        if eps.shape != (n_criteria,):
+            raise FairdecideError(
+                f"epsilon must be a number or one per criterion ({n_criteria}), got {epsilon!r}"
+            )
+        if np.any(~np.isfinite(eps) & ~np.isposinf(eps)) or np.any(eps < 0):
+            raise FairdecideError(f"epsilon must be >= 0 (inf allowed), got {epsilon!r}")
+        delta = None
+        if chance_delta is not None:
+            delta = _number(chance_delta, "chance_delta")
+            if not 0.0 < delta < 1.0:
+                raise FairdecideError(f"chance_delta must lie in (0, 1), got {chance_delta!r}")
+        return FairnessConstraint(tuple(float(e) for e in eps), delta)
+    s = _number(utility_slack, "utility_slack")
+    if not np.isfinite(s) or s < 0:
+        raise FairdecideError(f"utility_slack must be a finite number >= 0, got {utility_slack!r}")
+    return UtilityConstraint(s)
+
+
+def _number(value: Any, name: str) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise FairdecideError(f"{name} must be a number, got {value!r}") from None
+    if np.isnan(out):
+        raise FairdecideError(f"{name} must be a number, got NaN")
+    return out
