@@ -4,36 +4,80 @@ The core objects: a :class:`DecisionProblem` (actions, outcomes, utility), a wor
 (:class:`TabularWorld`, known or estimated from :class:`LoggedData`), a policy
 (:class:`TabularPolicy`), fairness criteria (:class:`Independence`,
 :class:`Separation`, :class:`Sufficiency`) and :func:`optimize_policy`.
+
+The data model (problems, data, worlds, policies, criteria, beliefs) is imported with the
+package; the optimiser, posteriors and evaluation (which need scipy.optimize,
+scikit-learn or scipy.stats) are imported on first use, so ``import fairdecide`` stays
+fast.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from fairdecide.beliefs import Belief
 from fairdecide.criteria import (
+    Capabilities,
     ConditionalIndependence,
+    Criterion,
     Independence,
     Separation,
     Sufficiency,
 )
-from fairdecide.data import LoggedData
-from fairdecide.evaluation import BeliefEvaluation, evaluate_under_belief
+from fairdecide.data import BanditData, LoggedData
 from fairdecide.exceptions import (
     FairdecideError,
     InfeasibleToleranceError,
     SolverError,
     VerificationError,
 )
-from fairdecide.models import BootstrapPosterior, DirichletPosterior
-from fairdecide.optimize import OptimizeResult, optimize_policy
-from fairdecide.policies import TabularPolicy
+from fairdecide.policies import Policy, TabularPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import DecisionTable, TabularWorld, decision_table, expected_utility
+from fairdecide.table import DecisionTable, decision_table, expected_utility, scenario_values
+from fairdecide.units import Units
+from fairdecide.world import TabularWorld, World
+
+if TYPE_CHECKING:
+    from fairdecide.evaluation.belief import BeliefEvaluation, evaluate_under_belief
+    from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
+    from fairdecide.optimize.api import optimize_policy
+    from fairdecide.optimize.frontier import pareto_frontier
+    from fairdecide.optimize.result import OptimizeResult
 
 __version__ = "0.1.0"
 
+_LAZY = {
+    "OptimizeResult": "fairdecide.optimize.result",
+    "optimize_policy": "fairdecide.optimize.api",
+    "pareto_frontier": "fairdecide.optimize.frontier",
+    "BeliefEvaluation": "fairdecide.evaluation.belief",
+    "evaluate_under_belief": "fairdecide.evaluation.belief",
+    "BootstrapPosterior": "fairdecide.models.dirichlet",
+    "DirichletPosterior": "fairdecide.models.dirichlet",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fairdecide' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 __all__ = [
+    "BanditData",
     "Belief",
     "BeliefEvaluation",
     "BootstrapPosterior",
+    "Capabilities",
     "ConditionalIndependence",
+    "Criterion",
     "DecisionProblem",
     "DecisionTable",
     "DirichletPosterior",
@@ -42,14 +86,19 @@ __all__ = [
     "InfeasibleToleranceError",
     "LoggedData",
     "OptimizeResult",
+    "Policy",
     "Separation",
     "SolverError",
     "Sufficiency",
     "TabularPolicy",
     "TabularWorld",
+    "Units",
     "VerificationError",
+    "World",
     "decision_table",
     "evaluate_under_belief",
     "expected_utility",
     "optimize_policy",
+    "pareto_frontier",
+    "scenario_values",
 ]

@@ -1,5 +1,6 @@
 """Evaluation of policies: under a belief about the world, and off-policy from logs."""
 
+from fairdecide.data import BanditData
 from fairdecide.evaluation.audit import (
     DeviationEstimate,
     audit,
@@ -8,7 +9,6 @@ from fairdecide.evaluation.audit import (
 )
 from fairdecide.evaluation.belief import BeliefEvaluation, evaluate_under_belief
 from fairdecide.evaluation.offpolicy import (
-    BanditData,
     GroupValues,
     evaluate_policy,
     evaluate_policy_by_group,

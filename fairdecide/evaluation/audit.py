@@ -25,14 +25,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.special import gammaln
-from sklearn.utils import check_random_state
 
-from fairdecide.criteria.base import ConditionalIndependence, resolve_names
+from fairdecide._validation import check_random_state
+from fairdecide.criteria.base import Criterion, resolve_names
+from fairdecide.criteria.conditional import ConditionalIndependence
 from fairdecide.criteria.presets import Independence, Separation, Sufficiency
-from fairdecide.data import LoggedData
-from fairdecide.evaluation.offpolicy import BanditData, _prepare
+from fairdecide.data import BanditData, LoggedData
+from fairdecide.evaluation.offpolicy import _prepare
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
+from fairdecide.table import DecisionTable
 
 __all__ = ["DeviationEstimate", "audit", "estimate_deviation", "log_marginal_likelihoods"]
 
@@ -127,7 +129,7 @@ def _policy_marginal(rows_data: _Rows, problem: DecisionProblem, rows: np.ndarra
 
 def estimate_deviation(
     data: LoggedData | BanditData, problem: DecisionProblem,
-    criterion: ConditionalIndependence, policy: Any = None, *, n_boot: int = 500,
+    criterion: Criterion, policy: Any = None, *, n_boot: int = 500,
     level: float = 0.95, logging_model: Any = None, random_state: Any = None,
 ) -> DeviationEstimate:
     """A criterion's deviation for the logged decisions (``policy=None``) or for a
@@ -152,6 +154,7 @@ def estimate_deviation(
     True
     """
     _check(data, problem, need_actions=policy is None or problem.outcome_depends_on_action)
+    _check_criterion(criterion, problem)
     if not 0 < level < 1:
         raise FairdecideError(f"level must lie in (0, 1), got {level!r}")
     if int(n_boot) != n_boot or n_boot < 10:
@@ -160,14 +163,30 @@ def estimate_deviation(
     rows_data = _rows_of(data, problem, policy, logging_model, rng.randint(2**31 - 1))
     n = len(rows_data.z)
     M = _policy_marginal(rows_data, problem, np.arange(n)) / n
-    value = criterion.deviation_from_marginal(M, problem)
+    value = _deviation(criterion, M, problem)
     draws = np.empty(int(n_boot))
     for b in range(int(n_boot)):
         rows = rng.randint(0, n, size=n)
-        draws[b] = criterion.deviation_from_marginal(
-            _policy_marginal(rows_data, problem, rows) / n, problem)
+        draws[b] = _deviation(criterion, _policy_marginal(rows_data, problem, rows) / n,
+                              problem)
     lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
     return DeviationEstimate(criterion.label, float(value), float(lo), float(hi), level, draws)
+
+
+def _deviation(criterion: Any, M: np.ndarray, problem: DecisionProblem) -> float:
+    """A criterion's deviation from an estimated group marginal P(z, a, y)."""
+    return criterion.deviation_from_table(DecisionTable.from_marginal(M), problem)
+
+
+def _check_criterion(criterion: Any, problem: DecisionProblem) -> None:
+    if not isinstance(criterion, Criterion):
+        raise FairdecideError(
+            f"criterion must be a fairness criterion such as Independence(), got "
+            f"{type(criterion).__name__}")
+    if criterion.capabilities(problem).reads != "marginal":
+        raise FairdecideError(
+            f"criterion {criterion.label!r} reads policy rows and unit features; from logs "
+            "only criteria of the group marginal P(z, a, y) can be estimated")
 
 
 def _log_ml(counts: np.ndarray, alpha: float) -> float:
@@ -226,6 +245,12 @@ def audit(
         raise FairdecideError(f"prior must be > 0, got {prior!r}")
     crits = list(criteria) if criteria is not None else [Independence(), Separation(),
                                                         Sufficiency()]
+    for i, crit in enumerate(crits):
+        if not isinstance(crit, ConditionalIndependence):
+            raise FairdecideError(
+                f"criteria[{i}] must be a conditional-independence criterion (Independence, "
+                "Separation, Sufficiency or ConditionalIndependence): the audit tests the "
+                "independence statement each makes")
     names = resolve_names(crits)
     rng = check_random_state(random_state)
     counts = _policy_marginal(_rows_of(data, problem, None, None, None), problem,
@@ -237,7 +262,7 @@ def audit(
     for crit, name in zip(crits, names, strict=True):
         est = estimate_deviation(data, problem, crit, n_boot=n_boot, level=level,
                                  random_state=rng.randint(2**31 - 1))
-        devs = np.array([crit.deviation_from_marginal(m, problem) for m in post])
+        devs = np.array([_deviation(crit, m, problem) for m in post])
         N = crit.reshape_marginal(counts)
         codes = crit._given_codes(problem)
         if codes is not None:  # test only the conditioning values the criterion compares

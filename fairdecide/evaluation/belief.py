@@ -9,10 +9,12 @@ import numpy as np
 import pandas as pd
 
 from fairdecide.beliefs import Belief
-from fairdecide.criteria.base import ConditionalIndependence, resolve_names
+from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
+from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import TabularWorld, decision_table
+from fairdecide.table import scenario_values
+from fairdecide.world import World
 
 __all__ = ["BeliefEvaluation", "evaluate_under_belief"]
 
@@ -62,10 +64,10 @@ class BeliefEvaluation:
 
 
 def evaluate_under_belief(
-    policy: object,
-    belief: Belief | TabularWorld,
+    policy: Policy,
+    belief: Belief | World,
     problem: DecisionProblem,
-    criteria: ConditionalIndependence | Sequence[ConditionalIndependence] = (),
+    criteria: Criterion | Sequence[Criterion] = (),
 ) -> BeliefEvaluation:
     """Evaluate ``policy`` in every scenario of ``belief``: the distribution of its utility
     and of each criterion's deviation under the belief.
@@ -75,19 +77,16 @@ def evaluate_under_belief(
     BeliefEvaluation
         ``.values`` per scenario, ``.summary()`` for mean and quantiles.
     """
-    if isinstance(belief, TabularWorld):
+    if isinstance(belief, World):
         belief = Belief.plug_in(belief)
     if not isinstance(belief, Belief):
         raise FairdecideError(
-            f"belief must be a Belief or a TabularWorld, got {type(belief).__name__}")
-    crits = [criteria] if isinstance(criteria, ConditionalIndependence) else list(criteria)
+            f"belief must be a Belief or a World such as TabularWorld, got "
+            f"{type(belief).__name__}")
+    if not isinstance(problem, DecisionProblem):
+        raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
+    crits = as_criteria(criteria)
     names = resolve_names(crits)
-    rows = []
-    for world in belief.worlds:
-        table = decision_table(policy, world, problem)
-        M = table.group_marginal()
-        row = {"utility": table.utility(problem.utility)}
-        for crit, name in zip(crits, names, strict=True):
-            row[name] = crit.deviation_from_marginal(M, problem)
-        rows.append(row)
-    return BeliefEvaluation(pd.DataFrame(rows).rename_axis("scenario"), belief.weights)
+    U, F = scenario_values(policy, belief.worlds, problem, crits)
+    values = pd.DataFrame({"utility": U, **{n: F[c] for c, n in enumerate(names)}})
+    return BeliefEvaluation(values.rename_axis("scenario"), belief.weights)

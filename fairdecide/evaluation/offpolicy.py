@@ -8,14 +8,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from sklearn.base import clone
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import KFold
-from sklearn.utils import check_random_state
 
-from fairdecide._validation import as_code_array, as_float_array, check_same_length
-from fairdecide.data import LoggedData
+from fairdecide._validation import check_random_state
+from fairdecide.data import BanditData, LoggedData
 from fairdecide.evaluation.ope import (
     DirectMethod,
     DoublyRobust,
@@ -26,8 +21,15 @@ from fairdecide.evaluation.ope import (
     ValueEstimate,
 )
 from fairdecide.exceptions import FairdecideError
+from fairdecide.models.outcome import (
+    cross_fit_proba,
+    default_classifier,
+    fit_predict,
+    outcome_values,
+)
+from fairdecide.policies.adapters import as_policy, check_rows
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import TabularWorld
+from fairdecide.units import Units
 
 __all__ = ["BanditData", "GroupValues", "evaluate_policy", "evaluate_policy_by_group"]
 
@@ -35,163 +37,19 @@ ESTIMATORS = {"dm": DirectMethod, "ips": InverseProbability, "snips": SelfNormal
               "dr": DoublyRobust, "full": FullInformation}
 
 
-@dataclass(frozen=True)
-class BanditData:
-    """Logged decisions with continuous (or any numeric) features.
-
-    Attributes
-    ----------
-    X : ndarray of shape (n, n_features)
-        What the policies see (include the group column if they may use it).
-    z : ndarray of int, shape (n,)
-        Group codes.
-    a : ndarray of int, shape (n,)
-        Logged action codes (the problem's numbering).
-    y : ndarray of int, shape (n,)
-        Outcome codes (the problem's numbering).
-    propensity : ndarray of shape (n,), optional
-        pi_0(a_i | x_i), if the logging probabilities are known.
-    """
-
-    X: np.ndarray
-    z: np.ndarray
-    a: np.ndarray
-    y: np.ndarray
-    propensity: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        X = as_float_array(self.X, "X", ndim=(1, 2))
-        if X.ndim == 1:
-            X = X[:, None]
-        z = as_code_array(self.z, "z", int(np.max(self.z)) + 1 if len(self.z) else 1, "group")
-        a = as_code_array(self.a, "a", int(np.max(self.a)) + 1 if len(self.a) else 1, "action")
-        y = as_code_array(self.y, "y", int(np.max(self.y)) + 1 if len(self.y) else 1, "outcome")
-        p = None if self.propensity is None else as_float_array(
-            self.propensity, "propensity", ndim=1)
-        n = check_same_length(X=X, z=z, a=a, y=y, propensity=p)
-        if n == 0:
-            raise FairdecideError("BanditData needs at least one row")
-        for name, val in (("X", X), ("z", z), ("a", a), ("y", y), ("propensity", p)):
-            object.__setattr__(self, name, val)
-
-    @property
-    def n(self) -> int:
-        return len(self.a)
-
-    @classmethod
-    def from_logged(cls, data: LoggedData, problem: DecisionProblem,
-                    actions_required: bool = True) -> BanditData:
-        """Tabular LoggedData as features: one-hot cell and one-hot group. Without logged
-        actions (allowed only when ``actions_required`` is False, for full-information
-        estimates in prediction problems) the action codes are placeholders (zeros)."""
-        a = data.action_codes(problem)
-        if a is None:
-            if actions_required:
-                raise FairdecideError("off-policy evaluation needs the logged actions (a)")
-            a = np.zeros(data.n, dtype=int)
-        X = np.hstack([np.eye(data.n_x)[data.x], np.eye(data.n_z)[data.z]])
-        return cls(X, data.z, a, data.outcome_codes(problem), data.propensity)
+def _units(data: Any, bandit: BanditData) -> Units:
+    """What a policy may read of the logged individuals: cell codes (tabular data) and
+    numeric features (one-hot cell and group for tabular data)."""
+    if isinstance(data, LoggedData):
+        return Units(group=data.z, n_groups=data.n_z, cell=data.x, n_cells=data.n_x,
+                     features=bandit.X)
+    return bandit.units()
 
 
 def _target_probabilities(policy: Any, data: Any, bandit: BanditData,
                           problem: DecisionProblem) -> np.ndarray:
-    n_a = problem.n_actions
-    if hasattr(policy, "table") and hasattr(policy, "action_proba"):
-        if not isinstance(data, LoggedData):
-            raise FairdecideError("a TabularPolicy needs tabular LoggedData to act on")
-        probs = policy.action_proba(data.x, data.z)
-    elif hasattr(policy, "predict_proba"):
-        raw = np.asarray(policy.predict_proba(bandit.X), dtype=float)
-        classes = list(getattr(policy, "classes_", range(raw.shape[1])))
-        try:  # classes are the problem's action labels ...
-            cols = problem.action_codes(classes, name="the classifier's classes_")
-        except FairdecideError:  # ... or action codes
-            cols = []
-            for c in classes:
-                try:
-                    code = int(c)
-                except (TypeError, ValueError):
-                    code = -1
-                if not 0 <= code < n_a:
-                    raise FairdecideError(
-                        f"the classifier's class {c!r} is neither an action label of the "
-                        f"problem {list(problem.action_labels)} nor an action code "
-                        f"0..{n_a - 1}") from None
-                cols.append(code)
-        probs = np.zeros((bandit.n, n_a))
-        for j, c in enumerate(cols):
-            probs[:, c] = raw[:, j]
-    elif callable(policy):
-        probs = np.asarray(policy(bandit.X), dtype=float)
-    else:
-        raise FairdecideError(
-            "policy must be a TabularPolicy, a fitted classifier with predict_proba, or a "
-            f"callable returning action probabilities; got {type(policy).__name__}")
-    if probs.shape != (bandit.n, n_a):
-        raise FairdecideError(
-            f"the policy gave probabilities of shape {probs.shape}; expected "
-            f"({bandit.n}, {n_a}) (one column per action of the problem)")
-    if not np.all(np.isfinite(probs)) or np.any(probs < -1e-9) or not np.allclose(
-            probs.sum(axis=1), 1.0, atol=1e-6):
-        raise FairdecideError("the policy's action probabilities must be rows on the simplex")
-    return np.clip(probs, 0.0, None)
-
-
-def _fit_predict(model: Any, X: np.ndarray, y: np.ndarray, X_new: np.ndarray,
-                 n_classes: int, sample_weight: np.ndarray | None = None) -> np.ndarray:
-    """Class probabilities (len(X_new), n_classes) of ``model`` fitted on X -> y (a point
-    mass when y has one class)."""
-    out = np.zeros((len(X_new), n_classes))
-    classes = np.unique(y)
-    if len(classes) == 1:
-        out[:, classes[0]] = 1.0
-        return out
-    fit_args = {} if sample_weight is None else {"sample_weight": sample_weight}
-    fitted = clone(model).fit(X, y, **fit_args)
-    out[:, fitted.classes_] = fitted.predict_proba(X_new)
-    return out
-
-
-def _cross_fit_proba(model: Any, X: np.ndarray, target: np.ndarray, n_classes: int,
-                     n_folds: int, rng: np.random.RandomState,
-                     fit_rows: np.ndarray | None = None) -> np.ndarray:
-    """Out-of-fold class probabilities (n, n_classes) of ``model`` fitted on X -> target,
-    for every row; only the training rows in ``fit_rows`` (a mask) are fitted on."""
-    out = np.zeros((len(target), n_classes))
-    folds = KFold(n_folds, shuffle=True, random_state=rng.randint(2**31 - 1))
-    for train, test in folds.split(X):
-        if fit_rows is not None:
-            train = train[fit_rows[train]]
-        out[test] = _fit_predict(model, X[train], target[train], X[test], n_classes)
-    return out
-
-
-def _outcome_values(outcome_model: Any, data: Any, bandit: BanditData,
-                    problem: DecisionProblem, n_folds: int, rng: np.random.RandomState
-                    ) -> np.ndarray:
-    """q(x_i, a) = sum_y P(y | x_i, a) U(a, y), shape (n, n_actions), cross-fitted."""
-    U = problem.utility
-    n_a, n_y = problem.n_actions, problem.n_outcomes
-    if isinstance(outcome_model, TabularWorld):
-        if not isinstance(data, LoggedData):
-            raise FairdecideError("a TabularWorld outcome model needs tabular LoggedData")
-        p_y = outcome_model.outcome_table(n_a)[data.x, data.z]  # (n, a, y)
-        return np.einsum("nay,ay->na", p_y, U)
-    model = LogisticRegression(max_iter=1000) if outcome_model is None else outcome_model
-    if not problem.outcome_depends_on_action:
-        p = _cross_fit_proba(model, bandit.X, bandit.y, n_y, n_folds, rng)
-        return p @ U.T
-    q = np.zeros((bandit.n, n_a))
-    for a in range(n_a):
-        rows = bandit.a == a
-        if rows.sum() < n_folds:
-            raise FairdecideError(
-                f"action {problem.action_labels[a]!r} was logged {int(rows.sum())} times: too "
-                "few to fit its outcome model; use estimator='ips' or 'snips'")
-        # Fit on the rows that took action a, predict for everyone (out of fold).
-        p = _cross_fit_proba(model, bandit.X, bandit.y, n_y, n_folds, rng, fit_rows=rows)
-        q[:, a] = p @ U[a]
-    return q
+    probs = as_policy(policy, problem).proba(_units(data, bandit))
+    return check_rows(probs, bandit.n, problem.n_actions)
 
 
 def evaluate_policy(
@@ -226,10 +84,10 @@ def evaluate_policy(
         world for tabular data and policies (``prior``), else a Bayesian bootstrap with
         the outcome model refitted under Dirichlet(1, ..., 1) row weights
         (``n_samples`` draws); its interval is the credible interval.
-    outcome_model : classifier or TabularWorld, optional
+    outcome_model : classifier or World, optional
         For dm and dr: a scikit-learn classifier of y from the features (one per action
         when the outcome depends on it), cross-fitted over ``n_folds``; default logistic
-        regression. A known TabularWorld is used as is.
+        regression. A known world (e.g. a TabularWorld) is used as is.
     logging_model : classifier, optional
         Estimates pi_0(a | x) (cross-fitted, uncalibrated) when the data carry no
         propensities; default logistic regression.
@@ -300,19 +158,20 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
            n_samples: int, prior: float, rng: np.random.RandomState) -> ValueEstimate:
     """Posterior of the model-based value (see evaluate_policy)."""
     from fairdecide.models import DirichletPosterior
-    from fairdecide.world import expected_utility
+    from fairdecide.table import expected_utility
 
     if n_samples < 10:
         raise FairdecideError(f"n_samples must be >= 10, got {n_samples!r}")
-    if isinstance(data, LoggedData) and hasattr(policy, "table"):
+    pol = as_policy(policy, problem)
+    if isinstance(data, LoggedData) and "features" not in pol.reads:
         post = DirichletPosterior(prior, "joint", allow_empty_groups=True).fit(data, problem)
-        draws = np.array([expected_utility(policy, w, problem)
+        draws = np.array([expected_utility(pol, w, problem)
                           for w in post.sample(n_samples, random_state=rng)])
         name = "bayes (Dirichlet)"
     else:
         bandit = data if isinstance(data, BanditData) else BanditData.from_logged(data, problem)
-        target = _target_probabilities(policy, data, bandit, problem)
-        model = LogisticRegression(max_iter=1000) if outcome_model is None else outcome_model
+        target = _target_probabilities(pol, data, bandit, problem)
+        model = default_classifier() if outcome_model is None else outcome_model
         U = problem.utility
         draws = np.empty(n_samples)
         for k in range(n_samples):
@@ -325,10 +184,10 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
                         raise FairdecideError(
                             f"action {problem.action_labels[a]!r} was logged "
                             f"{int(rows.sum())} times: too few to model its outcomes")
-                    q[:, a] = _fit_predict(model, bandit.X[rows], bandit.y[rows], bandit.X,
+                    q[:, a] = fit_predict(model, bandit.X[rows], bandit.y[rows], bandit.X,
                                            problem.n_outcomes, g[rows]) @ U[a]
             else:
-                q = _fit_predict(model, bandit.X, bandit.y, bandit.X, problem.n_outcomes,
+                q = fit_predict(model, bandit.X, bandit.y, bandit.X, problem.n_outcomes,
                                  g) @ U.T
             draws[k] = float(g @ np.einsum("na,na->n", target, q) / bandit.n)
         name = "bayes (Bayesian bootstrap)"
@@ -376,8 +235,8 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
     propensity = bandit.propensity
     needs_w = not isinstance(est, DirectMethod | FullInformation)
     if propensity is None and (needs_w or logging_model is not None):
-        model = LogisticRegression(max_iter=1000) if logging_model is None else logging_model
-        p_all = _cross_fit_proba(model, bandit.X, bandit.a, problem.n_actions, int(n_folds),
+        model = default_classifier() if logging_model is None else logging_model
+        p_all = cross_fit_proba(model, bandit.X, bandit.a, problem.n_actions, int(n_folds),
                                  rng)
         propensity = p_all[np.arange(bandit.n), bandit.a]
         if np.any(propensity <= 0):
@@ -392,7 +251,8 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
                 "does not depend on the action); use 'dr'")
         q = problem.utility[:, bandit.y].T  # U(a, y_i) for every action
     elif isinstance(est, DirectMethod | DoublyRobust):
-        q = _outcome_values(outcome_model, data, bandit, problem, int(n_folds), rng)
+        q = outcome_values(outcome_model, _units(data, bandit), bandit, problem, int(n_folds),
+                           rng)
     taken = target[np.arange(bandit.n), bandit.a]
     if propensity is not None and needs_w and np.all(taken == 0):
         raise FairdecideError(
@@ -419,6 +279,8 @@ class GroupValues:
     def gaps(self, level: float = 0.95) -> pd.DataFrame:
         """Every group's value minus the first group's, with standard errors (rows of
         different groups are disjoint: variances add) and normal intervals."""
+        from scipy import stats
+
         z = float(stats.norm.ppf(0.5 + level / 2))
         keys = sorted(self.groups)
         ref = self.groups[keys[0]]

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.utils import check_random_state
 
+from fairdecide._validation import check_random_state
 from fairdecide.beliefs import Belief
 from fairdecide.criteria import Separation
 from fairdecide.data import LoggedData
@@ -29,7 +29,8 @@ from fairdecide.models import DirichletPosterior
 from fairdecide.optimize import optimize_policy
 from fairdecide.policies import TabularPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import TabularWorld, decision_table
+from fairdecide.table import scenario_values
+from fairdecide.world import TabularWorld
 
 __all__ = [
     "PUBLISHED",
@@ -71,10 +72,8 @@ def compas_data(data_home: Any = None, *, download: bool = True
 def objective_value(policy: TabularPolicy, world: TabularWorld, problem: DecisionProblem,
                     lam: float) -> tuple[float, float, float]:
     """(T, U, F) of ``policy`` in ``world``: T = U - lambda F with the balance measure."""
-    table = decision_table(policy, world, problem)
-    U = table.utility(problem.utility)
-    F = balance().deviation_from_marginal(table.group_marginal(), problem)
-    return U - lam * F, U, F
+    U, F = scenario_values(policy, [world], problem, [balance()])
+    return float(U[0] - lam * F[0, 0]), float(U[0]), float(F[0, 0])
 
 
 @dataclass(frozen=True)
