@@ -16,8 +16,8 @@ from fairdecide import (
     optimize_policy,
 )
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
-from fairdecide.optimize import api as api_module
-from fairdecide.optimize.program import SolveResult
+from fairdecide.optimize import session as session_module
+from fairdecide.optimize.solvers import SolveResult
 
 PROBLEM, WORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
 
@@ -49,7 +49,8 @@ def test_tradeoff_without_criteria():
 def test_wrong_objects():
     with pytest.raises(FairdecideError, match="problem must be a DecisionProblem"):
         optimize_policy(np.eye(2), WORLD)
-    with pytest.raises(FairdecideError, match="world must be a TabularWorld"):
+    with pytest.raises(FairdecideError,
+                       match="world must be a World such as TabularWorld, or a Belief"):
         optimize_policy(PROBLEM, {"p_xz": 1})
     with pytest.raises(FairdecideError, match=r"criteria\[1\] must be a fairness criterion"):
         optimize_policy(PROBLEM, WORLD, [Independence(), "parity"], epsilon=0.1)
@@ -71,13 +72,13 @@ def test_solver_failure_is_reported(monkeypatch):
     def broken(prog, solver=None, time_limit=None):
         return SolveResult(None, np.nan, False, "numerical difficulties", "fake", 0.0)
 
-    monkeypatch.setattr(api_module, "solve_program", broken)
+    monkeypatch.setattr(session_module, "solve_program", broken)
     with pytest.raises(SolverError, match="fake failed on the epsilon program"):
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1)
 
 
 def test_wrong_solver_answer_fails_verification(monkeypatch):
-    real = api_module.solve_program
+    real = session_module.solve_program
 
     def lying(prog, solver=None, time_limit=None):
         res = real(prog, solver, time_limit)
@@ -85,26 +86,26 @@ def test_wrong_solver_answer_fails_verification(monkeypatch):
         x[prog.m_slices[0]] *= 1.01  # the reported marginal no longer matches the policy
         return SolveResult(x, res.objective, True, "optimal", "liar", 0.0)
 
-    monkeypatch.setattr(api_module, "solve_program", lying)
+    monkeypatch.setattr(session_module, "solve_program", lying)
     with pytest.raises(VerificationError, match="solver utility matches recomputation"):
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1)
 
 
 def test_solver_violating_tolerance_fails_verification(monkeypatch):
-    real = api_module.solve_program
+    real = session_module.solve_program
 
     def loose(prog, solver=None, time_limit=None):
         prog.b_ub[:] = 1e9  # the solver ignores every inequality, the tolerance included
         return real(prog, solver, time_limit)
 
-    monkeypatch.setattr(api_module, "solve_program", loose)
+    monkeypatch.setattr(session_module, "solve_program", loose)
     with pytest.raises(VerificationError, match="independence <= epsilon"):
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.0)
 
 
 def test_infeasible_epsilon_linear_reports_minimum(monkeypatch):
     # Independence is always feasible (constant policies); force the solver to say no.
-    real = api_module.solve_program
+    real = session_module.solve_program
 
     def refuse(prog, solver=None, time_limit=None):
         is_epsilon = prog.A_ub.shape[0] > 0 and np.any(prog.c[prog.m_slices[0]] != 0)
@@ -112,7 +113,7 @@ def test_infeasible_epsilon_linear_reports_minimum(monkeypatch):
             return SolveResult(None, np.nan, False, "infeasible", "fake", 0.0)
         return real(prog, solver, time_limit)
 
-    monkeypatch.setattr(api_module, "solve_program", refuse)
+    monkeypatch.setattr(session_module, "solve_program", refuse)
     with pytest.raises(InfeasibleToleranceError, match="smallest achievable deviation is "
                        r"independence >= 0 \(asked <= 0.1\)") as info:
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1)
@@ -129,7 +130,7 @@ def test_policy_mismatch_errors():
     problem, world = make_bail_problem()
     with pytest.raises(FairdecideError, match=r"shape \(2, 2, 2\) but world and problem need"):
         Independence().deviation(TabularPolicy(np.full((2, 2, 2), 0.5)), world, problem)
-    with pytest.raises(FairdecideError, match="must be a TabularPolicy"):
+    with pytest.raises(FairdecideError, match="must be a fairdecide Policy such as TabularPolicy"):
         Independence().deviation(np.full((5, 2, 2), 0.5), world, problem)
 
 
