@@ -34,8 +34,9 @@ from fairdecide.exceptions import (
 )
 from fairdecide.policies import Policy, TabularPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import DecisionTable, decision_table, expected_utility, scenario_values
+from fairdecide.table import DecisionTable, decision_table, expected_utility
 from fairdecide.units import Units
+from fairdecide.values import scenario_values
 from fairdecide.world import TabularWorld, World
 
 if TYPE_CHECKING:

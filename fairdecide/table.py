@@ -3,13 +3,12 @@
     J[u, a, y] = w[u] * pi(a | u) * P(y | a, u)
 
 Expected utility, every criterion's deviation and the verification of optimised policies
-are functions of this one table; :func:`scenario_values` computes a policy's utility and
-deviations in every scenario of a belief, and is the one place that does so.
+are functions of this one table (:func:`fairdecide.values.scenario_values` computes them
+in every scenario of a belief).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +20,7 @@ from fairdecide.problem import DecisionProblem
 from fairdecide.units import Units
 from fairdecide.world import World
 
-__all__ = ["DecisionTable", "decision_table", "expected_utility", "scenario_values"]
+__all__ = ["DecisionTable", "decision_table", "expected_utility"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,7 +65,9 @@ class DecisionTable:
         return float(np.einsum("uay,ay->", self.joint, utility))
 
 
-def _check_pair(policy: Any, world: Any) -> None:
+def _check_pair(policy: Any, world: Any, problem: Any) -> None:
+    if not isinstance(problem, DecisionProblem):
+        raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
     if not isinstance(world, World):
         raise FairdecideError(
             f"world must be a World such as TabularWorld, got {type(world).__name__}")
@@ -89,7 +90,7 @@ def decision_table(policy: Policy, world: World, problem: DecisionProblem) -> De
     >>> round(float(J.joint.sum()), 12)
     1.0
     """
-    _check_pair(policy, world)
+    _check_pair(policy, world, problem)
     p_y = world.unit_outcomes(problem)
     if policy.n_actions != problem.n_actions:
         raise FairdecideError(
@@ -114,36 +115,3 @@ def expected_utility(policy: Policy, world: World, problem: DecisionProblem) -> 
     0.0
     """
     return decision_table(policy, world, problem).utility(problem.utility)
-
-
-def scenario_values(
-    policy: Policy, worlds: Sequence[World], problem: DecisionProblem,
-    criteria: Sequence[Any] = (),
-) -> tuple[np.ndarray, np.ndarray]:
-    """Utility and every criterion's deviation of ``policy`` in each world, from the
-    decision tables alone (``criteria``: :class:`~fairdecide.criteria.Criterion` objects).
-
-    Returns
-    -------
-    utility : ndarray of shape (K,)
-    deviations : ndarray of shape (n_criteria, K)
-
-    Examples
-    --------
-    >>> from fairdecide import Independence, TabularPolicy
-    >>> from fairdecide.datasets import make_bail_problem
-    >>> from fairdecide.table import scenario_values
-    >>> problem, world = make_bail_problem()
-    >>> U, F = scenario_values(TabularPolicy.constant(5, 2, [0, 1]), [world], problem,
-    ...                        [Independence()])
-    >>> U.shape, F.shape, float(F[0, 0])
-    ((1,), (1, 1), 0.0)
-    """
-    U = np.zeros(len(worlds))
-    F = np.zeros((len(criteria), len(worlds)))
-    for k, world in enumerate(worlds):
-        table = decision_table(policy, world, problem)
-        U[k] = table.utility(problem.utility)
-        for c, crit in enumerate(criteria):
-            F[c, k] = crit.deviation_from_table(table, problem)
-    return U, F

@@ -13,7 +13,7 @@ from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import scenario_values
+from fairdecide.values import scenario_values
 from fairdecide.world import World
 
 __all__ = ["BeliefEvaluation", "evaluate_under_belief"]

@@ -29,7 +29,7 @@ from fairdecide.models import DirichletPosterior
 from fairdecide.optimize import optimize_policy
 from fairdecide.policies import TabularPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import scenario_values
+from fairdecide.values import scenario_values
 from fairdecide.world import TabularWorld
 
 __all__ = [

@@ -14,14 +14,14 @@ from fairdecide.exceptions import SolverError
 from fairdecide.optimize.program import PolicyProgram, Program
 from fairdecide.optimize.solvers import SolveResult, solve_program
 from fairdecide.optimize.tradeoff import MaxUtility, Tradeoff
-from fairdecide.table import scenario_values
+from fairdecide.values import scenario_values
 
 __all__ = ["Session"]
 
 
 class Session:
     """Carries one optimisation: what every route needs, and the one way it evaluates a
-    policy (:func:`fairdecide.table.scenario_values`, from the decision tables)."""
+    policy (:func:`fairdecide.values.scenario_values`, from the decision tables)."""
 
     def __init__(self, prog: PolicyProgram, criteria: list[Criterion], names: list[str],
                  tradeoff: Tradeoff, belief: Belief, solver: str | None, tol: float,

@@ -14,7 +14,7 @@ from fairdecide.optimize.result import Verification
 from fairdecide.optimize.tradeoff import Tradeoff
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import scenario_values
+from fairdecide.values import scenario_values
 
 __all__ = ["verify_solution"]
 
@@ -34,7 +34,7 @@ def verify_solution(
     """Recompute utility and deviations from each scenario's decision table and check them.
 
     The recomputation uses only the policy, the worlds and the problem
-    (:func:`fairdecide.table.scenario_values`), never the solver's matrices or reported
+    (:func:`fairdecide.values.scenario_values`), never the solver's matrices or reported
     values. Checks: rows on the simplex (the solver's raw rows within ``tol``), the
     solver's reported utilities and deviation bounds (when it reports them) against the
     recomputed ones, and the trade-off's own constraints (each fairness tolerance as the

@@ -1,0 +1,58 @@
+"""A policy's utility and deviations in every scenario, from the decision tables."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from fairdecide.criteria.base import Criterion, as_criteria
+from fairdecide.exceptions import FairdecideError
+from fairdecide.policies.base import Policy
+from fairdecide.problem import DecisionProblem
+from fairdecide.table import decision_table
+from fairdecide.world import World
+
+__all__ = ["scenario_values"]
+
+
+def scenario_values(
+    policy: Policy, worlds: Sequence[World], problem: DecisionProblem,
+    criteria: Criterion | Sequence[Criterion] = (),
+) -> tuple[np.ndarray, np.ndarray]:
+    """Utility and every criterion's deviation of ``policy`` in each world, from the
+    decision tables alone. The one place the library computes them: the optimiser's
+    iterates, verification, :func:`~fairdecide.evaluate_under_belief` and the experiments
+    call it.
+
+    Returns
+    -------
+    utility : ndarray of shape (K,)
+    deviations : ndarray of shape (n_criteria, K)
+
+    Examples
+    --------
+    >>> from fairdecide import Independence, TabularPolicy
+    >>> from fairdecide.datasets import make_bail_problem
+    >>> from fairdecide import scenario_values
+    >>> problem, world = make_bail_problem()
+    >>> U, F = scenario_values(TabularPolicy.constant(5, 2, [0, 1]), [world], problem,
+    ...                        [Independence()])
+    >>> U.shape, F.shape, float(F[0, 0])
+    ((1,), (1, 1), 0.0)
+    """
+    crits = as_criteria(criteria)
+    if isinstance(worlds, World) or not isinstance(worlds, Sequence) or not worlds:
+        raise FairdecideError("worlds must be a non-empty sequence of worlds, e.g. "
+                              "belief.worlds or [world]")
+    U = np.zeros(len(worlds))
+    F = np.zeros((len(crits), len(worlds)))
+    for k, world in enumerate(worlds):
+        table = decision_table(policy, world, problem)
+        U[k] = table.utility(problem.utility)
+        for c, crit in enumerate(crits):
+            F[c, k] = crit.deviation_from_table(table, problem)
+    if not (np.all(np.isfinite(U)) and np.all(np.isfinite(F))):
+        raise FairdecideError("a utility or deviation is not finite: check the world's "
+                              "probabilities and the criteria")
+    return U, F
