@@ -10,6 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fairdecide._validation import as_code_array, as_float_array
+from fairdecide.exceptions import FairdecideError
+
 __all__ = ["Units"]
 
 
@@ -35,6 +38,28 @@ class Units:
     n_cells: int | None = None
     features: np.ndarray | None = None
 
+    def __post_init__(self) -> None:
+        n_groups = _count(self.n_groups, "n_groups")
+        group = as_code_array(self.group, "group", n_groups, "group")
+        object.__setattr__(self, "group", group)
+        object.__setattr__(self, "n_groups", n_groups)
+        if (self.cell is None) != (self.n_cells is None):
+            raise FairdecideError("give cell and n_cells together, or neither")
+        if self.cell is not None:
+            n_cells = _count(self.n_cells, "n_cells")
+            cell = as_code_array(self.cell, "cell", n_cells, "cell")
+            if len(cell) != len(group):
+                raise FairdecideError(
+                    f"cell has {len(cell)} entries but group has {len(group)}")
+            object.__setattr__(self, "cell", cell)
+            object.__setattr__(self, "n_cells", n_cells)
+        if self.features is not None:
+            X = as_float_array(self.features, "features", ndim=2)
+            if len(X) != len(group):
+                raise FairdecideError(
+                    f"features has {len(X)} rows but group has {len(group)}")
+            object.__setattr__(self, "features", X)
+
     @property
     def n(self) -> int:
         """Number of units."""
@@ -51,3 +76,9 @@ class Units:
         return (self.n_groups == other.n_groups and self.n_cells == other.n_cells
                 and same(self.group, other.group) and same(self.cell, other.cell)
                 and same(self.features, other.features))
+
+
+def _count(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise FairdecideError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)

@@ -137,3 +137,59 @@ def test_policy_mismatch_errors():
 def test_empty_group_in_world():
     with pytest.raises(FairdecideError, match="probability zero"):
         TabularWorld([[0.5, 0.0], [0.5, 0.0]], np.full((2, 2, 2), 0.5))
+
+
+def _malformed_cases():
+    """The protocol-level entry points: scenario_values, as_policy, Units, Capabilities,
+    register_route, decision_table, evaluate_under_belief, pareto_frontier."""
+    from fairdecide import (
+        Belief,
+        Capabilities,
+        Units,
+        decision_table,
+        evaluate_under_belief,
+        pareto_frontier,
+        scenario_values,
+    )
+    from fairdecide.optimize.routes import register_route
+    from fairdecide.policies import as_policy
+
+    policy = TabularPolicy.constant(3, 2, [0.5, 0.5])
+    cases = [
+        (lambda: scenario_values(np.eye(2), [WORLD], PROBLEM), "fairdecide Policy"),
+        (lambda: scenario_values(policy, [{"p": 1}], PROBLEM), "must be a World"),
+        (lambda: scenario_values(policy, WORLD, PROBLEM), "non-empty sequence of worlds"),
+        (lambda: scenario_values(policy, [], PROBLEM), "non-empty sequence of worlds"),
+        (lambda: scenario_values(policy, [WORLD], PROBLEM, ["parity"]),
+         r"criteria\[0\] must be a fairness criterion"),
+        (lambda: scenario_values(policy, [WORLD], np.eye(2)), "problem"),
+        (lambda: decision_table(policy, "world", PROBLEM), "must be a World"),
+        (lambda: as_policy(42, PROBLEM), "policy must be a TabularPolicy, a fitted"),
+        (lambda: as_policy(policy, "problem"), "problem must be a DecisionProblem"),
+        (lambda: Units(group=[0, 1], n_groups=0), "n_groups must be a positive integer"),
+        (lambda: Units(group=[0, 2], n_groups=2), "unknown group code 2"),
+        (lambda: Units(group=[0.5], n_groups=1), "integer codes"),
+        (lambda: Units(group=[0, 1], n_groups=2, cell=[0]), "cell and n_cells together"),
+        (lambda: Units(group=[0, 1], n_groups=2, cell=[0], n_cells=1), "1 entries"),
+        (lambda: Units(group=[0], n_groups=1, features=[[np.nan]]), "NaN"),
+        (lambda: Units(group=[0], n_groups=1, features=[[1.0], [2.0]]), "2 rows"),
+        (lambda: Capabilities(reads="cells"), "reads must be"),
+        (lambda: Capabilities(linear="yes"), "linear must be True or False"),
+        (lambda: register_route(object()), "route must be a Route"),
+        (lambda: evaluate_under_belief(policy, WORLD, "problem"), "problem must be"),
+        (lambda: evaluate_under_belief(policy, [WORLD], PROBLEM), "belief must be a Belief"),
+        (lambda: Belief((WORLD,), weights=[np.inf]), "non-negative numbers"),
+        (lambda: pareto_frontier(PROBLEM, WORLD, "parity"), "one fairness criterion"),
+        (lambda: optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1, max_iter=0),
+         "max_iter must be a positive integer"),
+        (lambda: optimize_policy(PROBLEM, WORLD, Independence(), lam="half"),
+         "lam must be a number"),
+    ]
+    return cases
+
+
+@pytest.mark.parametrize(("call", "match"), _malformed_cases(),
+                         ids=[m for _, m in _malformed_cases()])
+def test_new_entry_points_reject_malformed_input(call, match):
+    with pytest.raises(FairdecideError, match=match):
+        call()

@@ -62,6 +62,14 @@ class Capabilities:
     cone: bool = False
     gradient: bool = False
 
+    def __post_init__(self) -> None:
+        if self.reads not in ("marginal", "rows"):
+            raise FairdecideError(f"reads must be 'marginal' or 'rows', got {self.reads!r}")
+        for name in ("linear", "program", "cone", "gradient"):
+            if not isinstance(getattr(self, name), bool):
+                raise FairdecideError(
+                    f"{name} must be True or False, got {getattr(self, name)!r}")
+
 
 class ProgramBlock(Protocol):
     """What a criterion sees of the program for one scenario, and writes into it

@@ -104,6 +104,8 @@ ROUTES: list[Route] = [LinearRoute(), LinearizationRoute()]
 
 def register_route(route: Route, *, first: bool = False) -> None:
     """Add ``route`` to the routes tried (last, or first)."""
+    if not isinstance(route, Route):
+        raise FairdecideError(f"route must be a Route, got {type(route).__name__}")
     if first:
         ROUTES.insert(0, route)
     else:

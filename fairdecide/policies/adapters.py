@@ -103,6 +103,8 @@ class CallablePolicy(Policy):
 def as_policy(obj: Any, problem: DecisionProblem) -> Policy:
     """``obj`` as a Policy: a fairdecide policy as is, a classifier with ``predict_proba``
     or a callable wrapped."""
+    if not isinstance(problem, DecisionProblem):
+        raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
     if isinstance(obj, Policy):
         return obj
     if callable(getattr(obj, "predict_proba", None)):
