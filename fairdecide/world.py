@@ -220,8 +220,12 @@ class TabularWorld(World):
 
     def units(self) -> Units:
         """The cells as units, x-major (u = x * n_z + z)."""
-        return Units(group=np.tile(np.arange(self.n_z), self.n_x), n_groups=self.n_z,
-                     cell=np.repeat(np.arange(self.n_x), self.n_z), n_cells=self.n_x)
+        if getattr(self, "_units", None) is None:  # built once: the shape never changes
+            self._units = Units(group=np.tile(np.arange(self.n_z), self.n_x),
+                                n_groups=self.n_z,
+                                cell=np.repeat(np.arange(self.n_x), self.n_z),
+                                n_cells=self.n_x)
+        return self._units
 
     def unit_weights(self) -> np.ndarray:
         """P(x, z) of every cell, x-major, shape (n_x * n_z,)."""

@@ -68,10 +68,11 @@ def successive_linearization(session: Session, tradeoff: Tradeoff) -> Found:
                 continue
             phase = MinViolation(tradeoff.epsilon, tradeoff.chance_delta)
             pi, _, _ = local_search(session, phase, pi)
-            v = session.merit(pi, phase)
+            U, F = session.evaluate(pi)
+            v = phase.merit(U, F, session.belief)
             if least is None or v < least[0]:
                 least = (v, pi)
-            if not session.feasible(pi, tradeoff):
+            if not tradeoff.feasible(U, F, session.belief, session.tol, session.utility_tol):
                 continue
         pi, viol, status = local_search(session, tradeoff, pi)
         phi = session.merit(pi, tradeoff)
@@ -85,11 +86,13 @@ def successive_linearization(session: Session, tradeoff: Tradeoff) -> Found:
 def _better(session: Session, a: np.ndarray, b: np.ndarray, tradeoff: Tradeoff) -> bool:
     """Whether policy ``a`` is feasible and at least as good as ``b`` (or ``b`` is not
     feasible)."""
-    if not session.feasible(a, tradeoff):
+    Ua, Fa = session.evaluate(a)
+    if not tradeoff.feasible(Ua, Fa, session.belief, session.tol, session.utility_tol):
         return False
-    if not session.feasible(b, tradeoff):
+    Ub, Fb = session.evaluate(b)
+    if not tradeoff.feasible(Ub, Fb, session.belief, session.tol, session.utility_tol):
         return True
-    return session.merit(a, tradeoff) <= session.merit(b, tradeoff)
+    return tradeoff.merit(Ua, Fa, session.belief) <= tradeoff.merit(Ub, Fb, session.belief)
 
 
 def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray
@@ -151,9 +154,11 @@ def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray
                 if _better(session, cand, new, tradeoff):
                     new, new_viol = cand, cand_viol
                 break
-        phi2 = session.merit(new, tradeoff)
+        U2, F2 = session.evaluate(new)
+        phi2 = tradeoff.merit(U2, F2, session.belief)
         actual = phi - phi2
-        if session.feasible(new, tradeoff) and actual > 1e-12 * (1.0 + abs(phi)):
+        feasible = tradeoff.feasible(U2, F2, session.belief, session.tol, session.utility_tol)
+        if feasible and actual > 1e-12 * (1.0 + abs(phi)):
             # The exact correction restores feasibility, so any improving step is kept;
             # the radius grows when the model predicted well, shrinks when the step
             # gained less than a tenth of the prediction.
