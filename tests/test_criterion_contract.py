@@ -226,3 +226,27 @@ def test_a_criterion_without_program_rows_is_refused_clearly():
 
     with pytest.raises(FairdecideError, match="no optimisation route takes"):
         optimize_policy(BAIL, BAIL_WORLD, Opaque(), epsilon=0.1)
+
+
+def _example_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "custom_criterion.py"
+    spec = importlib.util.spec_from_file_location("custom_criterion_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_examples_criterion_meets_the_contract(capsys):
+    """examples/custom_criterion.py runs, and its criterion passes the contract."""
+    example = _example_module()
+    example.main()
+    assert "utility parity <= 0.0" in capsys.readouterr().out
+    crit = example.UtilityParity()
+    for problem, world in ((BAIL, BAIL_WORLD), (PRED, PRED_WORLD), (INTERV, INTERV_WORLD)):
+        test_description(crit, problem, world)
+        test_deviation_is_finite_non_negative_and_read_from_the_table(crit, problem, world)
+        test_program_rows_reproduce_the_deviation(crit, problem, world)
+        test_optimised_policy_meets_a_binding_tolerance(crit, problem, world)
