@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from threadpoolctl import threadpool_limits
 
 settings.register_profile(
     "fairdecide",
@@ -38,6 +39,14 @@ def data_dir() -> Path:
             pytest.fail("real data required: set FAIRDECIDE_DATA or provide ../shared/data")
         pytest.skip("real data not available (set FAIRDECIDE_DATA)")
     return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_blas_thread():
+    """One BLAS/OpenMP thread: on a busy two-core machine OpenBLAS's worker threads spin
+    against other processes (the off-policy tests ran five times slower with two)."""
+    with threadpool_limits(1):
+        yield
 
 
 @pytest.fixture(autouse=True)

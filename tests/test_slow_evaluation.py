@@ -1,0 +1,31 @@
+"""Repeated-sampling checks of off-policy intervals, run separately in CI with
+``pytest -m slow``. Quick versions on the first repetitions of the same simulations are
+in tests/test_offpolicy.py."""
+
+import numpy as np
+import pytest
+
+from .test_offpolicy import (
+    _group_runs,
+    _interval_runs,
+)
+
+pytestmark = pytest.mark.slow
+
+
+def test_interval_coverage_on_the_generator():
+    hits, errors, _ = _interval_runs(60)
+    for name in hits:
+        cover = np.mean(hits[name])
+        assert 0.85 <= cover <= 1.0, (name, cover)
+        # Unbiased within sampling error of the 60 repetitions.
+        err = np.array(errors[name])
+        assert abs(err.mean()) <= 4 * err.std() / np.sqrt(len(err)) + 1e-3, name
+
+
+def test_group_values_and_gap_cover_the_truth():
+    # _group_runs also checks, in every repetition, that the overall value is the
+    # group-size-weighted mean of the group values.
+    hits, gap_hits, _, _ = _group_runs(40)
+    assert 0.85 <= np.mean(hits) <= 1.0
+    assert 0.85 <= np.mean(gap_hits) <= 1.0
