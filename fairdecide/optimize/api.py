@@ -142,35 +142,48 @@ def optimize_policy(
     >>> fair.deviations["independence"] < 1e-9, fair.utility <= best.utility
     (True, True)
     """
+    session = _session(problem, world, criteria, (lam, epsilon, utility_slack, chance_delta),
+                       group_blind, solver, tol, max_iter)
+    route = choose_route(session.capabilities, TabularPolicy.kind)
+    found = route.solve(session)
+    policy = session.prog.policy(found.pi)
+    verification = verify_solution(policy, session.belief, problem, session.criteria,
+                                   session.names, session.tradeoff, found.solver_values,
+                                   found.violation, session.tol, session.utility_tol)
+    return _result(session, found.status, policy, verification)
+
+
+def _session(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple, group_blind: Any,
+             solver: Any, tol: Any, max_iter: Any) -> Session:
+    """Validate the input and set up the optimisation."""
     belief = _as_belief(problem, world)
     crits = as_criteria(criteria)
-    names = resolve_names(crits)
-    tradeoff = make_tradeoff(len(crits), lam, epsilon, utility_slack, chance_delta)
+    tradeoff = make_tradeoff(len(crits), *tradeoff_args)
     _check_settings(tol, max_iter, solver)
     t0 = time.perf_counter()
-    session = Session(PolicyProgram(problem, belief, group_blind, TabularPolicy), crits,
-                      names, tradeoff, belief, solver, float(tol), int(max_iter))
+    prog = PolicyProgram(problem, belief, bool(group_blind), TabularPolicy)
+    session = Session(prog, crits, resolve_names(crits), tradeoff, belief, solver,
+                      float(tol), int(max_iter))
     session.stats["build_seconds"] = time.perf_counter() - t0
-    route = choose_route(session.capabilities, TabularPolicy.kind)
-    session.with_utility_floor()
-    found = route.run(session)
-    policy = session.prog.policy(found.pi)
-    verification = verify_solution(policy, belief, problem, crits, names, session.tradeoff,
-                                   found.solver_values, found.violation, session.tol,
-                                   session.utility_tol)
+    return session
+
+
+def _result(session: Session, status: str, policy: Any, verification: Any
+            ) -> OptimizeResult:
+    """The result, with every number taken from the verification's recomputation."""
+    v, names, belief = verification, session.names, session.belief
+    F = np.array([v.scenario_deviations[n] for n in names]).reshape(len(names),
+                                                                   belief.n_scenarios)
     return OptimizeResult(
         policy=policy,
-        utility=verification.utility,
-        deviations=verification.deviations,
-        objective=float(session.tradeoff.objective(
-            verification.scenario_utilities,
-            np.array([verification.scenario_deviations[n] for n in names]).reshape(
-                len(names), belief.n_scenarios), belief)),
-        status=found.status,
+        utility=v.utility,
+        deviations=v.deviations,
+        objective=float(session.tradeoff.objective(v.scenario_utilities, F, belief)),
+        status=status,
         tradeoff=_describe(session.tradeoff, names, belief),
         solver=session.solver_name,
         stats=session.stats,
-        verification=verification,
+        verification=v,
     )
 
 

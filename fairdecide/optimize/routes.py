@@ -48,7 +48,12 @@ class Route(abc.ABC):
 
     @abc.abstractmethod
     def run(self, session: Session) -> RouteResult:
-        """Solve the session's trade-off."""
+        """Solve the session's trade-off (its utility floor, if any, already set)."""
+
+    def solve(self, session: Session) -> RouteResult:
+        """Set the trade-off's utility floor if it needs the best utility U*, then run."""
+        session.with_utility_floor()
+        return self.run(session)
 
 
 class LinearRoute(Route):
