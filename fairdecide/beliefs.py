@@ -199,6 +199,15 @@ def cvar(values: Sequence[float], weights: Sequence[float], delta: float) -> flo
     """
     v = np.asarray(values, dtype=float)
     w = np.asarray(weights, dtype=float)
+    if v.ndim != 1 or v.size == 0 or w.shape != v.shape:
+        raise FairdecideError(
+            f"values and weights must be non-empty and of one length, got {v.shape} and "
+            f"{w.shape}")
+    if not (np.all(np.isfinite(v)) and np.all(np.isfinite(w)) and np.all(w >= 0)
+            and abs(w.sum() - 1.0) <= 1e-9):
+        raise FairdecideError("values must be finite and weights a distribution")
+    if not 0.0 < delta <= 1.0:
+        raise FairdecideError(f"delta must lie in (0, 1], got {delta!r}")
     best = np.inf
     for eta in v:
         best = min(best, eta + float(w @ np.maximum(v - eta, 0.0)) / delta)

@@ -18,7 +18,7 @@ from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
 from fairdecide.units import Units
-from fairdecide.world import World
+from fairdecide.world import World, world_arrays
 
 __all__ = ["DecisionTable", "decision_table", "expected_utility"]
 
@@ -49,6 +49,10 @@ class DecisionTable:
         """A table whose units are the groups themselves, J[z, a, y] = M[z, a, y]: enough
         for every criterion that reads only the group marginal (estimates from logs)."""
         M = np.asarray(M, dtype=float)
+        if M.ndim != 3 or not np.all(np.isfinite(M)) or np.any(M < 0):
+            raise FairdecideError(
+                "a group marginal P(z, a, y) must be a finite, non-negative array of shape "
+                f"(n_groups, n_actions, n_outcomes), got shape {M.shape}")
         return cls(joint=M, group=np.arange(M.shape[0]), n_groups=M.shape[0])
 
     def group_marginal(self) -> np.ndarray:
@@ -91,13 +95,12 @@ def decision_table(policy: Policy, world: World, problem: DecisionProblem) -> De
     1.0
     """
     _check_pair(policy, world, problem)
-    p_y = world.unit_outcomes(problem)
+    units, w, p_y = world_arrays(world, problem)
     if policy.n_actions != problem.n_actions:
         raise FairdecideError(
             f"policy has {policy.n_actions} actions but the problem has {problem.n_actions}")
-    units = world.units()
     pi = policy.proba(units)
-    joint = world.unit_weights()[:, None, None] * pi[:, :, None] * p_y
+    joint = w[:, None, None] * pi[:, :, None] * p_y
     return DecisionTable(joint=joint, group=units.group, n_groups=units.n_groups, rows=pi,
                          units=units)
 

@@ -26,7 +26,7 @@ from fairdecide.units import Units
 if TYPE_CHECKING:
     from fairdecide.data import LoggedData
 
-__all__ = ["TabularWorld", "Units", "World"]
+__all__ = ["TabularWorld", "Units", "World", "world_arrays"]
 
 
 class World(abc.ABC):
@@ -72,6 +72,34 @@ class World(abc.ABC):
     def n_groups(self) -> int:
         """Number of groups."""
         return len(self.group_labels)
+
+
+def world_arrays(world: World, problem: DecisionProblem
+                 ) -> tuple[Units, np.ndarray, np.ndarray]:
+    """A world's units, weights and outcome table, checked: weights finite, non-negative
+    and summing to one over the units; P(y | a, u) of shape (n_units, n_actions,
+    n_outcomes), finite, non-negative, each row summing to one."""
+    units = world.units()
+    w = np.asarray(world.unit_weights(), dtype=float)
+    p_y = np.asarray(world.unit_outcomes(problem), dtype=float)
+    name = type(world).__name__
+    if w.shape != (units.n,):
+        raise FairdecideError(
+            f"{name}.unit_weights() has shape {w.shape}; its units need ({units.n},)")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or abs(w.sum() - 1.0) > 1e-6:
+        raise FairdecideError(
+            f"{name}.unit_weights() must be finite, non-negative and sum to one "
+            f"(sum {w.sum():.6g})")
+    want = (units.n, problem.n_actions, problem.n_outcomes)
+    if p_y.shape != want:
+        raise FairdecideError(
+            f"{name}.unit_outcomes() has shape {p_y.shape}; the units and problem need {want}")
+    if (not np.all(np.isfinite(p_y)) or np.any(p_y < 0)
+            or not np.allclose(p_y.sum(axis=2), 1.0, atol=1e-6)):
+        raise FairdecideError(
+            f"{name}.unit_outcomes() must hold finite probabilities summing to one over "
+            "the outcomes")
+    return units, w, p_y
 
 
 class TabularWorld(World):

@@ -179,6 +179,8 @@ def test_presets_are_conditional_independence_criteria():
     assert dataclasses.replace(Separation(), measure="max") == Separation(measure="max")
     assert repr(Separation(outcomes=[1])) == (
         "Separation(measure='tv', weighting='uniform', outcomes=(1,))")
+    assert repr(Independence(name="dp")) == (
+        "Independence(measure='tv', weighting='uniform', name='dp')")
 
 
 def test_user_criterion_with_one_stratum_is_independence():

@@ -145,12 +145,15 @@ def _malformed_cases():
     from fairdecide import (
         Belief,
         Capabilities,
+        DecisionTable,
         Units,
         decision_table,
         evaluate_under_belief,
         pareto_frontier,
         scenario_values,
     )
+    from fairdecide.beliefs import cvar
+    from fairdecide.optimize import FairnessConstraint, UtilityConstraint
     from fairdecide.optimize.routes import register_route
     from fairdecide.policies import as_policy
 
@@ -184,6 +187,15 @@ def _malformed_cases():
          "max_iter must be a positive integer"),
         (lambda: optimize_policy(PROBLEM, WORLD, Independence(), lam="half"),
          "lam must be a number"),
+        (lambda: cvar([1.0, 2.0], [0.5, 0.5], 0.0), r"delta must lie in \(0, 1\]"),
+        (lambda: cvar([], [], 0.5), "non-empty"),
+        (lambda: cvar([np.nan, 1.0], [0.5, 0.5], 0.5), "finite"),
+        (lambda: FairnessConstraint((-0.1,)), "epsilon must be numbers >= 0"),
+        (lambda: FairnessConstraint((0.1,), chance_delta=1.5), "chance_delta must lie"),
+        (lambda: UtilityConstraint(slack=-1.0), "slack must be a finite number"),
+        (lambda: pareto_frontier(PROBLEM, WORLD, Independence(), n_points="x"),
+         "n_points must be an integer"),
+        (lambda: DecisionTable.from_marginal(np.full((2, 2, 2), np.nan)), "finite"),
     ]
     return cases
 
@@ -193,3 +205,39 @@ def _malformed_cases():
 def test_new_entry_points_reject_malformed_input(call, match):
     with pytest.raises(FairdecideError, match=match):
         call()
+
+
+class _BrokenWorld(TabularWorld):
+    """A World implementation whose unit weights or outcomes are wrong."""
+
+    def __init__(self, weights=None, outcomes=None):
+        super().__init__(WORLD.p_xz, WORLD.p_y)
+        self._w, self._p = weights, outcomes
+
+    def unit_weights(self):
+        return super().unit_weights() if self._w is None else np.asarray(self._w)
+
+    def unit_outcomes(self, problem):
+        return super().unit_outcomes(problem) if self._p is None else np.asarray(self._p)
+
+
+@pytest.mark.parametrize(("world", "match"), [
+    (_BrokenWorld(weights=np.r_[np.nan, np.full(5, 0.2)]), "finite, non-negative and sum"),
+    (_BrokenWorld(weights=np.r_[-0.2, np.full(5, 0.24)]), "finite, non-negative and sum"),
+    (_BrokenWorld(weights=np.full(4, 0.25)), r"has shape \(4,\)"),
+    (_BrokenWorld(outcomes=np.full((6, 2, 2), np.nan)), "finite probabilities"),
+    (_BrokenWorld(outcomes=np.full((6, 3, 2), 0.5)), "the units and problem need"),
+])
+def test_a_world_that_breaks_the_protocol_is_an_error_not_a_number(world, match):
+    """Deviations, utilities and the optimiser refuse a world whose weights or outcome
+    table are not distributions (a NaN weight once gave a deviation of 0.0 silently)."""
+    policy = TabularPolicy.constant(3, 2, [0.5, 0.5])
+    with pytest.raises(FairdecideError, match=match):
+        Independence().deviation(policy, world, PROBLEM)
+    with pytest.raises(FairdecideError, match=match):
+        optimize_policy(PROBLEM, world, Independence(), epsilon=0.1)
+
+
+def test_max_iter_accepts_whole_numbers():
+    res = optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1, max_iter=10.0)
+    assert res.verification.passed

@@ -198,3 +198,15 @@ def test_intervention_separation_is_exact_for_constant_deterministic_policy():
     ind = optimize_policy(problem, world, Independence(), epsilon=0.0)
     assert ind.deviations["independence"] <= 1e-6
     assert ind.utility >= best_constant - 1e-9
+
+
+def test_an_infinite_tolerance_switches_a_criterion_off_in_the_local_search():
+    """epsilon=[inf, x] with a non-convex criterion: the violation phase skips the
+    switched-off tolerance (it once wrote an infinite right-hand side into the LP)."""
+    problem, world = make_tabular_problem(4, 2, 2, 2, outcome_depends_on_action=True,
+                                          random_state=3)
+    both = optimize_policy(problem, world, [Independence(), Separation()],
+                           epsilon=[np.inf, 0.02])
+    alone = optimize_policy(problem, world, Separation(), epsilon=0.02)
+    assert both.deviations["separation"] <= 0.02 + 1e-6
+    assert both.utility == pytest.approx(alone.utility, abs=1e-6)

@@ -146,15 +146,16 @@ class ConditionalIndependence(Criterion):
                             cone=self.measure == "kl")
 
     def __repr__(self) -> str:
+        named = "" if self.name is None else f", name={self.name!r}"
         preset = {("action", None): "Independence", ("action", "outcome"): "Separation",
                   ("outcome", "action"): "Sufficiency"}.get((self.target, self.given))
         if preset is None:
             return (f"ConditionalIndependence(target={self.target!r}, given={self.given!r}, "
                     f"measure={self.measure!r}, weighting={self.weighting!r}, "
-                    f"given_values={self.given_values!r})")
+                    f"given_values={self.given_values!r}{named})")
         extra = {"Separation": f", outcomes={self.given_values!r}",
                  "Sufficiency": f", actions={self.given_values!r}"}.get(preset, "")
-        return f"{preset}(measure={self.measure!r}, weighting={self.weighting!r}{extra})"
+        return f"{preset}(measure={self.measure!r}, weighting={self.weighting!r}{extra}{named})"
 
     # ------------------------------------------------------------------ structure
     def _given_codes(self, problem: DecisionProblem) -> np.ndarray | None:

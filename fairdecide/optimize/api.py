@@ -210,7 +210,11 @@ def _check_settings(tol: Any, max_iter: Any, solver: Any) -> None:
         ok = False
     if not ok:
         raise FairdecideError(f"tol must be a positive number, got {tol!r}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
+    try:
+        whole = not isinstance(max_iter, bool) and int(max_iter) == max_iter >= 1
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
         raise FairdecideError(f"max_iter must be a positive integer, got {max_iter!r}")
     check_solver(solver)
 

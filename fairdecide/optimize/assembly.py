@@ -168,6 +168,8 @@ class Assembly:
         v = self.new_vars(self.F.shape[0])
         self.add_cost(v, np.ones(len(v)))
         for c, eps in enumerate(epsilon):
+            if not np.isfinite(eps):  # a switched-off tolerance is never violated
+                continue
             if chance_delta is not None:
                 eta, u = self._cvar_rows(c)
                 self.ub.add(np.zeros(self.K + 2, dtype=int), np.concatenate([[eta], u, [v[c]]]),

@@ -59,7 +59,8 @@ def pareto_frontier(
         raise FairdecideError(
             f"criterion must be one fairness criterion, got {type(criterion).__name__}")
     if epsilons is None:
-        if int(n_points) != n_points or n_points < 2:
+        if (isinstance(n_points, bool) or not isinstance(n_points, int | np.integer)
+                or n_points < 2):
             raise FairdecideError(f"n_points must be an integer >= 2, got {n_points!r}")
         free = optimize_policy(problem, world, criterion, lam=0.0, **kwargs)
         top = free.deviations[criterion.label]

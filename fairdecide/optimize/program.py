@@ -27,6 +27,7 @@ from fairdecide.criteria.base import Criterion, Expansion
 from fairdecide.optimize.assembly import Assembly, CriterionBlock, KLTerm
 from fairdecide.policies.tabular import TabularPolicy
 from fairdecide.problem import DecisionProblem
+from fairdecide.world import world_arrays
 
 if TYPE_CHECKING:
     from fairdecide.beliefs import Belief
@@ -107,7 +108,7 @@ class PolicyProgram:
         self.p_y_units = np.zeros((n_u, n_a, n_y))
         group = units.group
         for world, wk in zip(self.worlds, self.weights, strict=True):
-            w, p_y = world.unit_weights(), world.unit_outcomes(problem)
+            _, w, p_y = world_arrays(world, problem)
             # B: m[(z, a, y)] = sum_u [group(u) = z] w_u pi[free(u), a] P(y | a, u)
             vals = w[:, None, None] * p_y
             uu, aa, yy = np.nonzero(vals)

@@ -44,7 +44,11 @@ def aggregated_deviations(F: np.ndarray, belief: Belief, chance_delta: float | N
 
 @dataclass(frozen=True)
 class Tradeoff(abc.ABC):
-    """One trade-off between expected utility U and the deviations F."""
+    """One trade-off between expected utility U and the deviations F.
+
+    A trade-off that bounds the deviations by tolerances (``bounds_deviations``) has the
+    fields ``epsilon`` (one tolerance per criterion) and ``chance_delta``.
+    """
 
     #: Short name used in messages ("the epsilon program failed ...").
     kind: ClassVar[str] = ""
@@ -156,6 +160,13 @@ class FairnessConstraint(Tradeoff):
     epsilon: tuple[float, ...] = ()
     chance_delta: float | None = None
 
+    def __post_init__(self) -> None:
+        eps = tuple(float(e) for e in self.epsilon)
+        if not eps or any(np.isnan(e) or e < 0 for e in eps):
+            raise FairdecideError(f"epsilon must be numbers >= 0 (inf allowed), got {eps!r}")
+        _check_delta(self.chance_delta)
+        object.__setattr__(self, "epsilon", eps)
+
     def describe(self, names: Sequence[str]) -> str:
         tol = ", ".join(f"{n} <= {e:g}" for n, e in zip(names, self.epsilon, strict=True))
         return f"maximise U subject to {tol}"
@@ -197,6 +208,11 @@ class UtilityConstraint(Tradeoff):
     slack: float | None = None
     utility_min: float | None = None
     chance_delta: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.slack is not None and not (np.isfinite(self.slack) and self.slack >= 0):
+            raise FairdecideError(f"slack must be a finite number >= 0, got {self.slack!r}")
+        _check_delta(self.chance_delta)
 
     @property
     def tight_deviations(self) -> bool:
@@ -313,6 +329,11 @@ def make_tradeoff(n_criteria: int, lam: Any, epsilon: Any, utility_slack: Any,
     if not np.isfinite(s) or s < 0:
         raise FairdecideError(f"utility_slack must be a finite number >= 0, got {utility_slack!r}")
     return UtilityConstraint(s)
+
+
+def _check_delta(delta: float | None) -> None:
+    if delta is not None and not 0.0 < delta < 1.0:
+        raise FairdecideError(f"chance_delta must lie in (0, 1), got {delta!r}")
 
 
 def _number(value: Any, name: str) -> float:
