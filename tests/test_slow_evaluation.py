@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from .test_offpolicy import (
+    _cell_runs,
     _group_runs,
     _interval_runs,
 )
@@ -29,3 +30,13 @@ def test_group_values_and_gap_cover_the_truth():
     hits, gap_hits, _, _ = _group_runs(40)
     assert 0.85 <= np.mean(hits) <= 1.0
     assert 0.85 <= np.mean(gap_hits) <= 1.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_default_nuisances_on_per_cell_tabular_data(seed):
+    hits, zs = _cell_runs(100, seed)
+    for name in hits:
+        cover = np.mean(hits[name])
+        assert 0.90 <= cover <= 0.99, (name, cover)
+        z = np.asarray(zs[name])
+        assert abs(z.mean()) <= 4 / np.sqrt(len(z)), (name, z.mean())

@@ -24,6 +24,7 @@ from fairdecide.exceptions import FairdecideError
 from fairdecide.models.outcome import (
     cross_fit_proba,
     default_classifier,
+    default_model,
     fit_predict,
     outcome_values,
 )
@@ -44,6 +45,19 @@ def _units(data: Any, bandit: BanditData) -> Units:
         return Units(group=data.z, n_groups=data.n_z, cell=data.x, n_cells=data.n_x,
                      features=bandit.X)
     return bandit.units()
+
+
+def _cell_frequencies(data: LoggedData, bandit: BanditData, reward: np.ndarray,
+                      n_actions: int) -> tuple[np.ndarray, np.ndarray]:
+    """In-sample action frequencies per cell (x, z) at the logged actions, and the mean
+    reward of every (cell, action) (zero where an action was never logged in a cell)."""
+    cells = data.x * data.n_z + data.z
+    counts = np.zeros((data.n_x * data.n_z, n_actions))
+    np.add.at(counts, (cells, bandit.a), 1.0)
+    sums = np.zeros_like(counts)
+    np.add.at(sums, (cells, bandit.a), reward)
+    propensity = (counts / counts.sum(axis=1, keepdims=True))[cells, bandit.a]
+    return propensity, (sums / np.maximum(counts, 1.0))[cells]
 
 
 def _target_probabilities(policy: Any, data: Any, bandit: BanditData,
@@ -86,11 +100,15 @@ def evaluate_policy(
         (``n_samples`` draws); its interval is the credible interval.
     outcome_model : classifier or World, optional
         For dm and dr: a scikit-learn classifier of y from the features (one per action
-        when the outcome depends on it), cross-fitted over ``n_folds``; default logistic
+        when the outcome depends on it), cross-fitted over ``n_folds``. Default: on
+        tabular LoggedData the saturated cell model (smoothed outcome frequencies per
+        cell (x, z) and action, :class:`~fairdecide.models.outcome.CellFrequencies`),
+        consistent whatever the outcomes do per cell; on numeric features logistic
         regression. A known world (e.g. a TabularWorld) is used as is.
     logging_model : classifier, optional
-        Estimates pi_0(a | x) (cross-fitted, uncalibrated) when the data carry no
-        propensities; default logistic regression.
+        Estimates pi_0(a | x) (cross-fitted) when the data carry no propensities.
+        Default: on LoggedData the smoothed action frequencies per cell (x, z); on
+        numeric features logistic regression (uncalibrated).
     interval : {"normal", "bootstrap"}, default="normal"
         Influence-function normal intervals, or percentile intervals from ``n_boot``
         bootstrap resamples of the rows (nuisance models kept).
@@ -234,16 +252,25 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
     reward = problem.utility[bandit.a, bandit.y]
     propensity = bandit.propensity
     needs_w = not isinstance(est, DirectMethod | FullInformation)
-    if propensity is None and (needs_w or logging_model is not None):
-        model = default_classifier() if logging_model is None else logging_model
-        p_all = cross_fit_proba(model, bandit.X, bandit.a, problem.n_actions, int(n_folds),
-                                 rng)
+    q = None
+    cells_in_sample = (propensity is None and logging_model is None
+                       and isinstance(data, LoggedData)
+                       and isinstance(est, InverseProbability | SelfNormalized))
+    if cells_in_sample:
+        # Tabular data, weighting estimators: the saturated per-cell action frequencies
+        # of these rows (efficient), with the cell-mean rewards for the influence function.
+        propensity, q = _cell_frequencies(data, bandit, reward, problem.n_actions)
+    elif propensity is None and (needs_w or logging_model is not None):
+        if logging_model is None:
+            model, X = default_model(_units(data, bandit), bandit.X, problem.n_actions)
+        else:
+            model, X = logging_model, bandit.X
+        p_all = cross_fit_proba(model, X, bandit.a, problem.n_actions, int(n_folds), rng)
         propensity = p_all[np.arange(bandit.n), bandit.a]
         if np.any(propensity <= 0):
             raise FairdecideError(
                 "the estimated logging policy gives probability zero to some logged "
                 "actions; use a smoother logging_model or known propensities")
-    q = None
     if isinstance(est, FullInformation):
         if problem.outcome_depends_on_action:
             raise FairdecideError(

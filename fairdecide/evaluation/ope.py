@@ -186,6 +186,19 @@ def _finish(name: str, summand: np.ndarray, value: float, psi: np.ndarray,
     return ValueEstimate(float(value), se, name, n, ess, max_w, psi)
 
 
+def _weighted_influence(inp: OffPolicyInputs, w: np.ndarray, v: float,
+                        known: np.ndarray) -> np.ndarray:
+    """The influence function of a weighted estimate: ``known`` (propensities known)
+    or, when the inputs carry cell-mean rewards q because the propensities are the
+    saturated per-cell frequencies of the same rows, the efficient influence function
+    sum_a pi(a | x) q(x, a) + w (r - q(x, a_i)) - V (Hirano, Imbens and Ridder, 2003:
+    weighting by estimated saturated propensities is efficient, and its variance is the
+    efficient one, below that of weighting by the true propensities)."""
+    if inp.q is None:
+        return known
+    return inp.model_value() + w * (inp.reward - inp.q[np.arange(inp.n), inp.action]) - v
+
+
 @dataclass(frozen=True)
 class InverseProbability:
     """Inverse propensity scoring, V = mean_i w_i r_i (optionally clipped weights).
@@ -209,7 +222,7 @@ class InverseProbability:
         w = inp.weights(self.clip)
         s = w * inp.reward
         v = s.mean()
-        return _finish(self.name, s, v, s - v, w)
+        return _finish(self.name, s, v, _weighted_influence(inp, w, v, s - v), w)
 
 
 @dataclass(frozen=True)
@@ -232,7 +245,7 @@ class SelfNormalized:
                 "the evaluated policy gives probability zero to every logged action; "
                 "self-normalisation is undefined")
         v = float(w @ inp.reward / w.sum())
-        psi = w * (inp.reward - v) / w.mean()
+        psi = _weighted_influence(inp, w, v, w * (inp.reward - v) / w.mean())
         return _finish(self.name, w * inp.reward, v, psi, w)
 
 

@@ -1,8 +1,11 @@
-"""Outcome and logging models from scikit-learn: fitted, cross-fitted and per action.
+"""Outcome and logging models: fitted, cross-fitted and per action.
 
 The off-policy estimators need P(y | x, a) (outcome models) and pi_0(a | x) (logging
-models) out of fold; these helpers fit any scikit-learn classifier (default: logistic
-regression) and return class probabilities over the problem's full numbering.
+models) out of fold; these helpers fit any scikit-learn classifier and return class
+probabilities over the problem's full numbering. The defaults (:func:`default_model`):
+on tabular data the saturated cell model :class:`CellFrequencies` (one distribution per
+cell (x, z), smoothed toward the pooled frequencies), which is consistent whatever the
+logging policy and outcomes do per cell; on numeric features logistic regression.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold
 
@@ -22,12 +25,75 @@ from fairdecide.world import World
 if TYPE_CHECKING:
     from fairdecide.data import BanditData
 
-__all__ = ["cross_fit_proba", "default_classifier", "fit_predict", "outcome_values"]
+__all__ = ["CellFrequencies", "cross_fit_proba", "default_classifier", "default_model",
+           "fit_predict", "outcome_values"]
 
 
 def default_classifier() -> Any:
     """Logistic regression, the default outcome and logging model."""
     return LogisticRegression(max_iter=1000)
+
+
+class CellFrequencies(ClassifierMixin, BaseEstimator):
+    """The saturated model of a discrete cell: smoothed class frequencies per cell.
+
+    With counts n(c, k) of class k in cell c (weighted by ``sample_weight``), the pooled
+    frequencies p(k) = (n(k) + 1/2) / (n + K/2) and prior mass s K (s = ``smoothing``)::
+
+        P(k | c) = (n(c, k) + s K p(k)) / (n(c) + s K)
+
+    so a cell never seen in training gets the pooled frequencies. ``X`` holds the cell
+    index in its first column.
+
+    Parameters
+    ----------
+    n_cells : int
+    n_classes : int
+    smoothing : float, default=0.5
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairdecide.models.outcome import CellFrequencies
+    >>> m = CellFrequencies(n_cells=2, n_classes=2).fit([[0], [0], [0], [1]], [1, 1, 0, 0])
+    >>> m.predict_proba([[0]]).round(3)
+    array([[0.4, 0.6]])
+    """
+
+    def __init__(self, n_cells: int = 1, n_classes: int = 2, smoothing: float = 0.5) -> None:
+        self.n_cells = n_cells
+        self.n_classes = n_classes
+        self.smoothing = smoothing
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> CellFrequencies:
+        """Count the classes per cell; returns self."""
+        cells = np.asarray(X)[:, 0].astype(int)
+        y = np.asarray(y).astype(int)
+        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+        counts = np.zeros((int(self.n_cells), int(self.n_classes)))
+        np.add.at(counts, (cells, y), w)
+        k = int(self.n_classes)
+        pooled = (counts.sum(axis=0) + 0.5) / (counts.sum() + 0.5 * k)
+        prior = float(self.smoothing) * k
+        self.table_ = (counts + prior * pooled) / (counts.sum(axis=1, keepdims=True) + prior)
+        self.classes_ = np.arange(k)
+        return self
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """P(class | cell) of each row, shape (n, n_classes)."""
+        return self.table_[np.asarray(X)[:, 0].astype(int)]
+
+
+def default_model(units: Units, features: np.ndarray, n_classes: int
+                  ) -> tuple[Any, np.ndarray]:
+    """The default nuisance model and the inputs it reads: the saturated cell model on
+    the cell index (x, z) when the units have cells, else logistic regression on the
+    features."""
+    if units.cell is None:
+        return default_classifier(), features
+    cells = units.cell * units.n_groups + units.group
+    return (CellFrequencies(units.n_cells * units.n_groups, n_classes),
+            cells[:, None].astype(float))
 
 
 def fit_predict(model: Any, X: np.ndarray, y: np.ndarray, X_new: np.ndarray,
@@ -62,15 +128,19 @@ def cross_fit_proba(model: Any, X: np.ndarray, target: np.ndarray, n_classes: in
 def outcome_values(outcome_model: Any, units: Units, bandit: BanditData,
                    problem: DecisionProblem, n_folds: int, rng: np.random.RandomState
                    ) -> np.ndarray:
-    """q(x_i, a) = sum_y P(y | x_i, a) U(a, y), shape (n, n_actions), cross-fitted; a
-    known World (``outcome_model``) gives P(y | a, .) of the ``units`` directly."""
+    """q(x_i, a) = sum_y P(y | x_i, a) U(a, y), shape (n, n_actions), cross-fitted (one
+    model per action in interventions); a known World (``outcome_model``) gives
+    P(y | a, .) of the ``units`` directly; None: :func:`default_model`."""
     U = problem.utility
     n_a, n_y = problem.n_actions, problem.n_outcomes
     if isinstance(outcome_model, World):
         return np.einsum("nay,ay->na", outcome_model.outcome_proba(units, problem), U)
-    model = default_classifier() if outcome_model is None else outcome_model
+    if outcome_model is None:
+        model, X = default_model(units, bandit.X, n_y)
+    else:
+        model, X = outcome_model, bandit.X
     if not problem.outcome_depends_on_action:
-        p = cross_fit_proba(model, bandit.X, bandit.y, n_y, n_folds, rng)
+        p = cross_fit_proba(model, X, bandit.y, n_y, n_folds, rng)
         return p @ U.T
     q = np.zeros((bandit.n, n_a))
     for a in range(n_a):
@@ -80,6 +150,6 @@ def outcome_values(outcome_model: Any, units: Units, bandit: BanditData,
                 f"action {problem.action_labels[a]!r} was logged {int(rows.sum())} times: too "
                 "few to fit its outcome model; use estimator='ips' or 'snips'")
         # Fit on the rows that took action a, predict for everyone (out of fold).
-        p = cross_fit_proba(model, bandit.X, bandit.y, n_y, n_folds, rng, fit_rows=rows)
+        p = cross_fit_proba(model, X, bandit.y, n_y, n_folds, rng, fit_rows=rows)
         q[:, a] = p @ U[a]
     return q
