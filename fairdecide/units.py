@@ -61,6 +61,14 @@ class Units:
             object.__setattr__(self, "features", X)
 
     @property
+    def cell_group(self) -> np.ndarray:
+        """Index of each unit's (cell, group) pair, cell * n_groups + group, in
+        range(n_cells * n_groups); needs cells."""
+        if self.cell is None:
+            raise FairdecideError("these units have no cells")
+        return self.cell * self.n_groups + self.group
+
+    @property
     def n(self) -> int:
         """Number of units."""
         return len(self.group)

@@ -42,17 +42,16 @@ def _units(data: Any, bandit: BanditData) -> Units:
     """What a policy may read of the logged individuals: cell codes (tabular data) and
     numeric features (one-hot cell and group for tabular data)."""
     if isinstance(data, LoggedData):
-        return Units(group=data.z, n_groups=data.n_z, cell=data.x, n_cells=data.n_x,
-                     features=bandit.X)
+        return replace(data.units(), features=bandit.X)
     return bandit.units()
 
 
-def _cell_frequencies(data: LoggedData, bandit: BanditData, reward: np.ndarray,
+def _cell_frequencies(units: Units, bandit: BanditData, reward: np.ndarray,
                       n_actions: int) -> tuple[np.ndarray, np.ndarray]:
     """In-sample action frequencies per cell (x, z) at the logged actions, and the mean
     reward of every (cell, action) (zero where an action was never logged in a cell)."""
-    cells = data.x * data.n_z + data.z
-    counts = np.zeros((data.n_x * data.n_z, n_actions))
+    cells = units.cell_group
+    counts = np.zeros((units.n_cells * units.n_groups, n_actions))
     np.add.at(counts, (cells, bandit.a), 1.0)
     sums = np.zeros_like(counts)
     np.add.at(sums, (cells, bandit.a), reward)
@@ -60,10 +59,10 @@ def _cell_frequencies(data: LoggedData, bandit: BanditData, reward: np.ndarray,
     return propensity, (sums / np.maximum(counts, 1.0))[cells]
 
 
-def _target_probabilities(policy: Any, data: Any, bandit: BanditData,
-                          problem: DecisionProblem) -> np.ndarray:
-    probs = as_policy(policy, problem).proba(_units(data, bandit))
-    return check_rows(probs, bandit.n, problem.n_actions)
+def _target_probabilities(policy: Any, units: Units, problem: DecisionProblem
+                          ) -> np.ndarray:
+    probs = as_policy(policy, problem).proba(units)
+    return check_rows(probs, units.n, problem.n_actions)
 
 
 def evaluate_policy(
@@ -188,7 +187,7 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
         name = "bayes (Dirichlet)"
     else:
         bandit = data if isinstance(data, BanditData) else BanditData.from_logged(data, problem)
-        target = _target_probabilities(pol, data, bandit, problem)
+        target = _target_probabilities(pol, _units(data, bandit), problem)
         model = default_classifier() if outcome_model is None else outcome_model
         U = problem.utility
         draws = np.empty(n_samples)
@@ -248,7 +247,8 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
     if int(n_folds) != n_folds or n_folds < 2:
         raise FairdecideError(f"n_folds must be an integer >= 2, got {n_folds!r}")
     rng = check_random_state(random_state)
-    target = _target_probabilities(policy, data, bandit, problem)
+    units = _units(data, bandit)
+    target = _target_probabilities(policy, units, problem)
     reward = problem.utility[bandit.a, bandit.y]
     propensity = bandit.propensity
     needs_w = not isinstance(est, DirectMethod | FullInformation)
@@ -259,10 +259,10 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
     if cells_in_sample:
         # Tabular data, weighting estimators: the saturated per-cell action frequencies
         # of these rows (efficient), with the cell-mean rewards for the influence function.
-        propensity, q = _cell_frequencies(data, bandit, reward, problem.n_actions)
+        propensity, q = _cell_frequencies(units, bandit, reward, problem.n_actions)
     elif propensity is None and (needs_w or logging_model is not None):
         if logging_model is None:
-            model, X = default_model(_units(data, bandit), bandit.X, problem.n_actions)
+            model, X = default_model(units, bandit.X, problem.n_actions)
         else:
             model, X = logging_model, bandit.X
         p_all = cross_fit_proba(model, X, bandit.a, problem.n_actions, int(n_folds), rng)
@@ -278,8 +278,7 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
                 "does not depend on the action); use 'dr'")
         q = problem.utility[:, bandit.y].T  # U(a, y_i) for every action
     elif isinstance(est, DirectMethod | DoublyRobust):
-        q = outcome_values(outcome_model, _units(data, bandit), bandit, problem, int(n_folds),
-                           rng)
+        q = outcome_values(outcome_model, units, bandit, problem, int(n_folds), rng)
     taken = target[np.arange(bandit.n), bandit.a]
     if propensity is not None and needs_w and np.all(taken == 0):
         raise FairdecideError(

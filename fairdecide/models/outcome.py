@@ -91,9 +91,8 @@ def default_model(units: Units, features: np.ndarray, n_classes: int
     features."""
     if units.cell is None:
         return default_classifier(), features
-    cells = units.cell * units.n_groups + units.group
     return (CellFrequencies(units.n_cells * units.n_groups, n_classes),
-            cells[:, None].astype(float))
+            units.cell_group[:, None].astype(float))
 
 
 def fit_predict(model: Any, X: np.ndarray, y: np.ndarray, X_new: np.ndarray,

@@ -67,15 +67,14 @@ def successive_linearization(session: Session, tradeoff: Tradeoff) -> Found:
             if not tradeoff.bounds_deviations:
                 continue
             phase = MinViolation(tradeoff.epsilon, tradeoff.chance_delta)
-            pi, _, _ = local_search(session, phase, pi)
+            pi, _, _, _ = local_search(session, phase, pi)
             U, F = session.evaluate(pi)
             v = phase.merit(U, F, session.belief)
             if least is None or v < least[0]:
                 least = (v, pi)
             if not tradeoff.feasible(U, F, session.belief, session.tol, session.utility_tol):
                 continue
-        pi, viol, status = local_search(session, tradeoff, pi)
-        phi = session.merit(pi, tradeoff)
+        pi, phi, viol, status = local_search(session, tradeoff, pi)
         if best is None or phi < best[0] - 1e-12:
             best = (phi, pi, viol, status)
     if best is None:
@@ -96,10 +95,10 @@ def _better(session: Session, a: np.ndarray, b: np.ndarray, tradeoff: Tradeoff) 
 
 
 def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray
-                 ) -> tuple[np.ndarray, float, str]:
+                 ) -> tuple[np.ndarray, float, float, str]:
     """Successive linearisation with a trust region from a start that satisfies the
     constraints of ``tradeoff``; every accepted step keeps them and improves the exact
-    objective. Returns (free rows, raw simplex violation, status)."""
+    objective. Returns (free rows, their exact objective, raw simplex violation, status)."""
     prog, crits = session.prog, session.criteria
     pi = start
     phi = session.merit(pi, tradeoff)
@@ -181,4 +180,4 @@ def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray
             "locally optimal. Raise max_iter",
             stacklevel=5,
         )
-    return pi, viol, "locally optimal" if converged else "feasible (not converged)"
+    return pi, phi, viol, "locally optimal" if converged else "feasible (not converged)"

@@ -82,18 +82,20 @@ class Session:
             "e.g. solver='highs-ipm' or solver='CLARABEL'"
         )
 
-    def utility_optimum(self) -> np.ndarray:
-        """Free rows of the utility-maximising policy (no fairness)."""
+    def _utility_program(self) -> SolveResult:
+        """The solved program of the utility-maximising policy (no fairness)."""
         res = self.solve(MaxUtility(), [])
         if not res.ok:
             raise self.fail(res, "utility")
-        return self.prog.clean(res.x)[0]
+        return res
+
+    def utility_optimum(self) -> np.ndarray:
+        """Free rows of the utility-maximising policy (no fairness)."""
+        return self.prog.clean(self._utility_program().x)[0]
 
     def with_utility_floor(self) -> None:
         """If the trade-off needs the best utility U* (constrained utility), solve it and
         fix the trade-off's floor."""
         if self.tradeoff.needs_utility_optimum:
-            res = self.solve(MaxUtility(), [])
-            if not res.ok:
-                raise self.fail(res, "utility")
-            self.tradeoff = self.tradeoff.with_utility_optimum(-res.objective)
+            u_star = -self._utility_program().objective
+            self.tradeoff = self.tradeoff.with_utility_optimum(u_star)

@@ -154,7 +154,7 @@ class TabularPolicy(Policy):
             raise FairdecideError("a TabularPolicy is optimised over units with cell codes")
         if group_blind:
             return units.cell, int(units.n_cells)
-        return units.cell * units.n_groups + units.group, int(units.n_cells * units.n_groups)
+        return units.cell_group, int(units.n_cells * units.n_groups)
 
     @classmethod
     def from_unit_rows(cls, units: Units, rows: np.ndarray) -> TabularPolicy:
