@@ -106,3 +106,54 @@ def check_random_state(seed: Any) -> np.random.RandomState:
         return np.random.RandomState(int(seed))
     raise FairdecideError(
         f"random_state must be None, an integer or a numpy RandomState, got {seed!r}")
+
+
+def _is_real_scalar(value: Any) -> bool:
+    return (isinstance(value, int | float | np.integer | np.floating)
+            and not isinstance(value, bool))
+
+
+def as_int(value: Any, name: str, minimum: int | None = None,
+           maximum: int | None = None) -> int:
+    """An integer argument (a whole float such as 3.0 is accepted); anything else, or a
+    value outside [minimum, maximum], raises an error naming ``name``."""
+    if not _is_real_scalar(value):
+        raise FairdecideError(
+            f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    if not np.isfinite(value) or float(value) != int(value):
+        raise FairdecideError(f"{name} must be a whole number, got {value!r}")
+    out = int(value)
+    if minimum is not None and out < minimum:
+        raise FairdecideError(f"{name} must be >= {minimum}, got {out}")
+    if maximum is not None and out > maximum:
+        raise FairdecideError(f"{name} must be <= {maximum}, got {out}")
+    return out
+
+
+def as_real(value: Any, name: str, low: float | None = None, high: float | None = None,
+            low_open: bool = False, high_open: bool = False) -> float:
+    """A finite real scalar argument within the given bounds (open or closed); strings,
+    lists, booleans, NaN and infinities raise an error naming ``name``."""
+    if not _is_real_scalar(value):
+        raise FairdecideError(
+            f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    out = float(value)
+    lo = "(" if low_open else "["
+    hi = ")" if high_open else "]"
+    where = f"{lo}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi}"
+    bad = not np.isfinite(out)
+    if low is not None:
+        bad |= out <= low if low_open else out < low
+    if high is not None:
+        bad |= out >= high if high_open else out > high
+    if bad:
+        raise FairdecideError(f"{name} must be a finite number in {where}, got {value!r}")
+    return out
+
+
+def check_instance(value: Any, name: str, kind: type | tuple[type, ...], what: str) -> Any:
+    """``value`` if it is a ``kind``; otherwise an error naming ``name`` and what was
+    expected (``what``, e.g. "a DecisionProblem") instead of an AttributeError later."""
+    if not isinstance(value, kind):
+        raise FairdecideError(f"{name} must be {what}, got {type(value).__name__}")
+    return value
