@@ -133,3 +133,43 @@ def test_generator_arguments():
         make_tabular_problem(n_actions=1)
     with pytest.raises(FairdecideError, match="concentration"):
         make_tabular_problem(concentration=0)
+
+
+@pytest.mark.parametrize("content", [
+    gzip.compress(b"age,race\n" * 200)[:30],  # truncated download
+    b"<html>rate limited</html>",  # not gzip at all
+    gzip.compress(b"a,b\n1,2\n")[:12] + b"\x00" * 20 + gzip.compress(b"a,b\n1,2\n")[32:],
+], ids=["truncated", "not-gzip", "bad-deflate"])
+def test_corrupted_gz_names_the_file(tmp_path, monkeypatch, content):
+    monkeypatch.delenv("FAIRDECIDE_DATA", raising=False)
+    path = tmp_path / "compas-scores-two-years.csv.gz"
+    path.write_bytes(content)
+    with pytest.raises(FairdecideError, match=r"corrupted or truncated \(gzip: ") as info:
+        load_compas(tmp_path, download=False)
+    message = str(info.value)
+    assert str(path) in message and "delete" in message and "\n" not in message
+    assert not isinstance(info.value, DataNotFoundError)  # found, but broken
+
+
+def test_bad_checksum_names_the_file_and_the_fix(tmp_path):
+    path = tmp_path / "german.data"
+    path.write_text("A11 6 A34\n")
+    with pytest.raises(FairdecideError, match="does not match the canonical") as info:
+        load_german(tmp_path, download=False)
+    assert str(path) in str(info.value) and "delete" in str(info.value)
+
+
+@pytest.mark.parametrize("loader, filename, content", [
+    (load_compas, "compas-scores-two-years.csv", b"id,name\n1,x\n"),  # columns missing
+    (load_compas, "compas-scores-two-years.csv", b""),  # empty
+    (load_german, "german.data", b"A11 6 A34 A43 1169 A65 A75 4 A93 A101 4 A121 67 A143 "
+                                 b"A152 2 A173 1 A192 A201 7\n"),  # bad class code
+    (load_adult, "adult.data", b"age,workclass\nold,?\n"),  # non-numeric age
+], ids=["compas-columns", "compas-empty", "german-codes", "adult-values"])
+def test_unparsable_file_names_the_file(tmp_path, loader, filename, content):
+    path = tmp_path / filename
+    path.write_bytes(gzip.compress(content))
+    path = path.rename(path.with_name(filename + ".gz"))
+    with pytest.raises(FairdecideError, match="delete it and download it again") as info:
+        loader(tmp_path, download=False, verify=False)
+    assert str(path) in str(info.value)

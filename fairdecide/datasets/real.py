@@ -5,7 +5,9 @@ Each loader looks for the canonical file (plain or gzip-compressed) in, in order
 ``FAIRDECIDE_DATA``, and the cache directory (``FAIRDECIDE_CACHE``, else
 ``~/.cache/fairdecide``). If none has it and ``download=True``, the canonical public file
 is downloaded into the cache. The sha256 of the uncompressed file is verified in every
-case, so a loader never returns silently different data.
+case, so a loader never returns silently different data; a local copy that cannot be
+decompressed, fails the checksum or cannot be parsed raises a ``FairdecideError`` that
+names the file and says to delete it and download it again.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ import hashlib
 import io
 import os
 import urllib.request
+import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -63,6 +68,10 @@ FILES = {
 }
 
 COMPAS_IDENTIFYING = ["name", "first", "last", "dob"]
+COMPAS_REQUIRED = [
+    "sex", "age_cat", "race", "priors_count", "c_charge_degree", "decile_score",
+    "score_text", "is_recid", "days_b_screening_arrest", "two_year_recid",
+]
 
 
 def cache_dir() -> Path:
@@ -77,34 +86,52 @@ def _candidates(spec: RemoteFile, data_home: str | os.PathLike | None) -> list[P
     return [d / name for d in dirs for name in (spec.filename, spec.filename + ".gz")]
 
 
+def _redownload_hint(path: Path, spec: RemoteFile) -> str:
+    return (f"delete {path} and download {spec.filename} again (from {spec.url}, or let "
+            "a loader do it with download=True)")
+
+
 def _read_verified(path: Path, spec: RemoteFile, verify: bool) -> bytes:
-    raw = path.read_bytes()
+    """The (uncompressed) bytes of a local copy, checked against the canonical sha256.
+
+    A file that cannot be read, decompressed or verified raises a FairdecideError that
+    names the file and says how to replace it.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise FairdecideError(f"cannot read data file {path}: {exc}") from None
     if path.suffix == ".gz":
-        raw = gzip.decompress(raw)
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise FairdecideError(
+                f"data file {path} is corrupted or truncated (gzip: {exc}); "
+                + _redownload_hint(path, spec)
+            ) from None
     if verify:
         digest = hashlib.sha256(raw).hexdigest()
         if digest != spec.sha256:
             raise FairdecideError(
-                f"{path} does not match the canonical {spec.filename} (sha256 {digest}, "
-                f"expected {spec.sha256}); replace it, or pass verify=False to use it anyway"
+                f"data file {path} does not match the canonical {spec.filename} (sha256 "
+                f"{digest}, expected {spec.sha256}): it is corrupted, truncated or another "
+                f"version; {_redownload_hint(path, spec)}, or pass verify=False to use it "
+                "anyway"
             )
     return raw
 
 
-def find_dataset(
-    name: str, data_home: str | os.PathLike | None = None, *, download: bool = True,
-    verify: bool = True, url: str | None = None,
-) -> bytes:
-    """The verified bytes of data file ``name`` (a key of ``FILES``), local or downloaded.
-
-    ``url`` overrides the canonical address (for mirrors; the checksum still applies).
-    """
+def _locate(
+    name: str, data_home: str | os.PathLike | None, download: bool, verify: bool,
+    url: str | None,
+) -> tuple[bytes, str]:
+    """The verified bytes of data file ``name`` and where they came from (path or URL)."""
     if name not in FILES:
         raise FairdecideError(f"unknown data set {name!r}; known: {sorted(FILES)}")
     spec = FILES[name]
     for path in _candidates(spec, data_home):
         if path.is_file():
-            return _read_verified(path, spec, verify)
+            return _read_verified(path, spec, verify), str(path)
     where = ", ".join(str(p.parent) for p in _candidates(spec, data_home)[::2])
     if not download:
         raise DataNotFoundError(
@@ -112,12 +139,13 @@ def find_dataset(
             "it, pass data_home=..., or allow download=True"
         )
     target = cache_dir() / spec.filename
+    source = url or spec.url
     try:
-        with urllib.request.urlopen(url or spec.url, timeout=60) as resp:
+        with urllib.request.urlopen(source, timeout=60) as resp:
             raw = resp.read()
     except OSError as exc:
         raise DataNotFoundError(
-            f"{spec.filename} not found in {where} and the download from {url or spec.url} "
+            f"{spec.filename} not found in {where} and the download from {source} "
             f"failed ({exc}); download it by hand into one of those folders"
         ) from None
     digest = hashlib.sha256(raw).hexdigest()
@@ -130,7 +158,47 @@ def find_dataset(
     tmp = target.with_suffix(".part")
     tmp.write_bytes(raw)
     tmp.replace(target)
-    return raw
+    return raw, str(target)
+
+
+def find_dataset(
+    name: str, data_home: str | os.PathLike | None = None, *, download: bool = True,
+    verify: bool = True, url: str | None = None,
+) -> bytes:
+    """The verified bytes of data file ``name`` (a key of ``FILES``), local or downloaded.
+
+    ``url`` overrides the canonical address (for mirrors; the checksum still applies).
+
+    Raises
+    ------
+    DataNotFoundError
+        The file is in none of the folders searched and cannot be downloaded.
+    FairdecideError
+        A local copy is unreadable, not valid gzip, or fails the checksum; the message
+        names the file and says to delete and download it again.
+    """
+    return _locate(name, data_home, download, verify, url)[0]
+
+
+def _read_table(raw: bytes, source: str, required: Sequence[str], **kwargs: Any
+                ) -> pd.DataFrame:
+    """Parse a data file's bytes as CSV, or fail naming the file (``source``)."""
+    try:
+        df = pd.read_csv(io.BytesIO(raw), **kwargs)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError,
+            pd.errors.EmptyDataError) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise FairdecideError(
+            f"data file {source} cannot be parsed ({type(exc).__name__}: {detail}); it is "
+            "corrupted or not the expected file: delete it and download it again"
+        ) from None
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise FairdecideError(
+            f"data file {source} lacks the columns {missing}; it is corrupted or not the "
+            "expected file: delete it and download it again"
+        )
+    return df
 
 
 def load_compas(
@@ -145,8 +213,8 @@ def load_compas(
     as in ProPublica's analysis (charge within 30 days of screening, known recidivism,
     ordinary charges, a score), leaving 6172.
     """
-    raw = find_dataset("compas", data_home, download=download, verify=verify)
-    df = pd.read_csv(io.BytesIO(raw))
+    raw, source = _locate("compas", data_home, download, verify, None)
+    df = _read_table(raw, source, COMPAS_REQUIRED)
     df = df.drop(columns=[c for c in COMPAS_IDENTIFYING if c in df.columns])
     df = df.drop(columns=[c for c in ("decile_score.1", "priors_count.1") if c in df.columns])
     if propublica_filter:
@@ -179,17 +247,22 @@ def load_adult(
     parts = []
     for key in (["adult"] if split == "train" else ["adult_test"] if split == "test"
                 else ["adult", "adult_test"]):
-        raw = find_dataset(key, data_home, download=download, verify=verify)
-        df = pd.read_csv(io.BytesIO(raw), header=None, names=ADULT_COLUMNS,
+        raw, source = _locate(key, data_home, download, verify, None)
+        df = _read_table(raw, source, ADULT_COLUMNS, header=None, names=ADULT_COLUMNS,
                          skipinitialspace=True, na_values="?", comment="|")
         df = df.dropna(how="all")
-        df["income"] = df["income"].str.rstrip(".")
+        try:
+            df["income"] = df["income"].str.rstrip(".")
+            for col in ("age", "fnlwgt", "education_num", "capital_gain", "capital_loss",
+                        "hours_per_week"):
+                df[col] = df[col].astype(np.int64)
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise FairdecideError(
+                f"data file {source} has unexpected values ({exc}); it is corrupted or not "
+                "the expected file: delete it and download it again"
+            ) from None
         parts.append(df)
-    out = pd.concat(parts, ignore_index=True)
-    for col in ("age", "fnlwgt", "education_num", "capital_gain", "capital_loss",
-                "hours_per_week"):
-        out[col] = out[col].astype(np.int64)
-    return out
+    return pd.concat(parts, ignore_index=True)
 
 
 GERMAN_COLUMNS = [
@@ -209,8 +282,14 @@ def load_german(
     ``credit`` is "good" or "bad" (the file's 1 and 2); ``sex`` is derived from the
     personal-status code (A92 and A95 are female).
     """
-    raw = find_dataset("german", data_home, download=download, verify=verify)
-    df = pd.read_csv(io.BytesIO(raw), sep=r"\s+", header=None, names=GERMAN_COLUMNS)
+    raw, source = _locate("german", data_home, download, verify, None)
+    df = _read_table(raw, source, GERMAN_COLUMNS, sep=r"\s+", header=None,
+                     names=GERMAN_COLUMNS)
     df["credit"] = df["credit"].map({1: "good", 2: "bad"})
+    if df["credit"].isna().any():
+        raise FairdecideError(
+            f"data file {source} has credit codes other than 1 and 2; it is corrupted or not "
+            "the expected file: delete it and download it again"
+        )
     df["sex"] = df["personal_status"].map(_GERMAN_SEX)
     return df
