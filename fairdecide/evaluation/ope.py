@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from fairdecide._validation import as_real
 from fairdecide.exceptions import FairdecideError
 
 __all__ = [
@@ -103,7 +104,9 @@ class OffPolicyInputs:
             raise FairdecideError(
                 "this estimator needs logging propensities: pass them, or estimate the "
                 "logging policy (logging_model=...)")
-        w = self.target[np.arange(self.n), self.action] / self.propensity
+        with np.errstate(over="ignore", divide="ignore"):
+            w = self.target[np.arange(self.n), self.action] / self.propensity
+        check_weights(w, self.propensity)
         return w if clip is None else np.minimum(w, clip)
 
     def model_value(self) -> np.ndarray:
@@ -153,8 +156,7 @@ class ValueEstimate:
         >>> ValueEstimate(0.5, 0.01, "ips", 100).confidence_interval(0.95)
         (0.4804..., 0.5195...)
         """
-        if not 0 < level < 1:
-            raise FairdecideError(f"level must lie in (0, 1), got {level!r}")
+        level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
         if self.draws is not None:
             lo, hi = np.quantile(self.draws, [(1 - level) / 2, (1 + level) / 2])
             return float(lo), float(hi)
@@ -163,20 +165,65 @@ class ValueEstimate:
 
 
 def _check_clip(clip: float | None) -> None:
-    if clip is not None and not clip > 0:
-        raise FairdecideError(f"clip must be > 0, got {clip!r}")
+    if clip is not None and not (isinstance(clip, float) and clip == np.inf):
+        as_real(clip, "clip", low=0, low_open=True)  # inf (no clipping) is allowed
+
+
+def check_weights(w: np.ndarray, propensity: np.ndarray) -> None:
+    """Raise unless every importance weight is a finite number (a weight overflows when
+    a propensity is far below the candidate's probability, e.g. 1e-320)."""
+    if not np.all(np.isfinite(w)):
+        bad = int(np.argmax(~np.isfinite(w)))
+        raise FairdecideError(
+            f"importance weights overflow: row {bad} has propensity {propensity[bad]!r}, "
+            f"so its weight pi(a | x) / p is not a finite number (the smallest propensity "
+            f"is {float(np.min(propensity)):.3g}). Such propensities say the logged action "
+            "was all but impossible: check them, drop those rows, clip the weights "
+            "(e.g. InverseProbability(clip=...)) or use a model-based estimator")
+
+
+def _effective_sample_size(w: np.ndarray) -> float:
+    """(sum w)^2 / sum w^2, computed on w / max(w) so that huge weights cannot overflow."""
+    top = float(w.max()) if len(w) else 0.0
+    if not top > 0:
+        return 0.0
+    u = w / top
+    return float(u.sum() ** 2 / np.sum(u**2))
+
+
+def _robust_std(psi: np.ndarray) -> float:
+    """Sample standard deviation of ``psi`` (ddof=1), scaled first so that squares of
+    huge values cannot overflow."""
+    top = float(np.max(np.abs(psi)))
+    if not np.isfinite(top):
+        return float("nan")
+    if top == 0:
+        return 0.0
+    return float(np.std(psi / top, ddof=1) * top)
 
 
 def _finish(name: str, summand: np.ndarray, value: float, psi: np.ndarray,
             w: np.ndarray | None) -> ValueEstimate:
     n = len(summand)
-    psi = psi - psi.mean()  # the influence values are reported centred
-    se = float(np.std(psi, ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
+    if n < 2:
+        raise FairdecideError(
+            f"{name}: one logged row gives no standard error; at least 2 rows are needed")
+    with np.errstate(over="ignore", invalid="ignore"):
+        psi = psi - psi.mean()  # the influence values are reported centred
+    se = float(_robust_std(psi) / np.sqrt(n))
     ess = max_w = None
     if w is not None:
-        ess = float(w.sum() ** 2 / np.sum(w**2)) if np.any(w > 0) else 0.0
+        ess = _effective_sample_size(w)
         max_w = float(w.max())
-        if ess < POOR_OVERLAP_ESS * n:
+    if not (np.isfinite(value) and np.isfinite(se)):
+        detail = (f" (importance weights up to {max_w:.3g}: propensities far below the "
+                  "evaluated policy's probabilities)" if max_w is not None else "")
+        raise FairdecideError(
+            f"the {name} estimate is not a finite number (value {float(value)!r}, standard "
+            f"error {float(se)!r}){detail}; check the propensities and the rewards, clip "
+            "the weights or use a model-based estimator")
+    if w is not None:
+        if not ess >= POOR_OVERLAP_ESS * n:
             warnings.warn(
                 f"poor overlap between the logging and evaluated policies: effective "
                 f"sample size {ess:.0f} of {n} (max weight {max_w:.3g}); the {name} "
@@ -244,8 +291,9 @@ class SelfNormalized:
             raise FairdecideError(
                 "the evaluated policy gives probability zero to every logged action; "
                 "self-normalisation is undefined")
-        v = float(w @ inp.reward / w.sum())
-        psi = _weighted_influence(inp, w, v, w * (inp.reward - v) / w.mean())
+        u = w / w.max()  # scale-free: huge weights cannot overflow the sums
+        v = float(u @ inp.reward / u.sum())
+        psi = _weighted_influence(inp, w, v, u * (inp.reward - v) / u.mean())
         return _finish(self.name, w * inp.reward, v, psi, w)
 
 

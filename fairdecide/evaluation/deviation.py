@@ -1,0 +1,222 @@
+"""A criterion's deviation estimated from logs, bias-corrected, with a bootstrap interval.
+
+The group marginal P(z, a, y) of a policy is estimated from logged rows:
+
+- the logged (historical) policy itself: the empirical frequencies of (z, a, y);
+- a candidate policy in a prediction problem (y does not depend on a): exactly
+  reweighted, P(z, a, y) = mean_i 1[z_i = z, y_i = y] pi(a | x_i), no propensities needed;
+- a candidate policy in an intervention: by importance weighting,
+  P(z, a, y) = mean_i 1[z_i = z, a_i = a, y_i = y] pi(a_i | x_i) / p_i.
+
+On tabular data each is a function of the counts n(x, z, a, y) and is bootstrapped by
+multinomial counts (:mod:`fairdecide.evaluation.counts`), exactly the row bootstrap at a
+cost independent of the number of rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fairdecide._validation import as_int, as_real, check_instance, check_random_state
+from fairdecide.criteria.base import Criterion
+from fairdecide.data import BanditData, LoggedData
+from fairdecide.evaluation.counts import MarginalAtoms
+from fairdecide.evaluation.offpolicy import _prepare
+from fairdecide.evaluation.ope import check_weights
+from fairdecide.exceptions import FairdecideError
+from fairdecide.problem import DecisionProblem
+from fairdecide.table import DecisionTable
+
+__all__ = ["DeviationEstimate", "estimate_deviation"]
+
+
+@dataclass(frozen=True)
+class DeviationEstimate:
+    """A criterion's deviation estimated from logs.
+
+    Attributes
+    ----------
+    criterion : str
+    value : float
+        The bias-corrected estimate max(0, 2 D - mean(D*)): the plug-in deviation D
+        minus the bootstrap estimate of its bias.
+    low, high : float
+        The basic bootstrap interval [2 D - q_hi, 2 D - q_lo] of the replicates D*,
+        clipped at 0.
+    level : float
+    draws : ndarray
+        The bootstrap replicates D* of the plug-in deviation.
+    plug_in : float
+        The plug-in deviation D of the estimated marginal (biased upward).
+    """
+
+    criterion: str
+    value: float
+    low: float
+    high: float
+    level: float
+    draws: np.ndarray = field(repr=False)
+    plug_in: float = float("nan")
+
+    @property
+    def bias(self) -> float:
+        """The bootstrap estimate of the plug-in's bias, mean(D*) - D."""
+        return float(self.draws.mean() - self.plug_in)
+
+
+def check_inputs(data: Any, problem: Any, need_actions: bool) -> None:
+    """Raise unless ``data`` is LoggedData or BanditData with rows in every group and
+    actions when needed, and ``problem`` a DecisionProblem."""
+    check_instance(data, "data", (LoggedData, BanditData), "LoggedData or BanditData")
+    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
+    if need_actions and data.a is None:
+        raise FairdecideError("the logged actions (a) are needed here")
+    if isinstance(data, LoggedData):
+        sizes = np.bincount(data.z, minlength=data.n_z)
+        if np.any(sizes == 0):
+            names = [data.group_labels[i] for i in np.flatnonzero(sizes == 0)]
+            raise FairdecideError(
+                f"group(s) {names} have no rows: their fairness cannot be estimated; drop "
+                "them from group_labels")
+
+
+def check_criterion(criterion: Any, problem: DecisionProblem) -> None:
+    """Raise unless ``criterion`` is a criterion of the group marginal."""
+    if not isinstance(criterion, Criterion):
+        raise FairdecideError(
+            f"criterion must be a fairness criterion such as Independence(), got "
+            f"{type(criterion).__name__}")
+    if criterion.capabilities(problem).reads != "marginal":
+        raise FairdecideError(
+            f"criterion {criterion.label!r} reads policy rows and unit features; from logs "
+            "only criteria of the group marginal P(z, a, y) can be estimated")
+
+
+def marginal_atoms(data: Any, problem: DecisionProblem, policy: Any, logging_model: Any,
+                   random_state: Any) -> MarginalAtoms:
+    """The policy's estimated marginal P(z, a, y) as atoms (see the module docstring):
+    grouped by (x, z, a, y) on LoggedData, by (z, a, y) for the logged decisions on
+    BanditData, else one atom per row."""
+    if isinstance(data, LoggedData):
+        a, y, z = data.action_codes(problem), data.outcome_codes(problem), data.z
+        n_z, prop = data.n_z, data.propensity
+        cell = data.x.astype(np.int64) * n_z + z
+    else:
+        a, y, z, n_z, prop = data.a, data.y, data.z, int(data.z.max()) + 1, data.propensity
+        cell = None
+    n_a, n_y = problem.n_actions, problem.n_outcomes
+    shape = (n_z, n_a, n_y)
+    if policy is None:
+        key = (z.astype(np.int64) * n_a + a) * n_y + y
+        return MarginalAtoms.from_rows(key, key[:, None], np.ones((len(key), 1)), shape)
+    if problem.outcome_depends_on_action and prop is None and logging_model is None:
+        raise FairdecideError(
+            "estimating a candidate policy's fairness in an intervention needs the logging "
+            "propensities (propensity=...) or a logging_model to estimate them")
+    estimator = "ips" if problem.outcome_depends_on_action else "full"
+    inputs, _, _ = _prepare(data, policy, problem, estimator, None, logging_model, 5,
+                            random_state)
+    if not problem.outcome_depends_on_action:
+        keys = (z.astype(np.int64)[:, None] * n_a + np.arange(n_a)) * n_y + y[:, None]
+        group = None if cell is None else cell * n_y + y
+        return MarginalAtoms.from_rows(group, keys, inputs.target, shape)
+    n = len(z)
+    with np.errstate(over="ignore", divide="ignore"):
+        w = inputs.target[np.arange(n), a] / inputs.propensity
+    check_weights(w, inputs.propensity)
+    key = (z.astype(np.int64) * n_a + a) * n_y + y
+    group = None if cell is None else (cell * n_a + a) * n_y + y
+    return MarginalAtoms.from_rows(group, key[:, None], w[:, None], shape)
+
+
+def deviation_of(criterion: Any, M: np.ndarray, problem: DecisionProblem) -> float:
+    """A criterion's deviation from an estimated group marginal P(z, a, y)."""
+    return criterion.deviation_from_table(DecisionTable.from_marginal(M), problem)
+
+
+def corrected_interval(plug_in: float, draws: np.ndarray, level: float
+                       ) -> tuple[float, float, float]:
+    """Bias-corrected estimate and basic bootstrap interval, clipped at 0 (see
+    :func:`estimate_deviation`)."""
+    lo_q, hi_q = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+    value = max(0.0, 2 * plug_in - float(draws.mean()))
+    low = max(0.0, 2 * plug_in - float(hi_q))
+    high = max(0.0, 2 * plug_in - float(lo_q))
+    return value, low, high
+
+
+def estimate_deviation(
+    data: LoggedData | BanditData, problem: DecisionProblem,
+    criterion: Criterion, policy: Any = None, *, n_boot: int = 500,
+    level: float = 0.95, logging_model: Any = None, random_state: Any = None,
+) -> DeviationEstimate:
+    """A criterion's deviation for the logged decisions (``policy=None``) or for a
+    candidate policy (any policy :func:`evaluate_policy` takes), bias-corrected, with a
+    bootstrap interval. In interventions without known propensities, pass a
+    ``logging_model`` to estimate them (cross-fitted).
+
+    The deviation D is a sum (or maximum) of absolute differences of the estimated
+    marginal, so the plug-in estimate is biased upward (noise never cancels inside |.|),
+    most for importance-weighted estimates; its percentile bootstrap interval inherits
+    the bias twice over (the replicates are biased again around the plug-in) and covered
+    as little as 85% in simulations. So the estimate is corrected by the bootstrap
+    estimate of its bias, ``value = max(0, D - (mean(D*) - D))``, and the interval is the
+    basic bootstrap interval [2 D - q_hi, 2 D - q_lo] of the replicates D* (it estimates
+    the law of D - D_true by that of D* - D, which carries the bias), clipped at 0.
+    Coverage is measured in ``benchmarks/bench_ope.py``: near its nominal rate when the
+    deviation is clearly positive; at or near a zero deviation (a boundary, where no
+    estimate can be unbiased) the clipped interval includes 0 more often than the stated
+    rate, while for a small positive deviation it can under-cover.
+
+    Cost: on tabular LoggedData the estimate is a function of the counts n(x, z, a, y)
+    (when the propensities are a function of the cell and action, as when logged by a
+    tabular policy) and the bootstrap draws multinomial counts of the cells, which is
+    exactly the row bootstrap at a cost independent of the number of rows. Otherwise
+    (numeric features, or propensities varying within a cell) every replicate resamples
+    the n rows: O(n_boot n) time, about 20 ms per replicate at one million rows.
+
+    Parameters
+    ----------
+    data : LoggedData or BanditData
+    problem : DecisionProblem
+    criterion : Criterion of the group marginal (e.g. Independence(), Separation())
+    policy : policy, optional
+        None: the logged decisions.
+    n_boot : int, default=500
+        Bootstrap replicates, >= 10.
+    level : float, default=0.95
+        Level of the interval, in (0, 1).
+
+    Returns
+    -------
+    DeviationEstimate
+        ``value`` (bias-corrected), ``low``, ``high``, ``plug_in``, ``bias``, ``draws``.
+
+    Examples
+    --------
+    >>> from fairdecide import Independence, TabularPolicy
+    >>> from fairdecide.datasets import make_bail_problem, sample_logged_data
+    >>> from fairdecide.evaluation import estimate_deviation
+    >>> problem, world = make_bail_problem()
+    >>> data = sample_logged_data(world, problem, 3000, random_state=0)
+    >>> est = estimate_deviation(data, problem, Independence(), n_boot=100, random_state=0)
+    >>> est.low <= est.value <= est.high  # the logging policy ignores the group
+    True
+    >>> bool(est.low == 0.0 and est.value < est.plug_in)
+    True
+    """
+    check_inputs(data, problem,
+                 need_actions=policy is None or problem.outcome_depends_on_action)
+    check_criterion(criterion, problem)
+    level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
+    n_boot = as_int(n_boot, "n_boot", minimum=10)
+    rng = check_random_state(random_state)
+    atoms = marginal_atoms(data, problem, policy, logging_model, rng.randint(2**31 - 1))
+    plug_in = deviation_of(criterion, atoms.marginal(), problem)
+    draws = np.array([deviation_of(criterion, m, problem)
+                      for m in atoms.bootstrap(n_boot, rng)])
+    value, low, high = corrected_interval(plug_in, draws, level)
+    return DeviationEstimate(criterion.label, value, low, high, level, draws, plug_in)
