@@ -124,7 +124,9 @@ def as_int(value: Any, name: str, minimum: int | None = None,
         raise FairdecideError(f"{name} must be a whole number, got {value!r}")
     out = int(value)
     if minimum is not None and out < minimum:
-        raise FairdecideError(f"{name} must be >= {minimum}, got {out}")
+        kind = {0: "a non-negative integer", 1: "a positive integer"}.get(
+            minimum, f"an integer >= {minimum}")
+        raise FairdecideError(f"{name} must be {kind}, got {out}")
     if maximum is not None and out > maximum:
         raise FairdecideError(f"{name} must be <= {maximum}, got {out}")
     return out

@@ -236,7 +236,8 @@ class LoggedData:
 
     def units(self) -> Units:
         """The logged individuals as units: their cell and group codes."""
-        return Units(group=self.z, n_groups=self.n_z, cell=self.x, n_cells=self.n_x)
+        return Units(group=self.z, n_groups=self.n_z, cell=self.x, n_cells=self.n_x,
+                     cell_labels=self.x_labels, group_labels=self.group_labels)
 
     def subset(self, rows: Any) -> LoggedData:
         """The data restricted to ``rows`` (an index array or boolean mask), same labels."""

@@ -30,6 +30,11 @@ class Units:
     n_cells : int, optional
     features : ndarray of shape (n_units, n_features), optional
         Numeric features (sample-based worlds, numeric logs).
+    cell_labels, group_labels : tuple, optional
+        The label of each cell code and group code (a world's or the data's labels).
+        Labelled policies and worlds are matched to the units through them
+        (:meth:`map_codes`), so a policy built for one world applies to data that saw
+        only some of its cells.
     """
 
     group: np.ndarray
@@ -37,6 +42,8 @@ class Units:
     cell: np.ndarray | None = None
     n_cells: int | None = None
     features: np.ndarray | None = None
+    cell_labels: tuple | None = None
+    group_labels: tuple | None = None
 
     def __post_init__(self) -> None:
         n_groups = _count(self.n_groups, "n_groups")
@@ -59,6 +66,14 @@ class Units:
                 raise FairdecideError(
                     f"features has {len(X)} rows but group has {len(group)}")
             object.__setattr__(self, "features", X)
+        for name, n in (("cell_labels", self.n_cells), ("group_labels", self.n_groups)):
+            labels = getattr(self, name)
+            if labels is not None:
+                labels = tuple(labels)
+                if n is None or len(labels) != n:
+                    raise FairdecideError(
+                        f"{name} has {len(labels)} labels but there are {n} codes")
+                object.__setattr__(self, name, labels)
 
     @property
     def cell_group(self) -> np.ndarray:
@@ -72,6 +87,36 @@ class Units:
     def n(self) -> int:
         """Number of units."""
         return len(self.group)
+
+    def map_codes(self, owner_labels: tuple | None, n_owner: int, what: str,
+                  owner: str) -> np.ndarray:
+        """For each of these units' cell (``what="cell"``) or group codes, the code of
+        the same label in an ``owner`` (a policy or world) numbered by ``owner_labels``.
+
+        Labels are matched when both sides have them; otherwise the numbering must agree
+        in size, and is taken as the same. A label the owner lacks, or a size mismatch
+        without labels, raises an error saying which.
+        """
+        mine = self.cell_labels if what == "cell" else self.group_labels
+        n_mine = self.n_cells if what == "cell" else self.n_groups
+        plural = "cells" if what == "cell" else "groups"
+        if owner_labels is None or mine is None:
+            if n_mine != n_owner:
+                raise FairdecideError(
+                    f"the {owner} has {n_owner} {plural} but the data or world it is "
+                    f"applied to has {n_mine}; without labels on both sides they cannot "
+                    f"be matched: build the {owner} with x_labels/group_labels (the "
+                    "labels of the world or data it was made for)")
+            return np.arange(n_owner)
+        index = {lab: i for i, lab in enumerate(owner_labels)}
+        missing = [lab for lab in mine if lab not in index]
+        if missing:
+            raise FairdecideError(
+                f"the {owner} has no row for the {what} label(s) {missing[:5]!r}"
+                f"{' ...' if len(missing) > 5 else ''} of the data or world it is applied "
+                f"to; its {plural} are {list(owner_labels)[:10]!r}"
+                f"{' ...' if len(owner_labels) > 10 else ''}")
+        return np.array([index[lab] for lab in mine], dtype=np.intp)
 
     def same_as(self, other: Units) -> bool:
         """Whether ``other`` describes the same units (same groups, cells and features)."""

@@ -252,7 +252,8 @@ class TabularWorld(World):
             self._units = Units(group=np.tile(np.arange(self.n_z), self.n_x),
                                 n_groups=self.n_z,
                                 cell=np.repeat(np.arange(self.n_x), self.n_z),
-                                n_cells=self.n_x)
+                                n_cells=self.n_x, cell_labels=self.x_labels,
+                                group_labels=self.group_labels)
         return self._units
 
     def unit_weights(self) -> np.ndarray:
@@ -266,13 +267,16 @@ class TabularWorld(World):
             self.n_x * self.n_z, problem.n_actions, self.n_outcomes)
 
     def outcome_proba(self, units: Units, problem: DecisionProblem) -> np.ndarray:
-        """P(y | a, x, z) of individuals given by their cell and group codes."""
+        """P(y | a, x, z) of individuals given by their cell and group codes, matched to
+        the world's cells and groups by label (see :meth:`Units.map_codes`)."""
         self.check_problem(problem)
-        if units.cell is None or units.n_cells != self.n_x or units.n_groups != self.n_z:
+        if units.cell is None:
             raise FairdecideError(
                 f"this TabularWorld ({self.n_x} cells, {self.n_z} groups) needs individuals "
-                "with cell and group codes of the same shape (tabular LoggedData)")
-        return self.outcome_table(problem.n_actions)[units.cell, units.group]
+                "with cell and group codes (tabular LoggedData), not numeric features")
+        xi = units.map_codes(self.x_labels, self.n_x, "cell", "world")
+        zi = units.map_codes(self.group_labels, self.n_z, "group", "world")
+        return self.outcome_table(problem.n_actions)[xi[units.cell], zi[units.group]]
 
     def __repr__(self) -> str:
         kind = "P(y|a,x,z)" if self.outcome_depends_on_action else "P(y|x,z)"

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import check_random_state
+from fairdecide._validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.data import LoggedData, _object_vector
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies import TabularPolicy
@@ -87,12 +87,10 @@ def make_tabular_problem(
     >>> world.p_xz.shape, world.p_y.shape
     ((4, 3), (4, 3, 2))
     """
-    for name, v, low in (("n_x", n_x, 1), ("n_z", n_z, 1), ("n_actions", n_actions, 2),
-                         ("n_outcomes", n_outcomes, 2)):
-        if int(v) != v or v < low:
-            raise FairdecideError(f"{name} must be an integer >= {low}, got {v!r}")
-    if not concentration > 0:
-        raise FairdecideError(f"concentration must be > 0, got {concentration!r}")
+    n_x, n_z = as_int(n_x, "n_x", minimum=1), as_int(n_z, "n_z", minimum=1)
+    n_actions = as_int(n_actions, "n_actions", minimum=2)
+    n_outcomes = as_int(n_outcomes, "n_outcomes", minimum=2)
+    concentration = as_real(concentration, "concentration", low=0, low_open=True)
     rng = check_random_state(random_state)
     p_xz = rng.dirichlet(np.full(n_x * n_z, concentration)).reshape(n_x, n_z)
     p_xz = 0.9 * p_xz + 0.1 / (n_x * n_z)  # every group has mass
@@ -122,16 +120,23 @@ def sample_logged_data(
     >>> sample_logged_data(world, problem, 100, random_state=0)
     LoggedData(n=100, cells=5, groups=2, actions=2, outcomes=3)
     """
+    check_instance(world, "world", TabularWorld, "a TabularWorld")
+    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     world.check_problem(problem)
-    if int(n) != n or n < 1:
-        raise FairdecideError(f"n must be a positive integer, got {n!r}")
+    n = as_int(n, "n", minimum=1)
     rng = check_random_state(random_state)
     if policy is None:
-        policy = TabularPolicy.constant(world.n_x, world.n_z,
-                                        np.full(problem.n_actions, 1.0 / problem.n_actions))
-    cell = rng.choice(world.n_x * world.n_z, size=int(n), p=world.p_xz.reshape(-1))
+        policy = TabularPolicy.for_world(world, np.full(problem.n_actions,
+                                                        1.0 / problem.n_actions))
+    check_instance(policy, "policy", TabularPolicy, "a TabularPolicy (the logging policy)")
+    if policy.n_actions != problem.n_actions:
+        raise FairdecideError(
+            f"policy has {policy.n_actions} actions but the problem has {problem.n_actions}")
+    rows = policy.proba(world.units()).reshape(world.n_x, world.n_z, problem.n_actions)
+    cell = rng.choice(world.n_x * world.n_z, size=n, p=world.p_xz.reshape(-1))
     x, z = np.divmod(cell, world.n_z)
-    a = policy.sample(x, z, rng)
+    u = rng.random_sample(n)[:, None]
+    a = np.minimum((rows[x, z].cumsum(axis=1) < u).sum(axis=1), problem.n_actions - 1)
     p_y = world.outcome_table(problem.n_actions)[x, z, a]
     y = (p_y.cumsum(axis=1) < rng.random_sample(int(n))[:, None]).sum(axis=1)
     y = np.minimum(y, problem.n_outcomes - 1)
@@ -140,7 +145,7 @@ def sample_logged_data(
         z=_object_vector(world.group_labels)[z],
         y=_object_vector(problem.outcome_labels)[y],
         a=_object_vector(problem.action_labels)[a],
-        propensity=policy.table[x, z, a],
+        propensity=rows[x, z, a],
         x_labels=world.x_labels,
         group_labels=world.group_labels,
         action_labels=problem.action_labels,

@@ -9,6 +9,7 @@ import numpy as np
 from fairdecide._validation import (
     as_code_array,
     as_float_array,
+    as_int,
     check_distribution,
     check_random_state,
 )
@@ -29,10 +30,18 @@ class TabularPolicy(Policy):
     table : array-like of shape (n_x, n_z, n_actions)
         ``table[x, z, a]`` = pi(a | x, z). Each row must be on the simplex (non-negative,
         summing to one within 1e-6; rows are renormalised exactly).
+    x_labels, group_labels : sequence, optional
+        The label of each cell and group, in table order: those of the world or data the
+        policy is made for. A labelled policy is applied to data or a world by matching
+        labels, so it acts on the right cells when the data saw only some of them, and a
+        cell it has no row for is an error. Without labels, the numbering is taken to be
+        the world's or data's and the number of cells and groups must agree. Policies
+        found by the optimiser or estimated from data carry their labels.
 
     Attributes
     ----------
     table : ndarray of shape (n_x, n_z, n_actions)
+    x_labels, group_labels : tuple or None
 
     Examples
     --------
@@ -48,22 +57,51 @@ class TabularPolicy(Policy):
     reads: ClassVar[frozenset[str]] = frozenset({"cell", "group"})
     kind: ClassVar[str] = "free"
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Any, *, x_labels: Any = None, group_labels: Any = None) -> None:
         arr = as_float_array(table, "table", ndim=3)
         if min(arr.shape) < 1 or arr.shape[2] < 2:
             raise FairdecideError(
                 f"table must have shape (n_x, n_z, n_actions >= 2), got {arr.shape}"
             )
         self.table = check_distribution(arr, "table (policy rows)", axes=(2,))
+        self.x_labels = _labels(x_labels, arr.shape[0], "x_labels", "cells (table.shape[0])")
+        self.group_labels = _labels(group_labels, arr.shape[1], "group_labels",
+                                    "groups (table.shape[1])")
 
     @classmethod
-    def group_blind(cls, table: Any, n_z: int) -> TabularPolicy:
+    def group_blind(cls, table: Any, n_z: int, *, x_labels: Any = None,
+                    group_labels: Any = None) -> TabularPolicy:
         """A policy that ignores the group: ``table`` of shape (n_x, n_actions) is used for
         every group."""
         arr = as_float_array(table, "table", ndim=2)
-        if int(n_z) < 1:
-            raise FairdecideError(f"n_z must be a positive integer, got {n_z!r}")
-        return cls(np.repeat(arr[:, None, :], int(n_z), axis=1))
+        n_z = as_int(n_z, "n_z", minimum=1)
+        return cls(np.repeat(arr[:, None, :], n_z, axis=1), x_labels=x_labels,
+                   group_labels=group_labels)
+
+    @classmethod
+    def for_world(cls, world: Any, proba: Any) -> TabularPolicy:
+        """The same action distribution ``proba`` in every cell and group of ``world`` (a
+        TabularWorld or LoggedData), labelled with its cells and groups.
+
+        Examples
+        --------
+        >>> from fairdecide import TabularPolicy
+        >>> from fairdecide.datasets import make_bail_problem
+        >>> problem, world = make_bail_problem()
+        >>> TabularPolicy.for_world(world, [0.0, 1.0]).group_labels
+        ('group A', 'group B')
+        """
+        labels = [getattr(world, name, None) for name in ("x_labels", "group_labels")]
+        if labels[0] is None or labels[1] is None:
+            raise FairdecideError(
+                "world must be a TabularWorld or LoggedData (with x_labels and "
+                f"group_labels), got {type(world).__name__}")
+        return cls.constant(len(labels[0]), len(labels[1]), proba, x_labels=labels[0],
+                            group_labels=labels[1])
+
+    def with_labels(self, x_labels: Any = None, group_labels: Any = None) -> TabularPolicy:
+        """The same table with the given cell and group labels."""
+        return TabularPolicy(self.table, x_labels=x_labels, group_labels=group_labels)
 
     @classmethod
     def from_data(cls, data: Any, problem: Any, smoothing: float = 0.0) -> TabularPolicy:
@@ -91,13 +129,18 @@ class TabularPolicy(Policy):
         total = counts.sum(axis=2, keepdims=True)
         table = np.where(total > 0, counts / np.where(total > 0, total, 1.0),
                          1.0 / problem.n_actions)
-        return cls(table)
+        return cls(table, x_labels=data.x_labels, group_labels=data.group_labels)
 
     @classmethod
-    def constant(cls, n_x: int, n_z: int, proba: Any) -> TabularPolicy:
-        """The same action distribution ``proba`` in every cell."""
+    def constant(cls, n_x: int, n_z: int, proba: Any, *, x_labels: Any = None,
+                 group_labels: Any = None) -> TabularPolicy:
+        """The same action distribution ``proba`` in every cell (see also
+        :meth:`for_world`, which takes the cells and labels from a world)."""
+        n_x = as_int(n_x, "n_x", minimum=1)
+        n_z = as_int(n_z, "n_z", minimum=1)
         p = as_float_array(proba, "proba", ndim=1)
-        return cls(np.broadcast_to(p, (int(n_x), int(n_z), len(p))).copy())
+        return cls(np.broadcast_to(p, (n_x, n_z, len(p))).copy(), x_labels=x_labels,
+                   group_labels=group_labels)
 
     @property
     def n_x(self) -> int:
@@ -133,17 +176,15 @@ class TabularPolicy(Policy):
         return self.table[xc, zc]
 
     def proba(self, units: Units) -> np.ndarray:
-        """Rows pi(. | x, z) of units given by their cell and group codes."""
+        """Rows pi(. | x, z) of units given by their cell and group codes, matched by
+        label when both the policy and the units have labels (:meth:`Units.map_codes`)."""
         if units.cell is None:
             raise FairdecideError(
                 "a TabularPolicy reads cell codes: it needs tabular LoggedData or a "
                 "TabularWorld to act on, not numeric features")
-        want = (units.n_cells, units.n_groups, self.n_actions)
-        if self.table.shape != want:
-            raise FairdecideError(
-                f"policy table has shape {self.table.shape} but world and problem need "
-                f"{want} (n_x, n_z, n_actions)")
-        return self.table[units.cell, units.group]
+        xi = units.map_codes(self.x_labels, self.n_x, "cell", "policy")
+        zi = units.map_codes(self.group_labels, self.n_z, "group", "policy")
+        return self.table[xi[units.cell], zi[units.group]]
 
     # ------------------------------------------------------------------ free rows
     @staticmethod
@@ -164,7 +205,7 @@ class TabularPolicy(Policy):
         table[units.cell, units.group] = rows
         if np.isnan(table).any():
             raise FairdecideError("the units do not cover every (cell, group) of the table")
-        return cls(table)
+        return cls(table, x_labels=units.cell_labels, group_labels=units.group_labels)
 
     def sample(self, x: Any, z: Any, random_state: Any = None) -> np.ndarray:
         """Draw one action code per individual from pi(. | x, z).
@@ -180,6 +221,51 @@ class TabularPolicy(Policy):
         u = rng.random_sample(len(p))[:, None]
         return np.minimum((p.cumsum(axis=1) < u).sum(axis=1), self.n_actions - 1)
 
+    def to_frame(self, action_labels: Any = None) -> Any:
+        """The table as a DataFrame: one row per (cell, group), one column per action
+        (named by ``action_labels`` if given), indexed by the labels.
+
+        Examples
+        --------
+        >>> from fairdecide import TabularPolicy
+        >>> pi = TabularPolicy([[[0.2, 0.8]]], x_labels=["low"], group_labels=["f"])
+        >>> pi.to_frame(["detain", "release"])
+                   detain  release
+        cell group
+        low  f        0.2      0.8
+        """
+        import pandas as pd
+
+        cells = self.x_labels or tuple(range(self.n_x))
+        groups = self.group_labels or tuple(range(self.n_z))
+        names = tuple(range(self.n_actions)) if action_labels is None else tuple(action_labels)
+        if len(names) != self.n_actions:
+            raise FairdecideError(
+                f"action_labels has {len(names)} labels but the policy has "
+                f"{self.n_actions} actions")
+        index = pd.MultiIndex.from_product([cells, groups], names=["cell", "group"])
+        return pd.DataFrame(self.table.reshape(-1, self.n_actions), index=index,
+                            columns=list(names))
+
     def __repr__(self) -> str:
         blind = ", group-blind" if self.is_group_blind else ""
-        return f"TabularPolicy(n_x={self.n_x}, n_z={self.n_z}, n_actions={self.n_actions}{blind})"
+        labelled = ", labelled" if self.x_labels is not None else ""
+        return (f"TabularPolicy(n_x={self.n_x}, n_z={self.n_z}, n_actions={self.n_actions}"
+                f"{blind}{labelled})")
+
+
+def _labels(given: Any, n: int, name: str, what: str) -> tuple | None:
+    if given is None:
+        return None
+    if isinstance(given, str | bytes) or not hasattr(given, "__len__"):
+        raise FairdecideError(f"{name} must be a sequence of labels, got {given!r}")
+    labels = tuple(v.item() if isinstance(v, np.generic) else v for v in given)
+    if len(labels) != n:
+        raise FairdecideError(f"{name} has {len(labels)} labels but the table has {n} {what}")
+    try:
+        distinct = len(set(labels)) == n
+    except TypeError:
+        raise FairdecideError(f"{name} must be hashable labels, got {list(labels)!r}") from None
+    if not distinct:
+        raise FairdecideError(f"{name} must be distinct, got {list(labels)!r}")
+    return labels
