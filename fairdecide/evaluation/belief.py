@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fairdecide._validation import as_float_array
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
@@ -46,7 +47,7 @@ class BeliefEvaluation:
         >>> float(ev.summary().loc["independence", "mean"])
         0.0
         """
-        q = np.asarray(quantiles, dtype=float)
+        q = as_float_array(quantiles, "quantiles", ndim=1)
         if np.any((q < 0) | (q > 1)):
             raise FairdecideError(f"quantiles must lie in [0, 1], got {list(quantiles)}")
         rows = {}

@@ -15,6 +15,7 @@ cost independent of the number of rows.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,11 @@ from fairdecide.criteria.base import Criterion
 from fairdecide.data import BanditData, LoggedData
 from fairdecide.evaluation.counts import MarginalAtoms
 from fairdecide.evaluation.offpolicy import _prepare
-from fairdecide.evaluation.ope import check_weights
+from fairdecide.evaluation.ope import (
+    POOR_OVERLAP_ESS,
+    _effective_sample_size,
+    check_weights,
+)
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 from fairdecide.table import DecisionTable
@@ -127,6 +132,12 @@ def marginal_atoms(data: Any, problem: DecisionProblem, policy: Any, logging_mod
     with np.errstate(over="ignore", divide="ignore"):
         w = inputs.target[np.arange(n), a] / inputs.propensity
     check_weights(w, inputs.propensity)
+    ess = _effective_sample_size(w)
+    if not ess >= POOR_OVERLAP_ESS * n:
+        warnings.warn(
+            f"poor overlap between the logging and evaluated policies: effective sample "
+            f"size {ess:.0f} of {n} (max weight {w.max():.3g}); the importance-weighted "
+            "deviation is unreliable", stacklevel=3)
     key = (z.astype(np.int64) * n_a + a) * n_y + y
     group = None if cell is None else (cell * n_a + a) * n_y + y
     return MarginalAtoms.from_rows(group, key[:, None], w[:, None], shape)

@@ -267,9 +267,11 @@ class InverseProbability:
 
     def estimate(self, inp: OffPolicyInputs) -> ValueEstimate:
         w = inp.weights(self.clip)
-        s = w * inp.reward
-        v = s.mean()
-        return _finish(self.name, s, v, _weighted_influence(inp, w, v, s - v), w)
+        with np.errstate(over="ignore", invalid="ignore"):  # _finish checks the result
+            s = w * inp.reward
+            v = s.mean()
+            psi = _weighted_influence(inp, w, v, s - v)
+        return _finish(self.name, s, v, psi, w)
 
 
 @dataclass(frozen=True)
@@ -336,8 +338,9 @@ class DoublyRobust:
 
     def estimate(self, inp: OffPolicyInputs) -> ValueEstimate:
         w = inp.weights(self.clip)
-        s = inp.model_value() + w * (inp.reward - inp.q[np.arange(inp.n), inp.action])
-        v = s.mean()
+        with np.errstate(over="ignore", invalid="ignore"):  # _finish checks the result
+            s = inp.model_value() + w * (inp.reward - inp.q[np.arange(inp.n), inp.action])
+            v = s.mean()
         return _finish(self.name, s, v, s - v, w)
 
 

@@ -70,9 +70,9 @@ class CellFrequencies(ClassifierMixin, BaseEstimator):
         cells = np.asarray(X)[:, 0].astype(int)
         y = np.asarray(y).astype(int)
         w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
-        counts = np.zeros((int(self.n_cells), int(self.n_classes)))
-        np.add.at(counts, (cells, y), w)
         k = int(self.n_classes)
+        counts = np.bincount(cells * k + y, weights=w,
+                             minlength=int(self.n_cells) * k).reshape(-1, k)
         pooled = (counts.sum(axis=0) + 0.5) / (counts.sum() + 0.5 * k)
         prior = float(self.smoothing) * k
         self.table_ = (counts + prior * pooled) / (counts.sum(axis=1, keepdims=True) + prior)
@@ -146,8 +146,9 @@ def outcome_values(outcome_model: Any, units: Units, bandit: BanditData,
         rows = bandit.a == a
         if rows.sum() < n_folds:
             raise FairdecideError(
-                f"action {problem.action_labels[a]!r} was logged {int(rows.sum())} times: too "
-                "few to fit its outcome model; use estimator='ips' or 'snips'")
+                f"action {problem.action_labels[a]!r} was logged {int(rows.sum())} times, "
+                f"fewer than n_folds={n_folds}: too few to cross-fit its outcome model; use "
+                "fewer folds or estimator='ips' or 'snips'")
         # Fit on the rows that took action a, predict for everyone (out of fold).
         p = cross_fit_proba(model, X, bandit.y, n_y, n_folds, rng, fit_rows=rows)
         q[:, a] = p @ U[a]
