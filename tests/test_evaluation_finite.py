@@ -166,3 +166,10 @@ def test_wrong_object_types_name_the_argument():
 def test_one_criterion_is_accepted_by_audit():
     table = audit(DATA, PROBLEM, Separation(), n_boot=10, n_posterior=10, random_state=0)
     assert list(table["criterion"]) == ["separation"]
+
+
+def test_a_group_of_one_row_is_an_error_not_a_nan_standard_error():
+    rows = np.r_[np.flatnonzero(DATA.z == 0), np.flatnonzero(DATA.z == 1)[:1]]
+    data = DATA.subset(rows)
+    with pytest.raises(FairdecideError, match=r"group 1: .*at least 2 rows"):
+        evaluate_policy_by_group(data, POLICY, PROBLEM, "ips")

@@ -383,7 +383,10 @@ def evaluate_policy_by_group(
             inputs.reward[rows], inputs.action[rows], inputs.target[rows],
             None if inputs.propensity is None else inputs.propensity[rows],
             None if inputs.q is None else inputs.q[rows])
-        groups[int(g)] = est.estimate(sub)
+        try:
+            groups[int(g)] = est.estimate(sub)
+        except FairdecideError as exc:
+            raise FairdecideError(f"group {int(g)}: {exc}") from None
     return GroupValues(est.estimate(inputs), groups)
 
 
