@@ -55,6 +55,10 @@ class UtilityParity(fd.Criterion):
 def main() -> None:
     problem, world = make_bail_problem()
     crit = UtilityParity()
+    print("The bail problem (detain or release; U(a, y) = a - y, y = new offences) under\n"
+          "utility parity F = sum_z |E[U | z] - E[U]|, 0 when the decision maker's expected\n"
+          "utility is the same in both groups (group A, group B). Independence is only\n"
+          "reported (not constrained): equal utility across groups is not equal treatment.\n")
     free = fd.optimize_policy(problem, world)
     print(f"unconstrained: utility {free.utility:.4f}, "
           f"{crit.label} {crit.deviation(free.policy, world, problem):.4f}")
