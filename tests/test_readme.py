@@ -61,3 +61,14 @@ def test_readme_block_runs(index: int) -> None:
             _progress["failed"] = current
             raise
         _progress["ran"] = current + 1
+
+
+def test_readme_command_line_options_exist(capsys) -> None:
+    """Every ``--option`` the README names is one the ``fairdecide`` command accepts."""
+    from fairdecide.cli import main
+
+    assert main(["--help"]) == 0 and main(["demo", "--help"]) == 0
+    known = set(re.findall(r"(--[a-z][a-z-]*)", capsys.readouterr().out))
+    named = set(re.findall(r"`[^`]*?(--[a-z][a-z-]*)", README.read_text(encoding="utf-8")))
+    assert {"--data-home", "--version", "--show", "--epsilon"} <= named
+    assert named <= known, f"README names options the CLI lacks: {named - known}"
