@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             print(run_demo(args.data_home, args.epsilon, args.synthetic, args.show))
         except FairdecideError as exc:
-            print(f"fairdecide: error: {exc}", file=sys.stderr)
+            message = " ".join(str(exc).split())  # one line, whatever the message
+            print(f"fairdecide: error: {message}", file=sys.stderr)
             return 2
         except BrokenPipeError:  # piped into a reader that stopped early (| head)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

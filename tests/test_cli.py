@@ -158,3 +158,14 @@ def test_python_dash_m_runs_offline_by_default(tmp_path):
     version = subprocess.run([sys.executable, "-m", "fairdecide", "--version"],
                              capture_output=True, text=True, env=env, check=True)
     assert version.stdout.strip() == f"fairdecide {fairdecide.__version__}"
+
+
+def test_any_fairdecide_error_is_one_line(monkeypatch, capsys):
+    import fairdecide.demo
+
+    def fail(*args):
+        raise fairdecide.FairdecideError("first line\n  second line")
+
+    monkeypatch.setattr(fairdecide.demo, "run_demo", fail)
+    assert main(["demo"]) == 2
+    assert capsys.readouterr().err == "fairdecide: error: first line second line\n"
