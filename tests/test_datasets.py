@@ -173,3 +173,15 @@ def test_unparsable_file_names_the_file(tmp_path, loader, filename, content):
     with pytest.raises(FairdecideError, match="delete it and download it again") as info:
         loader(tmp_path, download=False, verify=False)
     assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"data_home": 3}, "data_home"), ({"data_home": ["a"]}, "data_home"),
+    ({"url": 1}, "url"), ({"download": "no"}, "download"), ({"verify": None}, "verify"),
+])
+def test_loader_arguments_are_checked_by_name(kwargs, name):
+    args = {"download": False, **kwargs}
+    with pytest.raises(FairdecideError, match=f"^{name} must be"):
+        find_dataset("german", **args)
+    with pytest.raises(FairdecideError, match="unknown data set"):
+        find_dataset(["compas"])

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._validation import check_instance
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["DataNotFoundError", "find_dataset", "load_adult", "load_compas", "load_german"]
@@ -126,8 +127,13 @@ def _locate(
     url: str | None,
 ) -> tuple[bytes, str]:
     """The verified bytes of data file ``name`` and where they came from (path or URL)."""
-    if name not in FILES:
+    if not isinstance(name, str) or name not in FILES:
         raise FairdecideError(f"unknown data set {name!r}; known: {sorted(FILES)}")
+    check_instance(data_home, "data_home", (str, os.PathLike, type(None)),
+                   "a folder path (str or os.PathLike) or None")
+    check_instance(url, "url", (str, type(None)), "an address (str) or None")
+    for flag, value in (("download", download), ("verify", verify)):
+        check_instance(value, flag, (bool, np.bool_), "True or False")
     spec = FILES[name]
     for path in _candidates(spec, data_home):
         if path.is_file():
