@@ -140,8 +140,8 @@ def as_real(value: Any, name: str, low: float | None = None, high: float | None 
         raise FairdecideError(
             f"{name} must be a real number, got {type(value).__name__} {value!r}")
     out = float(value)
-    lo = "(" if low_open else "["
-    hi = ")" if high_open else "]"
+    lo = "(" if low_open or low is None else "["
+    hi = ")" if high_open or high is None else "]"
     where = f"{lo}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi}"
     bad = not np.isfinite(out)
     if low is not None:
@@ -159,3 +159,25 @@ def check_instance(value: Any, name: str, kind: type | tuple[type, ...], what: s
     if not isinstance(value, kind):
         raise FairdecideError(f"{name} must be {what}, got {type(value).__name__}")
     return value
+
+
+def as_propensity(value: Any, name: str = "propensity") -> np.ndarray:
+    """Logged propensities: a 1-d array in (0, 1], each large enough that its importance
+    weight 1/p is a normal float (p >= ~2.2e-308): a subnormal propensity makes 1/p
+    infinite and every importance-weighted estimate meaningless."""
+    p = as_float_array(value, name, ndim=1)
+    bad = (p <= 0) | (p > 1)
+    if np.any(bad):
+        row = int(np.argmax(bad))
+        raise FairdecideError(
+            f"{name} must lie in (0, 1]; row {row} has {p[row]:.4g}. A zero propensity "
+            "means the logged action could not have been taken")
+    tiny = p < np.finfo(float).tiny
+    if np.any(tiny):
+        row = int(np.argmax(tiny))
+        raise FairdecideError(
+            f"{name} at row {row} is {p[row]:.3g}, below the smallest normal float "
+            f"({np.finfo(float).tiny:.3g}): its importance weight 1/p overflows. Check how "
+            "the propensities were computed (e.g. a product of many small probabilities "
+            "should be kept in logs)")
+    return p

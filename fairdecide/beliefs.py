@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairdecide._validation import as_float_array, as_int, as_real
 from fairdecide.exceptions import FairdecideError
 from fairdecide.world import World
 
@@ -67,6 +68,11 @@ class Belief:
     label: str = "belief"
 
     def __post_init__(self) -> None:
+        if isinstance(self.worlds, World | str | bytes) or not isinstance(
+                self.worlds, Sequence):
+            raise FairdecideError(
+                "worlds must be a sequence of World objects (scenarios), got "
+                f"{type(self.worlds).__name__}; for a single world use Belief.plug_in(world)")
         worlds = tuple(self.worlds)
         if not worlds:
             raise FairdecideError("a Belief needs at least one world (scenario)")
@@ -85,7 +91,7 @@ class Belief:
         if self.weights is None:
             wts = np.full(len(worlds), 1.0 / len(worlds))
         else:
-            wts = np.asarray(self.weights, dtype=float)
+            wts = as_float_array(self.weights, "weights", ndim=1)
             if wts.shape != (len(worlds),) or not np.all(np.isfinite(wts)) or np.any(wts < 0):
                 raise FairdecideError(
                     f"weights must be {len(worlds)} non-negative numbers, got {self.weights!r}")
@@ -115,6 +121,8 @@ class Belief:
         aggregate: str = "mean",
     ) -> Belief:
         """``n_samples`` exact draws from a fitted posterior, equally weighted."""
+        _check_posterior(posterior)
+        n_samples = as_int(n_samples, "n_samples", minimum=1)
         worlds = posterior.sample(n_samples, random_state=random_state)
         return cls(tuple(worlds), aggregate=aggregate, label=f"Bayes ({n_samples} draws)")
 
@@ -128,6 +136,7 @@ class Belief:
         of the data (the papers' second approximate posterior)."""
         from fairdecide.models.dirichlet import BootstrapPosterior
 
+        n_samples = as_int(n_samples, "n_samples", minimum=1)
         boot: BootstrapPosterior = BootstrapPosterior(
             smoothing=smoothing, factorization=factorization,
             allow_empty_groups=allow_empty_groups).fit(data, problem)
@@ -148,9 +157,9 @@ class Belief:
         density is unbounded at the simplex's edges, so the densest draws are the extreme
         ones there, not the central ones: use prior >= 1 for a central set.
         """
-        delta = float(delta)
-        if not 0.0 < delta < 1.0:
-            raise FairdecideError(f"delta must lie in (0, 1), got {delta!r}")
+        _check_posterior(posterior)
+        delta = as_real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+        n_samples = as_int(n_samples, "n_samples", minimum=1)
         params = posterior.sample_parameters(n_samples, random_state=random_state)
         logp = np.array([posterior.log_density(p) for p in params])
         keep = int(np.floor((1.0 - delta) * len(params) + 1e-9))
@@ -212,3 +221,12 @@ def cvar(values: Sequence[float], weights: Sequence[float], delta: float) -> flo
     for eta in v:
         best = min(best, eta + float(w @ np.maximum(v - eta, 0.0)) / delta)
     return float(best)
+
+
+def _check_posterior(posterior: Any) -> None:
+    from fairdecide.models.dirichlet import DirichletPosterior
+
+    if not isinstance(posterior, DirichletPosterior) or not hasattr(posterior, "counts_"):
+        raise FairdecideError(
+            "posterior must be a fitted DirichletPosterior (DirichletPosterior(...).fit(data, "
+            f"problem)), got {type(posterior).__name__}")

@@ -9,7 +9,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._validation import as_code_array, as_float_array, check_same_length
+from fairdecide._validation import (
+    as_code_array,
+    as_float_array,
+    as_propensity,
+    check_same_length,
+)
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 from fairdecide.units import Units
@@ -31,8 +36,21 @@ def _is_missing(values: np.ndarray) -> np.ndarray:
     return np.asarray(pd.isna(pd.Series(values, dtype=object)))
 
 
+def _vector(values: Any, name: str) -> np.ndarray:
+    """:func:`_object_vector`, with an error naming ``name`` for non-sequences."""
+    if isinstance(values, str | bytes) or (np.ndim(values) == 0 and not hasattr(
+            values, "__iter__")):
+        raise FairdecideError(
+            f"{name} must be a one-dimensional sequence (list, array or Series), got "
+            f"{type(values).__name__}")
+    try:
+        return _object_vector(values)
+    except TypeError as exc:
+        raise FairdecideError(f"{name} must be a one-dimensional sequence: {exc}") from None
+
+
 def _encode(values: Any, labels: Sequence[Any] | None, name: str) -> tuple[np.ndarray, tuple]:
-    arr = _object_vector(values)
+    arr = _vector(values, name)
     if arr.ndim != 1:
         raise FairdecideError(f"{name} must be one-dimensional, got shape {arr.shape}")
     missing = _is_missing(arr)
@@ -42,6 +60,17 @@ def _encode(values: Any, labels: Sequence[Any] | None, name: str) -> tuple[np.nd
             f"{int(np.argmax(missing))}); drop or impute them before building LoggedData"
         )
     arr = _object_vector([v.item() if isinstance(v, np.generic) else v for v in arr])
+    for i, v in enumerate(arr):
+        try:
+            hash(v)
+        except TypeError:
+            raise FairdecideError(
+                f"{name} has an unhashable value {v!r} at row {i}; labels must be hashable "
+                "(numbers, strings or tuples)") from None
+    infinite = [i for i, v in enumerate(arr) if isinstance(v, float) and not np.isfinite(v)]
+    if infinite:
+        raise FairdecideError(
+            f"{name} has an infinite value at row {infinite[0]}; drop or recode it")
     if labels is None:
         uniq = list(dict.fromkeys(arr.tolist()))
         try:
@@ -117,7 +146,7 @@ class LoggedData:
         outcome_labels: Sequence[Any] | None = None,
     ) -> None:
         arrays = {"x": x, "z": z, "y": y, "a": a, "propensity": propensity}
-        lens = {k: _object_vector(v) for k, v in arrays.items() if v is not None}
+        lens = {k: _vector(v, k) for k, v in arrays.items() if v is not None}
         n = check_same_length(**lens)
         if n == 0:
             raise FairdecideError("LoggedData needs at least one row; x, z and y are empty")
@@ -128,17 +157,11 @@ class LoggedData:
             self.a, self.action_labels = None, None
         else:
             self.a, self.action_labels = _encode(a, action_labels, "a")
-        if propensity is None:
-            self.propensity = None
-        else:
-            p = as_float_array(propensity, "propensity", ndim=1)
-            if np.any((p <= 0) | (p > 1)):
-                bad = int(np.argmax((p <= 0) | (p > 1)))
-                raise FairdecideError(
-                    f"propensity must lie in (0, 1]; row {bad} has {p[bad]:.4g}. A zero "
-                    "propensity means the logged action could not have been taken"
-                )
-            self.propensity = p
+        if propensity is not None and a is None:
+            raise FairdecideError(
+                "propensity was given without the logged actions a: a propensity is the "
+                "probability of the logged action, so give a as well")
+        self.propensity = None if propensity is None else as_propensity(propensity)
 
     @classmethod
     def from_frame(
@@ -170,16 +193,27 @@ class LoggedData:
         """
         if not isinstance(df, pd.DataFrame):
             raise FairdecideError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-        features = [features] if isinstance(features, str) else list(features)
+        if isinstance(features, str):
+            features = [features]
+        elif not isinstance(features, Sequence | pd.Index | np.ndarray):
+            raise FairdecideError(
+                f"features must be a column name or a list of them, got {features!r}")
+        features = list(features)
         if not features:
             raise FairdecideError("features must name at least one column")
-        wanted = [*features, group, outcome]
-        wanted += [c for c in (action, propensity) if c is not None]
-        missing = [c for c in wanted if c not in df.columns]
-        if missing:
-            raise FairdecideError(
-                f"columns {missing} are not in the DataFrame; it has {list(df.columns)}"
-            )
+        named = [("features", f) for f in features] + [("group", group), ("outcome", outcome)]
+        named += [(k, c) for k, c in (("action", action), ("propensity", propensity))
+                  if c is not None]
+        for arg, col in named:
+            try:
+                known = col in df.columns
+            except TypeError:
+                known = False
+            if not known:
+                raise FairdecideError(
+                    f"{arg}={col!r} is not a column of the DataFrame; it has "
+                    f"{list(df.columns)}")
+        wanted = [c for _, c in named]
         for col in wanted:
             n_na = int(df[col].isna().sum())
             if n_na:
@@ -300,11 +334,11 @@ class BanditData:
         X = as_float_array(self.X, "X", ndim=(1, 2))
         if X.ndim == 1:
             X = X[:, None]
-        z = as_code_array(self.z, "z", int(np.max(self.z)) + 1 if len(self.z) else 1, "group")
-        a = as_code_array(self.a, "a", int(np.max(self.a)) + 1 if len(self.a) else 1, "action")
-        y = as_code_array(self.y, "y", int(np.max(self.y)) + 1 if len(self.y) else 1, "outcome")
-        p = None if self.propensity is None else as_float_array(
-            self.propensity, "propensity", ndim=1)
+        big = np.iinfo(np.intp).max
+        z = as_code_array(self.z, "z", big, "group")
+        a = as_code_array(self.a, "a", big, "action")
+        y = as_code_array(self.y, "y", big, "outcome")
+        p = None if self.propensity is None else as_propensity(self.propensity)
         n = check_same_length(X=X, z=z, a=a, y=y, propensity=p)
         if n == 0:
             raise FairdecideError("BanditData needs at least one row")

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array
+from fairdecide._validation import as_float_array, as_int
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["DecisionProblem"]
@@ -86,6 +86,7 @@ class DecisionProblem:
         cls, n_classes: int = 2, labels: Sequence[Any] | None = None
     ) -> DecisionProblem:
         """Prediction problem with accuracy as utility: U(a, y) = 1 if a == y else 0."""
+        n_classes = as_int(n_classes, "n_classes", minimum=2)
         return cls(
             np.eye(n_classes),
             outcome_depends_on_action=False,

@@ -42,7 +42,8 @@ def scenario_values(
     ((1,), (1, 1), 0.0)
     """
     crits = as_criteria(criteria)
-    if isinstance(worlds, World) or not isinstance(worlds, Sequence) or not worlds:
+    if (isinstance(worlds, World | str | bytes) or not isinstance(worlds, Sequence)
+            or not worlds):
         raise FairdecideError("worlds must be a non-empty sequence of worlds, e.g. "
                               "belief.worlds or [world]")
     U = np.zeros(len(worlds))

@@ -106,10 +106,10 @@ def test_bootstrap_worlds():
 @pytest.mark.parametrize(
     ("make", "match"),
     [
-        (lambda: DirichletPosterior(prior=0), "prior must be a number > 0"),
-        (lambda: DirichletPosterior(prior=-1), "prior must be a number > 0"),
+        (lambda: DirichletPosterior(prior=0), r"prior must be a finite number in \(0, inf\)"),
+        (lambda: DirichletPosterior(prior="1"), "prior must be a real number, got str"),
         (lambda: DirichletPosterior(factorization="x"), "factorization must be one of"),
-        (lambda: BootstrapPosterior(smoothing=0), "smoothing must be > 0"),
+        (lambda: BootstrapPosterior(smoothing=0), r"smoothing \(> 0: resamples can miss"),
     ],
 )
 def test_posterior_bad_parameters(make, match):
@@ -153,7 +153,7 @@ def test_confidence_set_errors_and_selection():
     problem, _, data = small_data()
     post = DirichletPosterior().fit(data, problem)
     for delta in (0, 1, -0.5, 1.5):
-        with pytest.raises(FairdecideError, match=r"delta must lie in \(0, 1\)"):
+        with pytest.raises(FairdecideError, match=r"delta must be a finite number in \(0, 1\)"):
             Belief.confidence_set(post, delta=delta)
     with pytest.raises(FairdecideError, match="confidence set is empty"):
         Belief.confidence_set(post, delta=0.9, n_samples=1)

@@ -86,7 +86,7 @@ def test_from_frame_errors_name_the_column():
     df = pd.DataFrame({"f": [1, None], "g": [0, 1], "y": [0, 1]})
     with pytest.raises(FairdecideError, match="'f' has 1 missing"):
         LoggedData.from_frame(df, features=["f"], group="g", outcome="y")
-    with pytest.raises(FairdecideError, match=r"columns \['nope'\] are not"):
+    with pytest.raises(FairdecideError, match=r"group='nope' is not a column of the DataFrame"):
         LoggedData.from_frame(df, features=["f"], group="nope", outcome="y")
     with pytest.raises(FairdecideError, match="DataFrame"):
         LoggedData.from_frame({"f": [1]}, features=["f"], group="g", outcome="y")

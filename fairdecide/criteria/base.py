@@ -168,7 +168,7 @@ def as_criteria(criteria: Any) -> list[Criterion]:
 def resolve_names(criteria: Sequence[Criterion]) -> list[str]:
     """Unique labels for a list of criteria (a suffix is added to repeats)."""
     names: list[str] = []
-    for c in criteria:
+    for c in as_criteria(criteria):
         base = c.label
         name, k = base, 2
         while name in names:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
-from fairdecide.criteria.divergences import MEASURES, block_divergence
+from fairdecide.criteria.divergences import MEASURES, _block_divergence
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 
@@ -205,7 +205,7 @@ class ConditionalIndependence(Criterion):
     def deviation_from_marginal(self, M: np.ndarray, problem: DecisionProblem) -> float:
         """The deviation F computed from a group marginal P(z, a, y)."""
         P = self._pieces(np.asarray(M, dtype=float), problem)
-        div = block_divergence(P["p_group"], np.broadcast_to(P["p_pool"], P["p_group"].shape),
+        div = _block_divergence(P["p_group"], np.broadcast_to(P["p_pool"], P["p_group"].shape),
                                self.measure)
         vals = P["weight"] * div
         vals = vals[P["active"]]

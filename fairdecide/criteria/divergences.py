@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairdecide._validation import as_float_array
+from fairdecide.exceptions import FairdecideError
+
 __all__ = ["MEASURES", "block_divergence"]
 
 MEASURES = ("tv", "kl", "max")
@@ -19,9 +22,34 @@ def block_divergence(p_group: np.ndarray, p_pool: np.ndarray, measure: str) -> n
 
     - ``"tv"``: the L1 distance sum_t |p_group[t] - p_pool[t]| (twice total variation).
     - ``"kl"``: KL(p_group || p_pool) = sum_t p_group[t] log(p_group[t] / p_pool[t]),
-      with 0 log 0 = 0.
+      with 0 log 0 = 0; infinite (an error) where p_pool is 0 and p_group is not.
     - ``"max"``: max_t |p_group[t] - p_pool[t]|.
+
+    Examples
+    --------
+    >>> from fairdecide.criteria import block_divergence
+    >>> block_divergence([[0.2, 0.8], [0.5, 0.5]], [0.5, 0.5], "tv")
+    array([0.6, 0. ])
     """
+    if measure not in MEASURES:
+        raise FairdecideError(f"measure must be one of {MEASURES}, got {measure!r}")
+    p = as_float_array(p_group, "p_group", ndim=(1, 2))
+    q = as_float_array(p_pool, "p_pool", ndim=(1, 2))
+    for name, arr in (("p_group", p), ("p_pool", q)):
+        if arr.size == 0 or np.any(arr < 0) or np.any(arr > 1):
+            raise FairdecideError(f"{name} must hold probabilities in [0, 1], got {arr!r}")
+    if q.shape not in (p.shape, p.shape[-1:]):
+        raise FairdecideError(
+            f"p_pool must have the shape of p_group {p.shape} or of one row "
+            f"{p.shape[-1:]}, got {q.shape}")
+    if measure == "kl" and np.any((p > 0) & (q == 0)):
+        raise FairdecideError(
+            "KL(p_group || p_pool) is infinite: p_pool is 0 where p_group is positive")
+    return _block_divergence(p, q, measure)
+
+
+def _block_divergence(p_group: np.ndarray, p_pool: np.ndarray, measure: str) -> np.ndarray:
+    """:func:`block_divergence` on clean arrays (no checks), for the criteria."""
     diff = np.abs(p_group - p_pool)
     if measure == "tv":
         return diff.sum(axis=-1)

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, softmax
 
-from fairdecide._validation import check_random_state
+from fairdecide._validation import as_int, check_instance, check_random_state
 from fairdecide.exceptions import FairdecideError
+from fairdecide.policies.adapters import check_rows
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["LoggedBanditTruth", "make_logged_bandit"]
@@ -66,9 +67,14 @@ class LoggedBanditTruth:
         """The policy's value, integrated over a fresh sample of ``n_mc`` individuals
         with the exact conditional expectations (Monte Carlo error about 3e-4 / sqrt(n_mc
         / 1e6)); restricted to one ``group`` if given."""
+        if not callable(policy):
+            raise FairdecideError(
+                "policy must be a callable f(X) -> (n, n_actions) action probabilities, got "
+                f"{type(policy).__name__}")
+        n_mc = as_int(n_mc, "n_mc", minimum=1)
         rng = check_random_state(random_state)
-        X, z = self.draw_features(int(n_mc), rng)
-        probs = np.asarray(policy(X), dtype=float)
+        X, z = self.draw_features(n_mc, rng)
+        probs = check_rows(policy(X), n_mc, self.utility.shape[0])
         vals = np.einsum("na,na->n", probs, self.expected_utility(X))
         if group is not None:
             vals = vals[z == group]
@@ -95,8 +101,11 @@ def make_logged_bandit(
     """
     from fairdecide.data import BanditData
 
-    if int(n) != n or n < 1:
-        raise FairdecideError(f"n must be a positive integer, got {n!r}")
+    n = as_int(n, "n", minimum=1)
+    n_features = as_int(n_features, "n_features", minimum=1)
+    n_actions = as_int(n_actions, "n_actions", minimum=2)
+    if truth is not None:
+        check_instance(truth, "truth", LoggedBanditTruth, "a LoggedBanditTruth")
     rng = check_random_state(random_state)
     if truth is None:
         spec = np.random.RandomState(2024 + n_features * 10 + n_actions)

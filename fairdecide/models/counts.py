@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fairdecide._validation import as_real
 from fairdecide.data import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
@@ -84,7 +85,7 @@ class TabularCounts:
     def mle_parameters(self, smoothing: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """P(x, z) and P(y | [a,] x, z) of the maximum-likelihood world with additive
         smoothing (see TabularWorld.from_data)."""
-        alpha = float(smoothing)
+        alpha = as_real(smoothing, "smoothing", low=0)
         if not np.isfinite(alpha) or alpha < 0:
             raise FairdecideError(f"smoothing must be a finite number >= 0, got {smoothing!r}")
         p_xz = (self.n_xz + alpha) / (self.n_xz.sum() + alpha * self.n_xz.size)

@@ -9,7 +9,7 @@ from scipy.special import gammaln
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from fairdecide._validation import check_random_state
+from fairdecide._validation import as_int, as_real, check_random_state
 from fairdecide.data import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.models.counts import TabularCounts, check_data
@@ -90,9 +90,7 @@ class DirichletPosterior(BaseEstimator):
 
     def fit(self, data: LoggedData, problem: DecisionProblem) -> DirichletPosterior:
         """Count the data; returns self."""
-        prior = float(self.prior) if np.isscalar(self.prior) else np.nan
-        if not (np.isfinite(prior) and prior > 0):
-            raise FairdecideError(f"prior must be a number > 0, got {self.prior!r}")
+        as_real(self.prior, "prior", low=0, low_open=True)
         if self.factorization not in FACTORIZATIONS:
             raise FairdecideError(
                 f"factorization must be one of {FACTORIZATIONS}, got {self.factorization!r}")
@@ -180,10 +178,8 @@ class BootstrapPosterior(BaseEstimator):
 
     def fit(self, data: LoggedData, problem: DecisionProblem) -> BootstrapPosterior:
         """Store the data to resample; returns self."""
-        smoothing = float(self.smoothing) if np.isscalar(self.smoothing) else np.nan
-        if not (np.isfinite(smoothing) and smoothing > 0):
-            raise FairdecideError(
-                f"smoothing must be > 0 (resamples can miss cells), got {self.smoothing!r}")
+        as_real(self.smoothing, "smoothing (> 0: resamples can miss cells)", low=0,
+                low_open=True)
         DirichletPosterior(self.smoothing, self.factorization,  # validates the input
                            bool(self.allow_empty_groups)).fit(data, problem)
         self.data_ = data
@@ -204,7 +200,5 @@ class BootstrapPosterior(BaseEstimator):
         return worlds
 
 
-def _check_n(n: Any) -> int:
-    if isinstance(n, bool) or int(n) != n or n < 1:
-        raise FairdecideError(f"n must be a positive integer, got {n!r}")
-    return int(n)
+def _check_n(n: Any, name: str = "n") -> int:
+    return as_int(n, name, minimum=1)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide._validation import as_int, as_real
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
@@ -205,17 +206,10 @@ def _as_belief(problem: Any, world: Any) -> Belief:
 
 def _check_settings(tol: Any, max_iter: Any, solver: Any) -> None:
     try:
-        ok = bool(np.isfinite(tol) and tol > 0)
-    except TypeError:
-        ok = False
-    if not ok:
-        raise FairdecideError(f"tol must be a positive number, got {tol!r}")
-    try:
-        whole = not isinstance(max_iter, bool) and int(max_iter) == max_iter >= 1
-    except (TypeError, ValueError, OverflowError):
-        whole = False
-    if not whole:
-        raise FairdecideError(f"max_iter must be a positive integer, got {max_iter!r}")
+        as_real(tol, "tol", low=0, low_open=True)
+    except FairdecideError:
+        raise FairdecideError(f"tol must be a positive number, got {tol!r}") from None
+    as_int(max_iter, "max_iter", minimum=1)
     check_solver(solver)
 
 

@@ -306,6 +306,9 @@ def make_tradeoff(n_criteria: int, lam: Any, epsilon: Any, utility_slack: Any,
     if lam is not None:
         return Mixture(_number(lam, "lam"))
     if epsilon is not None:
+        items = epsilon if isinstance(epsilon, list | tuple | np.ndarray) else [epsilon]
+        for e in np.ravel(np.asarray(items, dtype=object)):
+            _number(e, "epsilon")
         try:
             eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
         except (TypeError, ValueError):
@@ -337,6 +340,9 @@ def _check_delta(delta: float | None) -> None:
 
 
 def _number(value: Any, name: str) -> float:
+    if isinstance(value, str | bytes | bool) or not np.isscalar(value):
+        raise FairdecideError(
+            f"{name} must be a number, got {type(value).__name__} {value!r}")
     try:
         out = float(value)
     except (TypeError, ValueError):

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from fairdecide._validation import as_int
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
@@ -88,8 +89,12 @@ class CallablePolicy(Policy):
     reads: ClassVar[frozenset[str]] = frozenset({"features"})
 
     def __init__(self, function: Callable[[np.ndarray], Any], n_actions: int) -> None:
+        if not callable(function):
+            raise FairdecideError(
+                "function must be callable, f(X) -> (n, n_actions); got "
+                f"{type(function).__name__}")
         self.function = function
-        self._n_actions = int(n_actions)
+        self._n_actions = as_int(n_actions, "n_actions", minimum=2)
 
     @property
     def n_actions(self) -> int:

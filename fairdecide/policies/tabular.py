@@ -10,7 +10,9 @@ from fairdecide._validation import (
     as_code_array,
     as_float_array,
     as_int,
+    as_real,
     check_distribution,
+    check_instance,
     check_random_state,
 )
 from fairdecide.exceptions import FairdecideError
@@ -117,12 +119,15 @@ class TabularPolicy(Policy):
         array([[0.33333333, 0.66666667],
                [1.        , 0.        ]])
         """
+        from fairdecide.data import LoggedData
+        from fairdecide.problem import DecisionProblem
+
+        check_instance(data, "data", LoggedData, "LoggedData")
+        check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
         codes = data.action_codes(problem)
         if codes is None:
             raise FairdecideError("the data have no actions (a) to estimate a policy from")
-        alpha = float(smoothing)
-        if not (np.isfinite(alpha) and alpha >= 0):
-            raise FairdecideError(f"smoothing must be >= 0, got {smoothing!r}")
+        alpha = as_real(smoothing, "smoothing", low=0)
         counts = np.zeros((data.n_x, data.n_z, problem.n_actions))
         np.add.at(counts, (data.x, data.z, codes), 1.0)
         counts += alpha
@@ -139,6 +144,9 @@ class TabularPolicy(Policy):
         n_x = as_int(n_x, "n_x", minimum=1)
         n_z = as_int(n_z, "n_z", minimum=1)
         p = as_float_array(proba, "proba", ndim=1)
+        if len(p) < 2:
+            raise FairdecideError(
+                f"proba must give a probability for each of >= 2 actions, got {p.tolist()}")
         return cls(np.broadcast_to(p, (n_x, n_z, len(p))).copy(), x_labels=x_labels,
                    group_labels=group_labels)
 
