@@ -1,0 +1,445 @@
+"""Every public entry point, called with malformed input of each kind.
+
+Each entry below is a valid call; the suite replaces one argument at a time by a malformed
+value of its kind (NaN, inf, wrong type, wrong shape, empty, unknown label, out-of-range
+size) and asserts one of two things:
+
+- the call raises a FairdecideError (or ValueError / TypeError) whose message names the
+  argument; any other exception (IndexError, AttributeError, ZeroDivisionError, ...) is an
+  unclear error and fails;
+- or, only where the entry declares the value acceptable, it returns, and nothing in the
+  result is NaN or infinite.
+
+A public name (``__all__`` of the package and its subpackages) that is neither an entry
+nor exempt with a reason fails :func:`test_every_public_name_is_fuzzed`, so new public
+functions join the suite.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairdecide as fd
+from fairdecide import evaluation as ev
+from fairdecide.criteria import block_divergence, resolve_names
+from fairdecide.datasets import (
+    make_bail_problem,
+    make_logged_bandit,
+    make_tabular_problem,
+    sample_logged_data,
+)
+from fairdecide.policies import CallablePolicy, as_policy
+
+PROBLEM, WORLD = make_bail_problem()
+CLS = fd.DecisionProblem.classification(2)
+_, CWORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
+DATA = sample_logged_data(WORLD, PROBLEM, 300, random_state=0)
+CDATA = sample_logged_data(CWORLD, CLS, 300, random_state=0)
+POLICY = fd.TabularPolicy.for_world(WORLD, [0.3, 0.7])
+CPOLICY = fd.TabularPolicy.for_world(CWORLD, [0.5, 0.5])
+POSTERIOR = fd.DirichletPosterior().fit(CDATA, CLS)
+BELIEF = fd.Belief.from_posterior(POSTERIOR, n_samples=4, random_state=0)
+GROUPS = ev.evaluate_policy_by_group(DATA, POLICY, PROBLEM)
+BPROBLEM, BANDIT, TRUTH = make_logged_bandit(300, random_state=0)
+FRAME = DATA.to_frame()
+
+
+class _Opaque:
+    """An object of no kind the library knows."""
+
+    def __repr__(self) -> str:
+        return "<opaque>"
+
+
+# Malformed values of each kind of argument. Each is a factory, so that arrays are fresh.
+KINDS: dict[str, dict[str, Callable[[Any], Any]]] = {
+    "real": {
+        "nan": lambda v: math.nan, "inf": lambda v: math.inf, "string": lambda v: "0.5",
+        "list": lambda v: [v, v], "object": lambda v: _Opaque(), "bool": lambda v: True,
+    },
+    "size": {
+        "nan": lambda v: math.nan, "inf": lambda v: math.inf, "string": lambda v: str(v),
+        "fraction": lambda v: v + 0.5, "negative": lambda v: -1, "zero": lambda v: 0,
+        "list": lambda v: [v], "object": lambda v: _Opaque(),
+    },
+    "array": {
+        "nan": lambda v: _poke(v, math.nan), "inf": lambda v: _poke(v, math.inf),
+        "string": lambda v: "abc", "object": lambda v: _Opaque(),
+        "shape": lambda v: np.ones((*np.shape(v), 2)), "empty": lambda v: [],
+        "negative": lambda v: -np.abs(np.asarray(v, dtype=float)) - 1,
+    },
+    "object": {
+        "string": lambda v: "abc", "array": lambda v: np.eye(2), "object": lambda v: _Opaque(),
+        "frame": lambda v: FRAME, "number": lambda v: 3,
+    },
+    "labels": {  # a vector of labels (any hashable values)
+        "nan": lambda v: _put(v, math.nan), "none": lambda v: _put(v, None),
+        "inf": lambda v: _put(v, math.inf), "unhashable": lambda v: _put(v, [1]),
+        "shape": lambda v: np.stack([v, v], axis=1), "empty": lambda v: [],
+        "short": lambda v: v[:-1], "string": lambda v: "abc", "object": lambda v: _Opaque(),
+    },
+    "label": {"unknown": lambda v: "no such label", "object": lambda v: _Opaque(),
+              "number": lambda v: 12345},
+    "choice": {"unknown": lambda v: "no such choice", "number": lambda v: 3,
+               "object": lambda v: _Opaque()},
+}
+
+
+def _poke(value: Any, bad: float) -> np.ndarray:
+    arr = np.array(value, dtype=float)
+    arr.reshape(-1)[0] = bad
+    return arr
+
+
+def _put(value: Any, bad: Any) -> np.ndarray:
+    arr = np.array(value, dtype=object)
+    arr[0] = bad
+    return arr
+
+
+@dataclass
+class Entry:
+    """A valid call of a public entry point and the kinds of its arguments."""
+
+    name: str
+    func: Callable[..., Any]
+    kwargs: dict[str, Any]
+    kinds: dict[str, str]
+    accepts: dict[str, set[str]] = field(default_factory=dict)  # values that are fine
+    names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # how errors name it
+
+    def call(self, **override: Any) -> Any:
+        return self.func(**{**self.kwargs, **override})
+
+
+def _entries() -> list[Entry]:
+    E = Entry
+    U = PROBLEM.utility
+    counts = np.ones((2, 2, 2))
+    return [
+        # ---------------------------------------------------------------- the model
+        E("DecisionProblem", fd.DecisionProblem, {"utility": U}, {"utility": "array"},
+          accepts={"utility": {"negative"}}),
+        E("DecisionProblem.classification", fd.DecisionProblem.classification,
+          {"n_classes": 3}, {"n_classes": "size"}),
+        E("TabularWorld", fd.TabularWorld, {"p_xz": WORLD.p_xz, "p_y": WORLD.p_y},
+          {"p_xz": "array", "p_y": "array"}),
+        E("TabularWorld.from_data", fd.TabularWorld.from_data,
+          {"data": DATA, "problem": PROBLEM, "smoothing": 0.5},
+          {"data": "object", "problem": "object", "smoothing": "real"}),
+        E("LoggedData", fd.LoggedData,
+          {"x": DATA.to_frame()["x"].to_numpy(), "z": FRAME["z"].to_numpy(),
+           "y": FRAME["y"].to_numpy(), "a": FRAME["a"].to_numpy(),
+           "propensity": FRAME["propensity"].to_numpy()},
+          {"x": "labels", "z": "labels", "y": "labels", "a": "labels",
+           "propensity": "array"}),
+        E("LoggedData.from_frame", fd.LoggedData.from_frame,
+          {"df": FRAME, "features": ["x"], "group": "z", "outcome": "y", "action": "a",
+           "propensity": "propensity"},
+          {"df": "object", "features": "label", "group": "label", "outcome": "label",
+           "action": "label", "propensity": "label"},
+          accepts={"df": {"frame"}}),  # FRAME is the valid frame itself
+        E("BanditData", fd.BanditData,
+          {"X": BANDIT.X, "z": BANDIT.z, "a": BANDIT.a, "y": BANDIT.y,
+           "propensity": BANDIT.propensity},
+          {"X": "array", "z": "array", "a": "array", "y": "array", "propensity": "array"},
+          accepts={"X": {"negative"}}),
+        E("Units", fd.Units, {"group": [0, 1, 1], "n_groups": 2, "cell": [0, 0, 1],
+                              "n_cells": 2},
+          {"group": "array", "n_groups": "size", "cell": "array", "n_cells": "size"}),
+        # ---------------------------------------------------------------- policies
+        E("TabularPolicy", fd.TabularPolicy, {"table": POLICY.table}, {"table": "array"}),
+        E("TabularPolicy.constant", fd.TabularPolicy.constant,
+          {"n_x": 3, "n_z": 2, "proba": [0.5, 0.5]},
+          {"n_x": "size", "n_z": "size", "proba": "array"}),
+        E("TabularPolicy.group_blind", fd.TabularPolicy.group_blind,
+          {"table": [[0.2, 0.8], [1.0, 0.0]], "n_z": 2},
+          {"table": "array", "n_z": "size"}),
+        E("TabularPolicy.from_data", fd.TabularPolicy.from_data,
+          {"data": DATA, "problem": PROBLEM, "smoothing": 0.5},
+          {"data": "object", "problem": "object", "smoothing": "real"}),
+        E("TabularPolicy.for_world", fd.TabularPolicy.for_world,
+          {"world": WORLD, "proba": [0.5, 0.5]}, {"world": "object", "proba": "array"}),
+        E("TabularPolicy.action_proba", POLICY.action_proba, {"x": [0, 4], "z": [1, 0]},
+          {"x": "array", "z": "array"}),
+        E("as_policy", as_policy, {"obj": POLICY, "problem": PROBLEM},
+          {"obj": "object", "problem": "object"}, names={"obj": ("policy",)}),
+        E("CallablePolicy", CallablePolicy,
+          {"function": lambda X: np.full((len(X), 2), 0.5), "n_actions": 2},
+          {"function": "object", "n_actions": "size"}),
+        # ---------------------------------------------------------------- criteria
+        E("Independence", fd.Independence, {"measure": "tv"}, {"measure": "choice"}),
+        E("Separation", fd.Separation, {"measure": "kl", "outcomes": None},
+          {"measure": "choice"}),
+        E("Sufficiency", fd.Sufficiency, {"measure": "max"}, {"measure": "choice"}),
+        E("ConditionalIndependence", fd.ConditionalIndependence,
+          {"target": "action", "given": "outcome", "weighting": "uniform"},
+          {"target": "choice", "given": "choice", "weighting": "choice"}),
+        E("Criterion.deviation", fd.Independence().deviation,
+          {"policy": POLICY, "world": WORLD, "problem": PROBLEM},
+          {"policy": "object", "world": "object", "problem": "object"}),
+        E("block_divergence", block_divergence,
+          {"p_group": [[0.2, 0.8]], "p_pool": [0.5, 0.5], "measure": "tv"},
+          {"p_group": "array", "p_pool": "array", "measure": "choice"}),
+        E("resolve_names", resolve_names, {"criteria": [fd.Independence()]},
+          {"criteria": "object"}),
+        # ---------------------------------------------------------------- optimiser
+        E("optimize_policy", fd.optimize_policy,
+          {"problem": PROBLEM, "world": WORLD, "criteria": fd.Independence(),
+           "epsilon": 0.05, "tol": 1e-6, "max_iter": 50},
+          {"problem": "object", "world": "object", "criteria": "object", "epsilon": "real",
+           "tol": "real", "max_iter": "size"},
+          accepts={"epsilon": {"inf", "list"}}),  # no constraint; one per criterion
+        E("optimize_policy(lam)", fd.optimize_policy,
+          {"problem": PROBLEM, "world": WORLD, "criteria": fd.Separation(), "lam": 0.5},
+          {"lam": "real"}),
+        E("optimize_policy(utility_slack)", fd.optimize_policy,
+          {"problem": PROBLEM, "world": WORLD, "criteria": fd.Separation(),
+           "utility_slack": 0.01},
+          {"utility_slack": "real"}),
+        E("pareto_frontier", fd.pareto_frontier,
+          {"problem": PROBLEM, "world": WORLD, "criterion": fd.Independence(),
+           "n_points": 3},
+          {"problem": "object", "world": "object", "criterion": "object",
+           "n_points": "size"}),
+        E("decision_table", fd.decision_table,
+          {"policy": POLICY, "world": WORLD, "problem": PROBLEM},
+          {"policy": "object", "world": "object", "problem": "object"}),
+        E("expected_utility", fd.expected_utility,
+          {"policy": POLICY, "world": WORLD, "problem": PROBLEM},
+          {"policy": "object", "world": "object", "problem": "object"}),
+        E("scenario_values", fd.scenario_values,
+          {"policy": CPOLICY, "worlds": BELIEF.worlds, "problem": CLS,
+           "criteria": [fd.Independence()]},
+          {"policy": "object", "worlds": "object", "problem": "object",
+           "criteria": "object"}),
+        # ---------------------------------------------------------------- beliefs
+        E("Belief", fd.Belief, {"worlds": BELIEF.worlds, "weights": np.ones(4)},
+          {"worlds": "object", "weights": "array"}),
+        E("Belief.plug_in", fd.Belief.plug_in, {"world": WORLD}, {"world": "object"}),
+        E("Belief.from_posterior", fd.Belief.from_posterior,
+          {"posterior": POSTERIOR, "n_samples": 3, "random_state": 0},
+          {"posterior": "object", "n_samples": "size", "random_state": "object"},
+          accepts={"random_state": {"number"}}),  # 3 is a seed
+        E("Belief.from_bootstrap", fd.Belief.from_bootstrap,
+          {"data": CDATA, "problem": CLS, "n_samples": 3, "smoothing": 0.5},
+          {"data": "object", "problem": "object", "n_samples": "size",
+           "smoothing": "real"}),
+        E("Belief.confidence_set", fd.Belief.confidence_set,
+          {"posterior": POSTERIOR, "delta": 0.1, "n_samples": 4, "random_state": 0},
+          {"posterior": "object", "delta": "real", "n_samples": "size"}),
+        E("DirichletPosterior", lambda prior, factorization: fd.DirichletPosterior(
+            prior, factorization).fit(CDATA, CLS),
+          {"prior": 0.5, "factorization": "joint"},
+          {"prior": "real", "factorization": "choice"}),
+        E("DirichletPosterior.fit", fd.DirichletPosterior().fit,
+          {"data": CDATA, "problem": CLS}, {"data": "object", "problem": "object"}),
+        E("DirichletPosterior.sample", POSTERIOR.sample, {"n": 2, "random_state": 0},
+          {"n": "size", "random_state": "object"}, accepts={"random_state": {"number"}}),
+        E("BootstrapPosterior", lambda smoothing: fd.BootstrapPosterior(smoothing).fit(
+            CDATA, CLS), {"smoothing": 0.5}, {"smoothing": "real"}),
+        E("TabularCounts.from_data", fd.models.TabularCounts.from_data,
+          {"data": CDATA, "problem": CLS}, {"data": "object", "problem": "object"}),
+        E("evaluate_under_belief", fd.evaluate_under_belief,
+          {"policy": CPOLICY, "belief": BELIEF, "problem": CLS,
+           "criteria": fd.Independence()},
+          {"policy": "object", "belief": "object", "problem": "object",
+           "criteria": "object"}),
+        E("BeliefEvaluation.summary",
+          fd.evaluate_under_belief(CPOLICY, BELIEF, CLS).summary,
+          {"quantiles": [0.1, 0.9]}, {"quantiles": "array"}),
+        # ---------------------------------------------------------------- evaluation
+        E("evaluate_policy", ev.evaluate_policy,
+          {"data": DATA, "policy": POLICY, "problem": PROBLEM, "estimator": "dr",
+           "n_folds": 3},
+          {"data": "object", "policy": "object", "problem": "object",
+           "estimator": "choice", "n_folds": "size"}),
+        E("evaluate_policy(bootstrap)", ev.evaluate_policy,
+          {"data": DATA, "policy": POLICY, "problem": PROBLEM, "estimator": "ips",
+           "interval": "bootstrap", "n_boot": 20},
+          {"interval": "choice", "n_boot": "size"}),
+        E("evaluate_policy_by_group", ev.evaluate_policy_by_group,
+          {"data": DATA, "policy": POLICY, "problem": PROBLEM, "estimator": "ips"},
+          {"data": "object", "policy": "object", "problem": "object",
+           "estimator": "choice"}),
+        E("GroupValues.gaps", GROUPS.gaps, {"level": 0.9}, {"level": "real"}),
+        E("ValueEstimate.confidence_interval", GROUPS.overall.confidence_interval,
+          {"level": 0.9}, {"level": "real"}),
+        E("estimate_deviation", ev.estimate_deviation,
+          {"data": DATA, "problem": PROBLEM, "criterion": fd.Independence(),
+           "n_boot": 20, "level": 0.9},
+          {"data": "object", "problem": "object", "criterion": "object",
+           "n_boot": "size", "level": "real"}),
+        E("audit", ev.audit,
+          {"data": DATA, "problem": PROBLEM, "n_boot": 20, "n_posterior": 20,
+           "prior": 1.0, "level": 0.9},
+          {"data": "object", "problem": "object", "n_boot": "size",
+           "n_posterior": "size", "prior": "real", "level": "real"}),
+        E("log_marginal_likelihoods", ev.log_marginal_likelihoods,
+          {"N": counts, "alpha": 1.0}, {"N": "array", "alpha": "real"}),
+        E("OffPolicyInputs", ev.OffPolicyInputs,
+          {"reward": [1.0, 0.0], "action": [0, 1], "target": [[0.5, 0.5], [0.2, 0.8]],
+           "propensity": [0.5, 0.5]},
+          {"reward": "array", "action": "array", "target": "array",
+           "propensity": "array"}, accepts={"reward": {"negative"}}),
+        E("InverseProbability", lambda clip: ev.InverseProbability(clip),
+          {"clip": 10.0}, {"clip": "real"}),
+        # ---------------------------------------------------------------- datasets
+        E("make_tabular_problem", make_tabular_problem,
+          {"n_x": 3, "n_z": 2, "n_actions": 2, "n_outcomes": 2, "concentration": 1.0},
+          {"n_x": "size", "n_z": "size", "n_actions": "size", "n_outcomes": "size",
+           "concentration": "real"}),
+        E("sample_logged_data", sample_logged_data,
+          {"world": WORLD, "problem": PROBLEM, "n": 20, "policy": POLICY},
+          {"world": "object", "problem": "object", "n": "size", "policy": "object"}),
+        E("make_logged_bandit", make_logged_bandit,
+          {"n": 50, "n_features": 2, "n_actions": 2, "random_state": 0},
+          {"n": "size", "n_features": "size", "n_actions": "size"}),
+        E("LoggedBanditTruth.value", TRUTH.value,
+          {"policy": TRUTH.nearby_policy(), "n_mc": 1000},
+          {"policy": "object", "n_mc": "size"}),
+        E("find_dataset", fd.datasets.find_dataset,
+          {"name": "compas", "data_home": "/nonexistent", "download": False},
+          {"name": "label", "data_home": "object"}, names={"name": ("data set",)}),
+    ]
+
+
+ENTRIES = {e.name: e for e in _entries()}
+
+# Public names that are not entry points of their own, and why.
+EXEMPT = {
+    "FairdecideError": "an exception", "InfeasibleToleranceError": "an exception",
+    "SolverError": "an exception", "VerificationError": "an exception",
+    "DataNotFoundError": "an exception",
+    "Criterion": "abstract base class", "Policy": "abstract base class",
+    "World": "abstract base class", "ParametricPolicy": "abstract base class",
+    "Tradeoff": "abstract base class",
+    "Capabilities": "a declaration criteria return, built by criterion authors",
+    "DecisionTable": "built by decision_table (fuzzed) and DecisionTable.from_marginal",
+    "OptimizeResult": "a result container built by optimize_policy",
+    "Verification": "a result container built by the verifier",
+    "BeliefEvaluation": "a result container; its summary is fuzzed",
+    "DeviationEstimate": "a result container built by estimate_deviation",
+    "ValueEstimate": "a result container; its confidence_interval is fuzzed",
+    "GroupValues": "a result container; its gaps is fuzzed",
+    "LinearizedConditionals": "internal rows of a linearised criterion",
+    "MEASURES": "a constant",
+    "MaxUtility": "the internal trade-off of a utility-only solve (no arguments)",
+    "Mixture": "built from optimize_policy(lam=...), fuzzed there",
+    "FairnessConstraint": "built from optimize_policy(epsilon=...), fuzzed there",
+    "UtilityConstraint": "built from optimize_policy(utility_slack=...), fuzzed there",
+    "DirectMethod": "no arguments", "DoublyRobust": "clip as InverseProbability",
+    "SelfNormalized": "clip as InverseProbability",
+    "ClassifierPolicy": "built by as_policy (fuzzed) from a classifier",
+    "TabularCounts": "built by TabularCounts.from_data (fuzzed)",
+    "LoggedBanditTruth": "built by make_logged_bandit; its value is fuzzed",
+    "load_compas": "reads find_dataset (fuzzed); tests/test_datasets.py",
+    "load_adult": "reads find_dataset (fuzzed); tests/test_datasets.py",
+    "load_german": "reads find_dataset (fuzzed); tests/test_datasets.py",
+    "make_bail_problem": "no arguments",
+    "BanditData.from_logged": "internal conversion",
+}
+
+PUBLIC_MODULES = ["fairdecide", "fairdecide.evaluation", "fairdecide.datasets",
+                  "fairdecide.optimize", "fairdecide.models", "fairdecide.criteria",
+                  "fairdecide.policies"]
+
+
+def test_every_public_name_is_fuzzed():
+    covered = {name.split("(")[0].split(".")[0] for name in ENTRIES} | {
+        name.split("(")[0] for name in ENTRIES}
+    missing = []
+    for module in PUBLIC_MODULES:
+        for name in importlib.import_module(module).__all__:
+            if name not in covered and name not in EXEMPT:
+                missing.append(f"{module}.{name}")
+    assert not missing, f"public names with no fuzz entry (add one, or exempt it): {missing}"
+
+
+def _non_finite(value: Any, depth: int = 0) -> str | None:
+    """Where a NaN or infinity hides in a result, or None."""
+    if depth > 4 or value is None or isinstance(value, str | bool):
+        return None
+    if isinstance(value, int | float | np.number):
+        return None if np.isfinite(value) else repr(value)
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "fc" and not np.all(np.isfinite(value)):
+            return f"array of shape {value.shape}"
+        return None
+    if isinstance(value, pd.DataFrame | pd.Series):
+        num = value.select_dtypes("number") if isinstance(value, pd.DataFrame) else (
+            value if value.dtype.kind in "fc" else None)
+        if num is not None and not np.all(np.isfinite(num.to_numpy(dtype=float))):
+            return "a DataFrame cell"
+        return None
+    if isinstance(value, dict):
+        items = list(value.values())
+    elif isinstance(value, list | tuple):
+        items = list(value)[:50]
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = [getattr(value, f.name) for f in dataclasses.fields(value)]
+    elif hasattr(value, "__dict__") and type(value).__module__.startswith("fairdecide"):
+        items = list(vars(value).values())
+    else:
+        return None
+    for item in items:
+        found = _non_finite(item, depth + 1)
+        if found:
+            return found
+    return None
+
+
+@pytest.mark.parametrize("name", list(ENTRIES))
+def test_valid_call_is_finite(name):
+    entry = ENTRIES[name]
+    if name == "find_dataset":
+        with pytest.raises(fd.FairdecideError, match="compas"):
+            entry.call()
+        return
+    result = entry.call()
+    assert _non_finite(result) is None, f"{name} returned a non-finite value"
+
+
+CASES = [(name, arg, bad) for name, entry in ENTRIES.items()
+         for arg, kind in entry.kinds.items() for bad in KINDS[kind]]
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(("name", "arg", "bad"), CASES,
+                         ids=[f"{n}-{a}-{b}" for n, a, b in CASES])
+def test_malformed_argument(name, arg, bad):
+    entry = ENTRIES[name]
+    value = KINDS[entry.kinds[arg]][bad](entry.kwargs.get(arg))
+    try:
+        result = entry.call(**{arg: value})
+    except (fd.FairdecideError, ValueError, TypeError) as exc:
+        message = str(exc)
+        names = (arg, *entry.names.get(arg, ()))
+        assert any(n in message for n in names), (
+            f"{name}({arg}={bad}) raised an error that does not name {arg!r}: {message}")
+        return
+    assert bad in entry.accepts.get(arg, set()), (
+        f"{name} accepted {arg}={bad} ({value!r:.60}) without an error")
+    assert _non_finite(result) is None, (
+        f"{name}({arg}={bad}) returned a non-finite value: {_non_finite(result)}")
+
+
+def test_signatures_match_entries():
+    # an entry naming an argument the function does not take would test nothing
+    for entry in ENTRIES.values():
+        try:
+            params = inspect.signature(entry.func).parameters
+        except (TypeError, ValueError):
+            continue
+        unknown = set(entry.kinds) - set(params)
+        assert not unknown, f"{entry.name}: no parameters {unknown}"
