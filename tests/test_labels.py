@@ -2,12 +2,15 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fairdecide import (
     FairdecideError,
     Independence,
     LoggedData,
     TabularPolicy,
+    Units,
     expected_utility,
     optimize_policy,
 )
@@ -138,3 +141,25 @@ def test_to_frame_names_cells_groups_and_actions(fair_policy):
     assert list(frame.columns) == list(PROBLEM.action_labels)
     assert frame.index.get_level_values("group").unique().tolist() == list(WORLD.group_labels)
     np.testing.assert_allclose(frame.to_numpy(), fair_policy.table.reshape(-1, 2))
+
+
+@given(seed=st.integers(0, 10_000), n_x=st.integers(1, 6), n_z=st.integers(1, 3),
+       data=st.data())
+@settings(max_examples=40, deadline=None)
+def test_label_matching_property(seed, n_x, n_z, data):
+    """For any relabelling and any subset of cells and groups seen by the units, a labelled
+    policy gives each unit the row of its labels."""
+    rng = np.random.RandomState(seed)
+    table = rng.dirichlet(np.ones(3), size=(n_x, n_z))
+    x_labels = [f"c{i}" for i in rng.permutation(n_x)]
+    z_labels = [f"g{i}" for i in rng.permutation(n_z)]
+    policy = TabularPolicy(table, x_labels=x_labels, group_labels=z_labels)
+    seen_x = data.draw(st.lists(st.sampled_from(x_labels), min_size=1, unique=True))
+    seen_z = data.draw(st.lists(st.sampled_from(z_labels), min_size=1, unique=True))
+    n = 20
+    cell, group = rng.randint(len(seen_x), size=n), rng.randint(len(seen_z), size=n)
+    units = Units(group=group, n_groups=len(seen_z), cell=cell, n_cells=len(seen_x),
+                  cell_labels=tuple(seen_x), group_labels=tuple(seen_z))
+    want = np.array([policy.table[x_labels.index(seen_x[c]), z_labels.index(seen_z[g])]
+                     for c, g in zip(cell, group, strict=True)])
+    np.testing.assert_array_equal(policy.proba(units), want)
