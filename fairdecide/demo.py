@@ -123,8 +123,19 @@ def bail_case() -> DemoCase:
 
 
 def solve_policies(case: DemoCase, epsilon: float = 0.05) -> dict:
-    """The unconstrained optimal policy and one optimal policy per criterion of
-    :data:`CRITERIA` with deviation at most ``epsilon``, as ``OptimizeResult`` by name."""
+    """The unconstrained optimal policy and the optimal policy under each criterion.
+
+    Parameters
+    ----------
+    case : DemoCase
+    epsilon : float, default=0.05
+        Tolerance on each criterion of :data:`CRITERIA`.
+
+    Returns
+    -------
+    dict of str to OptimizeResult
+        ``"unconstrained"`` and ``"<criterion> <= <epsilon>"`` for each criterion.
+    """
     runs = {"unconstrained": optimize_policy(case.problem, case.world)}
     for name, crit in CRITERIA.items():
         runs[f"{name} <= {epsilon:g}"] = optimize_policy(case.problem, case.world, crit,
@@ -136,7 +147,18 @@ def compare_policies(case: DemoCase, epsilon: float = 0.05, runs: dict | None = 
                      ) -> pd.DataFrame:
     """Utility and every deviation of the unconstrained and constrained optimal policies.
 
-    ``runs`` are the results of :func:`solve_policies` (computed when omitted).
+    Parameters
+    ----------
+    case : DemoCase
+    epsilon : float, default=0.05
+    runs : dict, optional
+        The results of :func:`solve_policies` (computed when omitted).
+
+    Returns
+    -------
+    DataFrame
+        One row per policy: ``utility``, each criterion's deviation (recomputed from
+        the decision table), ``status`` and ``verified``.
     """
     runs = solve_policies(case, epsilon) if runs is None else runs
     rows = []
@@ -161,10 +183,22 @@ def _cell_index(case: DemoCase) -> pd.Index:
 def policy_table(policy, case: DemoCase, reference=None) -> pd.DataFrame:
     """A tabular policy's decisions, readable.
 
-    One row per cell; per group, the cell's share of the group, the probability
-    ``P(action)`` of each action (of the second action only when there are two: the
-    first has the rest) and, with a ``reference`` policy, the action the reference takes
-    there ("mixed" if it randomises).
+    Parameters
+    ----------
+    policy : TabularPolicy
+        A policy over the cells and groups of ``case.world``.
+    case : DemoCase
+    reference : TabularPolicy, optional
+        A policy to compare with (the demo passes the unconstrained optimum).
+
+    Returns
+    -------
+    DataFrame
+        One row per cell (indexed by the cell labels, one level per feature); per group
+        (the first column level) the cell's ``share`` of the group, the probability
+        ``P(action)`` of each action (of the second action only when there are two: the
+        first has the rest) and, with a ``reference``, the action it takes there
+        (``unconstrained``; "mixed" if it randomises).
     """
     table = np.asarray(policy.table)
     ref = None if reference is None else np.asarray(reference.table)
