@@ -243,3 +243,30 @@ def test_a_world_that_breaks_the_protocol_is_an_error_not_a_number(world, match)
 def test_max_iter_accepts_whole_numbers():
     res = optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1, max_iter=10.0)
     assert res.verification.passed
+
+
+def test_cases_named_in_issue_8():
+    """The malformed calls the issue lists, each refused with a message naming the
+    argument."""
+    from fairdecide import Belief, LoggedData, scenario_values
+
+    with pytest.raises(FairdecideError, match="n_classes must be an integer >= 2, got 1"):
+        DecisionProblem.classification(1)
+    with pytest.raises(FairdecideError, match=r"n_x must be a whole number, got 2\.7"):
+        TabularPolicy.constant(2.7, 2, [0.5, 0.5])
+    with pytest.raises(FairdecideError, match="n_z must be an integer, got str '2'"):
+        TabularPolicy.group_blind([[0.5, 0.5]], "2")
+    with pytest.raises(FairdecideError, match="max_iter must be a positive integer, got 0"):
+        optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1, max_iter=0)
+    with pytest.raises(FairdecideError, match="propensity was given without the logged"):
+        LoggedData(x=[0, 1], z=[0, 1], y=[0, 1], propensity=[0.5, 0.5])
+    with pytest.raises(FairdecideError, match=r"propensity at row 1 is 4\.94e-324"):
+        LoggedData(x=[0, 1], z=[0, 1], y=[0, 1], a=[0, 1], propensity=[0.5, 5e-324])
+    with pytest.raises(FairdecideError, match="worlds must be a non-empty sequence"):
+        scenario_values(TabularPolicy.for_world(WORLD, [0.5, 0.5]), WORLD, PROBLEM)
+    with pytest.raises(FairdecideError, match="worlds must be a sequence of World"):
+        Belief(WORLD)
+    with pytest.raises(FairdecideError, match="tol must be a positive number"):
+        optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1, tol=[1e-6])
+    with pytest.raises(FairdecideError, match="lam must be a number, got str"):
+        optimize_policy(PROBLEM, WORLD, Independence(), lam="0.5")
