@@ -230,8 +230,7 @@ class ConditionalIndependence(Criterion):
             Rows whose (c, z) is left out (zero mass, or not in ``given_values``) have
             NaN conditionals.
         """
-        import pandas as pd
-
+        from fairdecide._tables import result_table
         from fairdecide.table import decision_table
 
         M = decision_table(policy, world, problem).group_marginal()
@@ -254,7 +253,7 @@ class ConditionalIndependence(Criterion):
                         "weight": P["weight"][z, c] if on else np.nan,
                         "mass": P["D"][z, c],
                     })
-        return pd.DataFrame(rows)
+        return result_table(rows)
 
     # ------------------------------------------------------------------ optimisation
     def linearize(

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._tables import result_table
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
@@ -70,4 +71,4 @@ def pareto_frontier(
         res = optimize_policy(problem, world, criterion, epsilon=float(eps), **kwargs)
         rows.append({"epsilon": float(eps), "utility": res.utility,
                      "deviation": res.deviations[criterion.label], "status": res.status})
-    return pd.DataFrame(rows)
+    return result_table(rows)

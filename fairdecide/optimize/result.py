@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from fairdecide._tables import result_table
 from fairdecide.policies.base import Policy
 
 __all__ = ["OptimizeResult", "Verification"]
@@ -122,11 +123,11 @@ class OptimizeResult:
             return self.to_frame()
         cols = {"utility": v.scenario_utilities}
         cols.update(v.scenario_deviations or {})
-        return pd.DataFrame(cols).rename_axis("scenario")
+        return result_table(cols).rename_axis("scenario")
 
     def to_frame(self) -> pd.DataFrame:
         """One-row DataFrame: utility and each deviation."""
-        return pd.DataFrame([{"utility": self.utility, **self.deviations}])
+        return result_table([{"utility": self.utility, **self.deviations}])
 
     def __repr__(self) -> str:
         parts = [self.status, f"utility={self.utility:.6g}"]

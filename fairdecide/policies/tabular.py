@@ -244,6 +244,8 @@ class TabularPolicy(Policy):
         """
         import pandas as pd
 
+        from fairdecide._tables import result_table
+
         cells = self.x_labels or tuple(range(self.n_x))
         groups = self.group_labels or tuple(range(self.n_z))
         names = tuple(range(self.n_actions)) if action_labels is None else tuple(action_labels)
@@ -252,7 +254,7 @@ class TabularPolicy(Policy):
                 f"action_labels has {len(names)} labels but the policy has "
                 f"{self.n_actions} actions")
         index = pd.MultiIndex.from_product([cells, groups], names=["cell", "group"])
-        return pd.DataFrame(self.table.reshape(-1, self.n_actions), index=index,
+        return result_table(self.table.reshape(-1, self.n_actions), index=index,
                             columns=list(names))
 
     def __repr__(self) -> str:
