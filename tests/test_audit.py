@@ -212,7 +212,7 @@ def test_rows_are_their_own_atoms_when_propensities_vary_within_cells():
     assert est.low <= est.value <= est.high
 
 
-def test_deviation_is_bias_corrected_with_a_basic_interval():
+def test_deviation_is_bias_corrected_with_percentile_and_basic_intervals():
     problem, world = make_bail_problem()
     data = sample_logged_data(world, problem, 2000, random_state=3)
     est = estimate_deviation(data, problem, Separation(), n_boot=200, random_state=0)
@@ -224,9 +224,45 @@ def test_deviation_is_bias_corrected_with_a_basic_interval():
                            bins=(2, 2, 2))[0] / data.n, problem))
     assert est.bias == pytest.approx(est.draws.mean() - est.plug_in)
     assert est.value == pytest.approx(max(0.0, est.plug_in - est.bias))
-    assert est.low == pytest.approx(max(0.0, 2 * est.plug_in - q_hi))
-    assert est.high == pytest.approx(max(0.0, 2 * est.plug_in - q_lo))
+    assert est.low == pytest.approx(max(0.0, min(q_lo, 2 * est.plug_in - q_hi)))
+    assert est.high == pytest.approx(max(q_hi, 2 * est.plug_in - q_lo))
     # Near a zero deviation (coin-flip logging ignores the group) |.| biases the plug-in
     # upward, and the correction pulls it down.
     ind = estimate_deviation(data, problem, Independence(), n_boot=200, random_state=0)
     assert ind.bias > 0 and ind.value < ind.plug_in and ind.low == 0.0
+
+
+def _deviation_runs(reps, n, candidate=False, n_boot=200):
+    """Separation and sufficiency (clearly positive) estimated from ``reps`` samples of
+    by-cell logs of the bail world, for the logged decisions or (``candidate``) a
+    candidate by importance weighting: hits of the 95% interval and the errors of the
+    plug-in and corrected estimates against the exact deviation."""
+    problem, world = make_bail_problem()
+    release = 0.44 + 0.03 * np.arange(world.n_x)[:, None] + np.zeros((1, world.n_z))
+    logging = TabularPolicy(np.stack([1 - release, release], axis=-1))
+    pi = TabularPolicy(np.random.default_rng(2).dirichlet([2, 2], size=(5, 2)))
+    target = pi if candidate else logging
+    crits = [Separation(), Sufficiency()]
+    truth = {c.label: c.deviation(target, world, problem) for c in crits}
+    hits = {c.label: [] for c in crits}
+    errors = {c.label: [] for c in crits}
+    for r in range(reps):
+        data = sample_logged_data(world, problem, n, policy=logging, random_state=500 + r)
+        for c in crits:
+            est = estimate_deviation(data, problem, c, pi if candidate else None,
+                                     n_boot=n_boot, random_state=r)
+            hits[c.label].append(est.low <= truth[c.label] <= est.high)
+            errors[c.label].append((est.plug_in - truth[c.label],
+                                    est.value - truth[c.label]))
+    return hits, errors
+
+
+@pytest.mark.parametrize("candidate", [False, True])
+def test_deviation_intervals_cover_quick(candidate):
+    from scipy.stats import binom
+
+    reps = 15
+    hits, _ = _deviation_runs(reps, 2000, candidate)
+    for name, h in hits.items():
+        # Fewer hits than this has probability < 1% if the coverage is 85% or more.
+        assert sum(h) >= binom.ppf(0.01, reps, 0.85), (name, sum(h))

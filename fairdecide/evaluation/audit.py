@@ -109,12 +109,13 @@ def audit(
     """Fairness audit of the logged decisions.
 
     For each criterion (default: independence, separation and sufficiency): the
-    bias-corrected deviation of the empirical P(z, a, y) with its basic bootstrap
-    interval (see :func:`estimate_deviation`: the plug-in is biased upward, and
-    ``plug_in`` reports it uncorrected), the posterior mean and credible interval of the
-    deviation under Dirichlet(counts + prior) on P(z, a, y), and a Bayesian test of the
-    criterion's conditional independence: the log Bayes factor of independence against
-    dependence and the posterior probability of independence (even prior odds).
+    bias-corrected deviation of the empirical P(z, a, y) with its bootstrap interval
+    (the union of the percentile and basic intervals, see :func:`estimate_deviation`: the
+    plug-in is biased upward, and ``plug_in`` reports it uncorrected), the posterior
+    mean and credible interval of the deviation under Dirichlet(counts + prior) on
+    P(z, a, y), and a Bayesian test of the criterion's conditional independence: the log
+    Bayes factor of independence against dependence and the posterior probability of
+    independence (even prior odds).
 
     Everything is a function of the counts n(z, a, y): the bootstrap draws multinomial
     counts (exactly the row bootstrap), the posterior Dirichlet draws, so the cost does

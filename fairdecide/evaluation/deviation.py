@@ -49,8 +49,8 @@ class DeviationEstimate:
         The bias-corrected estimate max(0, 2 D - mean(D*)): the plug-in deviation D
         minus the bootstrap estimate of its bias.
     low, high : float
-        The basic bootstrap interval [2 D - q_hi, 2 D - q_lo] of the replicates D*,
-        clipped at 0.
+        The union of the percentile interval [q_lo, q_hi] of the replicates D* and the
+        basic interval [2 D - q_hi, 2 D - q_lo], clipped at 0.
     level : float
     draws : ndarray
         The bootstrap replicates D* of the plug-in deviation.
@@ -150,12 +150,12 @@ def deviation_of(criterion: Any, M: np.ndarray, problem: DecisionProblem) -> flo
 
 def corrected_interval(plug_in: float, draws: np.ndarray, level: float
                        ) -> tuple[float, float, float]:
-    """Bias-corrected estimate and basic bootstrap interval, clipped at 0 (see
-    :func:`estimate_deviation`)."""
-    lo_q, hi_q = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+    """Bias-corrected estimate, and the union of the percentile and basic bootstrap
+    intervals clipped at 0 (see :func:`estimate_deviation`)."""
+    lo_q, hi_q = (float(q) for q in np.quantile(draws, [(1 - level) / 2, (1 + level) / 2]))
     value = max(0.0, 2 * plug_in - float(draws.mean()))
-    low = max(0.0, 2 * plug_in - float(hi_q))
-    high = max(0.0, 2 * plug_in - float(lo_q))
+    low = max(0.0, min(lo_q, 2 * plug_in - hi_q))
+    high = max(hi_q, 2 * plug_in - lo_q)
     return value, low, high
 
 
@@ -171,16 +171,20 @@ def estimate_deviation(
 
     The deviation D is a sum (or maximum) of absolute differences of the estimated
     marginal, so the plug-in estimate is biased upward (noise never cancels inside |.|),
-    most for importance-weighted estimates; its percentile bootstrap interval inherits
-    the bias twice over (the replicates are biased again around the plug-in) and covered
-    as little as 85% in simulations. So the estimate is corrected by the bootstrap
-    estimate of its bias, ``value = max(0, D - (mean(D*) - D))``, and the interval is the
-    basic bootstrap interval [2 D - q_hi, 2 D - q_lo] of the replicates D* (it estimates
-    the law of D - D_true by that of D* - D, which carries the bias), clipped at 0.
-    Coverage is measured in ``benchmarks/bench_ope.py``: near its nominal rate when the
-    deviation is clearly positive; at or near a zero deviation (a boundary, where no
-    estimate can be unbiased) the clipped interval includes 0 more often than the stated
-    rate, while for a small positive deviation it can under-cover.
+    most where the true deviation is near 0. The estimate is corrected by the bootstrap
+    estimate of its bias, ``value = max(0, D - (mean(D*) - D))`` (``plug_in`` keeps D).
+
+    The interval is the union of the percentile interval [q_lo, q_hi] of the replicates
+    D* and the basic interval [2 D - q_hi, 2 D - q_lo], clipped at 0. The bootstrap is
+    not consistent for |.| at 0 (Andrews, 2000), and each interval fails on one side of
+    the boundary: the percentile interval never reaches 0 because no replicate does (it
+    covered 0% of zero deviations in ``benchmarks/bench_ope.py``), and the basic
+    interval, which carries the bias correction, over-corrects just above 0 (73-78%
+    coverage for deviations of 0.06-0.08 at n = 2000). The union covers whenever either
+    does: 93-98% in every case measured there at n = 2000 and 20000 (zero, small and
+    clearly positive deviations; logged decisions and importance-weighted candidates),
+    at about 3% more width than the percentile interval. The corrected estimate lies in
+    the basic interval, hence in the union.
 
     Cost: on tabular LoggedData the estimate is a function of the counts n(x, z, a, y)
     (when the propensities are a function of the cell and action, as when logged by a
