@@ -266,3 +266,28 @@ def test_deviation_intervals_cover_quick(candidate):
     for name, h in hits.items():
         # Fewer hits than this has probability < 1% if the coverage is 85% or more.
         assert sum(h) >= binom.ppf(0.01, reps, 0.85), (name, sum(h))
+
+
+def _zero_deviation_runs(reps, n, n_boot=200):
+    """Independence of coin-flip logging on the bail world (exactly 0, the boundary):
+    hits of the 95% interval, and plug-in and corrected estimates."""
+    problem, world = make_bail_problem()
+    hits, plug, corrected = [], [], []
+    for r in range(reps):
+        data = sample_logged_data(world, problem, n, random_state=900 + r)
+        est = estimate_deviation(data, problem, Independence(), n_boot=n_boot,
+                                 random_state=r)
+        hits.append(est.low == 0.0)
+        plug.append(est.plug_in)
+        corrected.append(est.value)
+    return hits, np.array(plug), np.array(corrected)
+
+
+def test_zero_deviation_is_covered_and_less_biased_quick():
+    from scipy.stats import binom
+
+    reps = 10
+    hits, plug, corrected = _zero_deviation_runs(reps, 2000, n_boot=100)
+    assert sum(hits) >= binom.ppf(0.01, reps, 0.85)
+    # (The percentile interval never reaches 0.) The correction lowers the estimates.
+    assert corrected.mean() < 0.85 * plug.mean()

@@ -40,3 +40,25 @@ def test_default_nuisances_on_per_cell_tabular_data(seed):
         assert 0.90 <= cover <= 0.99, (name, cover)
         z = np.asarray(zs[name])
         assert abs(z.mean()) <= 4 / np.sqrt(len(z)), (name, z.mean())
+
+
+@pytest.mark.parametrize("candidate", [False, True])
+@pytest.mark.parametrize("n", [2000, 20000])
+def test_deviation_intervals_cover(candidate, n):
+    from .test_audit import _deviation_runs
+
+    hits, errors = _deviation_runs(150, n, candidate)
+    for name in hits:
+        cover = np.mean(hits[name])
+        assert 0.88 <= cover <= 1.0, (name, n, cover)
+        # The corrected estimate is unbiased within sampling error.
+        err = np.array(errors[name])[:, 1]
+        assert abs(err.mean()) <= 4 * err.std() / np.sqrt(len(err)) + 0.002, (name, n)
+
+
+def test_zero_deviation_coverage_and_bias():
+    from .test_audit import _zero_deviation_runs
+
+    hits, plug, corrected = _zero_deviation_runs(150, 2000)
+    assert np.mean(hits) >= 0.9
+    assert corrected.mean() < 0.85 * plug.mean()
