@@ -9,10 +9,20 @@ cell (x, z) (4 cells x 3 groups, 3 actions, 3000 rows, three worlds), evaluated 
 logged propensities with the default nuisances (per-cell frequencies), and for contrast
 with logistic-regression nuisances on one-hot x plus one-hot z, the former default.
 
+Third table: intervals for fairness deviations (``estimate_deviation``) on the bail world,
+against the true deviation computed exactly from the world and the policy (decision
+table): the logged decisions under coin-flip logging (independence and separation are
+exactly 0) and under a logging policy that varies by cell, and a candidate policy
+evaluated from the by-cell logs by importance weighting; n in {2000, 20000}. For each:
+the mean bias of the plug-in and of the bias-corrected estimate, and the coverage of the
+percentile bootstrap interval (the former default), of the basic interval clipped at 0,
+and of their union (the default now), all from the same 500 replicates.
+
 Usage::
 
     python benchmarks/bench_ope.py                  # n in {1000, 10000, 100000}, 50 reps
     python benchmarks/bench_ope.py --quick          # n in {1000, 10000}, 10 reps
+    python benchmarks/bench_ope.py --tables deviations --reps 300   # the third table only
 """
 
 from __future__ import annotations
@@ -25,9 +35,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairdecide import TabularPolicy, expected_utility
-from fairdecide.datasets import make_logged_bandit, make_tabular_problem, sample_logged_data
-from fairdecide.evaluation import evaluate_policy, evaluate_policy_by_group
+from fairdecide import Independence, Separation, Sufficiency, TabularPolicy, expected_utility
+from fairdecide.datasets import (
+    make_bail_problem,
+    make_logged_bandit,
+    make_tabular_problem,
+    sample_logged_data,
+)
+from fairdecide.evaluation import estimate_deviation, evaluate_policy, evaluate_policy_by_group
 from fairdecide.models.outcome import default_classifier
 
 ESTIMATORS = ["dm", "ips", "snips", "dr"]
@@ -38,7 +53,34 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--reps", type=int, default=None)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "ope.csv"))
+    parser.add_argument("--tables", default="value,cells,deviations",
+                        help="comma-separated subset of value,cells,deviations")
     args = parser.parse_args()
+    tables = args.tables.split(",")
+    out = Path(args.out)
+    if "value" in tables:
+        value_table(args)
+    if "cells" in tables:
+        cells = per_cell_table(args.reps or (10 if args.quick else 100),
+                               out.with_name(out.stem + "_per_cell.csv"))
+        print("\nPer-cell tabular data without logged propensities (3 worlds, n = 3000):")
+        with pd.option_context("display.float_format", "{:.4f}".format,
+                               "display.width", 140):
+            print(cells.to_string())
+    if "deviations" in tables:
+        sizes = [2000] if args.quick else [2000, 20000]
+        devs = deviation_table(args.reps or (10 if args.quick else 300), sizes,
+                               out.with_name(out.stem + "_deviations.csv"))
+        print("\nFairness deviations from logs (bail world): bias of the point estimate and "
+              "coverage of 95% intervals, plug-in + percentile (before) against "
+              "bias-corrected + union of percentile and basic (after):")
+        with pd.option_context("display.float_format", "{:.4f}".format,
+                               "display.width", 160):
+            print(devs.to_string())
+
+
+def value_table(args: argparse.Namespace) -> None:
+    """Bias, RMSE, coverage and time of the value estimators on the bandit generator."""
     sizes = [1000, 10000] if args.quick else [1000, 10000, 100000]
     reps = args.reps or (10 if args.quick else 50)
     problem, _, truth = make_logged_bandit(10, random_state=0)
@@ -85,11 +127,6 @@ def main() -> None:
     })
     with pd.option_context("display.float_format", "{:.4f}".format, "display.width", 140):
         print(table.to_string())
-    cells = per_cell_table(10 if args.quick else 100,
-                           Path(args.out).with_name(Path(args.out).stem + "_per_cell.csv"))
-    print("\nPer-cell tabular data without logged propensities (3 worlds, n = 3000):")
-    with pd.option_context("display.float_format", "{:.4f}".format, "display.width", 140):
-        print(cells.to_string())
 
 
 def per_cell_table(reps: int, out: Path) -> pd.DataFrame:
@@ -128,6 +165,61 @@ def per_cell_table(reps: int, out: Path) -> pd.DataFrame:
         "sd z": g["z"].std(),
         "rmse": g["error"].apply(lambda e: float(np.sqrt(np.mean(e**2)))),
         "coverage": g["covered"].mean(),
+        "runs": g.size(),
+    })
+
+
+def deviation_table(reps: int, sizes: list[int], out: Path) -> pd.DataFrame:
+    """Bias and coverage of deviation estimates against the exact deviation."""
+    problem, world = make_bail_problem()
+    criteria = [Independence(), Separation(), Sufficiency()]
+    coin = TabularPolicy.for_world(world, [0.5, 0.5])
+    release = 0.44 + 0.03 * np.arange(world.n_x)[:, None] + np.zeros((1, world.n_z))
+    by_cell = TabularPolicy(np.stack([1 - release, release], axis=-1))
+    candidate = TabularPolicy(np.random.default_rng(2).dirichlet([2, 2], size=(world.n_x,
+                                                                               world.n_z)))
+    cases = [("logged, coin flips", coin, None), ("logged, by cell", by_cell, None),
+             ("candidate, weighted", by_cell, candidate)]
+    truth = {(label, c.label): c.deviation(logging if pol is None else pol, world, problem)
+             for label, logging, pol in cases for c in criteria}
+    rows = []
+    for n in sizes:
+        for r in range(reps):
+            logs = {id(p): sample_logged_data(world, problem, n, policy=p,
+                                              random_state=100_000 * r + n + k)
+                    for k, p in enumerate((coin, by_cell))}
+            for label, logging, pol in cases:
+                for crit in criteria:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        est = estimate_deviation(logs[id(logging)], problem, crit, pol,
+                                                 random_state=r)
+                    true = truth[(label, crit.label)]
+                    lo, hi = np.quantile(est.draws, [0.025, 0.975])
+                    rows.append({"case": label, "criterion": crit.label, "n": n,
+                                 "true": true, "plug_in_error": est.plug_in - true,
+                                 "corrected_error": est.value - true,
+                                 "percentile_covers": lo <= true <= hi,
+                                 "basic_covers": max(0, 2 * est.plug_in - hi) <= true
+                                 <= max(0, 2 * est.plug_in - lo),
+                                 "union_covers": est.low <= true <= est.high,
+                                 "percentile_width": hi - lo,
+                                 "union_width": est.high - est.low})
+    df = pd.DataFrame(rows)
+    df.to_csv(out, index=False)
+    g = df.groupby(["case", "criterion", "n"], sort=False)
+    return pd.DataFrame({
+        "true": g["true"].first(),
+        "bias plug-in": g["plug_in_error"].mean(),
+        "bias corrected": g["corrected_error"].mean(),
+        "rmse plug-in": g["plug_in_error"].apply(lambda e: float(np.sqrt(np.mean(e**2)))),
+        "rmse corrected": g["corrected_error"].apply(
+            lambda e: float(np.sqrt(np.mean(e**2)))),
+        "cover percentile": g["percentile_covers"].mean(),
+        "cover basic": g["basic_covers"].mean(),
+        "cover union": g["union_covers"].mean(),
+        "width percentile": g["percentile_width"].mean(),
+        "width union": g["union_width"].mean(),
         "runs": g.size(),
     })
 
