@@ -204,7 +204,7 @@ def test_bad_input():
         evaluate_policy(data, lambda X: np.eye(2)[1 - data.a], problem, "ips")
     with pytest.raises(FairdecideError, match="clip must be a finite number in \\(0"):
         InverseProbability(clip=0)
-    with pytest.raises(FairdecideError, match=r"propensities must lie in \(0, 1\]"):
+    with pytest.raises(FairdecideError, match=r"propensity must lie in \(0, 1\]"):
         OffPolicyInputs(np.ones(2), np.zeros(2, int), np.full((2, 2), 0.5), np.array([0.5, 1.5]))
     tabular_problem, world = make_bail_problem()
     logged = sample_logged_data(world, tabular_problem, 100, random_state=0)

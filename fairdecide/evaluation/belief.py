@@ -48,6 +48,8 @@ class BeliefEvaluation:
         0.0
         """
         q = as_float_array(quantiles, "quantiles", ndim=1)
+        if q.size == 0:
+            raise FairdecideError("quantiles must hold at least one value in [0, 1]")
         if np.any((q < 0) | (q > 1)):
             raise FairdecideError(f"quantiles must lie in [0, 1], got {list(quantiles)}")
         rows = {}

@@ -256,8 +256,12 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
                 f"estimator must be one of {sorted([*ESTIMATORS, 'auto', 'bayes'])} or an "
                 f"estimator object, got {estimator!r}")
         est = ESTIMATORS[estimator]()
-    else:
+    elif callable(getattr(estimator, "estimate", None)):
         est = estimator
+    else:
+        raise FairdecideError(
+            f"estimator must be one of {sorted([*ESTIMATORS, 'auto', 'bayes'])} or an "
+            f"estimator object with an estimate method, got {type(estimator).__name__}")
     n_folds = as_int(n_folds, "n_folds", minimum=2)
     if n_folds > bandit.n:
         raise FairdecideError(

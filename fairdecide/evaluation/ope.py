@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from fairdecide._validation import as_real
+from fairdecide._validation import as_code_array, as_float_array, as_real
 from fairdecide.exceptions import FairdecideError
 
 __all__ = [
@@ -70,29 +70,42 @@ class OffPolicyInputs:
     q: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        n = len(self.reward)
+        reward = as_float_array(self.reward, "reward", ndim=1)
+        n = len(reward)
         if n == 0:
-            raise FairdecideError("no logged rows to evaluate on")
-        if self.target.shape[0] != n or len(self.action) != n:
+            raise FairdecideError("reward is empty: no logged rows to evaluate on")
+        target = as_float_array(self.target, "target", ndim=2)
+        if target.shape[0] != n:
             raise FairdecideError(
-                f"reward ({n}), action ({len(self.action)}) and target "
-                f"({self.target.shape[0]}) must have one entry per row")
-        if not np.all(np.isfinite(self.reward)):
-            raise FairdecideError("rewards contain NaN or infinite values")
+                f"target must have one row per reward ({n}), got shape {target.shape}")
+        if np.any(target < 0) or np.any(target > 1 + 1e-9):
+            raise FairdecideError(
+                "target must hold action probabilities in [0, 1], got values in "
+                f"[{target.min():.3g}, {target.max():.3g}]")
+        action = as_code_array(self.action, "action", target.shape[1], "action")
+        if len(action) != n:
+            raise FairdecideError(
+                f"action must have one entry per reward ({n}), got {len(action)}")
+        values = {"reward": reward, "action": action, "target": target}
         if self.propensity is not None:
-            p = self.propensity
+            p = as_float_array(self.propensity, "propensity", ndim=1)
             if p.shape != (n,):
                 raise FairdecideError(f"propensity must have shape ({n},), got {p.shape}")
-            if not np.all(np.isfinite(p)) or np.any(p <= 0) or np.any(p > 1):
-                bad = int(np.argmax(~np.isfinite(p) | (p <= 0) | (p > 1)))
+            if np.any(p <= 0) or np.any(p > 1):
+                bad = int(np.argmax((p <= 0) | (p > 1)))
                 raise FairdecideError(
-                    f"propensities must lie in (0, 1]; row {bad} has {p[bad]!r}. A zero "
+                    f"propensity must lie in (0, 1]; row {bad} has {p[bad]!r}. A zero "
                     "propensity means the logged action could not have been taken: check "
                     "the logging policy, or drop those rows")
-        if self.q is not None and self.q.shape != self.target.shape:
-            raise FairdecideError(
-                f"outcome model values q must have shape {self.target.shape}, "
-                f"got {self.q.shape}")
+            values["propensity"] = p
+        if self.q is not None:
+            q = as_float_array(self.q, "q", ndim=2)
+            if q.shape != target.shape:
+                raise FairdecideError(
+                    f"outcome model values q must have shape {target.shape}, got {q.shape}")
+            values["q"] = q
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     @property
     def n(self) -> int:
@@ -165,8 +178,8 @@ class ValueEstimate:
 
 
 def _check_clip(clip: float | None) -> None:
-    if clip is not None and not (isinstance(clip, float) and clip == np.inf):
-        as_real(clip, "clip", low=0, low_open=True)  # inf (no clipping) is allowed
+    if clip is not None:
+        as_real(clip, "clip", low=0, low_open=True)
 
 
 def check_weights(w: np.ndarray, propensity: np.ndarray) -> None:
