@@ -11,8 +11,9 @@ with logistic-regression nuisances on one-hot x plus one-hot z, the former defau
 
 Third table: intervals for fairness deviations (``estimate_deviation``) on the bail world,
 against the true deviation computed exactly from the world and the policy (decision
-table): the logged decisions under coin-flip logging (independence and separation are
-exactly 0) and under a logging policy that varies by cell, and a candidate policy
+table): the logged decisions under coin-flip logging (independence is exactly 0) and
+under a logging policy whose release rate rises with the cell x (small positive
+independence and separation), and a candidate policy
 evaluated from the by-cell logs by importance weighting; n in {2000, 20000}. For each:
 the mean bias of the plug-in and of the bias-corrected estimate, and the coverage of the
 percentile bootstrap interval (the former default), of the basic interval clipped at 0,

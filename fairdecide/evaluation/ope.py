@@ -20,6 +20,11 @@ normalisation) and the DR summand minus V (DR). The direct method's plug-in infl
 function ignores the error of the fitted model (its intervals cover badly, as obp's do);
 with propensities available, DM uses the efficient (DR) influence function, which
 accounts for that error when the model is well specified.
+
+No estimate is NaN or infinite: weights that overflow (a propensity such as 5e-324) and
+estimates or standard errors that are not finite numbers raise a FairdecideError, and the
+effective sample size is computed on the weights scaled by their maximum, so the
+poor-overlap warning fires however large the weights.
 """
 
 from __future__ import annotations
