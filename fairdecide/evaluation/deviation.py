@@ -191,7 +191,8 @@ def estimate_deviation(
     tabular policy) and the bootstrap draws multinomial counts of the cells, which is
     exactly the row bootstrap at a cost independent of the number of rows. Otherwise
     (numeric features, or propensities varying within a cell) every replicate resamples
-    the n rows: O(n_boot n) time, about 20 ms per replicate at one million rows.
+    the n rows: O(n_boot n) time, about 60 ms per replicate at one million rows (30 s
+    for the default 500).
 
     Parameters
     ----------
