@@ -4,7 +4,8 @@ import pandas as pd
 
 from fairdecide import Independence, Separation, Sufficiency, optimize_policy, pareto_frontier
 from fairdecide._tables import ResultTable
-from fairdecide.datasets import make_bail_problem
+from fairdecide.datasets import make_bail_problem, sample_logged_data
+from fairdecide.evaluation import audit
 
 
 def test_returned_tables_print_every_row_and_column():
@@ -13,7 +14,8 @@ def test_returned_tables_print_every_row_and_column():
                           epsilon=0.1)
     tables = [res.to_frame(), Separation().breakdown(res.policy, world, problem),
               res.policy.to_frame(problem.action_labels),
-              pareto_frontier(problem, world, Independence(), n_points=3)]
+              pareto_frontier(problem, world, Independence(), n_points=3),
+              audit(sample_logged_data(world, problem, 500, random_state=0), problem)]
     with pd.option_context("display.max_rows", 4, "display.max_columns", 3,
                            "display.width", 40):
         for table in tables:

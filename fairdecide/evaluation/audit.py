@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln
 
+from fairdecide._tables import result_table
 from fairdecide._validation import as_float_array, as_int, as_real, check_random_state
 from fairdecide.criteria.base import resolve_names
 from fairdecide.criteria.conditional import ConditionalIndependence
@@ -189,4 +190,4 @@ def audit(
             "log_bayes_factor": float(log_bf),
             "p_independent": float(1.0 / (1.0 + np.exp(-np.clip(log_bf, -700, 700)))),
         })
-    return pd.DataFrame(rows)
+    return result_table(rows)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fairdecide._tables import result_table
 from fairdecide._validation import as_float_array
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
@@ -63,7 +64,7 @@ class BeliefEvaluation:
                                                 len(v) - 1)]) for p in q}
             rows[col] = {"mean": mean, "std": float(np.sqrt(w @ (v - mean) ** 2)),
                          "min": float(v.min()), **qs, "max": float(v.max())}
-        return pd.DataFrame(rows).T
+        return result_table(rows).T
 
 
 def evaluate_under_belief(

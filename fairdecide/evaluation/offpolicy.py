@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._tables import result_table
 from fairdecide._validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.data import BanditData, LoggedData
 from fairdecide.evaluation.ope import (
@@ -350,7 +351,7 @@ class GroupValues:
             se = float(np.hypot(est.std_error, ref.std_error))
             rows.append({"group": g, "reference": keys[0], "gap": gap, "std_error": se,
                          "low": gap - z * se, "high": gap + z * se})
-        return pd.DataFrame(rows)
+        return result_table(rows)
 
 
 def evaluate_policy_by_group(

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._tables import result_table
 from fairdecide._validation import check_random_state
 from fairdecide.beliefs import Belief
 from fairdecide.criteria import Separation
@@ -139,7 +140,7 @@ def holdout_experiment(data: LoggedData, problem: DecisionProblem, *, lams=(0.0,
                 T, U, F = objective_value(fit.policy, test_world, problem, lam)
                 rows.append({"run": run, "lambda": lam, "method": method, "T": T,
                              "utility": U, "balance": F, "seconds": fit.seconds})
-    return pd.DataFrame(rows)
+    return result_table(rows)
 
 
 def semi_synthetic_experiment(data: LoggedData, problem: DecisionProblem, *,
@@ -166,4 +167,4 @@ def semi_synthetic_experiment(data: LoggedData, problem: DecisionProblem, *,
                     rows.append({"n": n, "run": run, "lambda": lam, "method": method,
                                  "T": T, "utility": U, "balance": F,
                                  "seconds": fit.seconds})
-    return pd.DataFrame(rows)
+    return result_table(rows)
