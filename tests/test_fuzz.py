@@ -355,6 +355,14 @@ PUBLIC_MODULES = ["fairdecide", "fairdecide.evaluation", "fairdecide.datasets",
                   "fairdecide.policies"]
 
 
+@pytest.fixture(autouse=True)
+def _no_data_anywhere(monkeypatch, tmp_path):
+    """find_dataset looks in $FAIRDECIDE_DATA and the cache too: make both empty, so its
+    valid call (download=False) is the same error on every machine."""
+    monkeypatch.delenv("FAIRDECIDE_DATA", raising=False)
+    monkeypatch.setenv("FAIRDECIDE_CACHE", str(tmp_path))
+
+
 def test_every_public_name_is_fuzzed():
     covered = {name.split("(")[0].split(".")[0] for name in ENTRIES} | {
         name.split("(")[0] for name in ENTRIES}
