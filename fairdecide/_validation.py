@@ -103,6 +103,9 @@ def check_random_state(seed: Any) -> np.random.RandomState:
     if isinstance(seed, np.random.RandomState):
         return seed
     if isinstance(seed, int | np.integer) and not isinstance(seed, bool):
+        if not 0 <= seed < 2**32:
+            raise FairdecideError(
+                f"random_state must be an integer in [0, 2**32 - 1], got {seed}")
         return np.random.RandomState(int(seed))
     raise FairdecideError(
         f"random_state must be None, an integer or a numpy RandomState, got {seed!r}")
@@ -181,3 +184,12 @@ def as_propensity(value: Any, name: str = "propensity") -> np.ndarray:
             "the propensities were computed (e.g. a product of many small probabilities "
             "should be kept in logs)")
     return p
+
+
+def as_bool(value: Any, name: str) -> bool:
+    """A True/False flag; strings such as "no" (which Python would take as True) and
+    numbers raise an error naming ``name``."""
+    if not isinstance(value, bool | np.bool_):
+        raise FairdecideError(
+            f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)

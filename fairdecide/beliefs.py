@@ -85,9 +85,11 @@ class Belief:
         for i, w in enumerate(worlds[1:], start=1):
             if not w.units().same_as(first) or w.outcome_shape() != worlds[0].outcome_shape():
                 raise FairdecideError(
-                    f"worlds[{i}] has other units or outcome shape {w.outcome_shape()} than "
-                    f"worlds[0] {worlds[0].outcome_shape()}; all scenarios must share "
-                    "their units (cells and groups)")
+                    f"worlds[{i}] has other units, labels or outcome shape "
+                    f"{w.outcome_shape()} than worlds[0] {worlds[0].outcome_shape()}; all "
+                    "scenarios must share their units: the same cells and groups, with the "
+                    "same labels in the same order (fit every world from data built with the "
+                    "same x_labels and group_labels)")
         if self.weights is None:
             wts = np.full(len(worlds), 1.0 / len(worlds))
         else:

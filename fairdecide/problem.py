@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_int
+from fairdecide._validation import as_bool, as_float_array, as_int
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["DecisionProblem"]
@@ -73,7 +73,8 @@ class DecisionProblem:
         u = u.copy()
         u.flags.writeable = False
         object.__setattr__(self, "utility", u)
-        object.__setattr__(self, "outcome_depends_on_action", bool(self.outcome_depends_on_action))
+        object.__setattr__(self, "outcome_depends_on_action",
+                           as_bool(self.outcome_depends_on_action, "outcome_depends_on_action"))
         a_lab = _labels(self.action_labels, u.shape[0], "action_labels")
         y_lab = _labels(self.outcome_labels, u.shape[1], "outcome_labels")
         object.__setattr__(self, "action_labels", a_lab)

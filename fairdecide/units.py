@@ -119,7 +119,8 @@ class Units:
         return np.array([index[lab] for lab in mine], dtype=np.intp)
 
     def same_as(self, other: Units) -> bool:
-        """Whether ``other`` describes the same units (same groups, cells and features)."""
+        """Whether ``other`` describes the same units (same groups, cells and features, and
+        the same labels where both have them)."""
 
         def same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
             if a is None or b is None:
@@ -128,7 +129,13 @@ class Units:
 
         return (self.n_groups == other.n_groups and self.n_cells == other.n_cells
                 and same(self.group, other.group) and same(self.cell, other.cell)
-                and same(self.features, other.features))
+                and same(self.features, other.features)
+                and _same_labels(self.cell_labels, other.cell_labels)
+                and _same_labels(self.group_labels, other.group_labels))
+
+
+def _same_labels(a: tuple | None, b: tuple | None) -> bool:
+    return a is None or b is None or a == b
 
 
 def _count(value: object, name: str) -> int:

@@ -158,6 +158,9 @@ class TabularWorld(World):
                 f"x_labels/group_labels lengths ({len(self.x_labels)}, {len(self.group_labels)})"
                 f" must match p_xz shape {self.p_xz.shape}"
             )
+        for name, labels in (("x_labels", self.x_labels), ("group_labels", self.group_labels)):
+            if len(set(labels)) != len(labels):
+                raise FairdecideError(f"{name} must be distinct, got {list(labels)!r}")
 
     @classmethod
     def from_data(

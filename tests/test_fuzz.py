@@ -90,6 +90,7 @@ KINDS: dict[str, dict[str, Callable[[Any], Any]]] = {
     },
     "label": {"unknown": lambda v: "no such label", "object": lambda v: _Opaque(),
               "number": lambda v: 12345},
+    "flag": {"string": lambda v: "no", "number": lambda v: 1, "object": lambda v: _Opaque()},
     "choice": {"unknown": lambda v: "no such choice", "number": lambda v: 3,
                "object": lambda v: _Opaque()},
 }
@@ -128,7 +129,9 @@ def _entries() -> list[Entry]:
     counts = np.ones((2, 2, 2))
     return [
         # ---------------------------------------------------------------- the model
-        E("DecisionProblem", fd.DecisionProblem, {"utility": U}, {"utility": "array"},
+        E("DecisionProblem", fd.DecisionProblem,
+          {"utility": U, "outcome_depends_on_action": True},
+          {"utility": "array", "outcome_depends_on_action": "flag"},
           accepts={"utility": {"negative"}}),
         E("DecisionProblem.classification", fd.DecisionProblem.classification,
           {"n_classes": 3}, {"n_classes": "size"}),
@@ -196,9 +199,9 @@ def _entries() -> list[Entry]:
         # ---------------------------------------------------------------- optimiser
         E("optimize_policy", fd.optimize_policy,
           {"problem": PROBLEM, "world": WORLD, "criteria": fd.Independence(),
-           "epsilon": 0.05, "tol": 1e-6, "max_iter": 50},
+           "epsilon": 0.05, "tol": 1e-6, "max_iter": 50, "group_blind": False},
           {"problem": "object", "world": "object", "criteria": "object", "epsilon": "real",
-           "tol": "real", "max_iter": "size"},
+           "tol": "real", "max_iter": "size", "group_blind": "flag"},
           accepts={"epsilon": {"inf", "list"}}),  # no constraint; one per criterion
         E("optimize_policy(lam)", fd.optimize_policy,
           {"problem": PROBLEM, "world": WORLD, "criteria": fd.Separation(), "lam": 0.5},

@@ -8,11 +8,8 @@ from fairdecide.evaluation.audit import (
     log_marginal_likelihoods,
 )
 from fairdecide.evaluation.belief import BeliefEvaluation, evaluate_under_belief
-from fairdecide.evaluation.offpolicy import (
-    GroupValues,
-    evaluate_policy,
-    evaluate_policy_by_group,
-)
+from fairdecide.evaluation.groups import GroupValues, evaluate_policy_by_group
+from fairdecide.evaluation.offpolicy import evaluate_policy
 from fairdecide.evaluation.ope import (
     DirectMethod,
     DoublyRobust,

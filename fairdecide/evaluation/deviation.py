@@ -86,6 +86,10 @@ def check_inputs(data: Any, problem: Any, need_actions: bool) -> None:
             raise FairdecideError(
                 f"group(s) {names} have no rows: their fairness cannot be estimated; drop "
                 "them from group_labels")
+    if len(np.unique(data.z)) < 2:
+        raise FairdecideError(
+            "the data have rows of only one group: fairness compares groups, so every "
+            "deviation would be 0 by construction; give data with at least two groups")
 
 
 def check_criterion(criterion: Any, problem: DecisionProblem) -> None:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from fairdecide._tables import result_table
 from fairdecide._validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.data import BanditData, LoggedData
 from fairdecide.evaluation.ope import (
@@ -21,8 +19,10 @@ from fairdecide.evaluation.ope import (
     SelfNormalized,
     ValueEstimate,
 )
+from fairdecide.evaluation.support import warn_unsupported
 from fairdecide.exceptions import FairdecideError
 from fairdecide.models.outcome import (
+    check_model,
     cross_fit_proba,
     default_model,
     fit_predict,
@@ -32,7 +32,7 @@ from fairdecide.policies.adapters import as_policy, check_rows
 from fairdecide.problem import DecisionProblem
 from fairdecide.units import Units
 
-__all__ = ["BanditData", "GroupValues", "evaluate_policy", "evaluate_policy_by_group"]
+__all__ = ["BanditData", "evaluate_policy"]
 
 ESTIMATORS = {"dm": DirectMethod, "ips": InverseProbability, "snips": SelfNormalized,
               "dr": DoublyRobust, "full": FullInformation}
@@ -194,14 +194,17 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
     check_instance(data, "data", (LoggedData, BanditData), "LoggedData or BanditData")
     pol = as_policy(policy, problem)
     if isinstance(data, LoggedData) and "features" not in pol.reads:
+        if data.a is not None:
+            warn_unsupported(data, problem, pol.proba(data.units()))
         post = DirichletPosterior(prior, "joint", allow_empty_groups=True).fit(data, problem)
         draws = np.array([expected_utility(pol, w, problem)
                           for w in post.sample(n_samples, random_state=rng)])
         name = "bayes (Dirichlet)"
     else:
         bandit = data if isinstance(data, BanditData) else BanditData.from_logged(data, problem)
-        target = _target_probabilities(pol, _units(data, bandit), problem)
         units = _units(data, bandit)
+        target = _target_probabilities(pol, units, problem)
+        warn_unsupported(data, problem, target)
         if outcome_model is None:  # the saturated cell model on tabular data
             model, X = default_model(units, bandit.X, problem.n_outcomes)
         else:
@@ -235,6 +238,8 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
     outcome values: the estimator's inputs, the data as BanditData and the estimator."""
     check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     check_instance(data, "data", (LoggedData, BanditData), "LoggedData or BanditData")
+    check_model(outcome_model, "outcome_model", world_ok=True)
+    check_model(logging_model, "logging_model", world_ok=False)
     if isinstance(estimator, str) and estimator == "auto":
         estimator = "dr" if problem.outcome_depends_on_action else "full"
     if isinstance(data, LoggedData) and data.a is None:
@@ -265,9 +270,13 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
             f"estimator must be one of {sorted([*ESTIMATORS, 'auto', 'bayes'])} or an "
             f"estimator object with an estimate method, got {type(estimator).__name__}")
     n_folds = as_int(n_folds, "n_folds", minimum=2)
-    if n_folds > bandit.n:
-        raise FairdecideError(
-            f"n_folds must be at most the number of rows ({bandit.n}), got {n_folds}")
+
+    def check_folds() -> None:  # only where a model is cross-fitted
+        if n_folds > bandit.n:
+            raise FairdecideError(
+                f"n_folds must be at most the number of rows ({bandit.n}), got {n_folds}: "
+                "the nuisance models are cross-fitted")
+
     rng = check_random_state(random_state)
     units = _units(data, bandit)
     target = _target_probabilities(policy, units, problem)
@@ -287,6 +296,7 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
             model, X = default_model(units, bandit.X, problem.n_actions)
         else:
             model, X = logging_model, bandit.X
+        check_folds()
         p_all = cross_fit_proba(model, X, bandit.a, problem.n_actions, n_folds, rng)
         propensity = p_all[np.arange(bandit.n), bandit.a]
         if np.any(propensity <= 0):
@@ -300,99 +310,13 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
                 "does not depend on the action); use 'dr'")
         q = problem.utility[:, bandit.y].T  # U(a, y_i) for every action
     elif isinstance(est, DirectMethod | DoublyRobust):
+        check_folds()
         q = outcome_values(outcome_model, units, bandit, problem, n_folds, rng)
     taken = target[np.arange(bandit.n), bandit.a]
     if propensity is not None and needs_w and np.all(taken == 0):
         raise FairdecideError(
             "the evaluated policy never takes any logged action: the data say nothing "
             "about it (no overlap). Use a model-based estimator (dm)")
+    if not isinstance(est, FullInformation):
+        warn_unsupported(data, problem, target)
     return OffPolicyInputs(reward, bandit.a, target, propensity, q), bandit, est
-
-
-@dataclass(frozen=True)
-class GroupValues:
-    """A policy's estimated value overall and within each group, with the gaps.
-
-    Attributes
-    ----------
-    overall : ValueEstimate
-    groups : dict
-        Group code -> ValueEstimate of E[U | z] (the estimator applied to that group's
-        rows; nuisance models are fitted on all rows, cross-fitted).
-    """
-
-    overall: ValueEstimate
-    groups: dict
-
-    def gaps(self, level: float = 0.95) -> pd.DataFrame:
-        """Every group's value minus the first group's, with standard errors (rows of
-        different groups are disjoint: variances add) and normal intervals at ``level``
-        (in (0, 1)).
-
-        Examples
-        --------
-        >>> from fairdecide.evaluation import GroupValues, ValueEstimate
-        >>> res = GroupValues(ValueEstimate(0.5, 0.01, "ips", 200),
-        ...                   {0: ValueEstimate(0.4, 0.03, "ips", 100),
-        ...                    1: ValueEstimate(0.6, 0.04, "ips", 100)})
-        >>> res.gaps(level=0.95)[["gap", "std_error"]].round(3).to_dict("records")
-        [{'gap': 0.2, 'std_error': 0.05}]
-        """
-        from scipy import stats
-
-        level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
-        z = float(stats.norm.ppf(0.5 + level / 2))
-        keys = sorted(self.groups)
-        ref = self.groups[keys[0]]
-        rows = []
-        for g in keys[1:]:
-            est = self.groups[g]
-            gap = est.value - ref.value
-            se = float(np.hypot(est.std_error, ref.std_error))
-            rows.append({"group": g, "reference": keys[0], "gap": gap, "std_error": se,
-                         "low": gap - z * se, "high": gap + z * se})
-        return result_table(rows)
-
-
-def evaluate_policy_by_group(
-    data: LoggedData | BanditData, policy: Any, problem: DecisionProblem,
-    estimator: str | Any = "auto", *, outcome_model: Any = None, logging_model: Any = None,
-    n_folds: int = 5, random_state: Any = None,
-) -> GroupValues:
-    """Value of ``policy`` overall and per group (see :func:`evaluate_policy` for the
-    arguments), with :meth:`GroupValues.gaps` between groups.
-
-    Examples
-    --------
-    >>> from fairdecide import TabularPolicy
-    >>> from fairdecide.datasets import make_bail_problem, sample_logged_data
-    >>> from fairdecide.evaluation import evaluate_policy_by_group
-    >>> problem, world = make_bail_problem()
-    >>> data = sample_logged_data(world, problem, 4000, random_state=0)
-    >>> res = evaluate_policy_by_group(data, TabularPolicy.constant(5, 2, [0, 1]), problem,
-    ...                                "ips")
-    >>> sorted(res.groups), list(res.gaps().columns)[:3]
-    ([0, 1], ['group', 'reference', 'gap'])
-    """
-    inputs, bandit, est = _prepare(data, policy, problem, estimator, outcome_model,
-                                   logging_model, n_folds, random_state)
-    z = bandit.z
-    if isinstance(data, LoggedData):
-        empty = [data.group_labels[g] for g in range(data.n_z) if not np.any(z == g)]
-        if empty:
-            warnings.warn(f"group(s) {empty} have no rows: their value cannot be estimated "
-                          "and they are left out", stacklevel=2)
-    groups = {}
-    for g in np.unique(z):
-        rows = z == g
-        sub = OffPolicyInputs(
-            inputs.reward[rows], inputs.action[rows], inputs.target[rows],
-            None if inputs.propensity is None else inputs.propensity[rows],
-            None if inputs.q is None else inputs.q[rows])
-        try:
-            groups[int(g)] = est.estimate(sub)
-        except FairdecideError as exc:
-            raise FairdecideError(f"group {int(g)}: {exc}") from None
-    return GroupValues(est.estimate(inputs), groups)
-
-

@@ -184,7 +184,10 @@ class ValueEstimate:
 
 def _check_clip(clip: float | None) -> None:
     if clip is not None:
-        as_real(clip, "clip", low=0, low_open=True)
+        # a weight pi/p of an action the logging policy took no more often than the
+        # candidate is >= 1 somewhere; clipping below 1 shrinks every weight, a bias
+        # with no variance to buy
+        as_real(clip, "clip (a cap on importance weights, >= 1)", low=1)
 
 
 def check_weights(w: np.ndarray, propensity: np.ndarray) -> None:

@@ -9,7 +9,7 @@ from scipy.special import gammaln
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from fairdecide._validation import as_int, as_real, check_random_state
+from fairdecide._validation import as_bool, as_int, as_real, check_random_state
 from fairdecide.data import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.models.counts import TabularCounts, check_data
@@ -95,7 +95,8 @@ class DirichletPosterior(BaseEstimator):
             raise FairdecideError(
                 f"factorization must be one of {FACTORIZATIONS}, got {self.factorization!r}")
         self.counts_ = _count(data, problem, self.factorization,
-                              allow_empty_groups=bool(self.allow_empty_groups))
+                              allow_empty_groups=as_bool(self.allow_empty_groups,
+                                                         "allow_empty_groups"))
         self.x_labels_ = data.x_labels
         self.group_labels_ = data.group_labels
         self.n_outcomes_ = problem.n_outcomes

@@ -124,6 +124,21 @@ def cross_fit_proba(model: Any, X: np.ndarray, target: np.ndarray, n_classes: in
     return out
 
 
+def check_model(model: Any, name: str, world_ok: bool) -> None:
+    """Raise unless ``model`` is None, a scikit-learn classifier (``fit`` and
+    ``predict_proba``) or, where ``world_ok``, a known World."""
+    if model is None or (world_ok and isinstance(model, World)):
+        return
+    if not (callable(getattr(model, "fit", None))
+            and callable(getattr(model, "predict_proba", None))):
+        what = "a scikit-learn classifier (with fit and predict_proba)"
+        if world_ok:
+            what += " or a World"
+        raise FairdecideError(
+            f"{name} must be {what}, got {type(model).__name__}; a regressor has no "
+            "predict_proba")
+
+
 def outcome_values(outcome_model: Any, units: Units, bandit: BanditData,
                    problem: DecisionProblem, n_folds: int, rng: np.random.RandomState
                    ) -> np.ndarray:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_int, as_real
+from fairdecide._validation import as_bool, as_int, as_real
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
@@ -75,9 +75,9 @@ def optimize_policy(
         name (e.g. "CLARABEL", "SCS", "HIGHS") goes through cvxpy. KL measures need an
         exponential-cone solver and default to Clarabel.
     tol : float, default=1e-6
-        Verification tolerance: every returned policy's utility and deviations are
-        recomputed from its decision table; a tolerance violated by more than ``tol`` is an
-        error, not a silent return.
+        Verification tolerance, at most 0.01: every returned policy's utility and
+        deviations are recomputed from its decision table; a tolerance violated by more
+        than ``tol`` is an error, not a silent return.
     max_iter : int, default=200
         Most linearisation steps for criteria that are not linear in the policy.
 
@@ -162,7 +162,7 @@ def _session(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple, grou
     tradeoff = make_tradeoff(len(crits), *tradeoff_args)
     _check_settings(tol, max_iter, solver)
     t0 = time.perf_counter()
-    prog = PolicyProgram(problem, belief, bool(group_blind), TabularPolicy)
+    prog = PolicyProgram(problem, belief, as_bool(group_blind, "group_blind"), TabularPolicy)
     session = Session(prog, crits, resolve_names(crits), tradeoff, belief, solver,
                       float(tol), int(max_iter))
     session.stats["build_seconds"] = time.perf_counter() - t0
@@ -209,6 +209,11 @@ def _check_settings(tol: Any, max_iter: Any, solver: Any) -> None:
         as_real(tol, "tol", low=0, low_open=True)
     except FairdecideError:
         raise FairdecideError(f"tol must be a positive number, got {tol!r}") from None
+    if tol > 1e-2:
+        raise FairdecideError(
+            f"tol must be at most 0.01, got {tol!r}: it is how far a verified utility or "
+            "deviation may miss its bound, so a larger tol would pass constraints that do "
+            "not hold")
     as_int(max_iter, "max_iter", minimum=1)
     check_solver(solver)
 

@@ -66,6 +66,11 @@ def pareto_frontier(
         free = optimize_policy(problem, world, criterion, lam=0.0, **kwargs)
         top = free.deviations[criterion.label]
         epsilons = np.linspace(0.0, top, int(n_points))
+    else:
+        items = epsilons if isinstance(epsilons, list | tuple | np.ndarray) else None
+        if items is None or len(items) == 0:
+            raise FairdecideError(
+                f"epsilons must be a non-empty sequence of tolerances, got {epsilons!r}")
     rows = []
     for eps in epsilons:
         res = optimize_policy(problem, world, criterion, epsilon=float(eps), **kwargs)

@@ -1,0 +1,113 @@
+"""A policy's off-policy value within each group, and the gaps between groups."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairdecide._tables import result_table
+from fairdecide._validation import as_real
+from fairdecide.data import BanditData, LoggedData
+from fairdecide.evaluation.offpolicy import _prepare
+from fairdecide.evaluation.ope import OffPolicyInputs, ValueEstimate
+from fairdecide.exceptions import FairdecideError
+from fairdecide.problem import DecisionProblem
+
+__all__ = ["GroupValues", "evaluate_policy_by_group"]
+
+
+@dataclass(frozen=True)
+class GroupValues:
+    """A policy's estimated value overall and within each group, with the gaps.
+
+    Attributes
+    ----------
+    overall : ValueEstimate
+    groups : dict
+        Group code -> ValueEstimate of E[U | z] (the estimator applied to that group's
+        rows; nuisance models are fitted on all rows, cross-fitted).
+    """
+
+    overall: ValueEstimate
+    groups: dict
+
+    def gaps(self, level: float = 0.95) -> pd.DataFrame:
+        """Every group's value minus the first group's, with standard errors (rows of
+        different groups are disjoint: variances add) and normal intervals at ``level``
+        (in (0, 1)).
+
+        Examples
+        --------
+        >>> from fairdecide.evaluation import GroupValues, ValueEstimate
+        >>> res = GroupValues(ValueEstimate(0.5, 0.01, "ips", 200),
+        ...                   {0: ValueEstimate(0.4, 0.03, "ips", 100),
+        ...                    1: ValueEstimate(0.6, 0.04, "ips", 100)})
+        >>> res.gaps(level=0.95)[["gap", "std_error"]].round(3).to_dict("records")
+        [{'gap': 0.2, 'std_error': 0.05}]
+        """
+        from scipy import stats
+
+        level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
+        if len(self.groups) < 2:
+            raise FairdecideError(
+                f"gaps need at least two groups with rows; these values have "
+                f"{len(self.groups)} (group {list(self.groups)})")
+        z = float(stats.norm.ppf(0.5 + level / 2))
+        keys = sorted(self.groups)
+        ref = self.groups[keys[0]]
+        rows = []
+        for g in keys[1:]:
+            est = self.groups[g]
+            gap = est.value - ref.value
+            se = float(np.hypot(est.std_error, ref.std_error))
+            rows.append({"group": g, "reference": keys[0], "gap": gap, "std_error": se,
+                         "low": gap - z * se, "high": gap + z * se})
+        return result_table(rows)
+
+
+def evaluate_policy_by_group(
+    data: LoggedData | BanditData, policy: Any, problem: DecisionProblem,
+    estimator: str | Any = "auto", *, outcome_model: Any = None, logging_model: Any = None,
+    n_folds: int = 5, random_state: Any = None,
+) -> GroupValues:
+    """Value of ``policy`` overall and per group (see :func:`evaluate_policy` for the
+    arguments), with :meth:`GroupValues.gaps` between groups.
+
+    Examples
+    --------
+    >>> from fairdecide import TabularPolicy
+    >>> from fairdecide.datasets import make_bail_problem, sample_logged_data
+    >>> from fairdecide.evaluation import evaluate_policy_by_group
+    >>> problem, world = make_bail_problem()
+    >>> data = sample_logged_data(world, problem, 4000, random_state=0)
+    >>> res = evaluate_policy_by_group(data, TabularPolicy.constant(5, 2, [0, 1]), problem,
+    ...                                "ips")
+    >>> sorted(res.groups), list(res.gaps().columns)[:3]
+    ([0, 1], ['group', 'reference', 'gap'])
+    """
+    inputs, bandit, est = _prepare(data, policy, problem, estimator, outcome_model,
+                                   logging_model, n_folds, random_state)
+    z = bandit.z
+    if isinstance(data, LoggedData):
+        empty = [data.group_labels[g] for g in range(data.n_z) if not np.any(z == g)]
+        if empty:
+            warnings.warn(f"group(s) {empty} have no rows: their value cannot be estimated "
+                          "and they are left out", stacklevel=2)
+    groups = {}
+    for g in np.unique(z):
+        rows = z == g
+        sub = OffPolicyInputs(
+            inputs.reward[rows], inputs.action[rows], inputs.target[rows],
+            None if inputs.propensity is None else inputs.propensity[rows],
+            None if inputs.q is None else inputs.q[rows])
+        try:
+            groups[int(g)] = est.estimate(sub)
+        except FairdecideError as exc:
+            raise FairdecideError(f"group {int(g)}: {exc}") from None
+    return GroupValues(est.estimate(inputs), groups)
+
+
