@@ -111,3 +111,14 @@ def test_known_propensities_need_no_folds():
     want = np.mean(BEST.proba(data.units())[[0, 1], a] / data.propensity
                    * PROBLEM.utility[a, y])
     assert est.value == pytest.approx(want)
+
+
+def test_direct_method_warns_when_its_influence_weights_explode():
+    # DM's standard error uses the importance weights of its efficient influence function
+    data = sample_logged_data(WORLD, PROBLEM, 500, random_state=0)
+    frame = data.to_frame()
+    p = frame["propensity"].to_numpy().copy()
+    p[0] = 1e-200
+    tiny = fd.LoggedData(frame["x"], frame["z"], frame["y"], frame["a"], propensity=p)
+    with pytest.warns(UserWarning, match="poor overlap"):
+        evaluate_policy(tiny, BEST, PROBLEM, "dm")

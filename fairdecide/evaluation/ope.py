@@ -331,13 +331,15 @@ class DirectMethod:
     def estimate(self, inp: OffPolicyInputs) -> ValueEstimate:
         m = inp.model_value()
         v = m.mean()
+        w = None
         if inp.propensity is not None:
-            # Efficient influence function: accounts for the outcome model's error.
+            # Efficient influence function: accounts for the outcome model's error; its
+            # weights can make the standard error huge, so the overlap warning applies.
             w = inp.weights()
             psi = m - v + w * (inp.reward - inp.q[np.arange(inp.n), inp.action])
         else:
             psi = m - v
-        return _finish(self.name, m, v, psi, None)
+        return _finish(self.name, m, v, psi, w)
 
 
 @dataclass(frozen=True)
