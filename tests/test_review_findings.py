@@ -118,7 +118,8 @@ def test_direct_method_warns_when_its_influence_weights_explode():
     data = sample_logged_data(WORLD, PROBLEM, 500, random_state=0)
     frame = data.to_frame()
     p = frame["propensity"].to_numpy().copy()
-    p[0] = 1e-200
+    taken = BEST.proba(data.units())[np.arange(data.n), data.action_codes(PROBLEM)]
+    p[np.argmax(taken > 0)] = 1e-200  # a row the evaluated policy would also decide
     tiny = fd.LoggedData(frame["x"], frame["z"], frame["y"], frame["a"], propensity=p)
     with pytest.warns(UserWarning, match="poor overlap"):
         evaluate_policy(tiny, BEST, PROBLEM, "dm")
