@@ -34,6 +34,7 @@ from fairdecide.exceptions import (
 )
 from fairdecide.policies import Policy, TabularPolicy
 from fairdecide.problem import DecisionProblem
+from fairdecide.sample_world import SampleWorld
 from fairdecide.table import DecisionTable, decision_table, expected_utility
 from fairdecide.units import Units
 from fairdecide.values import scenario_values
@@ -88,6 +89,7 @@ __all__ = [
     "LoggedData",
     "OptimizeResult",
     "Policy",
+    "SampleWorld",
     "Separation",
     "SolverError",
     "Sufficiency",

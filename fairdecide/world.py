@@ -62,6 +62,12 @@ class World(abc.ABC):
     def outcome_shape(self) -> tuple[int, ...]:
         """Shape of the world's outcome parameters (scenarios of a belief share it)."""
 
+    def free_policy(self) -> type:
+        """The policy family with one free row per unit group that the exact program
+        optimises over (a class with ``free_layout`` and ``from_unit_rows``)."""
+        raise FairdecideError(
+            f"{type(self).__name__} declares no free policy family to optimise over")
+
     def outcome_proba(self, units: Units, problem: DecisionProblem) -> np.ndarray:
         """P(y | a, .) of other individuals, shape (n, n_actions, n_outcomes)."""
         raise FairdecideError(
@@ -248,6 +254,12 @@ class TabularWorld(World):
     def outcome_shape(self) -> tuple[int, ...]:
         """The shape of ``p_y``."""
         return self.p_y.shape
+
+    def free_policy(self) -> type:
+        """Tabular policies: one row per cell and group."""
+        from fairdecide.policies.tabular import TabularPolicy
+
+        return TabularPolicy
 
     def units(self) -> Units:
         """The cells as units, x-major (u = x * n_z + z)."""

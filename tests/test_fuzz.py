@@ -38,7 +38,7 @@ from fairdecide.datasets import (
     make_tabular_problem,
     sample_logged_data,
 )
-from fairdecide.policies import CallablePolicy, as_policy
+from fairdecide.policies import CallablePolicy, IndividualPolicy, as_policy
 
 PROBLEM, WORLD = make_bail_problem()
 CLS = fd.DecisionProblem.classification(2)
@@ -157,6 +157,15 @@ def _entries() -> list[Entry]:
            "propensity": BANDIT.propensity},
           {"X": "array", "z": "array", "a": "array", "y": "array", "propensity": "array"},
           accepts={"X": {"negative"}}),
+        E("SampleWorld", fd.SampleWorld,
+          {"X": [[0.1], [0.9], [0.2], [0.8]], "z": np.array(["a", "a", "b", "b"]),
+           "p_y": [[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.6, 0.4]],
+           "weights": [1.0, 2.0, 1.0, 1.0]},
+          {"X": "array", "z": "labels", "p_y": "array", "weights": "array"},
+          accepts={"X": {"negative"}}),
+        E("IndividualPolicy", IndividualPolicy,
+          {"table": [[0.2, 0.8], [1.0, 0.0]], "features": [[0.0], [1.0]]},
+          {"table": "array", "features": "array"}, accepts={"features": {"negative"}}),
         E("Units", fd.Units, {"group": [0, 1, 1], "n_groups": 2, "cell": [0, 0, 1],
                               "n_cells": 2},
           {"group": "array", "n_groups": "size", "cell": "array", "n_cells": "size"}),

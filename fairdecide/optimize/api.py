@@ -19,7 +19,6 @@ from fairdecide.optimize.session import Session
 from fairdecide.optimize.solvers import check_solver
 from fairdecide.optimize.tradeoff import Tradeoff, make_tradeoff
 from fairdecide.optimize.verify import verify_solution
-from fairdecide.policies.tabular import TabularPolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import World
 
@@ -145,7 +144,7 @@ def optimize_policy(
     """
     session = _session(problem, world, criteria, (lam, epsilon, utility_slack, chance_delta),
                        group_blind, solver, tol, max_iter)
-    route = choose_route(session.capabilities, TabularPolicy.kind)
+    route = choose_route(session.capabilities, session.prog.policy_class.kind)
     found = route.solve(session)
     policy = session.prog.policy(found.pi)
     verification = verify_solution(policy, session.belief, problem, session.criteria,
@@ -162,7 +161,8 @@ def _session(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple, grou
     tradeoff = make_tradeoff(len(crits), *tradeoff_args)
     _check_settings(tol, max_iter, solver)
     t0 = time.perf_counter()
-    prog = PolicyProgram(problem, belief, as_bool(group_blind, "group_blind"), TabularPolicy)
+    prog = PolicyProgram(problem, belief, as_bool(group_blind, "group_blind"),
+                         belief.worlds[0].free_policy())
     session = Session(prog, crits, resolve_names(crits), tradeoff, belief, solver,
                       float(tol), int(max_iter))
     session.stats["build_seconds"] = time.perf_counter() - t0

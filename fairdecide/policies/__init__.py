@@ -2,11 +2,13 @@
 
 from fairdecide.policies.adapters import CallablePolicy, ClassifierPolicy, as_policy
 from fairdecide.policies.base import ParametricPolicy, Policy
+from fairdecide.policies.individual import IndividualPolicy
 from fairdecide.policies.tabular import TabularPolicy
 
 __all__ = [
     "CallablePolicy",
     "ClassifierPolicy",
+    "IndividualPolicy",
     "ParametricPolicy",
     "Policy",
     "TabularPolicy",
