@@ -260,6 +260,13 @@ def _entries() -> list[Entry]:
           {"n": "size", "random_state": "object"}, accepts={"random_state": {"number"}}),
         E("BootstrapPosterior", lambda smoothing: fd.BootstrapPosterior(smoothing).fit(
             CDATA, CLS), {"smoothing": 0.5}, {"smoothing": "real"}),
+        E("IndividualOutcomeModel", fd.models.IndividualOutcomeModel,
+          {"classifier": None, "action_encoding": "separate", "n_folds": 3},
+          {"classifier": "object", "action_encoding": "choice", "n_folds": "size"}),
+        E("IndividualOutcomeModel.fit", fd.models.IndividualOutcomeModel().fit,
+          {"X": BANDIT.X, "z": BANDIT.z, "y": BANDIT.y, "problem": BPROBLEM, "a": BANDIT.a},
+          {"X": "array", "z": "labels", "y": "labels", "problem": "object", "a": "labels"},
+          accepts={"X": {"negative"}}),
         E("TabularCounts.from_data", fd.models.TabularCounts.from_data,
           {"data": CDATA, "problem": CLS}, {"data": "object", "problem": "object"}),
         E("evaluate_under_belief", fd.evaluate_under_belief,

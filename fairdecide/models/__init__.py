@@ -2,5 +2,7 @@
 
 from fairdecide.models.counts import TabularCounts
 from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
+from fairdecide.models.individuals import IndividualOutcomeModel
 
-__all__ = ["BootstrapPosterior", "DirichletPosterior", "TabularCounts"]
+__all__ = ["BootstrapPosterior", "DirichletPosterior", "IndividualOutcomeModel",
+           "TabularCounts"]

@@ -1,0 +1,202 @@
+"""Outcome models of individuals: P(y | a, x) by maximum likelihood with any scikit-learn
+probabilistic classifier, as a SampleWorld, and bootstrap refits as a Belief.
+
+Two encodings of the action in interventions (the user chooses):
+
+- ``"separate"``: one classifier per action, fitted on the rows that took it (the
+  outcome under each action may depend on the features in its own way);
+- ``"feature"``: one classifier on the features and the one-hot action (shares strength
+  across actions; its form decides how the action interacts with the features).
+
+In prediction problems the outcome does not depend on the action and one classifier is
+fitted on all rows. ``n_folds`` cross-fits: each individual's probabilities then come from
+a model that did not see it (honest for evaluation; the plug-in world otherwise
+overfits).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+
+from fairdecide._validation import (
+    as_float_array,
+    as_int,
+    check_instance,
+    check_random_state,
+)
+from fairdecide.beliefs import Belief
+from fairdecide.data import _encode
+from fairdecide.exceptions import FairdecideError
+from fairdecide.models.outcome import check_model, cross_fit_proba, default_classifier, fit_predict
+from fairdecide.problem import DecisionProblem
+from fairdecide.sample_world import SampleWorld
+
+__all__ = ["IndividualOutcomeModel"]
+
+ENCODINGS = ("separate", "feature")
+
+
+class IndividualOutcomeModel:
+    """P(y | a, x) of individuals, fitted by maximum likelihood.
+
+    Parameters
+    ----------
+    classifier : scikit-learn classifier, optional
+        Any estimator with ``fit`` and ``predict_proba`` (cloned for every fit). Default:
+        logistic regression.
+    action_encoding : {"separate", "feature"}, default="separate"
+        One classifier per action, or one with the one-hot action as extra features.
+    n_folds : int, optional
+        Cross-fit with this many folds (>= 2) when predicting for the training rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairdecide import DecisionProblem, Independence, optimize_policy
+    >>> from fairdecide.models import IndividualOutcomeModel
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(200, 2)); z = rng.randint(2, size=200)
+    >>> y = (rng.random_sample(200) < 1 / (1 + np.exp(-X[:, 0]))).astype(int)
+    >>> problem = DecisionProblem.classification(2)
+    >>> world = IndividualOutcomeModel().fit(X, z, y, problem).world()
+    >>> world
+    SampleWorld(n=200, features=2, groups=2, outcomes=2, P(y|i))
+    >>> optimize_policy(problem, world, Independence(), epsilon=0.02).status
+    'optimal'
+    """
+
+    def __init__(self, classifier: Any = None, action_encoding: str = "separate",
+                 n_folds: int | None = None) -> None:
+        check_model(classifier, "classifier", world_ok=False)
+        if action_encoding not in ENCODINGS:
+            raise FairdecideError(
+                f"action_encoding must be one of {ENCODINGS}, got {action_encoding!r}")
+        self.classifier = default_classifier() if classifier is None else classifier
+        self.action_encoding = action_encoding
+        self.n_folds = None if n_folds is None else as_int(n_folds, "n_folds", minimum=2)
+
+    def fit(self, X: Any, z: Any, y: Any, problem: DecisionProblem, a: Any = None,
+            random_state: Any = None) -> IndividualOutcomeModel:
+        """Take the training individuals: features ``X``, groups ``z``, outcome labels
+        ``y`` and, in interventions, the logged action labels ``a`` (checked against
+        ``problem``); returns self. The classifiers are fitted by :meth:`world` and
+        :meth:`bootstrap_belief`, in-sample or cross-fitted as configured."""
+        check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
+        X = as_float_array(X, "X", ndim=(1, 2))
+        X = X[:, None] if X.ndim == 1 else X
+        n = len(X)
+        z_codes, labels = _encode(z, None, "z")
+        y_idx, y_lab = _encode(y, None, "y")
+        y_codes = problem.outcome_codes(list(y_lab), name="y")[y_idx]
+        if len(z_codes) != n or len(y_codes) != n:
+            raise FairdecideError(
+                f"X has {n} rows but z has {len(z_codes)} and y {len(y_codes)}")
+        if problem.outcome_depends_on_action:
+            if a is None:
+                raise FairdecideError(
+                    "a (the logged actions) is needed: in an intervention the outcome "
+                    "depends on the action")
+            a_idx, a_lab = _encode(a, None, "a")
+            a_codes = problem.action_codes(list(a_lab), name="a")[a_idx]
+            if len(a_codes) != n:
+                raise FairdecideError(f"X has {n} rows but a has {len(a_codes)}")
+        else:
+            a_codes = None
+        self.problem_, self.X_, self.z_, self.group_labels_ = problem, X, z_codes, labels
+        self.y_, self.a_ = y_codes, a_codes
+        self.rng_ = check_random_state(random_state)
+        return self
+
+    def _design(self, X: np.ndarray, a: int | np.ndarray) -> np.ndarray:
+        n_a = self.problem_.n_actions
+        onehot = np.zeros((len(X), n_a))
+        onehot[np.arange(len(X)), a] = 1.0
+        return np.hstack([X, onehot])
+
+    def _proba(self, X: np.ndarray, y: np.ndarray, a: np.ndarray | None,
+               X_new: np.ndarray, honest: bool) -> np.ndarray:
+        """P(y | a, x) of X_new, shape (n_new, n_a, n_y) or (n_new, n_y); cross-fitted
+        on the training rows when ``honest``."""
+        problem, n_y = self.problem_, self.problem_.n_outcomes
+        model = self.classifier
+        folds = self.n_folds if honest else None
+
+        def fitted(Xf: np.ndarray, target: np.ndarray, Xp: np.ndarray,
+                   rows: np.ndarray | None = None) -> np.ndarray:
+            if folds is None:
+                keep = slice(None) if rows is None else rows
+                return fit_predict(model, Xf[keep], target[keep], Xp, n_y)
+            return cross_fit_proba(model, Xf, target, n_y, folds, self.rng_, fit_rows=rows)
+
+        if a is None:
+            return fitted(X, y, X_new)
+        n_a = problem.n_actions
+        out = np.zeros((len(X_new), n_a, n_y))
+        for k in range(n_a):
+            taken = a == k
+            if taken.sum() < 2:
+                raise FairdecideError(
+                    f"action {problem.action_labels[k]!r} was logged {int(taken.sum())} "
+                    "times: too few to model the outcomes under it")
+            if self.action_encoding == "separate":
+                out[:, k] = fitted(X, y, X_new, taken) if folds else fit_predict(
+                    model, X[taken], y[taken], X_new, n_y)
+            else:
+                design = self._design(X, a)
+                if folds:  # out-of-fold, each row under action k
+                    out[:, k] = _out_of_fold(model, design, y, self._design(X_new, k), n_y,
+                                             folds, self.rng_)
+                else:
+                    out[:, k] = fit_predict(model, design, y, self._design(X_new, k), n_y)
+        return out
+
+    def world(self, X: Any = None, z: Any = None, weights: Any = None) -> SampleWorld:
+        """The fitted world of the training individuals (cross-fitted if ``n_folds``), or
+        of new individuals ``X``, ``z`` (group labels)."""
+        if not hasattr(self, "X_"):
+            raise FairdecideError("call fit(X, z, y, problem, a) first")
+        if X is None:
+            p_y = self._proba(self.X_, self.y_, self.a_, self.X_, honest=True)
+            return SampleWorld(self.X_, [self.group_labels_[c] for c in self.z_], p_y,
+                               weights, group_labels=self.group_labels_)
+        X = as_float_array(X, "X", ndim=(1, 2))
+        X = X[:, None] if X.ndim == 1 else X
+        if z is None:
+            raise FairdecideError("z (the groups of the new individuals) is needed with X")
+        p_y = self._proba(self.X_, self.y_, self.a_, X, honest=False)
+        return SampleWorld(X, z, p_y, weights, group_labels=self.group_labels_)
+
+    def bootstrap_belief(self, n_samples: int = 32, random_state: Any = None,
+                         aggregate: str = "mean") -> Belief:
+        """Refits on ``n_samples`` bootstrap resamples of the rows, each predicting for
+        the training individuals: scenarios of a Belief (the cheap approximate
+        posterior)."""
+        if not hasattr(self, "X_"):
+            raise FairdecideError("call fit(X, z, y, problem, a) first")
+        n_samples = as_int(n_samples, "n_samples", minimum=1)
+        rng = check_random_state(random_state)
+        n = len(self.X_)
+        base = self.world()
+        worlds = []
+        for _ in range(n_samples):
+            idx = rng.randint(0, n, size=n)
+            a = None if self.a_ is None else self.a_[idx]
+            p_y = self._proba(self.X_[idx], self.y_[idx], a, self.X_, honest=False)
+            worlds.append(base.with_outcomes(p_y))
+        return Belief(tuple(worlds), aggregate=aggregate,
+                      label=f"bootstrap refits ({n_samples})")
+
+
+def _out_of_fold(model: Any, design: np.ndarray, y: np.ndarray, design_new: np.ndarray,
+                 n_y: int, folds: int, rng: np.random.RandomState) -> np.ndarray:
+    """For each row, P(y | x, a=k) from a model fitted without the row's fold."""
+    from sklearn.model_selection import KFold
+
+    out = np.zeros((len(design), n_y))
+    for train, test in KFold(folds, shuffle=True, random_state=rng.randint(2**31 - 1)
+                             ).split(design):
+        out[test] = fit_predict(clone(model), design[train], y[train], design_new[test], n_y)
+    return out
