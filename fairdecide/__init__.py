@@ -32,7 +32,7 @@ from fairdecide.exceptions import (
     SolverError,
     VerificationError,
 )
-from fairdecide.policies import Policy, TabularPolicy
+from fairdecide.policies import LinearSoftmaxPolicy, Policy, TabularPolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.sample_world import SampleWorld
 from fairdecide.table import DecisionTable, decision_table, expected_utility
@@ -86,6 +86,7 @@ __all__ = [
     "FairdecideError",
     "Independence",
     "InfeasibleToleranceError",
+    "LinearSoftmaxPolicy",
     "LoggedData",
     "OptimizeResult",
     "Policy",

@@ -3,12 +3,14 @@
 from fairdecide.policies.adapters import CallablePolicy, ClassifierPolicy, as_policy
 from fairdecide.policies.base import ParametricPolicy, Policy
 from fairdecide.policies.individual import IndividualPolicy
+from fairdecide.policies.softmax import LinearSoftmaxPolicy
 from fairdecide.policies.tabular import TabularPolicy
 
 __all__ = [
     "CallablePolicy",
     "ClassifierPolicy",
     "IndividualPolicy",
+    "LinearSoftmaxPolicy",
     "ParametricPolicy",
     "Policy",
     "TabularPolicy",

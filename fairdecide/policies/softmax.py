@@ -1,0 +1,192 @@
+"""Linear-softmax policies: pi(a | x) = softmax(W phi(x))_a, for people never seen.
+
+phi(x) is the feature vector, optionally mapped by a fitted scikit-learn transformer
+(splines, polynomial features), followed by the one-hot group when ``include_z`` and a
+constant 1 when ``fit_intercept``. The policy reads features (and the group if
+``include_z``), so it decides for any individual, and its smoothness is certified by W
+alone (:meth:`LinearSoftmaxPolicy.lipschitz_bound`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from fairdecide._validation import as_bool, as_float_array, as_int, check_random_state
+from fairdecide.exceptions import FairdecideError
+from fairdecide.policies.base import ParametricPolicy
+
+if TYPE_CHECKING:
+    from fairdecide.units import Units
+
+__all__ = ["LinearSoftmaxPolicy"]
+
+
+class LinearSoftmaxPolicy(ParametricPolicy):
+    """pi(a | x[, z]) = softmax(W phi(x[, z]))_a.
+
+    Parameters
+    ----------
+    include_z : bool, default=False
+        Append the one-hot group to the features (the policy then reads the group).
+    fit_intercept : bool, default=True
+        Append a constant feature.
+    coef : array-like of shape (n_actions, n_inputs), optional
+        W. Without it the policy is a family to be optimised; :meth:`initialized` gives
+        a member with W = 0 (uniform actions).
+    n_groups : int, optional
+        Number of groups (needed with ``include_z``).
+    transformer : fitted scikit-learn transformer, optional
+        Maps X before the linear layer (``transform(X)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairdecide.policies import LinearSoftmaxPolicy
+    >>> pi = LinearSoftmaxPolicy(coef=[[0.0, 0.0], [2.0, -1.0]])  # inputs: x, then 1
+    >>> pi.action_proba([[0.5], [2.0]]).round(3)
+    array([[0.5  , 0.5  ],
+           [0.047, 0.953]])
+    >>> pi.lipschitz_bound()  # ||pi(x) - pi(x')||_1 <= 1.0 * ||x - x'||_2
+    1.0
+    """
+
+    kind: ClassVar[str] = "parametric"
+
+    def __init__(self, include_z: bool = False, fit_intercept: bool = True, coef: Any = None,
+                 n_groups: int | None = None, transformer: Any = None) -> None:
+        self.include_z = as_bool(include_z, "include_z")
+        self.fit_intercept = as_bool(fit_intercept, "fit_intercept")
+        self.n_groups = None if n_groups is None else as_int(n_groups, "n_groups", minimum=1)
+        if self.include_z and self.n_groups is None:
+            raise FairdecideError("include_z=True needs n_groups (the number of groups)")
+        if transformer is not None and not callable(getattr(transformer, "transform", None)):
+            raise FairdecideError(
+                "transformer must be a fitted scikit-learn transformer with transform(X), "
+                f"got {type(transformer).__name__}")
+        self.transformer = transformer
+        self.coef = None if coef is None else as_float_array(coef, "coef", ndim=2)
+        if self.coef is not None and self.coef.shape[0] < 2:
+            raise FairdecideError(
+                f"coef must have one row per action (>= 2), got shape {self.coef.shape}")
+        self.reads = frozenset({"features", "group"} if self.include_z else {"features"})
+
+    # ------------------------------------------------------------------ shape
+    def initialized(self, n_actions: int, n_features: int,
+                    n_groups: int | None = None) -> LinearSoftmaxPolicy:
+        """This family's member with W = 0 for ``n_features`` inputs (before the group
+        and intercept columns) and ``n_actions`` actions."""
+        n_actions = as_int(n_actions, "n_actions", minimum=2)
+        n_features = as_int(n_features, "n_features", minimum=0)
+        groups = self.n_groups if n_groups is None else as_int(n_groups, "n_groups", minimum=1)
+        width = n_features + (groups if self.include_z else 0) + int(self.fit_intercept)
+        return LinearSoftmaxPolicy(self.include_z, self.fit_intercept,
+                                   np.zeros((n_actions, width)), groups, self.transformer)
+
+    def _fitted(self) -> np.ndarray:
+        if self.coef is None:
+            raise FairdecideError(
+                "this LinearSoftmaxPolicy has no coefficients yet: optimise it, or give coef")
+        return self.coef
+
+    @property
+    def n_actions(self) -> int:
+        return self._fitted().shape[0]
+
+    @property
+    def parameters(self) -> np.ndarray:
+        return self._fitted().ravel().copy()
+
+    def with_parameters(self, theta: np.ndarray) -> LinearSoftmaxPolicy:
+        W = self._fitted()
+        theta = as_float_array(theta, "theta", ndim=1)
+        if theta.size != W.size:
+            raise FairdecideError(f"theta must have {W.size} entries, got {theta.size}")
+        return LinearSoftmaxPolicy(self.include_z, self.fit_intercept,
+                                   theta.reshape(W.shape), self.n_groups, self.transformer)
+
+    # ------------------------------------------------------------------ evaluation
+    def inputs(self, X: Any, z: Any = None) -> np.ndarray:
+        """phi(x[, z]): transformed features, one-hot group, constant; shape (n, n_inputs)."""
+        W = self._fitted()
+        X = as_float_array(X, "X", ndim=(1, 2))
+        X = X[:, None] if X.ndim == 1 else X
+        if len(X) == 0:
+            raise FairdecideError("X has no rows (individuals)")
+        parts = [X if self.transformer is None
+                 else np.asarray(self.transformer.transform(X), dtype=float)]
+        if self.include_z:
+            if z is None:
+                raise FairdecideError("this policy reads the group: give z (group codes)")
+            codes = np.asarray(z)
+            if codes.shape != (len(X),) or codes.dtype.kind not in "iu" or (
+                    codes.size and (codes.min() < 0 or codes.max() >= self.n_groups)):
+                raise FairdecideError(
+                    f"z must hold {len(X)} group codes in 0..{self.n_groups - 1}")
+            parts.append(np.eye(self.n_groups)[codes])
+        if self.fit_intercept:
+            parts.append(np.ones((len(X), 1)))
+        phi = np.hstack(parts)
+        if phi.shape[1] != W.shape[1]:
+            raise FairdecideError(
+                f"the policy has {W.shape[1]} inputs per individual but these give "
+                f"{phi.shape[1]} (features, group one-hot, intercept)")
+        return phi
+
+    def action_proba(self, X: Any, z: Any = None) -> np.ndarray:
+        """pi(. | x[, z]) of individuals, shape (n, n_actions)."""
+        return _softmax(self.inputs(X, z) @ self._fitted().T)
+
+    def proba(self, units: Units) -> np.ndarray:
+        """Rows of units with features (and groups)."""
+        if units.features is None:
+            raise FairdecideError(
+                "a LinearSoftmaxPolicy reads features: it needs individuals with features "
+                "(a SampleWorld or numeric logs), not cells")
+        return self.action_proba(units.features, units.group if self.include_z else None)
+
+    def jacobian(self, units: Units) -> np.ndarray:
+        """d pi(a | u) / d W[b, j] = pi(a | u) (1[a = b] - pi(b | u)) phi_j(u), flattened
+        to shape (n_units, n_actions, n_actions * n_inputs)."""
+        phi = self.inputs(units.features, units.group if self.include_z else None)
+        p = _softmax(phi @ self._fitted().T)
+        n, A = p.shape
+        d = np.einsum("na,ab->nab", p, np.eye(A)) - np.einsum("na,nb->nab", p, p)
+        return np.einsum("nab,nj->nabj", d, phi).reshape(n, A, A * phi.shape[1])
+
+    def sample(self, X: Any, z: Any = None, random_state: Any = None) -> np.ndarray:
+        """One action code per individual drawn from pi(. | x[, z])."""
+        p = self.action_proba(X, z)
+        u = check_random_state(random_state).random_sample(len(p))[:, None]
+        return np.minimum((p.cumsum(axis=1) < u).sum(axis=1), p.shape[1] - 1)
+
+    # ------------------------------------------------------------------ smoothness
+    def lipschitz_bound(self) -> float:
+        """L with ||pi(. | x) - pi(. | x')||_1 <= L ||phi(x) - phi(x')||_2 for every pair.
+
+        L = max_{a, b} ||W[a] - W[b]||_2 / 2, over the columns of the features (and of
+        the one-hot group when ``include_z``: then pairs in different groups differ there
+        by sqrt(2)); the intercept column cancels. Proof: along u(t) = W phi(x_t), d pi /
+        dt = (diag(p) - p p') v with v = W (phi(x') - phi(x)), whose L1 norm is
+        sum_a p_a |v_a - p'v|, the mean absolute deviation of v under p, at most
+        (max v - min v) / 2 <= max_{a,b} ||W[a] - W[b]|| ||phi(x') - phi(x)|| / 2. The
+        bound is tight for two actions at pi = (1/2, 1/2). In total variation (half the L1
+        distance) the constant is L / 2. With a transformer, phi is the transformed
+        feature vector: compose with the transformer's own Lipschitz constant.
+        """
+        W = self._fitted()
+        cols = W[:, :-1] if self.fit_intercept else W
+        diff = cols[:, None, :] - cols[None, :, :]
+        return float(np.sqrt((diff ** 2).sum(axis=2)).max() / 2)
+
+    def __repr__(self) -> str:
+        shape = "unfitted" if self.coef is None else f"W {self.coef.shape}"
+        return (f"LinearSoftmaxPolicy({shape}, include_z={self.include_z}, "
+                f"fit_intercept={self.fit_intercept})")
+
+
+def _softmax(u: np.ndarray) -> np.ndarray:
+    u = u - u.max(axis=1, keepdims=True)
+    e = np.exp(u)
+    return e / e.sum(axis=1, keepdims=True)
