@@ -123,3 +123,17 @@ def test_direct_method_warns_when_its_influence_weights_explode():
     tiny = fd.LoggedData(frame["x"], frame["z"], frame["y"], frame["a"], propensity=p)
     with pytest.warns(UserWarning, match="poor overlap"):
         evaluate_policy(tiny, BEST, PROBLEM, "dm")
+
+
+def test_audit_warns_when_posterior_strata_are_empty():
+    # group A is always released: (group A, detain) has no rows, so sufficiency's
+    # posterior columns there are the prior's (posterior mean 1.6 against a true 0.32)
+    table = np.zeros((5, 2, 2))
+    table[:, 0, :] = [0.0, 1.0]
+    table[:, 1, :] = [0.5, 0.5]
+    logging = fd.TabularPolicy(table, x_labels=WORLD.x_labels, group_labels=WORLD.group_labels)
+    data = sample_logged_data(WORLD, PROBLEM, 2000, policy=logging, random_state=0)
+    with pytest.warns(UserWarning, match=r"sufficiency: 1 \(group, action\) strata have no "
+                                         r"logged rows, e.g. group 'group A' with action "
+                                         r"'detain'"):
+        audit(data, PROBLEM, n_boot=20, n_posterior=20, random_state=0)

@@ -71,7 +71,7 @@ def test_on_a_sample_world_and_in_off_policy_evaluation():
     assert fd.Independence().deviation(pi, world, problem) >= 0
 
     bproblem, data, _ = make_logged_bandit(400, random_state=0)
-    policy = fd.LinearSoftmaxPolicy(coef=0.3 * np.random.RandomState(3).normal(size=(2, 5)))
+    policy = fd.LinearSoftmaxPolicy(coef=0.1 * np.random.RandomState(3).normal(size=(2, 5)))
     est = evaluate_policy(data, policy, bproblem, "ips")
     probs = policy.action_proba(data.X)
     r = bproblem.utility[data.a, data.y]

@@ -12,6 +12,7 @@ counting them.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -179,6 +180,7 @@ def audit(
         codes = crit._given_codes(problem)
         if codes is not None:  # test only the conditioning values the criterion compares
             N = N[:, codes, :]
+        _warn_empty_strata(crit, name, N, codes, problem, data, prior)
         ind, dep = log_marginal_likelihoods(N, prior)
         log_bf = ind - dep
         rows.append({
@@ -191,3 +193,28 @@ def audit(
             "p_independent": float(1.0 / (1.0 + np.exp(-np.clip(log_bf, -700, 700)))),
         })
     return result_table(rows)
+
+
+def _warn_empty_strata(crit: ConditionalIndependence, name: str, N: np.ndarray,
+                       codes: Any, problem: DecisionProblem, data: Any, prior: float) -> None:
+    """Warn when a (group, conditioning value) stratum has no logged rows while the value
+    occurs in other groups: its conditional is then the prior's in every posterior draw,
+    so the posterior columns can disagree with the bootstrap ones."""
+    if crit.given is None:
+        return
+    size = N.sum(axis=2)
+    empty = (size == 0) & (size.sum(axis=0, keepdims=True) > 0)
+    if not empty.any():
+        return
+    values = list(problem.outcome_labels if crit.given == "outcome" else problem.action_labels)
+    if codes is not None:
+        values = [values[c] for c in codes]
+    groups = getattr(data, "group_labels", None) or tuple(range(N.shape[0]))
+    g, c = np.argwhere(empty)[0]
+    warnings.warn(
+        f"{name}: {int(empty.sum())} (group, {crit.given}) strata have no logged rows, "
+        f"e.g. group {groups[g]!r} with {crit.given} {values[c]!r}; in the posterior "
+        f"columns their conditional comes from the Dirichlet({prior:g}) prior alone, so "
+        "the posterior deviation can be far from the bootstrap estimate. Trust the "
+        "bootstrap columns there", stacklevel=3)
+
