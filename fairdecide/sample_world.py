@@ -119,13 +119,10 @@ class SampleWorld(World):
         if self.n_outcomes != problem.n_outcomes:
             raise FairdecideError(
                 f"world has {self.n_outcomes} outcomes but problem has {problem.n_outcomes}")
-        if self.outcome_depends_on_action:
-            if self.p_y.shape[1] != problem.n_actions:
-                raise FairdecideError(
-                    f"p_y has {self.p_y.shape[1]} actions but problem has "
-                    f"{problem.n_actions}")
-        elif problem.outcome_depends_on_action:
-            pass  # an action-free p_y is a valid intervention world (y ignores a)
+        # an action-free p_y is also a valid world for an intervention (y ignores a)
+        if self.outcome_depends_on_action and self.p_y.shape[1] != problem.n_actions:
+            raise FairdecideError(
+                f"p_y has {self.p_y.shape[1]} actions but problem has {problem.n_actions}")
         if self.outcome_depends_on_action and not problem.outcome_depends_on_action:
             spread = np.abs(self.p_y - self.p_y[:, :1]).max()
             if spread > 1e-9:
