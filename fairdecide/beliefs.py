@@ -146,6 +146,22 @@ class Belief:
         return cls(tuple(worlds), label=f"bootstrap ({n_samples})")
 
     @classmethod
+    def from_refits(cls, model: Any, n_samples: int = 32, random_state: Any = None,
+                    aggregate: str = "mean") -> Belief:
+        """Scenarios from ``n_samples`` bootstrap refits of a fitted
+        :class:`~fairdecide.models.IndividualOutcomeModel`, each predicting for the same
+        individuals (a belief over a :class:`~fairdecide.SampleWorld`'s outcomes)."""
+        from fairdecide.models.individuals import IndividualOutcomeModel
+
+        if not isinstance(model, IndividualOutcomeModel):
+            raise FairdecideError(
+                "model must be a fitted IndividualOutcomeModel, got "
+                f"{type(model).__name__}")
+        worlds = model.bootstrap_worlds(n_samples, random_state)
+        return cls(tuple(worlds), aggregate=aggregate,
+                   label=f"bootstrap refits ({len(worlds)})")
+
+    @classmethod
     def confidence_set(
         cls, posterior: DirichletPosterior, delta: float = 0.1, n_samples: int = 32,
         random_state: Any = None,

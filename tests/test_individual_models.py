@@ -65,7 +65,7 @@ def test_cross_fitting_predicts_each_row_from_a_model_that_did_not_see_it():
 def test_bootstrap_refits_form_a_belief_the_optimiser_takes():
     X, z, a, y, _ = _data(600)
     model = IndividualOutcomeModel().fit(X, z, y, INTERVENTION, a=a)
-    belief = model.bootstrap_belief(8, random_state=0)
+    belief = fd.Belief.from_refits(model, 8, random_state=0)
     assert belief.n_scenarios == 8
     spread = np.std([w.p_y for w in belief.worlds], axis=0)
     assert np.all(spread.max(axis=(1, 2)) > 0)  # resamples differ

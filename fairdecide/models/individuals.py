@@ -27,7 +27,6 @@ from fairdecide._validation import (
     check_instance,
     check_random_state,
 )
-from fairdecide.beliefs import Belief
 from fairdecide.data import _encode
 from fairdecide.exceptions import FairdecideError
 from fairdecide.models.outcome import check_model, cross_fit_proba, default_classifier, fit_predict
@@ -83,7 +82,7 @@ class IndividualOutcomeModel:
         """Take the training individuals: features ``X``, groups ``z``, outcome labels
         ``y`` and, in interventions, the logged action labels ``a`` (checked against
         ``problem``); returns self. The classifiers are fitted by :meth:`world` and
-        :meth:`bootstrap_belief`, in-sample or cross-fitted as configured."""
+        :meth:`bootstrap_worlds`, in-sample or cross-fitted as configured."""
         check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
         X = as_float_array(X, "X", ndim=(1, 2))
         X = X[:, None] if X.ndim == 1 else X
@@ -169,11 +168,11 @@ class IndividualOutcomeModel:
         p_y = self._proba(self.X_, self.y_, self.a_, X, honest=False)
         return SampleWorld(X, z, p_y, weights, group_labels=self.group_labels_)
 
-    def bootstrap_belief(self, n_samples: int = 32, random_state: Any = None,
-                         aggregate: str = "mean") -> Belief:
+    def bootstrap_worlds(self, n_samples: int = 32, random_state: Any = None
+                         ) -> list[SampleWorld]:
         """Refits on ``n_samples`` bootstrap resamples of the rows, each predicting for
-        the training individuals: scenarios of a Belief (the cheap approximate
-        posterior)."""
+        the training individuals: the scenarios of a belief (the cheap approximate
+        posterior; :meth:`Belief.from_refits <fairdecide.Belief.from_refits>`)."""
         if not hasattr(self, "X_"):
             raise FairdecideError("call fit(X, z, y, problem, a) first")
         n_samples = as_int(n_samples, "n_samples", minimum=1)
@@ -186,8 +185,7 @@ class IndividualOutcomeModel:
             a = None if self.a_ is None else self.a_[idx]
             p_y = self._proba(self.X_[idx], self.y_[idx], a, self.X_, honest=False)
             worlds.append(base.with_outcomes(p_y))
-        return Belief(tuple(worlds), aggregate=aggregate,
-                      label=f"bootstrap refits ({n_samples})")
+        return worlds
 
 
 def _out_of_fold(model: Any, design: np.ndarray, y: np.ndarray, design_new: np.ndarray,
