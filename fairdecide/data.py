@@ -49,6 +49,14 @@ def _vector(values: Any, name: str) -> np.ndarray:
         raise FairdecideError(f"{name} must be a one-dimensional sequence: {exc}") from None
 
 
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def _encode(values: Any, labels: Sequence[Any] | None, name: str) -> tuple[np.ndarray, tuple]:
     arr = _vector(values, name)
     if arr.ndim != 1:
@@ -60,24 +68,22 @@ def _encode(values: Any, labels: Sequence[Any] | None, name: str) -> tuple[np.nd
             f"{int(np.argmax(missing))}); drop or impute them before building LoggedData"
         )
     arr = _object_vector([v.item() if isinstance(v, np.generic) else v for v in arr])
-    for i, v in enumerate(arr):
-        try:
-            hash(v)
-        except TypeError:
-            raise FairdecideError(
-                f"{name} has an unhashable value {v!r} at row {i}; labels must be hashable "
-                "(numbers, strings or tuples)") from None
-    infinite = [i for i, v in enumerate(arr) if isinstance(v, float) and not np.isfinite(v)]
-    if infinite:
+    try:  # the distinct values, in order of appearance (one hashing pass)
+        distinct = list(dict.fromkeys(arr.tolist()))
+    except TypeError:
+        row = next(i for i, v in enumerate(arr) if not _hashable(v))
         raise FairdecideError(
-            f"{name} has an infinite value at row {infinite[0]}; drop or recode it")
+            f"{name} has an unhashable value {arr[row]!r} at row {row}; labels must be "
+            "hashable (numbers, strings or tuples)") from None
+    if any(isinstance(v, float) and not np.isfinite(v) for v in distinct):
+        row = next(i for i, v in enumerate(arr) if isinstance(v, float) and not np.isfinite(v))
+        raise FairdecideError(f"{name} has an infinite value at row {row}; drop or recode it")
     if labels is None:
-        uniq = list(dict.fromkeys(arr.tolist()))
         try:
-            uniq = sorted(uniq)
+            distinct = sorted(distinct)
         except TypeError:
             pass
-        labels = tuple(uniq)
+        labels = tuple(distinct)
     else:
         labels = tuple(labels)
         if len(set(labels)) != len(labels):
