@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone
 
 from fairdecide._validation import (
     as_float_array,
@@ -133,24 +132,16 @@ class IndividualOutcomeModel:
         if a is None:
             return fitted(X, y, X_new)
         n_a = problem.n_actions
-        out = np.zeros((len(X_new), n_a, n_y))
         for k in range(n_a):
-            taken = a == k
-            if taken.sum() < 2:
+            if (a == k).sum() < 2:
                 raise FairdecideError(
-                    f"action {problem.action_labels[k]!r} was logged {int(taken.sum())} "
+                    f"action {problem.action_labels[k]!r} was logged {int((a == k).sum())} "
                     "times: too few to model the outcomes under it")
-            if self.action_encoding == "separate":
-                out[:, k] = fitted(X, y, X_new, taken) if folds else fit_predict(
-                    model, X[taken], y[taken], X_new, n_y)
-            else:
-                design = self._design(X, a)
-                if folds:  # out-of-fold, each row under action k
-                    out[:, k] = _out_of_fold(model, design, y, self._design(X_new, k), n_y,
-                                             folds, self.rng_)
-                else:
-                    out[:, k] = fit_predict(model, design, y, self._design(X_new, k), n_y)
-        return out
+        if self.action_encoding == "separate":
+            return np.stack([fitted(X, y, X_new, a == k) for k in range(n_a)], axis=1)
+        # one model of (x, one-hot a), fitted once (per fold) and asked under every action
+        under = [self._design(X_new, k) for k in range(n_a)]
+        return _feature_proba(model, self._design(X, a), y, under, n_y, folds, self.rng_)
 
     def world(self, X: Any = None, z: Any = None, weights: Any = None) -> SampleWorld:
         """The fitted world of the training individuals (cross-fitted if ``n_folds``), or
@@ -188,13 +179,23 @@ class IndividualOutcomeModel:
         return worlds
 
 
-def _out_of_fold(model: Any, design: np.ndarray, y: np.ndarray, design_new: np.ndarray,
-                 n_y: int, folds: int, rng: np.random.RandomState) -> np.ndarray:
-    """For each row, P(y | x, a=k) from a model fitted without the row's fold."""
+def _feature_proba(model: Any, design: np.ndarray, y: np.ndarray, under: list[np.ndarray],
+                   n_y: int, folds: int | None, rng: np.random.RandomState) -> np.ndarray:
+    """P(y | x, a=k) of the rows of ``under[k]``, shape (n, n_a, n_y), from one model on
+    ``design``: fitted once, or once per fold with each row predicted out of fold."""
+    n, n_a = len(under[0]), len(under)
+
+    def predict(train: np.ndarray | slice, rows: np.ndarray | slice) -> np.ndarray:
+        stacked = np.vstack([u[rows] for u in under])
+        p = fit_predict(model, design[train], y[train], stacked, n_y)
+        return p.reshape(n_a, -1, n_y).transpose(1, 0, 2)
+
+    if folds is None:
+        return predict(slice(None), slice(None))
     from sklearn.model_selection import KFold
 
-    out = np.zeros((len(design), n_y))
+    out = np.zeros((n, n_a, n_y))
     for train, test in KFold(folds, shuffle=True, random_state=rng.randint(2**31 - 1)
                              ).split(design):
-        out[test] = fit_predict(clone(model), design[train], y[train], design_new[test], n_y)
+        out[test] = predict(train, test)
     return out
