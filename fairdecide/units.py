@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairdecide._validation import as_code_array, as_float_array
+from fairdecide._validation import as_code_array, as_float_array, as_int
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["Units"]
@@ -46,14 +46,14 @@ class Units:
     group_labels: tuple | None = None
 
     def __post_init__(self) -> None:
-        n_groups = _count(self.n_groups, "n_groups")
+        n_groups = as_int(self.n_groups, "n_groups", minimum=1)
         group = as_code_array(self.group, "group", n_groups, "group")
         object.__setattr__(self, "group", group)
         object.__setattr__(self, "n_groups", n_groups)
         if (self.cell is None) != (self.n_cells is None):
             raise FairdecideError("give cell and n_cells together, or neither")
         if self.cell is not None:
-            n_cells = _count(self.n_cells, "n_cells")
+            n_cells = as_int(self.n_cells, "n_cells", minimum=1)
             cell = as_code_array(self.cell, "cell", n_cells, "cell")
             if len(cell) != len(group):
                 raise FairdecideError(
@@ -136,9 +136,3 @@ class Units:
 
 def _same_labels(a: tuple | None, b: tuple | None) -> bool:
     return a is None or b is None or a == b
-
-
-def _count(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise FairdecideError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)

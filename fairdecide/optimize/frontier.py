@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._tables import result_table
+from fairdecide._validation import as_int
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
@@ -60,9 +61,7 @@ def pareto_frontier(
         raise FairdecideError(
             f"criterion must be one fairness criterion, got {type(criterion).__name__}")
     if epsilons is None:
-        if (isinstance(n_points, bool) or not isinstance(n_points, int | np.integer)
-                or n_points < 2):
-            raise FairdecideError(f"n_points must be an integer >= 2, got {n_points!r}")
+        n_points = as_int(n_points, "n_points", minimum=2)
         free = optimize_policy(problem, world, criterion, lam=0.0, **kwargs)
         top = free.deviations[criterion.label]
         epsilons = np.linspace(0.0, top, int(n_points))
