@@ -22,6 +22,7 @@ import numpy as np
 from fairdecide.exceptions import FairdecideError
 
 if TYPE_CHECKING:
+    from fairdecide.criteria.terms import MarginalTerms
     from fairdecide.policies.base import Policy
     from fairdecide.problem import DecisionProblem
     from fairdecide.table import DecisionTable
@@ -133,6 +134,12 @@ class Criterion(abc.ABC):
         """Write the rows bounding this criterion's deviation variable ``block.f`` (see
         :class:`ProgramBlock`)."""
         raise FairdecideError(f"criterion {self.label!r} supplies no program rows")
+
+    def gradient_terms(self, M: np.ndarray, problem: DecisionProblem) -> MarginalTerms:
+        """The deviation at the group marginal ``M`` as smooth terms and their Jacobian
+        (:class:`~fairdecide.criteria.terms.MarginalTerms`), for the gradient route
+        (criteria that declare ``Capabilities.gradient``)."""
+        raise FairdecideError(f"criterion {self.label!r} supplies no gradient terms")
 
     def is_linear(self, problem: DecisionProblem) -> bool:
         """Whether the deviation is convex in the policy for ``problem``."""

@@ -9,6 +9,7 @@ import numpy as np
 
 from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
 from fairdecide.criteria.divergences import MEASURES, _block_divergence
+from fairdecide.criteria.terms import MarginalTerms, conditional_terms
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 
@@ -143,7 +144,7 @@ class ConditionalIndependence(Criterion):
         linear = self.given is None or (
             self.given == "outcome" and not problem.outcome_depends_on_action)
         return Capabilities(reads="marginal", linear=linear, program=True,
-                            cone=self.measure == "kl")
+                            cone=self.measure == "kl", gradient=True)
 
     def __repr__(self) -> str:
         named = "" if self.name is None else f", name={self.name!r}"
@@ -256,6 +257,11 @@ class ConditionalIndependence(Criterion):
         return result_table(rows)
 
     # ------------------------------------------------------------------ optimisation
+    def gradient_terms(self, M: np.ndarray, problem: DecisionProblem) -> MarginalTerms:
+        """The deviation as smooth terms of P(z, a, y) with their analytic Jacobian
+        (:func:`~fairdecide.criteria.terms.conditional_terms`)."""
+        return conditional_terms(self, M, problem)
+
     def linearize(
         self, m: np.ndarray, problem: DecisionProblem, n_z: int, exact: bool | None = None
     ) -> LinearizedConditionals:
