@@ -89,7 +89,9 @@ def test_family_and_errors():
     with pytest.raises(fd.FairdecideError, match="this policy reads the group: give z"):
         pi.action_proba(np.zeros((2, 4)))
     with pytest.raises(fd.FairdecideError, match="include_z=True needs n_groups"):
-        fd.LinearSoftmaxPolicy(include_z=True)
+        fd.LinearSoftmaxPolicy(include_z=True).initialized(2, 4)
+    with pytest.raises(fd.FairdecideError, match="include_z=True with coef needs n_groups"):
+        fd.LinearSoftmaxPolicy(include_z=True, coef=np.zeros((2, 3)))
     with pytest.raises(fd.FairdecideError, match="reads features"):
         fd.expected_utility(pi, fd.datasets.make_bail_problem()[1],
                             fd.datasets.make_bail_problem()[0])

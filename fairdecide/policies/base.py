@@ -17,7 +17,7 @@ import numpy as np
 if TYPE_CHECKING:
     from fairdecide.units import Units
 
-__all__ = ["ParametricPolicy", "Policy"]
+__all__ = ["ParametricEvaluator", "ParametricPolicy", "Policy"]
 
 
 class Policy(abc.ABC):
@@ -47,8 +47,10 @@ class ParametricPolicy(Policy):
     """A policy computed from parameters theta (the gradient route's protocol).
 
     Implementations provide ``parameters`` (a flat vector), :meth:`with_parameters`
-    (a new policy at other parameters) and :meth:`jacobian` (d pi(a | u) / d theta, shape
-    (n_units, n_actions, n_parameters)).
+    (a new policy at other parameters), :meth:`jacobian` (d pi(a | u) / d theta, shape
+    (n_units, n_actions, n_parameters)) and :meth:`for_units` (the family sized for
+    given units). :meth:`evaluator` serves the gradient route; the default goes
+    through :meth:`jacobian`, and a family may supply a faster one.
     """
 
     kind: ClassVar[str] = "parametric"
@@ -65,3 +67,40 @@ class ParametricPolicy(Policy):
     @abc.abstractmethod
     def jacobian(self, units: Units) -> np.ndarray:
         """d pi(a | u) / d theta, shape (n_units, n_actions, n_parameters)."""
+
+    @abc.abstractmethod
+    def for_units(self, units: Units, n_actions: int) -> ParametricPolicy:
+        """A member of this family sized for ``units`` and ``n_actions``."""
+
+    def evaluator(self, units: Units) -> ParametricEvaluator:
+        """pi(theta) and its pullbacks on fixed ``units`` (for the gradient route)."""
+        return _JacobianEvaluator(self, units)
+
+
+class ParametricEvaluator(abc.ABC):
+    """A parametric family on fixed units: rows, pullbacks and the search penalty."""
+
+    @abc.abstractmethod
+    def proba(self, theta: np.ndarray) -> np.ndarray:
+        """pi(a | u; theta), shape (n_units, n_actions)."""
+
+    @abc.abstractmethod
+    def pullback(self, theta: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """sum_{u, a} G[u, a, o] d pi(a | u) / d theta for G of shape (n_units,
+        n_actions, n_out); shape (n_out, n_parameters)."""
+
+    def penalty(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """A penalty the search adds to its objective, and its gradient (none here)."""
+        return 0.0, np.zeros_like(theta)
+
+
+class _JacobianEvaluator(ParametricEvaluator):
+    def __init__(self, policy: ParametricPolicy, units: Units) -> None:
+        self.policy, self.units = policy, units
+
+    def proba(self, theta: np.ndarray) -> np.ndarray:
+        return self.policy.with_parameters(theta).proba(self.units)
+
+    def pullback(self, theta: np.ndarray, G: np.ndarray) -> np.ndarray:
+        jac = self.policy.with_parameters(theta).jacobian(self.units)
+        return np.einsum("uao,uat->ot", G, jac)

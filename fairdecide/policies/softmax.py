@@ -13,9 +13,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from fairdecide._validation import as_bool, as_float_array, as_int, check_random_state
+from fairdecide._validation import (
+    as_bool,
+    as_float_array,
+    as_int,
+    as_real,
+    check_random_state,
+)
 from fairdecide.exceptions import FairdecideError
-from fairdecide.policies.base import ParametricPolicy
+from fairdecide.policies.base import ParametricEvaluator, ParametricPolicy
 
 if TYPE_CHECKING:
     from fairdecide.units import Units
@@ -39,6 +45,11 @@ class LinearSoftmaxPolicy(ParametricPolicy):
         Number of groups (needed with ``include_z``).
     transformer : fitted scikit-learn transformer, optional
         Maps X before the linear layer (``transform(X)``).
+    l2 : float, default=1e-6
+        Ridge penalty (l2 / 2) ||W||^2 on every column but the intercept, added to the
+        objective the optimiser minimises (the reported utility and deviations never
+        include it). Softmax utilities keep improving as W grows toward a deterministic
+        policy; the penalty keeps the optimum finite.
 
     Examples
     --------
@@ -55,12 +66,16 @@ class LinearSoftmaxPolicy(ParametricPolicy):
     kind: ClassVar[str] = "parametric"
 
     def __init__(self, include_z: bool = False, fit_intercept: bool = True, coef: Any = None,
-                 n_groups: int | None = None, transformer: Any = None) -> None:
+                 n_groups: int | None = None, transformer: Any = None,
+                 l2: float = 1e-6) -> None:
+        self.l2 = as_real(l2, "l2", low=0.0)
         self.include_z = as_bool(include_z, "include_z")
         self.fit_intercept = as_bool(fit_intercept, "fit_intercept")
         self.n_groups = None if n_groups is None else as_int(n_groups, "n_groups", minimum=1)
-        if self.include_z and self.n_groups is None:
-            raise FairdecideError("include_z=True needs n_groups (the number of groups)")
+        if self.include_z and self.n_groups is None and coef is not None:
+            raise FairdecideError(
+                "include_z=True with coef needs n_groups (the number of groups); without "
+                "coef the optimiser takes it from the world")
         if transformer is not None and not callable(getattr(transformer, "transform", None)):
             raise FairdecideError(
                 "transformer must be a fitted scikit-learn transformer with transform(X), "
@@ -80,9 +95,34 @@ class LinearSoftmaxPolicy(ParametricPolicy):
         n_actions = as_int(n_actions, "n_actions", minimum=2)
         n_features = as_int(n_features, "n_features", minimum=0)
         groups = self.n_groups if n_groups is None else as_int(n_groups, "n_groups", minimum=1)
+        if self.include_z and groups is None:
+            raise FairdecideError("include_z=True needs n_groups (the number of groups)")
         width = n_features + (groups if self.include_z else 0) + int(self.fit_intercept)
-        return LinearSoftmaxPolicy(self.include_z, self.fit_intercept,
-                                   np.zeros((n_actions, width)), groups, self.transformer)
+        return self._member(np.zeros((n_actions, width)), groups)
+
+    def _member(self, coef: np.ndarray, n_groups: int | None = None) -> LinearSoftmaxPolicy:
+        return LinearSoftmaxPolicy(self.include_z, self.fit_intercept, coef,
+                                   self.n_groups if n_groups is None else n_groups,
+                                   self.transformer, self.l2)
+
+    def for_units(self, units: Units, n_actions: int) -> LinearSoftmaxPolicy:
+        """This family sized for ``units`` (their features, through the transformer, and
+        their groups): its current coefficients if they fit, else W = 0."""
+        if units.features is None:
+            raise FairdecideError(
+                "a LinearSoftmaxPolicy reads features: it needs individuals with features "
+                "(a SampleWorld), not cells")
+        X = units.features
+        width = X.shape[1] if self.transformer is None else np.asarray(
+            self.transformer.transform(X[:1]), dtype=float).shape[1]
+        member = self.initialized(n_actions, width, units.n_groups)
+        if self.coef is not None and self.coef.shape == member.coef.shape:
+            return self._member(self.coef, units.n_groups)
+        if self.coef is not None:
+            raise FairdecideError(
+                f"policy coef has shape {self.coef.shape} but these individuals and actions "
+                f"need {member.coef.shape}; give an unfitted LinearSoftmaxPolicy(...)")
+        return member
 
     def _fitted(self) -> np.ndarray:
         if self.coef is None:
@@ -103,8 +143,7 @@ class LinearSoftmaxPolicy(ParametricPolicy):
         theta = as_float_array(theta, "theta", ndim=1)
         if theta.size != W.size:
             raise FairdecideError(f"theta must have {W.size} entries, got {theta.size}")
-        return LinearSoftmaxPolicy(self.include_z, self.fit_intercept,
-                                   theta.reshape(W.shape), self.n_groups, self.transformer)
+        return self._member(theta.reshape(W.shape))
 
     # ------------------------------------------------------------------ evaluation
     def inputs(self, X: Any, z: Any = None) -> np.ndarray:
@@ -155,6 +194,12 @@ class LinearSoftmaxPolicy(ParametricPolicy):
         d = np.einsum("na,ab->nab", p, np.eye(A)) - np.einsum("na,nb->nab", p, p)
         return np.einsum("nab,nj->nabj", d, phi).reshape(n, A, A * phi.shape[1])
 
+    def evaluator(self, units: Units) -> SoftmaxEvaluator:
+        """The gradient route's view of this family on fixed ``units`` (inputs computed
+        once)."""
+        phi = self.inputs(units.features, units.group if self.include_z else None)
+        return SoftmaxEvaluator(phi, self._fitted().shape[0], self.l2, self.fit_intercept)
+
     def sample(self, X: Any, z: Any = None, random_state: Any = None) -> np.ndarray:
         """One action code per individual drawn from pi(. | x[, z])."""
         p = self.action_proba(X, z)
@@ -184,6 +229,34 @@ class LinearSoftmaxPolicy(ParametricPolicy):
         shape = "unfitted" if self.coef is None else f"W {self.coef.shape}"
         return (f"LinearSoftmaxPolicy({shape}, include_z={self.include_z}, "
                 f"fit_intercept={self.fit_intercept})")
+
+
+class SoftmaxEvaluator(ParametricEvaluator):
+    """pi(theta) and its pullbacks on fixed inputs phi, theta = vec W (row-major)."""
+
+    def __init__(self, phi: np.ndarray, n_actions: int, l2: float, fit_intercept: bool
+                 ) -> None:
+        self.phi, self.n_actions, self.l2 = phi, n_actions, l2
+        self.mask = np.ones((n_actions, phi.shape[1]))
+        if fit_intercept:
+            self.mask[:, -1] = 0.0
+        self.mask = self.mask.ravel()
+
+    def proba(self, theta: np.ndarray) -> np.ndarray:
+        return _softmax(self.phi @ theta.reshape(self.n_actions, -1).T)
+
+    def pullback(self, theta: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """sum_{u,a} G[u, a, o] d pi(a | u) / d W: with s = pi (G - sum_b pi_b G_b), the
+        gradient with respect to W[b] is sum_u s[u, b, o] phi(u)."""
+        p = self.proba(theta)
+        n, n_a, n_o = G.shape
+        s = p[:, :, None] * (G - (p[:, :, None] * G).sum(axis=1, keepdims=True))
+        out = (s.reshape(n, n_a * n_o).T @ self.phi).reshape(n_a, n_o, -1)
+        return out.transpose(1, 0, 2).reshape(n_o, -1)
+
+    def penalty(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        g = self.l2 * self.mask * theta
+        return float(0.5 * g @ theta), g
 
 
 def _softmax(u: np.ndarray) -> np.ndarray:
