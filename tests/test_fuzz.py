@@ -52,6 +52,9 @@ BELIEF = fd.Belief.from_posterior(POSTERIOR, n_samples=4, random_state=0)
 GROUPS = ev.evaluate_policy_by_group(DATA, POLICY, PROBLEM)
 BPROBLEM, BANDIT, TRUTH = make_logged_bandit(300, random_state=0)
 FRAME = DATA.to_frame()
+_RNG = np.random.RandomState(0)
+SWORLD = fd.SampleWorld(_RNG.normal(size=(40, 2)), np.arange(40) % 2,
+                        np.c_[np.linspace(0.1, 0.9, 40), np.linspace(0.9, 0.1, 40)])
 
 
 class _Opaque:
@@ -168,9 +171,9 @@ def _entries() -> list[Entry]:
           {"table": "array", "features": "array"}, accepts={"features": {"negative"}}),
         E("LinearSoftmaxPolicy", fd.LinearSoftmaxPolicy,
           {"include_z": True, "fit_intercept": True, "coef": np.zeros((2, 4)),
-           "n_groups": 2},
+           "n_groups": 2, "l2": 1e-6},
           {"include_z": "flag", "fit_intercept": "flag", "coef": "array",
-           "n_groups": "size"}, accepts={"coef": {"negative"}}),
+           "n_groups": "size", "l2": "real"}, accepts={"coef": {"negative"}}),
         E("LinearSoftmaxPolicy.action_proba",
           fd.LinearSoftmaxPolicy(True, True, np.ones((2, 4)), n_groups=2).action_proba,
           {"X": [[0.5], [1.0]], "z": [0, 1]}, {"X": "array", "z": "array"},
@@ -228,6 +231,13 @@ def _entries() -> list[Entry]:
           {"problem": PROBLEM, "world": WORLD, "criteria": fd.Separation(),
            "utility_slack": 0.01},
           {"utility_slack": "real"}),
+        E("optimize_policy(policy=LinearSoftmaxPolicy)", fd.optimize_policy,
+          {"problem": CLS, "world": SWORLD, "criteria": fd.Independence(), "epsilon": 0.05,
+           "policy": fd.LinearSoftmaxPolicy(include_z=True), "n_restarts": 1,
+           "random_state": 0, "max_iter": 30},
+          {"world": "object", "epsilon": "real", "policy": "object", "n_restarts": "size",
+           "random_state": "real", "max_iter": "size"},
+          accepts={"epsilon": {"inf"}}),
         E("pareto_frontier", fd.pareto_frontier,
           {"problem": PROBLEM, "world": WORLD, "criterion": fd.Independence(),
            "n_points": 3},

@@ -8,10 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_bool, as_int, as_real
+from fairdecide._validation import as_bool, as_int, as_real, check_random_state
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize import gradient  # noqa: F401  (registers the gradient route)
+from fairdecide.optimize.parametric import ParametricSession, check_parametric_settings
 from fairdecide.optimize.program import PolicyProgram
 from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.routes import choose_route
@@ -19,6 +21,7 @@ from fairdecide.optimize.session import Session
 from fairdecide.optimize.solvers import check_solver
 from fairdecide.optimize.tradeoff import Tradeoff, make_tradeoff
 from fairdecide.optimize.verify import verify_solution
+from fairdecide.policies.base import ParametricPolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import World
 
@@ -38,6 +41,9 @@ def optimize_policy(
     solver: str | None = None,
     tol: float = 1e-6,
     max_iter: int = 200,
+    policy: ParametricPolicy | type[ParametricPolicy] | None = None,
+    n_restarts: int | None = None,
+    random_state: Any = None,
 ) -> OptimizeResult:
     """Find the best tabular policy under one of the book's fairness trade-offs.
 
@@ -78,7 +84,18 @@ def optimize_policy(
         deviations are recomputed from its decision table; a tolerance violated by more
         than ``tol`` is an error, not a silent return.
     max_iter : int, default=200
-        Most linearisation steps for criteria that are not linear in the policy.
+        Most linearisation steps for criteria that are not linear in the policy; with a
+        parametric ``policy``, most solver iterations per start.
+    policy : LinearSoftmaxPolicy (or another ParametricPolicy), or its class, optional
+        The policy family. Default: the world's free family (one row per cell, or per
+        individual of a :class:`~fairdecide.SampleWorld`), solved exactly as above. A
+        parametric family (features of a SampleWorld; it decides for people never seen)
+        is optimised by the gradient route (Notes).
+    n_restarts : int, default=3
+        Parametric policies only: starts of the local search (theta = 0, or the given
+        coefficients, then random ones).
+    random_state : int, RandomState or None
+        Parametric policies only: seeds the random starts.
 
     Returns
     -------
@@ -122,6 +139,15 @@ def optimize_policy(
     scenarios every scenario's expansion enters each program, and the exact objective
     and constraints (Bayes mean, worst case, CVaR) are those of the belief.
 
+    Parametric policies (:mod:`fairdecide.optimize.gradient`). Utility and each deviation
+    are functions of the group marginals M_k(theta), with analytic gradients through the
+    family's Jacobian. TV and max deviations enter through epigraph variables (exact, no
+    smoothing); the program in (theta, epigraph) is solved by SQP (SLSQP), or L-BFGS when
+    there is no constraint or epigraph, from several starts. Every end point is
+    evaluated from its decision tables; the best feasible one is returned ("locally
+    optimal", or "stopped at max_iter" if its search did not converge), and a tolerance
+    no start meets is an error naming the smallest deviation reached.
+
     Zero-mass conditionals. A pair (c, z) with P(c, z) = 0 is left out of the deviation
     (a conditional on an impossible event constrains nothing). With uniform weights this
     makes the deviation jump to zero when a group stops receiving an action that other
@@ -142,11 +168,23 @@ def optimize_policy(
     >>> fair.deviations["independence"] < 1e-9, fair.utility <= best.utility
     (True, True)
     """
-    session = _session(problem, world, criteria, (lam, epsilon, utility_slack, chance_delta),
-                       group_blind, solver, tol, max_iter)
-    route = choose_route(session.capabilities, session.prog.policy_class.kind)
+    tradeoff_args = (lam, epsilon, utility_slack, chance_delta)
+    family = _family(policy)
+    if family is None:
+        if n_restarts is not None or random_state is not None:
+            raise FairdecideError(
+                "n_restarts and random_state apply to parametric policies (policy=...); "
+                "the tabular routes are deterministic")
+        session = _session(problem, world, criteria, tradeoff_args, group_blind, solver, tol,
+                           max_iter)
+        kind = session.prog.policy_class.kind
+    else:
+        session = _parametric_session(problem, world, criteria, tradeoff_args, group_blind,
+                                      solver, tol, max_iter, family, n_restarts, random_state)
+        kind = family.kind
+    route = choose_route(session.capabilities, kind)
     found = route.solve(session)
-    policy = session.prog.policy(found.pi)
+    policy = session.policy_of(found.pi)
     verification = verify_solution(policy, session.belief, problem, session.criteria,
                                    session.names, session.tradeoff, found.solver_values,
                                    found.violation, session.tol, session.utility_tol)
@@ -165,6 +203,38 @@ def _session(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple, grou
                          belief.worlds[0].free_policy())
     session = Session(prog, crits, resolve_names(crits), tradeoff, belief, solver,
                       float(tol), int(max_iter))
+    session.stats["build_seconds"] = time.perf_counter() - t0
+    return session
+
+
+def _family(policy: Any) -> ParametricPolicy | None:
+    """The parametric family asked for, or None for the world's free family."""
+    if policy is None:
+        return None
+    if isinstance(policy, type) and issubclass(policy, ParametricPolicy):
+        return policy()
+    if isinstance(policy, ParametricPolicy):
+        return policy
+    raise FairdecideError(
+        "policy must be a parametric policy family such as LinearSoftmaxPolicy() (or the "
+        f"class), or None for the world's free (tabular) family; got {policy!r}")
+
+
+def _parametric_session(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple,
+                        group_blind: Any, solver: Any, tol: Any, max_iter: Any,
+                        family: ParametricPolicy, n_restarts: Any, random_state: Any
+                        ) -> ParametricSession:
+    belief = _as_belief(problem, world)
+    crits = as_criteria(criteria)
+    tradeoff = make_tradeoff(len(crits), *tradeoff_args)
+    _check_settings(tol, max_iter, None)
+    check_parametric_settings(as_bool(group_blind, "group_blind"), solver, tradeoff_args[3],
+                              family)
+    restarts = 3 if n_restarts is None else as_int(n_restarts, "n_restarts", minimum=1)
+    check_random_state(random_state)
+    t0 = time.perf_counter()
+    session = ParametricSession(problem, belief, family, crits, resolve_names(crits),
+                                tradeoff, float(tol), int(max_iter), restarts, random_state)
     session.stats["build_seconds"] = time.perf_counter() - t0
     return session
 

@@ -45,6 +45,10 @@ class Session:
                        self.tol, self.max_iter, self.stats)
 
     # ---------------------------------------------------------------- evaluation
+    def policy_of(self, pi: np.ndarray) -> Any:
+        """The policy with free rows ``pi``."""
+        return self.prog.policy(pi)
+
     def evaluate(self, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Utility (K,) and deviations (n_criteria, K) of free rows ``pi`` per scenario."""
         return scenario_values(self.prog.policy(pi), self.belief.worlds, self.problem,

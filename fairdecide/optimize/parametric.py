@@ -1,0 +1,118 @@
+"""A parametric optimisation in progress: the policy family on the belief's individuals,
+their group marginals P(z, a, y) as functions of theta, and the exact evaluation.
+
+For scenario k with weights w and outcome probabilities P_k(y | a, u),
+
+    M_k[z, a, y](theta) = sum_{u in z} w_u pi(a | u; theta) P_k(y | a, u),
+
+so utility and every marginal criterion are functions of M_k, and their gradients are
+pullbacks of gradients in M through the family's evaluator
+(:class:`~fairdecide.policies.base.ParametricEvaluator`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fairdecide.beliefs import Belief
+from fairdecide.criteria.base import Criterion
+from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize.tradeoff import Tradeoff
+from fairdecide.policies.base import ParametricPolicy
+from fairdecide.problem import DecisionProblem
+from fairdecide.values import scenario_values
+from fairdecide.world import world_arrays
+
+__all__ = ["MarginalModel", "ParametricSession"]
+
+
+class MarginalModel:
+    """Group marginals of a parametric family in every scenario, and their Jacobians."""
+
+    def __init__(self, evaluator: Any, belief: Belief, problem: DecisionProblem) -> None:
+        self.evaluator = evaluator
+        units = belief.worlds[0].units()
+        self.n_z = units.n_groups
+        self.onehot = np.eye(self.n_z)[units.group]  # (n, n_z)
+        self.Q = np.stack([w[:, None, None] * p_y for _, w, p_y in
+                           (world_arrays(world, problem) for world in belief.worlds)])
+        self.shape = (self.n_z, problem.n_actions, problem.n_outcomes)
+
+    def marginals(self, theta: np.ndarray) -> np.ndarray:
+        """M_k, shape (K, n_z, n_a, n_y)."""
+        pi = self.evaluator.proba(theta)
+        K, n, n_a, n_y = self.Q.shape
+        joint = (pi[None, :, :, None] * self.Q).transpose(1, 0, 2, 3).reshape(n, -1)
+        return (self.onehot.T @ joint).reshape(self.n_z, K, n_a, n_y).transpose(1, 0, 2, 3)
+
+    def jacobians(self, theta: np.ndarray) -> np.ndarray:
+        """dM_k / dtheta, shape (K, n_z * n_a * n_y, n_parameters): the pullback of
+        G[u, a, (z', a', y)] = 1[z_u = z'] 1[a = a'] w_u P_k(y | a, u)."""
+        n_z, n_a, n_y = self.shape
+        n = self.onehot.shape[0]
+        out = []
+        for Qk in self.Q:
+            G = np.zeros((n, n_a, n_z, n_a, n_y))
+            for a in range(n_a):
+                G[:, a, :, a, :] = self.onehot[:, :, None] * Qk[:, None, a, :]
+            out.append(self.evaluator.pullback(theta, G.reshape(n, n_a, -1)))
+        return np.stack(out)
+
+
+class ParametricSession:
+    """Carries one parametric optimisation (the gradient route's counterpart of
+    :class:`~fairdecide.optimize.session.Session`)."""
+
+    def __init__(self, problem: DecisionProblem, belief: Belief, family: ParametricPolicy,
+                 criteria: list[Criterion], names: list[str], tradeoff: Tradeoff, tol: float,
+                 max_iter: int, n_restarts: int, random_state: Any) -> None:
+        self.problem, self.belief = problem, belief
+        self.criteria, self.names, self.tradeoff = criteria, names, tradeoff
+        self.tol, self.max_iter = tol, max_iter
+        self.n_restarts, self.random_state = n_restarts, random_state
+        self.capabilities = [c.capabilities(problem) for c in criteria]
+        units = belief.worlds[0].units()
+        self.template = family.for_units(units, problem.n_actions)
+        self.model = MarginalModel(self.template.evaluator(units), belief, problem)
+        self.utility = np.asarray(problem.utility, dtype=float)
+        self.utility_tol = tol * max(1.0, float(np.abs(self.utility).max()))
+        self.stats: dict[str, Any] = {"solve_seconds": 0.0, "iterations": 0,
+                                      "n_parameters": self.template.parameters.size}
+        self.solver_name = "none"
+        self.cache: dict[str, Any] = {}
+
+    def policy_of(self, theta: np.ndarray) -> ParametricPolicy:
+        return self.template.with_parameters(theta)
+
+    def evaluate(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Exact utilities (K,) and deviations (n_criteria, K), from the decision tables
+        of the policy at ``theta`` (never from the gradient model)."""
+        return scenario_values(self.policy_of(theta), self.belief.worlds, self.problem,
+                               self.criteria)
+
+    def with_utility_floor(self) -> None:
+        """Set U* (the best utility the search finds in the family) if the trade-off
+        needs it."""
+        if self.tradeoff.needs_utility_optimum:
+            from fairdecide.optimize.gradient import best_utility
+
+            self.tradeoff = self.tradeoff.with_utility_optimum(best_utility(self))
+
+
+def check_parametric_settings(group_blind: bool, solver: Any, chance_delta: Any,
+                              family: ParametricPolicy) -> None:
+    """Settings that have no meaning for a parametric family are errors, not ignored."""
+    if group_blind:
+        raise FairdecideError(
+            "group_blind applies to free (tabular) policies; a LinearSoftmaxPolicy ignores "
+            "the group unless include_z=True")
+    if solver is not None:
+        raise FairdecideError(
+            f"solver={solver!r} names a program solver; a parametric policy is optimised "
+            "by the gradient route (SLSQP / L-BFGS): leave solver=None")
+    if chance_delta is not None:
+        raise FairdecideError(
+            "chance_delta is not supported for parametric policies yet; use "
+            "Belief(..., aggregate='worst') or the mean")
