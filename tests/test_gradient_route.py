@@ -17,7 +17,12 @@ from fairdecide.criteria.terms import conditional_terms
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
 from fairdecide.optimize.gradient import _Program
 from fairdecide.optimize.parametric import MarginalModel, ParametricSession
-from fairdecide.optimize.tradeoff import FairnessConstraint, Mixture, UtilityConstraint
+from fairdecide.optimize.tradeoff import (
+    FairnessConstraint,
+    MaxUtility,
+    Mixture,
+    UtilityConstraint,
+)
 from fairdecide.policies.base import _JacobianEvaluator
 
 CRITERIA = [
@@ -108,6 +113,27 @@ def test_program_gradients_match_finite_differences(tradeoff, aggregate):
     assert c.size > 0
     np.testing.assert_allclose(Jc, _fd_jacobian(lambda v: prog.constraints(v)[0], x),
                                rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("tradeoff,crits", [(MaxUtility(), []),
+                                             (Mixture(0.3), [fd.Independence(measure="kl")])],
+                         ids=["utility", "kl-mixture"])
+def test_smooth_objective_gradient_matches_finite_differences(tradeoff, crits):
+    """The L-BFGS path's gradient (one vector-Jacobian product, no full Jacobian)."""
+    problem = fd.DecisionProblem(np.array([[1.0, 0.0], [0.2, 0.7]]),
+                                 outcome_depends_on_action=True)
+    world = _sample_world(90, seed=12, action_dependent=True)
+    belief = fd.Belief([world, world.with_outcomes(world.p_y[::-1])], weights=[0.6, 0.4])
+    session = ParametricSession(problem, belief, fd.LinearSoftmaxPolicy(include_z=True,
+                                                                        l2=0.1),
+                                crits, [c.label for c in crits], tradeoff, 1e-6, 50, 1, 0)
+    theta = np.random.RandomState(13).normal(size=session.template.parameters.size)
+    prog = _Program(session, tradeoff, list(range(len(crits))), theta)
+    assert prog.n_x == theta.size  # no epigraph: the L-BFGS path
+    _, g = prog.smooth_objective(theta)
+    numeric = _fd_jacobian(lambda t: np.array(prog.smooth_objective(t)[0]), theta)
+    np.testing.assert_allclose(g, numeric, rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(prog.smooth_objective(theta)[0], prog.objective(theta)[0])
 
 
 def _one_hot_cells(world):

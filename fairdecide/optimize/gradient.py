@@ -59,7 +59,7 @@ class _Program:
         self.worst = session.belief.aggregate == "worst"
         self.n_theta = theta0.size
         self._key: bytes | None = None
-        at = self._at(theta0)
+        at = self._at(theta0, jacobians=False)
         # Epigraph layout: per (criterion, scenario) a slice of t (abs-sum) or one s.
         pos, self.slot = self.n_theta, {}
         for c in crit_index:
@@ -83,19 +83,44 @@ class _Program:
             self.x0[self.sigma] = V.min() if self._maximises else V.max()
 
     # ------------------------------------------------------------- model at theta
-    def _at(self, theta: np.ndarray) -> dict[str, Any]:
+    def _at(self, theta: np.ndarray, jacobians: bool = True) -> dict[str, Any]:
+        """Marginals, utilities, criterion terms (and the Jacobians dM/dtheta, with the
+        utility gradients, unless ``jacobians`` is False) at ``theta``, cached."""
         key = theta.tobytes()
         if key != self._key:
             model, s = self.s.model, self.s
             M = model.marginals(theta)
-            J = model.jacobians(theta)
             terms = {c: [s.criteria[c].gradient_terms(M[k], s.problem) for k in range(self.K)]
                      for c in self.ci}
             U = np.einsum("kzay,ay->k", M, s.utility)
-            dU = np.einsum("m,kmt->kt", np.tile(s.utility.ravel(), model.n_z), J)
-            self._cache = {"M": M, "J": J, "terms": terms, "U": U, "dU": dU}
+            self._cache = {"M": M, "terms": terms, "U": U}
             self._key = key
+        if jacobians and "J" not in self._cache:
+            J = self.s.model.jacobians(theta)
+            self._cache["J"] = J
+            self._cache["dU"] = np.einsum("m,kmt->kt",
+                                          np.tile(self.s.utility.ravel(), self.s.model.n_z), J)
         return self._cache
+
+    def smooth_objective(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """The objective when no epigraph or constraint is needed (mean over scenarios,
+        only smooth "sum" terms), with its gradient by one vector-Jacobian product."""
+        at = self._at(theta, jacobians=False)
+        M = at["M"]
+        lam = self.tr.lam if isinstance(self.tr, Mixture) else None
+        wu = 0.0 if not self._maximises else (1.0 if lam is None else 1.0 - lam)
+        wf = -lam if lam is not None else (0.0 if self._maximises else 1.0)
+        V = wu * at["U"]
+        gM = np.broadcast_to(wu * self.s.utility, M.shape).copy()
+        for c in self.ci:
+            for k in range(self.K):
+                terms = at["terms"][c][k]
+                V[k] += wf * terms.values.sum()
+                gM[k] += wf * terms.jacobian.sum(axis=0).reshape(M.shape[1:])
+        sign = -1.0 if self._maximises else 1.0
+        pen, dpen = self.s.model.evaluator.penalty(theta)
+        grad = sign * self.s.model.vjp(theta, self.b[:, None, None, None] * gM) + dpen
+        return float(sign * self.b @ V) + pen, grad
 
     def _fhat(self, x: np.ndarray, c: int, k: int) -> tuple[float, np.ndarray]:
         """The bound on criterion c's deviation in scenario k, and its gradient in x."""
@@ -214,7 +239,7 @@ class _Program:
         if self.sigma is not None:
             bounds.append((None, None))
         if n_con == 0 and self.n_x == self.n_theta:
-            res = minimize(self.objective, self.x0, jac=True, method="L-BFGS-B",
+            res = minimize(self.smooth_objective, self.x0, jac=True, method="L-BFGS-B",
                            options={"maxiter": max_iter, "gtol": 1e-9, "ftol": 1e-12})
             return res.x[:self.n_theta], bool(res.success), int(res.nit), "L-BFGS"
         cons = [{"type": "ineq", "fun": lambda x: self.constraints(x)[0],

@@ -35,6 +35,7 @@ class MarginalModel:
         self.evaluator = evaluator
         units = belief.worlds[0].units()
         self.n_z = units.n_groups
+        self.group = units.group
         self.onehot = np.eye(self.n_z)[units.group]  # (n, n_z)
         self.Q = np.stack([w[:, None, None] * p_y for _, w, p_y in
                            (world_arrays(world, problem) for world in belief.worlds)])
@@ -59,6 +60,13 @@ class MarginalModel:
                 G[:, a, :, a, :] = self.onehot[:, :, None] * Qk[:, None, a, :]
             out.append(self.evaluator.pullback(theta, G.reshape(n, n_a, -1)))
         return np.stack(out)
+
+    def vjp(self, theta: np.ndarray, gM: np.ndarray) -> np.ndarray:
+        """sum_k <gM_k, dM_k / dtheta> for gM of shape (K, n_z, n_a, n_y): one pullback
+        of G[u, a] = sum_{k, y} w_u P_k(y | a, u) gM_k[z_u, a, y] (a gradient without
+        the full Jacobians)."""
+        G = np.einsum("kuay,kuay->ua", self.Q, gM[:, self.group])
+        return self.evaluator.pullback(theta, G[:, :, None])[0]
 
 
 class ParametricSession:

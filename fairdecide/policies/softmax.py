@@ -241,9 +241,14 @@ class SoftmaxEvaluator(ParametricEvaluator):
         if fit_intercept:
             self.mask[:, -1] = 0.0
         self.mask = self.mask.ravel()
+        self._key: bytes | None = None
+        self._p = np.zeros(0)
 
     def proba(self, theta: np.ndarray) -> np.ndarray:
-        return _softmax(self.phi @ theta.reshape(self.n_actions, -1).T)
+        key = theta.tobytes()
+        if key != self._key:  # the route asks for the rows and pullbacks at one theta
+            self._p, self._key = _softmax(self.phi @ theta.reshape(self.n_actions, -1).T), key
+        return self._p
 
     def pullback(self, theta: np.ndarray, G: np.ndarray) -> np.ndarray:
         """sum_{u,a} G[u, a, o] d pi(a | u) / d W: with s = pi (G - sum_b pi_b G_b), the
@@ -251,8 +256,9 @@ class SoftmaxEvaluator(ParametricEvaluator):
         p = self.proba(theta)
         n, n_a, n_o = G.shape
         s = p[:, :, None] * (G - (p[:, :, None] * G).sum(axis=1, keepdims=True))
-        out = (s.reshape(n, n_a * n_o).T @ self.phi).reshape(n_a, n_o, -1)
-        return out.transpose(1, 0, 2).reshape(n_o, -1)
+        # phi' s, not s' phi: the transposed-left product is many times slower in BLAS.
+        out = (self.phi.T @ s.reshape(n, n_a * n_o)).reshape(-1, n_a, n_o)
+        return out.transpose(2, 1, 0).reshape(n_o, -1)
 
     def penalty(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         g = self.l2 * self.mask * theta
