@@ -82,27 +82,7 @@ class IndividualOutcomeModel:
         ``y`` and, in interventions, the logged action labels ``a`` (checked against
         ``problem``); returns self. The classifiers are fitted by :meth:`world` and
         :meth:`bootstrap_worlds`, in-sample or cross-fitted as configured."""
-        check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
-        X = as_float_array(X, "X", ndim=(1, 2))
-        X = X[:, None] if X.ndim == 1 else X
-        n = len(X)
-        z_codes, labels = _encode(z, None, "z")
-        y_idx, y_lab = _encode(y, None, "y")
-        y_codes = problem.outcome_codes(list(y_lab), name="y")[y_idx]
-        if len(z_codes) != n or len(y_codes) != n:
-            raise FairdecideError(
-                f"X has {n} rows but z has {len(z_codes)} and y {len(y_codes)}")
-        if problem.outcome_depends_on_action:
-            if a is None:
-                raise FairdecideError(
-                    "a (the logged actions) is needed: in an intervention the outcome "
-                    "depends on the action")
-            a_idx, a_lab = _encode(a, None, "a")
-            a_codes = problem.action_codes(list(a_lab), name="a")[a_idx]
-            if len(a_codes) != n:
-                raise FairdecideError(f"X has {n} rows but a has {len(a_codes)}")
-        else:
-            a_codes = None
+        X, z_codes, labels, y_codes, a_codes = check_training_rows(X, z, y, problem, a)
         self.problem_, self.X_, self.z_, self.group_labels_ = problem, X, z_codes, labels
         self.y_, self.a_ = y_codes, a_codes
         self.rng_ = check_random_state(random_state)
@@ -132,11 +112,7 @@ class IndividualOutcomeModel:
         if a is None:
             return fitted(X, y, X_new)
         n_a = problem.n_actions
-        for k in range(n_a):
-            if (a == k).sum() < 2:
-                raise FairdecideError(
-                    f"action {problem.action_labels[k]!r} was logged {int((a == k).sum())} "
-                    "times: too few to model the outcomes under it")
+        check_action_counts(a, problem)
         if self.action_encoding == "separate":
             return np.stack([fitted(X, y, X_new, a == k) for k in range(n_a)], axis=1)
         # one model of (x, one-hot a), fitted once (per fold) and asked under every action
@@ -177,6 +153,47 @@ class IndividualOutcomeModel:
             p_y = self._proba(self.X_[idx], self.y_[idx], a, self.X_, honest=False)
             worlds.append(base.with_outcomes(p_y))
         return worlds
+
+
+def check_training_rows(X: Any, z: Any, y: Any, problem: DecisionProblem, a: Any = None
+                        ) -> tuple[np.ndarray, np.ndarray, tuple, np.ndarray, np.ndarray | None]:
+    """The checked training individuals of an outcome model: features ``X`` as a finite
+    (n, d) float array, group codes and labels of ``z``, outcome codes of ``y`` and, in
+    interventions, action codes of ``a`` (labels checked against ``problem``; None in
+    prediction problems). Raises a FairdecideError naming the argument at fault."""
+    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
+    X = as_float_array(X, "X", ndim=(1, 2))
+    X = X[:, None] if X.ndim == 1 else X
+    n = len(X)
+    z_codes, labels = _encode(z, None, "z")
+    y_idx, y_lab = _encode(y, None, "y")
+    y_codes = problem.outcome_codes(list(y_lab), name="y")[y_idx]
+    if len(z_codes) != n or len(y_codes) != n:
+        raise FairdecideError(
+            f"X has {n} rows but z has {len(z_codes)} and y {len(y_codes)}")
+    if not problem.outcome_depends_on_action:
+        return X, z_codes, labels, y_codes, None
+    if a is None:
+        raise FairdecideError(
+            "a (the logged actions) is needed: in an intervention the outcome "
+            "depends on the action")
+    a_idx, a_lab = _encode(a, None, "a")
+    a_codes = problem.action_codes(list(a_lab), name="a")[a_idx]
+    if len(a_codes) != n:
+        raise FairdecideError(f"X has {n} rows but a has {len(a_codes)}")
+    return X, z_codes, labels, y_codes, a_codes
+
+
+def check_action_counts(a: np.ndarray, problem: DecisionProblem, minimum: int = 2) -> None:
+    """Raise unless every action of ``problem`` was logged at least ``minimum`` times in
+    the action codes ``a`` (the outcomes under a rarer one cannot be modelled)."""
+    counts = np.bincount(a, minlength=problem.n_actions)
+    rare = np.flatnonzero(counts < minimum)
+    if rare.size:
+        k = rare[0]
+        raise FairdecideError(
+            f"action {problem.action_labels[k]!r} was logged {int(counts[k])} "
+            "times: too few to model the outcomes under it")
 
 
 def _feature_proba(model: Any, design: np.ndarray, y: np.ndarray, under: list[np.ndarray],
