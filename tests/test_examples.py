@@ -32,7 +32,7 @@ def run_example(name: str, tmp_path: Path, data_dir: Path | None = None) -> str:
 
 def test_every_example_is_tested():
     tested = {"bail_tradeoffs.py", "bayesian_fairness_compas.py", "compas_fair_policy.py",
-              "custom_criterion.py", "evaluate_compas_decisions.py"}
+              "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
@@ -75,3 +75,32 @@ def test_bayesian_fairness_compas(data_dir, tmp_path):
     out = run_example("bayesian_fairness_compas.py", tmp_path, data_dir)
     assert "sex x race (12 groups)" in out and "constant" in out
     assert "CVaR_0.9(balance) <= 0.05" in out
+
+
+@pytest.mark.slow
+def test_fair_softmax_adult(data_dir, tmp_path):
+    """The Adult example: every bound holds on the training world, the test differences
+    stay near the bounds (sampling error), and fairness costs accuracy."""
+    out = run_example("fair_softmax_adult.py", tmp_path, data_dir)
+    assert "45222 people (31655 training, 13567 test)" in out
+    names = ["all features, no constraint", "all features, independence",
+             "log-odds score, independence", "log-odds score, separation"]
+    rows = {}
+    for line in out.splitlines():
+        for name in names:
+            if line.strip().startswith(name):
+                tokens = line.split(name, 1)[1].split()
+                bound = tokens[0] if tokens[0] == "-" else " ".join(tokens[:3])
+                rest = tokens[1:] if tokens[0] == "-" else tokens[3:]
+                rows[name] = (name, bound, *rest[:5])
+    assert len(rows) == 4, out
+    free = float(rows["all features, no constraint"][4])
+    for name, (_, bound, dev, _, acc, dp, eo) in rows.items():
+        if bound == "-":
+            continue
+        assert float(dev) <= float(bound.split("<=")[1]) + 1e-6
+        assert float(acc) < free
+        if "independence" in name:
+            assert float(dp) < 0.02
+        else:
+            assert float(eo) < 0.04
