@@ -98,15 +98,20 @@ class OptimizeResult:
         for name, val in self.deviations.items():
             lines.append(f"  {name:<14}: {val:.6g}")
         st = self.stats
-        lines.append(
-            f"  program       : {st.get('n_variables', '?')} variables, "
-            f"{st.get('n_constraints', '?')} constraints, {st.get('nnz', '?')} nonzeros"
-        )
-        lines.append(
-            f"  time          : build {st.get('build_seconds', np.nan):.3f} s, "
-            f"solve {st.get('solve_seconds', np.nan):.3f} s, "
-            f"{st.get('linearisation_steps', 0)} linearisation steps"
-        )
+        if "n_parameters" in st:  # a parametric family (the gradient route)
+            lines.append(f"  policy        : {st['n_parameters']} parameters, "
+                         f"{st.get('iterations', 0)} solver iterations over all starts")
+            lines.append(f"  time          : solve {st.get('solve_seconds', np.nan):.3f} s")
+        else:
+            lines.append(
+                f"  program       : {st.get('n_variables', '?')} variables, "
+                f"{st.get('n_constraints', '?')} constraints, {st.get('nnz', '?')} nonzeros"
+            )
+            lines.append(
+                f"  time          : build {st.get('build_seconds', np.nan):.3f} s, "
+                f"solve {st.get('solve_seconds', np.nan):.3f} s, "
+                f"{st.get('linearisation_steps', 0)} linearisation steps"
+            )
         if self.verification is not None:
             v = self.verification
             word = "passed" if v.passed else "FAILED"
