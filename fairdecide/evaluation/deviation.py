@@ -228,6 +228,7 @@ def estimate_deviation(
     >>> bool(est.low == 0.0 and est.value < est.plug_in)
     True
     """
+    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     check_inputs(data, problem,
                  need_actions=policy is None or problem.outcome_depends_on_action)
     check_criterion(criterion, problem)
