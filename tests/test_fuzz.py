@@ -21,6 +21,7 @@ import dataclasses
 import importlib
 import inspect
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,6 +98,38 @@ KINDS: dict[str, dict[str, Callable[[Any], Any]]] = {
     "choice": {"unknown": lambda v: "no such choice", "number": lambda v: 3,
                "object": lambda v: _Opaque()},
 }
+
+
+def _bayes_fit(X: Any, z: Any, y: Any, problem: Any, a: Any) -> Any:
+    """BayesianOutcomeModel.fit on a tiny sample (20 + 20 draws, one chain: cheap, and
+    its warning that so few draws are unreliable is expected); its input checks run
+    before sampling."""
+    model = fd.models.BayesianOutcomeModel(draws=20, tune=20, chains=1)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "the posterior sample may be unreliable")
+            return model.fit(X, z, y, problem, a=a, random_state=0)
+    except ImportError:
+        pytest.skip("pymc is not installed (the bayes extra)")
+
+
+_BAYES: dict[str, Any] = {}
+
+
+def _bayes_model() -> Any:
+    """One fitted BayesianOutcomeModel, sampled on first use (not at import)."""
+    if "model" not in _BAYES:
+        _BAYES["model"] = _bayes_fit(BANDIT.X[:60], BANDIT.z[:60], BANDIT.y[:60],
+                                     BPROBLEM, BANDIT.a[:60])
+    return _BAYES["model"]
+
+
+def _bayes_belief(n_scenarios: Any, X: Any, z: Any, aggregate: Any) -> Any:
+    return _bayes_model().belief(n_scenarios, X, z, aggregate, random_state=0)
+
+
+def _bayes_mean_world(X: Any, z: Any) -> Any:
+    return _bayes_model().posterior_mean_world(X, z)
 
 
 def _poke(value: Any, bad: float) -> np.ndarray:
@@ -285,6 +318,23 @@ def _entries() -> list[Entry]:
         E("IndividualOutcomeModel.fit", fd.models.IndividualOutcomeModel().fit,
           {"X": BANDIT.X, "z": BANDIT.z, "y": BANDIT.y, "problem": BPROBLEM, "a": BANDIT.a},
           {"X": "array", "z": "labels", "y": "labels", "problem": "object", "a": "labels"},
+          accepts={"X": {"negative"}}),
+        E("BayesianOutcomeModel", fd.models.BayesianOutcomeModel,
+          {"prior_scale": 2.5, "action_encoding": "feature", "draws": 20, "tune": 20,
+           "chains": 1},
+          {"prior_scale": "real", "action_encoding": "choice", "draws": "size",
+           "tune": "size", "chains": "size"}, accepts={"tune": {"zero"}}),
+        E("BayesianOutcomeModel.fit", _bayes_fit,
+          {"X": BANDIT.X[:60], "z": BANDIT.z[:60], "y": BANDIT.y[:60], "problem": BPROBLEM,
+           "a": BANDIT.a[:60]},
+          {"X": "array", "z": "labels", "y": "labels", "problem": "object", "a": "labels"},
+          accepts={"X": {"negative"}}),
+        E("BayesianOutcomeModel.belief", _bayes_belief,
+          {"n_scenarios": 3, "X": BANDIT.X[:5], "z": BANDIT.z[:5], "aggregate": "worst"},
+          {"n_scenarios": "size", "X": "array", "z": "labels", "aggregate": "choice"},
+          accepts={"X": {"negative"}}),
+        E("BayesianOutcomeModel.posterior_mean_world", _bayes_mean_world,
+          {"X": BANDIT.X[:5], "z": BANDIT.z[:5]}, {"X": "array", "z": "labels"},
           accepts={"X": {"negative"}}),
         E("Belief.from_refits", fd.Belief.from_refits,
           {"model": fd.models.IndividualOutcomeModel().fit(BANDIT.X, BANDIT.z, BANDIT.y,
