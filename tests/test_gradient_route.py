@@ -94,7 +94,8 @@ def test_marginal_jacobians_match_finite_differences_and_the_generic_pullback():
 @pytest.mark.parametrize("tradeoff", [Mixture(0.4), FairnessConstraint((0.05, 0.1)),
                                       UtilityConstraint(0.0, utility_min=0.5)], ids=repr)
 @pytest.mark.parametrize("aggregate", ["mean", "worst"])
-def test_program_gradients_match_finite_differences(tradeoff, aggregate):
+@pytest.mark.parametrize("mu", [None, 1e-2], ids=["epigraph", "smoothed"])
+def test_program_gradients_match_finite_differences(tradeoff, aggregate, mu):
     problem = fd.DecisionProblem.classification(2)
     base = _sample_world(80, seed=4)
     other = base.with_outcomes(base.p_y[::-1])
@@ -104,13 +105,16 @@ def test_program_gradients_match_finite_differences(tradeoff, aggregate):
         0)
     rng = np.random.RandomState(5)
     theta = rng.normal(size=session.template.parameters.size)
-    prog = _Program(session, tradeoff, [0, 1], theta)
+    prog = _Program(session, tradeoff, [0, 1], theta, mu)
+    assert (prog.n_x > theta.size + (aggregate == "worst")) == (mu is None)
     x = prog.x0 + rng.uniform(0.01, 0.1, prog.n_x)
     _, g = prog.objective(x)
     np.testing.assert_allclose(g, _fd_jacobian(lambda v: np.array(prog.objective(v)[0]), x),
                                rtol=1e-5, atol=1e-8)
     c, Jc = prog.constraints(x)
-    assert c.size > 0
+    if c.size == 0:  # the smoothed mean mixture: an unconstrained (L-BFGS) program
+        assert mu is not None and aggregate == "mean" and isinstance(tradeoff, Mixture)
+        return
     np.testing.assert_allclose(Jc, _fd_jacobian(lambda v: prog.constraints(v)[0], x),
                                rtol=1e-5, atol=1e-8)
 
@@ -243,7 +247,8 @@ def test_beliefs_mean_and_worst(aggregate):
         worlds.append(base.with_outcomes(np.c_[1 - p1, p1]))
     belief = fd.Belief(worlds, aggregate=aggregate)
     res = fd.optimize_policy(problem, belief, fd.Separation(), epsilon=0.04,
-                             policy=fd.LinearSoftmaxPolicy(include_z=True), random_state=0)
+                             policy=fd.LinearSoftmaxPolicy(include_z=True), random_state=0,
+                             n_restarts=2)
     per = res.verification.scenario_deviations["separation"]
     if aggregate == "worst":
         assert per.max() <= 0.04 + 1e-6
@@ -306,3 +311,61 @@ def test_evaluation_takes_a_softmax_policy_on_numeric_logs():
     assert est.low <= true_dev <= est.high
     with pytest.raises(fd.FairdecideError, match="problem must be a DecisionProblem"):
         estimate_deviation(data, policy, fd.Independence())
+
+
+def test_smoothing_upper_bounds_the_exact_deviation():
+    """The smoothed TV and max deviations bound the exact ones from above, within the
+    stated slack n mu and mu (1 + log n)."""
+    problem = fd.DecisionProblem.classification(2)
+    world = _sample_world(120, seed=14)
+    for crit in (fd.Separation(), fd.Separation(measure="max")):
+        session = ParametricSession(problem, fd.Belief.plug_in(world),
+                                    fd.LinearSoftmaxPolicy(), [crit], ["c"],
+                                    FairnessConstraint((0.1,)), 1e-6, 50, 1, 0)
+        theta = np.random.RandomState(15).normal(size=session.template.parameters.size)
+        exact = crit.deviation(session.policy_of(theta), world, problem)
+        for mu in (1e-1, 1e-3):
+            prog = _Program(session, session.tradeoff, [0], theta, mu)
+            value = prog._smooth(prog._at(theta), 0, 0)[0]
+            n = prog.slot[0, 0][2]
+            slack = n * mu if crit.measure == "tv" else mu * (1 + np.log(n))
+            assert exact <= value <= exact + slack + 1e-12
+
+
+def test_many_scenarios_are_smoothed_and_agree_with_the_epigraph_form(monkeypatch):
+    """Past EPIGRAPH_LIMIT epigraph variables the deviations are smoothed (an upper
+    bound, so the tolerance still holds exactly); the result is within 1% of epsilon's
+    worth of utility of the exact epigraph form, which is slower."""
+    import fairdecide.optimize.gradient as gradient
+
+    problem = fd.DecisionProblem.classification(2)
+    base = _sample_world(200, seed=16)
+    rng = np.random.RandomState(17)
+    worlds = [base.with_outcomes(np.c_[1 - p, p]) for p in
+              (np.clip(base.p_y[:, 1] + rng.normal(0, 0.1, 200), 0.01, 0.99)
+               for _ in range(12))]
+    belief = fd.Belief(worlds)
+    kw = dict(epsilon=0.05, policy=fd.LinearSoftmaxPolicy(include_z=True), random_state=0,
+              n_restarts=1)
+    smooth = fd.optimize_policy(problem, belief, fd.Separation(), **kw)
+    assert smooth.stats["smoothing"] is not None
+    assert smooth.deviations["separation"] <= 0.05
+    monkeypatch.setattr(gradient, "EPIGRAPH_LIMIT", 10**6)
+    exact = fd.optimize_policy(problem, belief, fd.Separation(), **kw)
+    assert exact.stats["smoothing"] is None
+    assert smooth.utility >= exact.utility - 0.002
+
+
+def test_the_mean_mixture_runs_lbfgs_on_the_smoothed_objective(monkeypatch):
+    import fairdecide.optimize.gradient as gradient
+
+    problem = fd.DecisionProblem.classification(2)
+    world = _sample_world(400, seed=18)
+    kw = dict(lam=0.5, policy=fd.LinearSoftmaxPolicy(include_z=True), random_state=0,
+              n_restarts=2)
+    smooth = fd.optimize_policy(problem, world, fd.Independence(), **kw)
+    assert smooth.solver == "L-BFGS" and smooth.stats["smoothing"] == 1e-6
+    monkeypatch.setattr(gradient, "_smoothing", lambda *args: [None])
+    exact = fd.optimize_policy(problem, world, fd.Independence(), **kw)
+    assert exact.solver == "SLSQP"
+    assert smooth.objective >= exact.objective - 1e-4

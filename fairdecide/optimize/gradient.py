@@ -52,8 +52,8 @@ class _Program:
     """The smooth program of one trade-off in x = (theta, epigraph variables)."""
 
     def __init__(self, session: ParametricSession, tradeoff: Tradeoff, crit_index: list[int],
-                 theta0: np.ndarray) -> None:
-        self.s, self.tr, self.ci = session, tradeoff, crit_index
+                 theta0: np.ndarray, mu: float | None = None) -> None:
+        self.s, self.tr, self.ci, self.mu = session, tradeoff, crit_index, mu
         self.K = session.belief.n_scenarios
         self.b = session.belief.weights
         self.worst = session.belief.aggregate == "worst"
@@ -65,8 +65,9 @@ class _Program:
         for c in crit_index:
             for k in range(self.K):
                 terms = at["terms"][c][k]
-                size = {"abs-sum": terms.values.size, "abs-max": 1, "sum": 0}[terms.combine]
-                self.slot[c, k] = (terms.combine, slice(pos, pos + size), terms.values.size)
+                how = terms.combine if mu is None else SMOOTHED.get(terms.combine, "sum")
+                size = {"abs-sum": terms.values.size, "abs-max": 1}.get(how, 0)
+                self.slot[c, k] = (how, slice(pos, pos + size), terms.values.size)
                 pos += size
         self.sigma = pos if self.worst else None
         self.n_x = pos + (self.sigma is not None)
@@ -114,9 +115,9 @@ class _Program:
         gM = np.broadcast_to(wu * self.s.utility, M.shape).copy()
         for c in self.ci:
             for k in range(self.K):
-                terms = at["terms"][c][k]
-                V[k] += wf * terms.values.sum()
-                gM[k] += wf * terms.jacobian.sum(axis=0).reshape(M.shape[1:])
+                value, g = self._smooth(at, c, k)
+                V[k] += wf * value
+                gM[k] += wf * g.reshape(M.shape[1:])
         sign = -1.0 if self._maximises else 1.0
         pen, dpen = self.s.model.evaluator.penalty(theta)
         grad = sign * self.s.model.vjp(theta, self.b[:, None, None, None] * gM) + dpen
@@ -124,17 +125,37 @@ class _Program:
 
     def _fhat(self, x: np.ndarray, c: int, k: int) -> tuple[float, np.ndarray]:
         """The bound on criterion c's deviation in scenario k, and its gradient in x."""
-        how, sl, n_terms = self.slot[c, k]
+        how, sl, _ = self.slot[c, k]
         g = np.zeros(self.n_x)
-        if how == "sum":
+        if how not in ("abs-sum", "abs-max"):
             at = self._at(x[:self.n_theta])
-            terms = at["terms"][c][k]
-            if terms.values.size != n_terms:
-                raise _ActiveSetChanged
-            g[:self.n_theta] = terms.jacobian.sum(axis=0) @ at["J"][k]
-            return float(terms.values.sum()), g
+            value, gM = self._smooth(at, c, k)
+            g[:self.n_theta] = gM @ at["J"][k]
+            return value, g
         g[sl] = 1.0
         return float(x[sl].sum()), g
+
+    def _smooth(self, at: dict[str, Any], c: int, k: int) -> tuple[float, np.ndarray]:
+        """A deviation written without epigraph variables and its gradient in M: the sum
+        of smooth terms (KL), or, with smoothing mu, sum_i sqrt(r_i^2 + mu^2) (>= the TV
+        deviation, by at most n mu) or mu log sum_i exp(sqrt(r_i^2 + mu^2) / mu) (>= the
+        max deviation, by at most mu (1 + log n))."""
+        how, _, n_terms = self.slot[c, k]
+        terms = at["terms"][c][k]
+        if terms.values.size != n_terms:
+            raise _ActiveSetChanged
+        r, jac = terms.values, terms.jacobian
+        if how == "sum":
+            return float(r.sum()), jac.sum(axis=0)
+        if r.size == 0:
+            return 0.0, np.zeros(jac.shape[1])
+        root = np.sqrt(r ** 2 + self.mu ** 2)
+        if how == "smooth-sum":
+            return float(root.sum()), (r / root) @ jac
+        top = root.max()
+        e = np.exp((root - top) / self.mu)
+        value = top + self.mu * np.log(e.sum())
+        return float(value), (e / e.sum() * r / root) @ jac
 
     @property
     def _maximises(self) -> bool:
@@ -178,7 +199,7 @@ class _Program:
         rows, jac = [], []
         at = self._at(x[:self.n_theta])
         for (c, k), (how, sl, n_terms) in self.slot.items():
-            if how == "sum":
+            if how not in ("abs-sum", "abs-max"):
                 continue
             terms = at["terms"][c][k]
             if terms.values.size != n_terms:
@@ -254,14 +275,53 @@ class _ActiveSetChanged(Exception):
     vanished); the start is abandoned."""
 
 
+#: Above this many epigraph variables (scenarios x terms), deviations are smoothed
+#: instead: SLSQP's dense subproblems grow with the cube of the variables.
+EPIGRAPH_LIMIT = 64
+SMOOTHED = {"abs-sum": "smooth-sum", "abs-max": "smooth-max"}
+
+
+def _smoothing(session: ParametricSession, tradeoff: Tradeoff, crit_index: list[int],
+               theta0: np.ndarray) -> list[float | None]:
+    """The smoothing stages of one search (None: exact epigraph form).
+
+    The mixture under the mean is smoothed, so L-BFGS runs (with continuation mu = 1e-2,
+    1e-4, 1e-6, each stage warm-starting the next). Other trade-offs keep the exact
+    epigraph form unless it needs more than EPIGRAPH_LIMIT variables; they are then
+    smoothed once, conservatively (the smoothed deviation is an upper bound), with mu a
+    hundredth of the smallest tolerance per term, so a bound met when smoothed holds
+    exactly, at most 1% tighter than asked. A zero tolerance is never smoothed."""
+    M = session.model.marginals(theta0)[0]
+    terms = [session.criteria[c].gradient_terms(M, session.problem) for c in crit_index]
+    if all(t.combine == "sum" for t in terms):
+        return [None]
+    if isinstance(tradeoff, Mixture) and session.belief.aggregate == "mean":
+        return [1e-2, 1e-4, 1e-6]
+    sizes = [t.values.size for t in terms]
+    if session.belief.n_scenarios * sum(sizes) <= EPIGRAPH_LIMIT:
+        return [None]
+    if isinstance(tradeoff, FairnessConstraint):
+        eps = [tradeoff.epsilon[c] for c in crit_index if np.isfinite(tradeoff.epsilon[c])]
+        if eps and min(eps) == 0:
+            return [None]
+        scale = min(eps) if eps else 1.0
+        return [0.01 * scale / (1 + np.log(max(sizes)) + max(sizes))]
+    return [1e-5]
+
+
 def _run(session: ParametricSession, tradeoff: Tradeoff, crit_index: list[int],
          theta0: np.ndarray) -> tuple[np.ndarray, bool, int]:
     t0 = time.perf_counter()
+    ok, nit, method, theta = False, 0, session.solver_name, theta0
     try:
-        prog = _Program(session, tradeoff, crit_index, theta0)
-        theta, ok, nit, method = prog.solve(session.max_iter)
+        stages = _smoothing(session, tradeoff, crit_index, theta0)
+        session.stats["smoothing"] = stages[-1]
+        for mu in stages:
+            prog = _Program(session, tradeoff, crit_index, theta, mu)
+            theta, ok, it, method = prog.solve(session.max_iter)
+            nit += it
     except _ActiveSetChanged:
-        theta, ok, nit, method = theta0, False, 0, session.solver_name
+        theta, ok = theta0, False
     session.stats["solve_seconds"] += time.perf_counter() - t0
     session.stats["iterations"] += nit
     session.solver_name = method
