@@ -32,7 +32,8 @@ def run_example(name: str, tmp_path: Path, data_dir: Path | None = None) -> str:
 
 def test_every_example_is_tested():
     tested = {"bail_tradeoffs.py", "bayesian_fairness_compas.py", "compas_fair_policy.py",
-              "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py"}
+              "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py",
+              "bail_from_compas_pymc.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
@@ -104,3 +105,34 @@ def test_fair_softmax_adult(data_dir, tmp_path):
             assert float(dp) < 0.02
         else:
             assert float(eo) < 0.04
+
+
+def test_bail_from_compas_pymc_without_data(tmp_path):
+    """Without the data the pymc example says what it needs and exits cleanly."""
+    out = run_example("bail_from_compas_pymc.py", tmp_path)
+    assert "needs the COMPAS data" in out and "FAIRDECIDE_DATA" in out
+
+
+@pytest.mark.slow
+def test_bail_from_compas_pymc(data_dir, tmp_path):
+    """The pymc example: the sampler converged, every bound holds in its belief, tighter
+    bounds cost utility, the worst case is below the mean, and each result verified."""
+    pytest.importorskip("pymc", reason="the example samples with pymc (the bayes extra)")
+    out = run_example("bail_from_compas_pymc.py", tmp_path, data_dir)
+    m = re.search(r"max r-hat (\d\.\d+), min ESS (\d+), (\d+) divergences", out)
+    assert m, out
+    assert float(m.group(1)) <= 1.01 and int(m.group(2)) >= 200 and m.group(3) == "0"
+    rows = re.findall(r"\n\s*(mean|worst)\s+(-|separation <= [\d.]+)\s+([-\d.]+)\s+"
+                      r"([\d.]+)\s+[-\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+", out)
+    assert len(rows) == 6, out
+    value = {}
+    for belief, bound, u, f in rows:
+        eps = None if bound == "-" else float(bound.split("<=")[1])
+        value[belief, eps] = float(u)
+        if eps is not None:
+            assert float(f) <= eps + 1e-4
+    for belief in ("mean", "worst"):
+        assert value[belief, None] > value[belief, 0.1] > value[belief, 0.05]
+    for eps in (None, 0.1, 0.05):
+        assert value["worst", eps] < value["mean", eps]
+    assert out.count("verification  : passed") == 6
