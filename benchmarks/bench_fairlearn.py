@@ -431,9 +431,10 @@ def git_state() -> str:
                               text=True, check=False).stdout.strip()
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--", "fairdecide")
+    dirty = [line.split()[-1] for line in git("status", "--porcelain", "--", "fairdecide")
+             .splitlines()]
     return f"fairdecide at {head}" + (
-        " with uncommitted changes under fairdecide/" if dirty else "")
+        f", uncommitted: {', '.join(dirty)}" if dirty else "")
 
 
 def nproc() -> str:
@@ -456,6 +457,7 @@ def main() -> None:
     if os.environ.get("FAIRDECIDE_DATA"):
         command = f"FAIRDECIDE_DATA={os.environ['FAIRDECIDE_DATA']} {command}"
     started = datetime.datetime.now().astimezone()
+    load_before = os.getloadavg()[0]
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
@@ -464,6 +466,7 @@ def main() -> None:
             make_split("COMPAS", *compas_frame(), None),
         ]
         rows = run(splits, args.quick)
+    load_after = os.getloadavg()[0]
 
     data_lines = [f"  {s.name}: {s.n_rows:,} rows ({len(s.y_train):,} train / "
                   f"{len(s.y_test):,} test), {s.X_train.shape[1]} encoded features, "
@@ -474,7 +477,8 @@ def main() -> None:
         "",
         f"command: {command}",
         f"date:    {started:%Y-%m-%d %H:%M %Z}",
-        f"machine: nproc = {nproc()}, {platform.machine()}, {platform.system()}",
+        f"machine: nproc = {nproc()}, {platform.machine()}, {platform.system()}; "
+        f"1-min load average {load_before:.1f} at start, {load_after:.1f} at end",
         f"versions: {versions()}",
         f"          {git_state()}",
         "",
@@ -483,7 +487,9 @@ def main() -> None:
         "",
         *table(rows),
         "",
-        "fit s: wall clock, including the base LR when the method uses one.",
+        "fit s: wall clock of one fit, including the base LR when the method uses one "
+        "(single run:",
+        "  on a loaded machine, expect run-to-run differences of up to 2-5x).",
         "acc, DP, EO: expected accuracy, demographic-parity difference and equalized-odds",
         "difference (fairlearn's definitions) over each method's probability of the "
         "positive decision.",
