@@ -135,6 +135,12 @@ class BayesianOutcomeModel:
             Logged action labels; needed in interventions, each action at least twice.
         random_state : None, int or numpy RandomState
             Seeds NUTS.
+
+        Returns
+        -------
+        self : BayesianOutcomeModel
+            With the draws and diagnostics of the Attributes section; warns when they
+            show the sample is unreliable.
         """
         X, z_codes, labels, y_codes, a_codes = check_training_rows(X, z, y, problem, a)
         if np.unique(y_codes).size < 2:
@@ -241,6 +247,11 @@ class BayesianOutcomeModel:
             value, or its worst case over the scenarios.
         random_state : None, int or numpy RandomState
             Which draws are picked.
+
+        Returns
+        -------
+        Belief
+            ``n_scenarios`` equally weighted SampleWorlds, labelled "Bayes (n draws)".
         """
         base = self._base_world(X, z)
         n_draws = len(self.coef_draws_)
@@ -252,8 +263,15 @@ class BayesianOutcomeModel:
         return Belief(worlds, aggregate=aggregate, label=f"Bayes ({n_scenarios} draws)")
 
     def posterior_mean_world(self, X: Any = None, z: Any = None) -> SampleWorld:
-        """The plug-in world of the posterior mean of P(y | a, x) over all draws, for the
-        training individuals or new ones (``X``, ``z``)."""
+        """The plug-in world of the posterior mean of P(y | a, x) over all S draws, for
+        the training individuals or new ones (``X``, ``z``)::
+
+            p_y(i) = (1 / S) sum_s softmax(phi(x_i) B_a^(s))
+
+        Returns
+        -------
+        SampleWorld
+        """
         base = self._base_world(X, z)
         n_draws = len(self.coef_draws_)
         # average in chunks of draws: S x n x A x K at once can be large
