@@ -89,6 +89,9 @@ def test_marginal_jacobians_match_finite_differences_and_the_generic_pullback():
                                rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(generic.proba(theta),
                                member.evaluator(worlds[0].units()).proba(theta))
+    # The softmax family's structured Jacobians equal the protocol's default (pullback).
+    np.testing.assert_allclose(generic.marginal_jacobians(theta, model.Q, model.onehot), J,
+                               rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("tradeoff", [Mixture(0.4), FairnessConstraint((0.05, 0.1)),

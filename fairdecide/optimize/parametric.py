@@ -51,15 +51,7 @@ class MarginalModel:
     def jacobians(self, theta: np.ndarray) -> np.ndarray:
         """dM_k / dtheta, shape (K, n_z * n_a * n_y, n_parameters): the pullback of
         G[u, a, (z', a', y)] = 1[z_u = z'] 1[a = a'] w_u P_k(y | a, u)."""
-        n_z, n_a, n_y = self.shape
-        n = self.onehot.shape[0]
-        out = []
-        for Qk in self.Q:
-            G = np.zeros((n, n_a, n_z, n_a, n_y))
-            for a in range(n_a):
-                G[:, a, :, a, :] = self.onehot[:, :, None] * Qk[:, None, a, :]
-            out.append(self.evaluator.pullback(theta, G.reshape(n, n_a, -1)))
-        return np.stack(out)
+        return self.evaluator.marginal_jacobians(theta, self.Q, self.onehot)
 
     def vjp(self, theta: np.ndarray, gM: np.ndarray) -> np.ndarray:
         """sum_k <gM_k, dM_k / dtheta> for gM of shape (K, n_z, n_a, n_y): one pullback

@@ -93,6 +93,21 @@ class ParametricEvaluator(abc.ABC):
         """A penalty the search adds to its objective, and its gradient (none here)."""
         return 0.0, np.zeros_like(theta)
 
+    def marginal_jacobians(self, theta: np.ndarray, Q: np.ndarray, onehot: np.ndarray
+                           ) -> np.ndarray:
+        """d M_k / d theta for the group marginals M_k[z, a, y] = sum_u onehot[u, z]
+        pi(a | u) Q[k, u, a, y]: shape (K, n_z * n_a * n_y, n_parameters). By default
+        the pullback of G[u, a, (z', a', y)] = 1[z_u = z'] 1[a = a'] Q[k, u, a, y]."""
+        _, n, n_a, n_y = Q.shape
+        n_z = onehot.shape[1]
+        out = []
+        for Qk in Q:
+            G = np.zeros((n, n_a, n_z, n_a, n_y))
+            for a in range(n_a):
+                G[:, a, :, a, :] = onehot[:, :, None] * Qk[:, None, a, :]
+            out.append(self.pullback(theta, G.reshape(n, n_a, -1)))
+        return np.stack(out)
+
 
 class _JacobianEvaluator(ParametricEvaluator):
     def __init__(self, policy: ParametricPolicy, units: Units) -> None:

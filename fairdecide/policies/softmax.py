@@ -260,6 +260,25 @@ class SoftmaxEvaluator(ParametricEvaluator):
         out = (self.phi.T @ s.reshape(n, n_a * n_o)).reshape(-1, n_a, n_o)
         return out.transpose(2, 1, 0).reshape(n_o, -1)
 
+    def marginal_jacobians(self, theta: np.ndarray, Q: np.ndarray, onehot: np.ndarray
+                           ) -> np.ndarray:
+        """d M[z, a, y] / d W[b] = sum_{u in z} Q[u, a, y] pi_a (1[a = b] - pi_b) phi(u):
+        one product phi_z' C_z per group with C[u, (a, y, b)] of width n_a^2 n_y, instead
+        of the generic pullback's 2 n_z n_a^2 n_y columns."""
+        p = self.proba(theta)
+        K, n, n_a, n_y = Q.shape
+        n_z = onehot.shape[1]
+        d = np.eye(n_a)[None] - p[:, None, :]  # (u, a, b): 1[a = b] - pi_b
+        pd = p[:, :, None] * d
+        out = np.empty((K, n_z, n_a, n_y, n_a, self.phi.shape[1]))
+        for k in range(K):
+            C = (Q[k][:, :, :, None] * pd[:, :, None, :]).reshape(n, -1)
+            for z in range(n_z):
+                rows = onehot[:, z] > 0
+                out[k, z] = (self.phi[rows].T @ C[rows]).T.reshape(
+                    n_a, n_y, n_a, -1)
+        return out.reshape(K, n_z * n_a * n_y, -1)
+
     def penalty(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         g = self.l2 * self.mask * theta
         return float(0.5 * g @ theta), g
