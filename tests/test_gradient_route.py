@@ -241,11 +241,11 @@ def test_mixture_slack_and_utility_trade_offs():
 @pytest.mark.parametrize("aggregate", ["mean", "worst"])
 def test_beliefs_mean_and_worst(aggregate):
     problem = fd.DecisionProblem.classification(2)
-    base = _sample_world(300, seed=10)
+    base = _sample_world(150, seed=10)
     rng = np.random.RandomState(11)
     worlds = []
     for _ in range(3):
-        p1 = np.clip(base.p_y[:, 1] + rng.normal(0, 0.1, 300), 0.01,
+        p1 = np.clip(base.p_y[:, 1] + rng.normal(0, 0.1, 150), 0.01,
                      0.99)
         worlds.append(base.with_outcomes(np.c_[1 - p1, p1]))
     belief = fd.Belief(worlds, aggregate=aggregate)
