@@ -17,12 +17,11 @@ t_i >= -r_i), so every function it sees is smooth and nothing is approximated.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from fairdecide.criteria.conditional import ConditionalIndependence
     from fairdecide.problem import DecisionProblem
 
 __all__ = ["MarginalTerms", "conditional_terms"]
@@ -57,9 +56,10 @@ class MarginalTerms:
         return float(r.sum())
 
 
-def conditional_terms(crit: ConditionalIndependence, M: np.ndarray,
-                      problem: DecisionProblem) -> MarginalTerms:
-    """Terms of a conditional-independence deviation at the group marginal ``M``.
+def conditional_terms(crit: Any, M: np.ndarray, problem: DecisionProblem) -> MarginalTerms:
+    """Terms of a conditional-independence deviation at the group marginal ``M``
+    (``crit`` is a :class:`~fairdecide.criteria.ConditionalIndependence`; this module
+    does not import it, which imports this one).
 
     With N[z, c, t] the joint of group, conditioning value and target, D = sum_t N,
     p_g = N / D, p_p = sum_z N / sum_{z, t} N and weight w (1, or D / sum_z D):

@@ -92,14 +92,6 @@ class ParametricSession:
         return scenario_values(self.policy_of(theta), self.belief.worlds, self.problem,
                                self.criteria)
 
-    def with_utility_floor(self) -> None:
-        """Set U* (the best utility the search finds in the family) if the trade-off
-        needs it."""
-        if self.tradeoff.needs_utility_optimum:
-            from fairdecide.optimize.gradient import best_utility
-
-            self.tradeoff = self.tradeoff.with_utility_optimum(best_utility(self))
-
 
 def check_parametric_settings(group_blind: bool, solver: Any, chance_delta: Any,
                               family: ParametricPolicy) -> None:
