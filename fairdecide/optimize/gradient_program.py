@@ -87,9 +87,7 @@ class _Program:
         only smooth "sum" terms), with its gradient by one vector-Jacobian product."""
         at = self._at(theta, jacobians=False)
         M = at["M"]
-        lam = self.tr.lam if isinstance(self.tr, Mixture) else None
-        wu = 0.0 if not self._maximises else (1.0 if lam is None else 1.0 - lam)
-        wf = -lam if lam is not None else (0.0 if self._maximises else 1.0)
+        wu, wf, sign = self._weights
         V = wu * at["U"]
         gM = np.broadcast_to(wu * self.s.utility, M.shape).copy()
         for c in self.ci:
@@ -97,7 +95,6 @@ class _Program:
                 value, g = self._smooth(at, c, k)
                 V[k] += wf * value
                 gM[k] += wf * g.reshape(M.shape[1:])
-        sign = -1.0 if self._maximises else 1.0
         pen, dpen = self.s.model.evaluator.penalty(theta)
         grad = sign * self.s.model.vjp(theta, self.b[:, None, None, None] * gM) + dpen
         return float(sign * self.b @ V) + pen, grad
@@ -140,24 +137,29 @@ class _Program:
     def _maximises(self) -> bool:
         return not isinstance(self.tr, UtilityConstraint)
 
+    @property
+    def _weights(self) -> tuple[float, float, float]:
+        """V_k = wu U_k + wf sum_c F_ck, and the sign that makes the aggregate of V a
+        value to minimise: the mixture (1 - lam) U - lam F, U alone (epsilon, utility),
+        or the total deviation F (slack, minimised)."""
+        if isinstance(self.tr, Mixture):
+            return 1.0 - self.tr.lam, -self.tr.lam, -1.0
+        return (1.0, 0.0, -1.0) if self._maximises else (0.0, 1.0, 1.0)
+
     def _values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-scenario values V_k the trade-off aggregates (to maximise for utility
         trade-offs, the total deviation to minimise for the slack one) and gradients."""
         at = self._at(x[:self.n_theta])
-        V = np.zeros(self.K)
+        wu, wf, _ = self._weights
+        V = wu * at["U"]
         G = np.zeros((self.K, self.n_x))
-        lam = self.tr.lam if isinstance(self.tr, Mixture) else None
-        for k in range(self.K):
-            if self._maximises:
-                wu = 1.0 if lam is None else 1.0 - lam
-                V[k] = wu * at["U"][k]
-                G[k, :self.n_theta] = wu * at["dU"][k]
-            if lam is not None or not self._maximises:
-                sign = -lam if lam is not None else 1.0
+        G[:, :self.n_theta] = wu * at["dU"]
+        if wf:
+            for k in range(self.K):
                 for c in self.ci:
                     f, g = self._fhat(x, c, k)
-                    V[k] += sign * f
-                    G[k] += sign * g
+                    V[k] += wf * f
+                    G[k] += wf * g
         return V, G
 
     # ------------------------------------------------------------- program
@@ -165,12 +167,11 @@ class _Program:
         pen, dpen = self.s.model.evaluator.penalty(x[:self.n_theta])
         g = np.zeros(self.n_x)
         g[:self.n_theta] = dpen
+        sign = self._weights[2]
         if self.sigma is not None:
-            sign = -1.0 if self._maximises else 1.0
             g[self.sigma] += sign
             return sign * x[self.sigma] + pen, g
         V, G = self._values(x)
-        sign = -1.0 if self._maximises else 1.0
         return float(sign * self.b @ V) + pen, g + sign * self.b @ G
 
     def constraints(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
