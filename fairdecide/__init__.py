@@ -41,6 +41,14 @@ from fairdecide.values import scenario_values
 from fairdecide.world import TabularWorld, World
 
 if TYPE_CHECKING:
+    from fairdecide.estimators import (
+        EXPECTED_FAILED_CHECKS,
+        FairDecisionPolicy,
+        FairPolicyClassifier,
+        best_utility_within,
+        make_fairness_scorer,
+        make_utility_scorer,
+    )
     from fairdecide.evaluation.belief import BeliefEvaluation, evaluate_under_belief
     from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
     from fairdecide.optimize.api import optimize_policy
@@ -56,6 +64,12 @@ _LAZY = {
     "BeliefEvaluation": "fairdecide.evaluation.belief",
     "evaluate_under_belief": "fairdecide.evaluation.belief",
     "BootstrapPosterior": "fairdecide.models.dirichlet",
+    "EXPECTED_FAILED_CHECKS": "fairdecide.estimators",
+    "FairDecisionPolicy": "fairdecide.estimators",
+    "FairPolicyClassifier": "fairdecide.estimators",
+    "best_utility_within": "fairdecide.estimators",
+    "make_fairness_scorer": "fairdecide.estimators",
+    "make_utility_scorer": "fairdecide.estimators",
     "DirichletPosterior": "fairdecide.models.dirichlet",
 }
 
@@ -73,6 +87,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "EXPECTED_FAILED_CHECKS",
     "BanditData",
     "Belief",
     "BeliefEvaluation",
@@ -83,6 +98,8 @@ __all__ = [
     "DecisionProblem",
     "DecisionTable",
     "DirichletPosterior",
+    "FairDecisionPolicy",
+    "FairPolicyClassifier",
     "FairdecideError",
     "Independence",
     "InfeasibleToleranceError",
@@ -99,9 +116,12 @@ __all__ = [
     "Units",
     "VerificationError",
     "World",
+    "best_utility_within",
     "decision_table",
     "evaluate_under_belief",
     "expected_utility",
+    "make_fairness_scorer",
+    "make_utility_scorer",
     "optimize_policy",
     "pareto_frontier",
     "scenario_values",

@@ -77,14 +77,16 @@ class IndividualOutcomeModel:
         self.n_folds = None if n_folds is None else as_int(n_folds, "n_folds", minimum=2)
 
     def fit(self, X: Any, z: Any, y: Any, problem: DecisionProblem, a: Any = None,
-            random_state: Any = None) -> IndividualOutcomeModel:
+            random_state: Any = None, sample_weight: Any = None) -> IndividualOutcomeModel:
         """Take the training individuals: features ``X``, groups ``z``, outcome labels
         ``y`` and, in interventions, the logged action labels ``a`` (checked against
         ``problem``); returns self. The classifiers are fitted by :meth:`world` and
-        :meth:`bootstrap_worlds`, in-sample or cross-fitted as configured."""
+        :meth:`bootstrap_worlds`, in-sample or cross-fitted as configured, with
+        ``sample_weight`` (non-negative, one per row) passed to their ``fit``."""
         X, z_codes, labels, y_codes, a_codes = check_training_rows(X, z, y, problem, a)
         self.problem_, self.X_, self.z_, self.group_labels_ = problem, X, z_codes, labels
         self.y_, self.a_ = y_codes, a_codes
+        self.w_ = None if sample_weight is None else check_sample_weight(sample_weight, len(X))
         self.rng_ = check_random_state(random_state)
         return self
 
@@ -95,7 +97,7 @@ class IndividualOutcomeModel:
         return np.hstack([X, onehot])
 
     def _proba(self, X: np.ndarray, y: np.ndarray, a: np.ndarray | None,
-               X_new: np.ndarray, honest: bool) -> np.ndarray:
+               X_new: np.ndarray, honest: bool, w: np.ndarray | None = None) -> np.ndarray:
         """P(y | a, x) of X_new, shape (n_new, n_a, n_y) or (n_new, n_y); cross-fitted
         on the training rows when ``honest``."""
         problem, n_y = self.problem_, self.problem_.n_outcomes
@@ -106,8 +108,10 @@ class IndividualOutcomeModel:
                    rows: np.ndarray | None = None) -> np.ndarray:
             if folds is None:
                 keep = slice(None) if rows is None else rows
-                return fit_predict(model, Xf[keep], target[keep], Xp, n_y)
-            return cross_fit_proba(model, Xf, target, n_y, folds, self.rng_, fit_rows=rows)
+                return fit_predict(model, Xf[keep], target[keep], Xp, n_y,
+                                   None if w is None else w[keep])
+            return cross_fit_proba(model, Xf, target, n_y, folds, self.rng_, fit_rows=rows,
+                                   sample_weight=w)
 
         if a is None:
             return fitted(X, y, X_new)
@@ -117,7 +121,7 @@ class IndividualOutcomeModel:
             return np.stack([fitted(X, y, X_new, a == k) for k in range(n_a)], axis=1)
         # one model of (x, one-hot a), fitted once (per fold) and asked under every action
         under = [self._design(X_new, k) for k in range(n_a)]
-        return _feature_proba(model, self._design(X, a), y, under, n_y, folds, self.rng_)
+        return _feature_proba(model, self._design(X, a), y, under, n_y, folds, self.rng_, w)
 
     def world(self, X: Any = None, z: Any = None, weights: Any = None) -> SampleWorld:
         """The fitted world of the training individuals (cross-fitted if ``n_folds``), or
@@ -125,14 +129,14 @@ class IndividualOutcomeModel:
         if not hasattr(self, "X_"):
             raise FairdecideError("call fit(X, z, y, problem, a) first")
         if X is None:
-            p_y = self._proba(self.X_, self.y_, self.a_, self.X_, honest=True)
+            p_y = self._proba(self.X_, self.y_, self.a_, self.X_, honest=True, w=self.w_)
             return SampleWorld(self.X_, [self.group_labels_[c] for c in self.z_], p_y,
                                weights, group_labels=self.group_labels_)
         X = as_float_array(X, "X", ndim=(1, 2))
         X = X[:, None] if X.ndim == 1 else X
         if z is None:
             raise FairdecideError("z (the groups of the new individuals) is needed with X")
-        p_y = self._proba(self.X_, self.y_, self.a_, X, honest=False)
+        p_y = self._proba(self.X_, self.y_, self.a_, X, honest=False, w=self.w_)
         return SampleWorld(X, z, p_y, weights, group_labels=self.group_labels_)
 
     def bootstrap_worlds(self, n_samples: int = 32, random_state: Any = None
@@ -150,7 +154,8 @@ class IndividualOutcomeModel:
         for _ in range(n_samples):
             idx = rng.randint(0, n, size=n)
             a = None if self.a_ is None else self.a_[idx]
-            p_y = self._proba(self.X_[idx], self.y_[idx], a, self.X_, honest=False)
+            w = None if self.w_ is None else self.w_[idx]
+            p_y = self._proba(self.X_[idx], self.y_[idx], a, self.X_, honest=False, w=w)
             worlds.append(base.with_outcomes(p_y))
         return worlds
 
@@ -184,6 +189,17 @@ def check_training_rows(X: Any, z: Any, y: Any, problem: DecisionProblem, a: Any
     return X, z_codes, labels, y_codes, a_codes
 
 
+def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray:
+    """``sample_weight`` as n finite non-negative floats, not all zero."""
+    w = as_float_array(sample_weight, "sample_weight", ndim=1)
+    if w.shape != (n,):
+        raise FairdecideError(
+            f"sample_weight must hold one weight per row ({n}), got shape {w.shape}")
+    if np.any(w < 0) or w.sum() <= 0:
+        raise FairdecideError("sample_weight must be non-negative and not all zero")
+    return w.copy()
+
+
 def check_action_counts(a: np.ndarray, problem: DecisionProblem, minimum: int = 2) -> None:
     """Raise unless every action of ``problem`` was logged at least ``minimum`` times in
     the action codes ``a`` (the outcomes under a rarer one cannot be modelled)."""
@@ -197,14 +213,16 @@ def check_action_counts(a: np.ndarray, problem: DecisionProblem, minimum: int = 
 
 
 def _feature_proba(model: Any, design: np.ndarray, y: np.ndarray, under: list[np.ndarray],
-                   n_y: int, folds: int | None, rng: np.random.RandomState) -> np.ndarray:
+                   n_y: int, folds: int | None, rng: np.random.RandomState,
+                   w: np.ndarray | None = None) -> np.ndarray:
     """P(y | x, a=k) of the rows of ``under[k]``, shape (n, n_a, n_y), from one model on
     ``design``: fitted once, or once per fold with each row predicted out of fold."""
     n, n_a = len(under[0]), len(under)
 
     def predict(train: np.ndarray | slice, rows: np.ndarray | slice) -> np.ndarray:
         stacked = np.vstack([u[rows] for u in under])
-        p = fit_predict(model, design[train], y[train], stacked, n_y)
+        p = fit_predict(model, design[train], y[train], stacked, n_y,
+                        None if w is None else w[train])
         return p.reshape(n_a, -1, n_y).transpose(1, 0, 2)
 
     if folds is None:

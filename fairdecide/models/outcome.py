@@ -112,15 +112,18 @@ def fit_predict(model: Any, X: np.ndarray, y: np.ndarray, X_new: np.ndarray,
 
 def cross_fit_proba(model: Any, X: np.ndarray, target: np.ndarray, n_classes: int,
                      n_folds: int, rng: np.random.RandomState,
-                     fit_rows: np.ndarray | None = None) -> np.ndarray:
+                     fit_rows: np.ndarray | None = None,
+                     sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Out-of-fold class probabilities (n, n_classes) of ``model`` fitted on X -> target,
-    for every row; only the training rows in ``fit_rows`` (a mask) are fitted on."""
+    for every row; only the training rows in ``fit_rows`` (a mask) are fitted on, with
+    their ``sample_weight`` if given."""
     out = np.zeros((len(target), n_classes))
     folds = KFold(n_folds, shuffle=True, random_state=rng.randint(2**31 - 1))
     for train, test in folds.split(X):
         if fit_rows is not None:
             train = train[fit_rows[train]]
-        out[test] = fit_predict(model, X[train], target[train], X[test], n_classes)
+        out[test] = fit_predict(model, X[train], target[train], X[test], n_classes,
+                                None if sample_weight is None else sample_weight[train])
     return out
 
 

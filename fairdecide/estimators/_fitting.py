@@ -1,0 +1,192 @@
+"""The part both estimators share: parameters to criteria and trade-off, the world (or
+belief) from the training rows, the optimisation, and the fitted policy's rows for new
+individuals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.preprocessing import StandardScaler
+
+from fairdecide._validation import as_int, as_real, check_random_state
+from fairdecide.beliefs import Belief
+from fairdecide.criteria import Criterion, Independence, Separation, Sufficiency
+from fairdecide.data import LoggedData
+from fairdecide.estimators._inputs import Cells
+from fairdecide.exceptions import FairdecideError
+from fairdecide.problem import DecisionProblem
+from fairdecide.world import World
+
+__all__ = ["DEFAULT_EPSILON", "Fitted", "fit_policy", "make_criteria", "tradeoff"]
+
+DEFAULT_EPSILON = 0.05
+FAMILIES = ("softmax", "tabular")
+THETAS = ("mle", "bayes", "maximin")
+_NAMED = {"independence": Independence, "separation": Separation,
+          "sufficiency": Sufficiency}
+
+
+def make_criteria(criteria: Any) -> list[Criterion]:
+    """``criteria`` as a list of Criterion objects: a name ("independence",
+    "separation", "sufficiency"), a Criterion, a sequence of those, or None (none)."""
+    if criteria is None:
+        return []
+    items = [criteria] if isinstance(criteria, str | Criterion) else criteria
+    if not isinstance(items, Sequence):
+        raise FairdecideError(
+            f"criteria must be a name {sorted(_NAMED)}, a Criterion or a list of them, got "
+            f"{type(criteria).__name__}")
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            if item not in _NAMED:
+                raise FairdecideError(
+                    f"criteria: unknown criterion {item!r}; use one of {sorted(_NAMED)} or a "
+                    "Criterion object")
+            out.append(_NAMED[item]())
+        elif isinstance(item, Criterion):
+            out.append(item)
+        else:
+            raise FairdecideError(
+                f"criteria: {item!r} is neither a criterion name nor a Criterion")
+    return out
+
+
+def tradeoff(estimator: Any, criteria: list[Criterion]) -> dict[str, Any]:
+    """The one trade-off set among lam, epsilon and utility_slack (epsilon =
+    DEFAULT_EPSILON when none is; none at all without criteria)."""
+    given = {k: getattr(estimator, k) for k in ("lam", "epsilon", "utility_slack")
+             if getattr(estimator, k) is not None}
+    if len(given) > 1:
+        raise FairdecideError(
+            f"set one of lam, epsilon and utility_slack, got {sorted(given)}; set the "
+            "others to None")
+    if given or not criteria:
+        return given
+    return {"epsilon": DEFAULT_EPSILON}
+
+
+@dataclass
+class Fitted:
+    """A fitted policy and how to apply it to new rows."""
+
+    result: Any
+    family: str
+    scaler: StandardScaler | None = None
+    cells: Cells | None = None
+    seen: np.ndarray | None = None       # (n_cells, n_groups): cell met in that group
+    fallback: np.ndarray | None = None   # (n_groups, n_actions): P(a | z) of the policy
+
+    @property
+    def n_iter(self) -> int:
+        """Solver iterations reported in the result's statistics (at least 1)."""
+        stats = self.result.stats
+        return max(1, int(stats.get("iterations") or stats.get("solver_iterations") or 0))
+
+    @property
+    def reads_group(self) -> bool:
+        policy = self.result.policy
+        if self.family == "softmax":
+            return bool(policy.include_z)
+        return not policy.is_group_blind
+
+    def action_proba(self, X: np.ndarray, z: np.ndarray | None) -> np.ndarray:
+        """pi(. | x, z) of new rows (z codes, or None when the policy ignores them)."""
+        policy = self.result.policy
+        if self.family == "softmax":
+            return policy.action_proba(self.scaler.transform(X), z)
+        cells = self.cells.codes(X, warn=True)
+        zc = np.zeros(len(X), dtype=np.intp) if z is None else z
+        known = cells >= 0
+        known[known] = self.seen[cells[known], zc[known]]
+        out = self.fallback[zc].copy()
+        out[known] = policy.table[cells[known], zc[known]]
+        return out
+
+
+def _check_settings(est: Any) -> tuple[str, str, int]:
+    if est.policy not in FAMILIES:
+        raise FairdecideError(f"policy must be one of {FAMILIES}, got {est.policy!r}")
+    if est.theta not in THETAS:
+        raise FairdecideError(f"theta must be one of {THETAS}, got {est.theta!r}")
+    n_scen = as_int(est.n_scenarios, "n_scenarios", minimum=2)
+    return est.policy, est.theta, n_scen
+
+
+def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
+               n_groups: int, y: np.ndarray, a: np.ndarray | None,
+               sample_weight: np.ndarray | None, outcome_weight: np.ndarray | None = None,
+               action_encoding: str = "separate") -> Fitted:
+    """Build the world (or belief) of the training rows as the estimator's parameters
+    say, optimise, and return the fitted policy. ``z``, ``y`` and ``a`` are codes;
+    ``sample_weight`` weighs the rows in the population and in the outcome model,
+    ``outcome_weight`` (if given instead) only in the softmax family's outcome model (the
+    tabular cell model is saturated and needs none)."""
+    from fairdecide.optimize.api import optimize_policy
+
+    family, theta, n_scen = _check_settings(est)
+    criteria = make_criteria(est.criteria)
+    trade = tradeoff(est, criteria)
+    rng = check_random_state(est.random_state)
+    seed = rng.randint(2**31 - 1)
+    if family == "softmax":
+        from fairdecide.models.individuals import IndividualOutcomeModel
+        from fairdecide.policies.softmax import LinearSoftmaxPolicy
+
+        scaler = StandardScaler().fit(X)
+        model = IndividualOutcomeModel(est.outcome_model, action_encoding,
+                                       n_folds=est.n_folds).fit(
+            scaler.transform(X), z, y, problem, a, random_state=seed,
+            sample_weight=sample_weight if outcome_weight is None else outcome_weight)
+        world = _world_or_belief(theta, model.world(None, None, sample_weight),
+                                 lambda agg: Belief.from_refits(model, n_scen, seed, agg))
+        pol = LinearSoftmaxPolicy(include_z=not est.group_blind, l2=as_real(
+            est.l2, "l2", low=0.0))
+        result = optimize_policy(problem, world, criteria, policy=pol,
+                                 n_restarts=as_int(est.n_restarts, "n_restarts", minimum=1),
+                                 random_state=seed, max_iter=est.max_iter, **trade)
+        return Fitted(result, family, scaler=scaler)
+    if sample_weight is not None:
+        raise FairdecideError(
+            "sample_weight is not supported with policy='tabular' yet (the tabular world "
+            "is estimated from counts); use policy='softmax' or repeat rows")
+    cells = Cells(as_int(est.n_bins, "n_bins", minimum=2)).fit(X)
+    x = cells.codes(X, warn=False)
+    n_x = len(cells.labels_)
+    data = LoggedData(x=x, z=z, y=y, a=a, x_labels=range(n_x), group_labels=range(n_groups),
+                      outcome_labels=range(problem.n_outcomes),
+                      action_labels=None if a is None else range(problem.n_actions))
+    world = _world_or_belief(theta, _tabular_world(data, problem),
+                             lambda agg: _tabular_belief(data, problem, n_scen, seed, agg))
+    result = optimize_policy(problem, world, criteria, group_blind=bool(est.group_blind),
+                             max_iter=est.max_iter, **trade)
+    counts = np.zeros((n_x, n_groups))
+    np.add.at(counts, (x, z), 1.0)
+    p_x_given_z = counts / counts.sum(axis=0, keepdims=True)
+    fallback = np.einsum("xz,xza->za", p_x_given_z, result.policy.table)
+    return Fitted(result, family, cells=cells, seen=counts > 0, fallback=fallback)
+
+
+def _world_or_belief(theta: str, plug_in: World, belief: Any) -> World | Belief:
+    if theta == "mle":
+        return plug_in
+    return belief("mean" if theta == "bayes" else "worst")
+
+
+def _tabular_world(data: LoggedData, problem: DecisionProblem) -> World:
+    from fairdecide.world import TabularWorld
+
+    return TabularWorld.from_data(data, problem)
+
+
+def _tabular_belief(data: LoggedData, problem: DecisionProblem, n: int, seed: int,
+                    aggregate: str) -> Belief:
+    from fairdecide.models.dirichlet import DirichletPosterior
+
+    posterior = DirichletPosterior().fit(data, problem)
+    if aggregate == "mean":
+        return Belief.from_posterior(posterior, n, seed)
+    return Belief.confidence_set(posterior, 0.1, n, seed)

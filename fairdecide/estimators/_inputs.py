@@ -1,0 +1,162 @@
+"""What the estimators read from X: the features, the groups (a named column of X or the
+``sensitive_features`` metadata), and for tabular policies the cells of discretised
+features."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import validate_data
+
+from fairdecide.data import _encode
+from fairdecide.exceptions import FairdecideError
+
+__all__ = ["Cells", "fit_groups", "predict_groups", "split_features"]
+
+
+def split_features(estimator: Any, X: Any, sensitive_features: Any, *, reset: bool,
+                   y: Any = "no_validation") -> tuple[np.ndarray, Any, Any]:
+    """The checked numeric features, the raw sensitive values (or None) and the checked
+    y (when given: at fit time, where a missing y is an error).
+
+    With ``estimator.sensitive_feature`` set, X must be a DataFrame holding that column; it
+    is taken out of X (it is the group, not a feature) and ``sensitive_features`` must
+    not be given as well.
+    """
+    column = estimator.sensitive_feature
+    if column is not None:
+        if not isinstance(X, pd.DataFrame):
+            raise FairdecideError(
+                f"sensitive_feature={column!r} names a column of X, so X must be a pandas "
+                f"DataFrame, got {type(X).__name__}; or pass sensitive_features= instead")
+        if column not in X.columns:
+            raise FairdecideError(
+                f"sensitive_feature={column!r} is not a column of X; it has {list(X.columns)}")
+        if sensitive_features is not None:
+            raise FairdecideError(
+                f"the groups were given twice: as the column {column!r} of X "
+                "(sensitive_feature) and as sensitive_features; give one")
+        sensitive_features = X[column].to_numpy(dtype=object)
+        X = X.drop(columns=[column])
+    try:
+        if isinstance(y, str) and y == "no_validation":
+            return validate_data(estimator, X, reset=reset), sensitive_features, None
+        Xc, yc = validate_data(estimator, X, y, reset=reset)
+    except ValueError as exc:  # scikit-learn's message, naming the argument at fault
+        raise FairdecideError(f"invalid X or y: {exc}" if reset else f"invalid X: {exc}"
+                              ) from exc
+    return Xc, sensitive_features, yc
+
+
+def _raw_groups(values: Any, n: int) -> np.ndarray:
+    if isinstance(values, pd.DataFrame):
+        if values.shape[1] != 1:  # several sensitive columns: their combinations
+            return np.array([*values.itertuples(index=False, name=None), None],
+                            dtype=object)[:-1]
+        values = values.iloc[:, 0]
+    arr = np.asarray(values, dtype=object)
+    if arr.ndim == 2:
+        rows = [tuple(r) for r in arr]
+        arr = np.empty(len(rows), dtype=object)
+        arr[:] = rows
+    if arr.ndim != 1 or len(arr) != n:
+        raise FairdecideError(
+            f"sensitive_features must hold one group per row of X ({n}), got shape "
+            f"{np.shape(values)}")
+    return arr
+
+
+def fit_groups(values: Any, n: int, criteria: Any) -> tuple[np.ndarray, tuple]:
+    """Group codes and labels of the training rows (one group when none are given: then
+    any ``criteria`` are vacuous, with a warning)."""
+    if values is None:
+        if criteria is not None and not (isinstance(criteria, list | tuple) and not criteria):
+            warnings.warn(
+                "no sensitive features were given to fit: every row is in one group and "
+                "the fairness criteria hold trivially. Pass sensitive_features= (with "
+                "metadata routing in a Pipeline: set_fit_request(sensitive_features=True)) "
+                "or set sensitive_feature to a column of X", UserWarning, stacklevel=3)
+        return np.zeros(n, dtype=np.intp), ("all",)
+    return _encode(_raw_groups(values, n), None, "sensitive_features")
+
+
+def predict_groups(values: Any, n: int, labels: tuple, needed: bool) -> np.ndarray | None:
+    """Group codes of new rows, or None when the policy does not read the group.
+
+    An unknown group is an error when the policy reads the group: no decision rule was
+    learned for it (refit with the group in the training data)."""
+    if not needed:
+        if values is not None:
+            _raw_groups(values, n)  # still checked for length
+        return None
+    if values is None:
+        if len(labels) == 1:
+            return np.zeros(n, dtype=np.intp)
+        raise FairdecideError(
+            "this policy reads the group: give sensitive_features (or the "
+            "sensitive_feature column of X) at predict time too; fit with "
+            "group_blind=True for a policy that does not need it")
+    raw = _raw_groups(values, n)
+    index = {lab: i for i, lab in enumerate(labels)}
+    codes = np.empty(n, dtype=np.intp)
+    for i, v in enumerate(raw):
+        v = v.item() if isinstance(v, np.generic) else v
+        try:
+            codes[i] = index[v]
+        except (KeyError, TypeError):
+            raise FairdecideError(
+                f"sensitive_features has the group {v!r} (row {i}) that was not in the "
+                f"training data {list(labels)}; the policy has no rule for it. Refit with "
+                "it, or use group_blind=True") from None
+    return codes
+
+
+class Cells:
+    """Discretised features: each column cut into at most ``n_bins`` quantile bins (kept
+    as is when it has that few distinct values); a cell is the tuple of bins."""
+
+    def __init__(self, n_bins: int) -> None:
+        self.n_bins = n_bins
+
+    def fit(self, X: np.ndarray) -> Cells:
+        self.edges_: list[np.ndarray | None] = []
+        self.values_: list[np.ndarray | None] = []
+        for col in X.T:
+            distinct = np.unique(col)
+            if len(distinct) <= self.n_bins:
+                self.values_.append(distinct)
+                self.edges_.append(None)
+            else:
+                qs = np.quantile(col, np.linspace(0, 1, self.n_bins + 1)[1:-1])
+                self.values_.append(None)
+                self.edges_.append(np.unique(qs))
+        keys = self._keys(X)
+        self.labels_ = tuple(sorted(set(keys)))
+        self.index_ = {k: i for i, k in enumerate(self.labels_)}
+        return self
+
+    def _keys(self, X: np.ndarray) -> list[tuple]:
+        cols = []
+        for j, col in enumerate(X.T):
+            if self.edges_[j] is None:
+                vals = self.values_[j]
+                pos = np.searchsorted(vals, col).clip(0, len(vals) - 1)
+                cols.append(np.where(vals[pos] == col, pos, -1))
+            else:
+                cols.append(np.searchsorted(self.edges_[j], col, side="right"))
+        return list(zip(*[c.tolist() for c in cols], strict=True)) if cols else [()] * len(X)
+
+    def codes(self, X: np.ndarray, warn: bool) -> np.ndarray:
+        """Cell codes of rows; -1 for a combination never seen in training (with a
+        warning when ``warn``)."""
+        codes = np.array([self.index_.get(k, -1) for k in self._keys(X)], dtype=np.intp)
+        unseen = int((codes < 0).sum())
+        if unseen and warn:
+            warnings.warn(
+                f"{unseen} of {len(codes)} rows fall in a cell of the discretised features "
+                "never seen in training; they get their group's average decision rule "
+                "P(a | z) of the fitted policy", UserWarning, stacklevel=4)
+        return codes

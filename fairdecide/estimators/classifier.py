@@ -1,0 +1,226 @@
+"""FairPolicyClassifier: a scikit-learn classifier whose decisions are the verified
+optimum of expected utility under fairness criteria."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from fairdecide._validation import as_bool, as_float_array, check_random_state
+from fairdecide.estimators._fitting import fit_policy
+from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
+from fairdecide.exceptions import FairdecideError
+from fairdecide.models.individuals import check_sample_weight
+from fairdecide.problem import DecisionProblem
+
+__all__ = ["FairPolicyClassifier"]
+
+
+class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
+    """A fair classifier: the policy pi(a | x, z) of highest expected utility whose
+    fairness deviations meet the chosen trade-off, verified on the training individuals.
+
+    The actions are the classes; the utility U(a, y) defaults to accuracy (the identity).
+    ``fit`` estimates the outcome probabilities P(y | x) (or P(y | x, z) per cell for
+    ``policy="tabular"``), then solves::
+
+        max_pi  sum_i w_i sum_a pi(a | x_i, z_i) sum_y P(y | x_i) U(a, y)
+        subject to  D_c(pi) <= epsilon  for every criterion c
+
+    (or the ``lam`` / ``utility_slack`` trade-offs) with :func:`fairdecide.optimize_policy`,
+    whose result is kept in ``result_``. ``predict_proba`` returns the policy's action
+    probabilities (a randomised classifier, as the optimum under fairness constraints
+    generally is); ``predict`` its most probable action, or a sample with
+    ``randomized=True``.
+
+    Parameters
+    ----------
+    policy : {"softmax", "tabular"}, default="softmax"
+        The policy family. "softmax": pi(a | x, z) = softmax(W phi(x, z)) on standardised
+        features, which decides for people never seen (locally optimal: the gradient
+        route). "tabular": one free row per cell of the discretised features (each column
+        cut into ``n_bins`` quantile bins, or kept if it has that few values) and group;
+        one linear program, globally optimal. A cell not seen with a group in training
+        gets that group's average rule P(a | z) at predict time, with a warning.
+    criteria : str, Criterion or list, default="independence"
+        "independence" (demographic parity), "separation" (equalised odds),
+        "sufficiency", a :class:`~fairdecide.Criterion` (e.g. ``Independence(measure="max")``),
+        a list of them, or None.
+    epsilon, lam, utility_slack : float, optional
+        The trade-off; set at most one. ``epsilon``: each deviation <= epsilon (default
+        0.05 when none is set). ``lam``: maximise (1 - lam) U - lam F. ``utility_slack``:
+        minimise F subject to U >= U* - utility_slack.
+    utility : array-like of shape (n_classes, n_classes), optional
+        U[a, y] in the order of ``classes_``. Default: the identity (accuracy).
+    theta : {"mle", "bayes", "maximin"}, default="mle"
+        The unknown outcome model: the maximum-likelihood plug-in; the Bayesian decision
+        over ``n_scenarios`` scenarios (bootstrap refits for "softmax", exact Dirichlet
+        posterior draws for "tabular"), fairness included; or the worst case over them.
+    n_scenarios : int, default=16
+    outcome_model : scikit-learn classifier, optional
+        P(y | x) for "softmax" (cloned; default logistic regression), fitted on the
+        standardised features (without the group).
+    n_folds : int, optional
+        Cross-fit the outcome model's probabilities of the training rows.
+    group_blind : bool, default=False
+        A policy that does not read the group (then no group is needed to predict).
+    sensitive_feature : str, optional
+        A column of a DataFrame X holding the group; it is taken out of the features.
+        Otherwise pass ``sensitive_features=`` to ``fit`` (and to ``predict`` when the
+        policy reads the group), routed through Pipeline and GridSearchCV by
+        ``set_fit_request(sensitive_features=True)`` with metadata routing enabled.
+    n_bins : int, default=5
+    l2 : float, default=1e-4
+        Ridge penalty of the softmax coefficients (keeps the optimum finite).
+    n_restarts : int, default=1
+    max_iter : int, default=200
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    n_features_in_ : int
+        Features the policy reads (the sensitive column excluded).
+    feature_names_in_ : ndarray of str
+        Their names, when X was a DataFrame.
+    group_labels_ : tuple
+        The groups seen in training (("all",) when none were given: the criteria are then
+        vacuous, with a warning).
+    problem_ : DecisionProblem
+    result_ : OptimizeResult
+        The verified optimum: ``result_.utility`` and ``result_.deviations`` recomputed
+        from the decision table of the training world.
+    n_iter_ : int
+        Solver iterations (gradient route: over all starts; LP: simplex or interior-point
+        iterations, at least 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairdecide import FairPolicyClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> z = rng.randint(2, size=300)
+    >>> X = np.c_[rng.normal(size=300) + z, rng.normal(size=300)]
+    >>> y = (X[:, 0] + rng.normal(size=300) > 0.5).astype(int)
+    >>> clf = FairPolicyClassifier(epsilon=0.02, random_state=0)
+    >>> clf = clf.fit(X, y, sensitive_features=z)
+    >>> bool(clf.result_.deviations["independence"] <= 0.02 + 1e-6)
+    True
+    >>> clf.predict_proba(X[:2], sensitive_features=z[:2]).shape
+    (2, 2)
+    """
+
+    def __init__(self, *, policy: str = "softmax", criteria: Any = "independence",
+                 epsilon: float | None = None, lam: float | None = None,
+                 utility_slack: float | None = None, utility: Any = None,
+                 theta: str = "mle", n_scenarios: int = 16, outcome_model: Any = None,
+                 n_folds: int | None = None, group_blind: bool = False,
+                 sensitive_feature: str | None = None, n_bins: int = 5, l2: float = 1e-4,
+                 n_restarts: int = 1, max_iter: int = 200, random_state: Any = None) -> None:
+        self.policy = policy
+        self.criteria = criteria
+        self.epsilon = epsilon
+        self.lam = lam
+        self.utility_slack = utility_slack
+        self.utility = utility
+        self.theta = theta
+        self.n_scenarios = n_scenarios
+        self.outcome_model = outcome_model
+        self.n_folds = n_folds
+        self.group_blind = group_blind
+        self.sensitive_feature = sensitive_feature
+        self.n_bins = n_bins
+        self.l2 = l2
+        self.n_restarts = n_restarts
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+    def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
+            sample_weight: Any = None) -> FairPolicyClassifier:
+        """Estimate the outcome model and optimise the policy; returns self.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n, n_features)
+        y : array-like of shape (n,)
+            Class labels (at least two classes).
+        sensitive_features : array-like of shape (n,) or (n, k), optional
+            The group of each row (k columns: their combinations are the groups).
+        sample_weight : array-like of shape (n,), optional
+            Weights of the rows in the population (and in the outcome model's fit).
+        """
+        X, z_raw, y = split_features(self, X, sensitive_features, reset=True, y=y)
+        check_classification_targets(y)
+        self.classes_, y_codes = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise FairdecideError(
+                f"y has only one class ({self.classes_[0]!r}); a classifier needs at least "
+                "two classes")
+        if len(X) < 2:
+            raise FairdecideError("fit needs at least 2 samples, got 1 sample")
+        z, self.group_labels_ = fit_groups(z_raw, len(X), self.criteria)
+        w = None if sample_weight is None else check_sample_weight(sample_weight, len(X))
+        k = len(self.classes_)
+        u = np.eye(k) if self.utility is None else as_float_array(self.utility, "utility",
+                                                                  ndim=2)
+        if u.shape != (k, k):
+            raise FairdecideError(
+                f"utility must have shape (n_classes, n_classes) = ({k}, {k}) in the order of "
+                f"classes_ {list(self.classes_)}, got {u.shape}")
+        self.problem_ = DecisionProblem(u, outcome_depends_on_action=False,
+                                        action_labels=range(k), outcome_labels=range(k))
+        self._rule = fit_policy(self, self.problem_, X, z, len(self.group_labels_),
+                                  y_codes, None, w)
+        self.result_ = self._rule.result
+        self.n_iter_ = self._rule.n_iter
+        return self
+
+    def predict_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
+        """pi(a | x, z) for each row, shape (n, n_classes), rows on the simplex.
+
+        ``sensitive_features`` is needed when the policy reads the group (not
+        ``group_blind``) and more than one group was seen in training; a group not seen in
+        training is an error."""
+        check_is_fitted(self, "result_")
+        X, z_raw, _ = split_features(self, X, sensitive_features, reset=False)
+        z = predict_groups(z_raw, len(X), self.group_labels_, self._rule.reads_group)
+        return self._rule.action_proba(X, z)
+
+    def predict(self, X: Any, *, sensitive_features: Any = None,
+                randomized: bool = False) -> np.ndarray:
+        """The most probable class of each row or, with ``randomized=True``, a class drawn
+        from the policy (seeded by ``random_state``: the same draws on every call)."""
+        p = self.predict_proba(X, sensitive_features=sensitive_features)
+        if not as_bool(randomized, "randomized"):
+            return self.classes_[np.argmax(p, axis=1)]
+        u = check_random_state(self.random_state).random_sample(len(p))[:, None]
+        idx = np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), p.shape[1] - 1)
+        return self.classes_[idx]
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None, *,
+              sensitive_features: Any = None) -> float:
+        """Expected utility per row of the randomised policy on (X, y): the mean over rows
+        of sum_a pi(a | x_i, z_i) U(a, y_i) (the expected accuracy by default)."""
+        p = self.predict_proba(X, sensitive_features=sensitive_features)
+        y = np.asarray(y)
+        index = {c: i for i, c in enumerate(self.classes_.tolist())}
+        try:
+            codes = np.array([index[v] for v in y.tolist()], dtype=np.intp)
+        except (KeyError, TypeError):
+            raise FairdecideError(
+                f"y has labels outside the classes seen in fit {list(self.classes_)}"
+            ) from None
+        if len(codes) != len(p):
+            raise FairdecideError(f"y has {len(codes)} labels but X has {len(p)} rows")
+        gain = np.einsum("na,na->n", p, self.problem_.utility[:, codes].T)
+        w = None if sample_weight is None else check_sample_weight(sample_weight, len(p))
+        return float(np.average(gain, weights=w))

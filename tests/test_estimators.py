@@ -1,0 +1,313 @@
+"""The scikit-learn estimators: the common checks over every estimator found, and
+fairdecide's own checks (simplex rows, verified deviations, pandas in and out, clone and
+pickle, bad input, unknown groups)."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import fairdecide as fd
+from fairdecide.estimators import (
+    EXPECTED_FAILED_CHECKS,
+    FairDecisionPolicy,
+    FairPolicyClassifier,
+    all_estimators,
+)
+
+
+class LoggedDecisionPolicy(FairDecisionPolicy):
+    """FairDecisionPolicy whose fit(X, y) supplies logged actions itself (the row's first
+    feature above or below its median), so that every common check runs through the real
+    fit; used only here."""
+
+    def fit(self, X, y, *, sensitive_features=None, propensities=None):
+        actions = None
+        if not sp.issparse(X) and X is not None:
+            try:
+                first = np.asarray(X, dtype=float).reshape(len(X), -1)[:, 0]
+                actions = (first > np.median(first)).astype(int)
+            except (TypeError, ValueError, IndexError):
+                actions = None  # let the real fit report the bad X
+        return super().fit(X, y, actions=actions, sensitive_features=sensitive_features)
+
+
+def _instances():
+    return [cls(random_state=0) for cls in all_estimators()]
+
+
+def _expected(estimator):
+    return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
+
+
+def test_all_estimators_finds_both():
+    names = {cls.__name__ for cls in all_estimators()}
+    assert {"FairPolicyClassifier", "FairDecisionPolicy"} <= names
+    assert set(EXPECTED_FAILED_CHECKS) <= names
+    for reasons in EXPECTED_FAILED_CHECKS.values():
+        assert all(isinstance(r, str) and len(r) > 20 for r in reasons.values())
+
+
+@pytest.mark.filterwarnings("ignore:no sensitive features")
+@parametrize_with_checks(_instances(), expected_failed_checks=_expected, xfail_strict=True)
+def test_sklearn_common_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.filterwarnings("ignore:no sensitive features")
+@parametrize_with_checks([LoggedDecisionPolicy(random_state=0)])
+def test_sklearn_common_checks_with_actions(estimator, check):
+    check(estimator)
+
+
+# ---------------------------------------------------------------------- data
+def _data(n=300, seed=0, shift=1.0):
+    rng = np.random.RandomState(seed)
+    z = rng.randint(2, size=n)
+    X = np.c_[rng.normal(size=n) + shift * z, rng.normal(size=n)]
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0.5).astype(int)
+    return X, y, z
+
+
+def _logged(n=600, seed=0):
+    rng = np.random.RandomState(seed)
+    z = rng.randint(2, size=n)
+    X = rng.normal(size=(n, 2)) + z[:, None]
+    a = rng.randint(2, size=n)
+    crime = rng.random_sample(n) < 1 / (1 + np.exp(-X[:, 0]))
+    y = np.where(a == 1, np.where(crime, -1.0, 1.0), 0.0)
+    return X, y, a, z, crime
+
+
+FAMILIES = [{"policy": "softmax"}, {"policy": "tabular", "n_bins": 3}]
+
+
+def _fitted(kind, params):
+    if kind == "classifier":
+        X, y, z = _data()
+        est = FairPolicyClassifier(random_state=0, **params).fit(X, y, sensitive_features=z)
+        return est, X, z, est.predict_proba
+    X, y, a, z, _ = _logged()
+    est = FairDecisionPolicy(random_state=0, **params).fit(
+        X, y, actions=a, sensitive_features=z, propensities=np.full(len(a), 0.5))
+    return est, X, z, est.action_proba
+
+
+@pytest.mark.parametrize("kind", ["classifier", "decision"])
+@pytest.mark.parametrize("params", FAMILIES, ids=["softmax", "tabular"])
+def test_rows_on_simplex_and_verified_deviation(kind, params):
+    est, X, z, proba = _fitted(kind, {**params, "epsilon": 0.03})
+    p = proba(X, sensitive_features=z)
+    assert p.shape == (len(X), 2)
+    assert np.all(p >= 0) and np.allclose(p.sum(axis=1), 1.0)
+    res = est.result_
+    assert res.verification.passed
+    assert res.deviations["independence"] <= 0.03 + 1e-6
+    # the deviation recomputed here from the training rows: independence (TV) is
+    # sum_z sum_a |P(a | z) - P(a)|, P(a | z) the mean of pi(a | x_i, z) over group z
+    rates = np.array([p[z == g].mean(axis=0) for g in (0, 1)])
+    mean = p.mean(axis=0)
+    tv = sum(np.abs(rates[g] - mean).sum() for g in (0, 1))
+    assert tv == pytest.approx(res.deviations["independence"], abs=1e-6)
+    if params["policy"] == "tabular":
+        assert res.status == "optimal"
+
+
+def test_tabular_classifier_matches_optimize_policy_on_its_cells():
+    X, y, z = _data()
+    Xd = np.round(X).clip(-1, 2)  # few distinct values: cells are the rows' values
+    clf = FairPolicyClassifier(policy="tabular", n_bins=5, epsilon=0.02).fit(
+        Xd, y, sensitive_features=z)
+    cells = [tuple(r) for r in Xd]
+    data = fd.LoggedData(x=cells, z=z, y=y)
+    problem = fd.DecisionProblem.classification(2)
+    world = fd.TabularWorld.from_data(data, problem)
+    direct = fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.02)
+    assert clf.result_.utility == pytest.approx(direct.utility, abs=1e-7)
+    # in-sample expected accuracy of the classifier's rows = the world's utility
+    assert clf.score(Xd, y, sensitive_features=z) == pytest.approx(direct.utility, abs=1e-7)
+
+
+def test_pandas_in_and_out_with_sensitive_column():
+    X, y, z = _data()
+    frame = pd.DataFrame({"income": X[:, 0], "debt": X[:, 1],
+                          "sex": np.where(z == 1, "female", "male")})
+    labels = np.where(y == 1, "yes", "no")
+    clf = FairPolicyClassifier(sensitive_feature="sex", epsilon=0.05, random_state=0)
+    clf.fit(frame, labels)
+    assert list(clf.feature_names_in_) == ["income", "debt"]
+    assert clf.n_features_in_ == 2 and clf.group_labels_ == ("female", "male")
+    pred = clf.predict(frame)
+    assert set(pred) <= {"yes", "no"} and pred.dtype == labels.dtype
+    same = FairPolicyClassifier(epsilon=0.05, random_state=0).fit(
+        frame[["income", "debt"]], labels, sensitive_features=frame["sex"])
+    assert np.allclose(clf.predict_proba(frame), same.predict_proba(
+        frame[["income", "debt"]], sensitive_features=frame["sex"]))
+    with pytest.raises(fd.FairdecideError, match="twice"):
+        clf.fit(frame, labels, sensitive_features=frame["sex"])
+    with pytest.raises(fd.FairdecideError, match="DataFrame"):
+        clf.fit(X, labels)
+
+
+@pytest.mark.parametrize("kind", ["classifier", "decision"])
+def test_clone_and_pickle_round_trips(kind):
+    est, X, z, proba = _fitted(kind, {"epsilon": 0.05})
+    again = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(proba(X, sensitive_features=z),
+                          (again.predict_proba if kind == "classifier" else again.action_proba)(
+                              X, sensitive_features=z))
+    fresh = clone(est)
+    assert fresh.get_params() == est.get_params()
+    with pytest.raises(NotFittedError):
+        (fresh.predict_proba if kind == "classifier" else fresh.action_proba)(X)
+
+
+@pytest.mark.parametrize("kind", ["classifier", "decision"])
+def test_unknown_group_at_predict_is_an_error_unless_group_blind(kind):
+    _, X, _, proba = _fitted(kind, {})
+    with pytest.raises(fd.FairdecideError, match="not in the training data"):
+        proba(X[:3], sensitive_features=["a", "b", "c"])
+    with pytest.raises(fd.FairdecideError, match="reads the group"):
+        proba(X[:3])
+    _, X, _, proba = _fitted(kind, {"group_blind": True})
+    p = proba(X[:3], sensitive_features=["a", "b", "c"])  # ignored: the policy is blind
+    assert np.allclose(p, proba(X[:3]))
+
+
+def test_unseen_cell_gets_group_average_with_warning():
+    X, y, z = _data()
+    Xd = np.round(X).clip(-1, 2)
+    clf = FairPolicyClassifier(policy="tabular", epsilon=0.05).fit(Xd, y, sensitive_features=z)
+    new = np.array([[7.0, 7.0]])
+    with pytest.warns(UserWarning, match="never seen"):
+        p = clf.predict_proba(new, sensitive_features=[1])
+    table = clf.result_.policy.table
+    cells = clf._rule.cells.codes(Xd, warn=False)
+    expect = table[cells[z == 1], 1].mean(axis=0)  # P(a | z = 1) over the training rows
+    assert np.allclose(p[0], expect)
+
+
+def test_bad_input_the_sklearn_way():
+    X, y, z = _data()
+    clf = FairPolicyClassifier(random_state=0)
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+    clf.fit(X, y, sensitive_features=z)
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        clf.predict(bad, sensitive_features=z)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :1], sensitive_features=z)
+    with pytest.raises(ValueError, match="one group per row"):
+        clf.predict(X, sensitive_features=z[:-1])
+    with pytest.raises(ValueError, match="lam, epsilon"):
+        FairPolicyClassifier(lam=0.5, epsilon=0.1).fit(X, y, sensitive_features=z)
+    with pytest.raises(ValueError, match="criteria"):
+        FairPolicyClassifier(criteria="parity").fit(X, y, sensitive_features=z)
+    with pytest.raises(ValueError, match="policy"):
+        FairPolicyClassifier(policy="tree").fit(X, y, sensitive_features=z)
+    with pytest.raises(ValueError, match="utility"):
+        FairPolicyClassifier(utility=np.eye(3)).fit(X, y, sensitive_features=z)
+
+
+def test_missing_sensitive_features_warns_that_criteria_are_vacuous():
+    X, y, _ = _data()
+    with pytest.warns(UserWarning, match="hold trivially"):
+        FairPolicyClassifier(random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        FairPolicyClassifier(criteria=None, random_state=0).fit(X, y)
+
+
+def test_randomized_predict_samples_the_policy():
+    X, y, z = _data(n=400)
+    clf = FairPolicyClassifier(epsilon=0.0, random_state=0).fit(X, y, sensitive_features=z)
+    p = clf.predict_proba(X, sensitive_features=z)
+    draws = np.array([FairPolicyClassifier(epsilon=0.0, random_state=s).fit(
+        X, y, sensitive_features=z).predict(X, sensitive_features=z, randomized=True)
+        for s in range(3)])
+    # the same seed, the same draws; the share of ones tracks the probabilities
+    again = clf.predict(X, sensitive_features=z, randomized=True)
+    assert np.array_equal(again, clf.predict(X, sensitive_features=z, randomized=True))
+    assert abs(draws.mean() - p[:, 1].mean()) < 0.05
+
+
+@pytest.mark.parametrize("theta", ["bayes", "maximin"])
+@pytest.mark.parametrize("policy", ["softmax", "tabular"])
+def test_theta_treatments_fit_beliefs(theta, policy):
+    X, y, z = _data(n=200)
+    Xd = np.round(X).clip(-1, 2) if policy == "tabular" else X
+    clf = FairPolicyClassifier(policy=policy, theta=theta, n_scenarios=4, epsilon=0.05,
+                               random_state=0).fit(Xd, y, sensitive_features=z)
+    scen = clf.result_.scenarios()
+    # the tabular maximin keeps the most probable 90% of the posterior draws
+    assert len(scen) == (3 if (theta, policy) == ("maximin", "tabular") else 4)
+    agg = scen["independence"].max() if theta == "maximin" else scen["independence"].mean()
+    assert clf.result_.deviations["independence"] == pytest.approx(agg, abs=1e-9)
+    assert agg <= 0.05 + 1e-6
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(n=st.integers(20, 80), seed=st.integers(0, 10_000),
+       eps=st.sampled_from([0.0, 0.02, 0.1]))
+def test_tabular_rows_and_deviation_property(n, seed, eps):
+    rng = np.random.RandomState(seed)
+    X = rng.randint(3, size=(n, 2)).astype(float)
+    z = np.r_[0, 1, rng.randint(2, size=n - 2)]
+    y = np.r_[0, 1, rng.randint(2, size=n - 2)]
+    clf = FairPolicyClassifier(policy="tabular", epsilon=eps).fit(X, y, sensitive_features=z)
+    p = clf.predict_proba(X, sensitive_features=z)
+    assert np.all(p >= -1e-12) and np.allclose(p.sum(axis=1), 1)
+    # independence from the rows themselves (the tabular world is the rows' counts)
+    rates = np.array([p[z == g].mean(axis=0) for g in (0, 1)])
+    tv = sum(np.abs(rates[g] - p.mean(axis=0)).sum() for g in (0, 1))
+    assert tv <= eps + 1e-6
+    assert tv == pytest.approx(clf.result_.deviations["independence"], abs=1e-7)
+
+
+# ---------------------------------------------------------------------- decisions
+def test_decision_policy_beats_logging_and_evaluates_honestly():
+    X, y, a, z, _ = _logged(n=2000, seed=1)
+    pol = FairDecisionPolicy(epsilon=0.05, random_state=0).fit(
+        X[:1000], y[:1000], actions=a[:1000], sensitive_features=z[:1000],
+        propensities=np.full(1000, 0.5))
+    assert pol.action_labels_ == (0, 1) and pol.outcome_labels_ == (-1.0, 0.0, 1.0)
+    table = pol.evaluate(X[1000:], y[1000:], actions=a[1000:], sensitive_features=z[1000:],
+                         propensities=np.full(1000, 0.5), n_boot=50)
+    assert list(table.columns) == ["estimate", "lower", "upper"]
+    assert table.index[0].startswith("value") and "independence deviation" in table.index
+    # the true value of the policy on the held-out rows: release is worth 1 - 2 P(crime)
+    p = pol.action_proba(X[1000:], sensitive_features=z[1000:])
+    truth = np.mean(p[:, 1] * (1 - 2 / (1 + np.exp(-X[1000:, 0]))))
+    lo, hi = table.loc[table.index[0], ["lower", "upper"]]
+    assert lo - 0.05 <= truth <= hi + 0.05
+    assert truth > 0.0  # random logging (release half at random) is worth about 0
+    decided = pol.decide(X[:5], sensitive_features=z[:5])
+    assert set(decided) <= {0, 1}
+
+
+def test_decision_policy_bad_input():
+    X, y, a, z, _ = _logged(n=200)
+    with pytest.raises(ValueError, match="actions"):
+        FairDecisionPolicy().fit(X, y, sensitive_features=z)
+    with pytest.raises(ValueError, match="actions"):
+        FairDecisionPolicy().fit(X, y, actions=np.zeros(200), sensitive_features=z)
+    with pytest.raises(ValueError, match="propensities"):
+        FairDecisionPolicy().fit(X, y, actions=a, sensitive_features=z,
+                                 propensities=np.zeros(200))
+    with pytest.raises(ValueError, match="not numbers"):
+        FairDecisionPolicy().fit(X, np.where(y > 0, "good", "bad"), actions=a,
+                                 sensitive_features=z)
+    with pytest.raises(ValueError, match="utility"):
+        FairDecisionPolicy(utility=np.ones((2, 2))).fit(X, y, actions=a, sensitive_features=z)
