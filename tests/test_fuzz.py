@@ -54,6 +54,11 @@ GROUPS = ev.evaluate_policy_by_group(DATA, POLICY, PROBLEM)
 BPROBLEM, BANDIT, TRUTH = make_logged_bandit(300, random_state=0)
 FRAME = DATA.to_frame()
 _RNG = np.random.RandomState(0)
+EX = np.random.RandomState(1).normal(size=(60, 2))
+EZ = np.array(["f", "m"] * 30, dtype=object)
+EY = (EX[:, 0] > 0).astype(int)
+EA = np.array([0, 1, 1, 0] * 15)
+EP = np.full(60, 0.5)
 SWORLD = fd.SampleWorld(_RNG.normal(size=(40, 2)), np.arange(40) % 2,
                         np.c_[np.linspace(0.1, 0.9, 40), np.linspace(0.9, 0.1, 40)])
 
@@ -130,6 +135,37 @@ def _bayes_belief(n_scenarios: Any, X: Any, z: Any, aggregate: Any) -> Any:
 
 def _bayes_mean_world(X: Any, z: Any) -> Any:
     return _bayes_model().posterior_mean_world(X, z)
+
+
+_FITTED: dict[str, Any] = {}
+
+
+def _classifier() -> Any:
+    if "clf" not in _FITTED:
+        _FITTED["clf"] = fd.FairPolicyClassifier(random_state=0).fit(
+            EX, EY, sensitive_features=EZ)
+    return _FITTED["clf"]
+
+
+def _decision_policy() -> Any:
+    if "pol" not in _FITTED:
+        _FITTED["pol"] = fd.FairDecisionPolicy(random_state=0).fit(
+            EX, EY, actions=EA, sensitive_features=EZ, propensities=EP)
+    return _FITTED["pol"]
+
+
+def _classifier_fit(X: Any, y: Any, sensitive_features: Any, sample_weight: Any = None
+                    ) -> Any:
+    return fd.FairPolicyClassifier(random_state=0).fit(
+        X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
+
+
+def _classifier_params(epsilon: Any, n_scenarios: Any, policy: Any, theta: Any,
+                       criteria: Any, l2: Any, n_restarts: Any) -> Any:
+    return fd.FairPolicyClassifier(
+        epsilon=epsilon, n_scenarios=n_scenarios, policy=policy, theta=theta,
+        criteria=criteria, l2=l2, n_restarts=n_restarts, random_state=0).fit(
+        EX, EY, sensitive_features=EZ).result_
 
 
 def _poke(value: Any, bad: float) -> np.ndarray:
@@ -401,6 +437,70 @@ def _entries() -> list[Entry]:
         E("LoggedBanditTruth.value", TRUTH.value,
           {"policy": TRUTH.nearby_policy(), "n_mc": 1000},
           {"policy": "object", "n_mc": "size"}),
+        # ---------------------------------------------------------------- estimators
+        E("FairPolicyClassifier.fit", _classifier_fit,
+          {"X": EX, "y": EY, "sensitive_features": EZ, "sample_weight": np.ones(60)},
+          {"X": "array", "y": "labels", "sensitive_features": "labels",
+           "sample_weight": "array"},
+          # two columns of sensitive features are valid: their combinations are the groups
+          accepts={"X": {"negative"}, "sensitive_features": {"shape"}},
+          names={"y": ("X or y", "class", "label")}),
+        E("FairPolicyClassifier(params)", _classifier_params,
+          {"epsilon": 0.05, "n_scenarios": 4, "policy": "softmax", "theta": "mle",
+           "criteria": "independence", "l2": 1e-4, "n_restarts": 1},
+          {"epsilon": "real", "n_scenarios": "size", "policy": "choice", "theta": "choice",
+           "criteria": "choice", "l2": "real", "n_restarts": "size"},
+          # inf switches the criterion off, as in optimize_policy
+          accepts={"epsilon": {"inf"}}),
+        E("FairPolicyClassifier.predict_proba",
+          lambda X, sensitive_features: _classifier().predict_proba(
+              X, sensitive_features=sensitive_features),
+          {"X": EX, "sensitive_features": EZ},
+          {"X": "array", "sensitive_features": "labels"}, accepts={"X": {"negative"}}),
+        E("FairPolicyClassifier.score",
+          lambda X, y, sensitive_features: _classifier().score(
+              X, y, sensitive_features=sensitive_features),
+          {"X": EX, "y": EY, "sensitive_features": EZ},
+          {"X": "array", "y": "labels", "sensitive_features": "labels"},
+          accepts={"X": {"negative"}}),
+        E("FairDecisionPolicy.fit",
+          lambda X, y, actions, sensitive_features, propensities:
+          fd.FairDecisionPolicy(random_state=0).fit(
+              X, y, actions=actions, sensitive_features=sensitive_features,
+              propensities=propensities),
+          {"X": EX, "y": EY, "actions": EA, "sensitive_features": EZ, "propensities": EP},
+          {"X": "array", "y": "labels", "actions": "labels", "sensitive_features": "labels",
+           "propensities": "array"},
+          accepts={"X": {"negative"}, "sensitive_features": {"shape"}},
+          names={"y": ("X or y", "outcome")}),
+        E("FairDecisionPolicy.action_proba",
+          lambda X, sensitive_features: _decision_policy().action_proba(
+              X, sensitive_features=sensitive_features),
+          {"X": EX, "sensitive_features": EZ},
+          {"X": "array", "sensitive_features": "labels"}, accepts={"X": {"negative"}}),
+        E("FairDecisionPolicy.evaluate",
+          lambda X, y, actions, propensities, level, n_boot: _decision_policy().evaluate(
+              X, y, actions=actions, sensitive_features=EZ, propensities=propensities,
+              level=level, n_boot=n_boot),
+          {"X": EX, "y": EY, "actions": EA, "propensities": EP, "level": 0.9, "n_boot": 20},
+          {"X": "array", "y": "labels", "actions": "labels", "propensities": "array",
+           "level": "real", "n_boot": "size"}, accepts={"X": {"negative"}}),
+        E("make_fairness_scorer",
+          lambda criterion, X, y, sensitive_features: fd.make_fairness_scorer(criterion)(
+              _classifier(), X, y, sensitive_features=sensitive_features),
+          {"criterion": "independence", "X": EX, "y": EY, "sensitive_features": EZ},
+          {"criterion": "choice", "X": "array", "y": "labels",
+           "sensitive_features": "labels"},
+          accepts={"X": {"negative"}}),
+        E("make_utility_scorer",
+          lambda utility, X, y: fd.make_utility_scorer(utility)(
+              _classifier(), X, y, sensitive_features=EZ),
+          {"utility": np.eye(2), "X": EX, "y": EY},
+          {"utility": "array", "X": "array", "y": "labels"},
+          accepts={"X": {"negative"}, "utility": {"negative"}}),
+        E("best_utility_within", lambda bound: fd.best_utility_within(bound)(
+            {"mean_test_utility": [0.9, 0.8], "mean_test_fairness": [-0.2, -0.01]}),
+          {"bound": 0.05}, {"bound": "real"}),
         E("find_dataset", fd.datasets.find_dataset,
           {"name": "compas", "data_home": "/nonexistent", "download": False},
           {"name": "label", "data_home": "object"}, names={"name": ("data set",)}),
@@ -441,11 +541,18 @@ EXEMPT = {
     "load_german": "reads find_dataset (fuzzed); tests/test_datasets.py",
     "make_bail_problem": "no arguments",
     "BanditData.from_logged": "internal conversion",
+    "FairPolicyClassifier": "fuzzed through fit (with its parameters), predict_proba, score",
+    "FairDecisionPolicy": "fuzzed through fit, action_proba and evaluate",
+    "EXPECTED_FAILED_CHECKS": "a constant",
+    "all_estimators": "no arguments",
+    "ParetoFrontierDisplay": "tests/test_plots.py calls each constructor with bad input",
+    "GroupRatesDisplay": "tests/test_plots.py calls each constructor with bad input",
+    "GroupCalibrationDisplay": "tests/test_plots.py calls each constructor with bad input",
 }
 
 PUBLIC_MODULES = ["fairdecide", "fairdecide.evaluation", "fairdecide.datasets",
                   "fairdecide.optimize", "fairdecide.models", "fairdecide.criteria",
-                  "fairdecide.policies"]
+                  "fairdecide.policies", "fairdecide.estimators", "fairdecide.plot"]
 
 
 @pytest.fixture(autouse=True)

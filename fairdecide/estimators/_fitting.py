@@ -29,7 +29,7 @@ _NAMED = {"independence": Independence, "separation": Separation,
           "sufficiency": Sufficiency}
 
 
-def make_criteria(criteria: Any) -> list[Criterion]:
+def make_criteria(criteria: Any, name: str = "criteria") -> list[Criterion]:
     """``criteria`` as a list of Criterion objects: a name ("independence",
     "separation", "sufficiency"), a Criterion, a sequence of those, or None (none)."""
     if criteria is None:
@@ -37,21 +37,21 @@ def make_criteria(criteria: Any) -> list[Criterion]:
     items = [criteria] if isinstance(criteria, str | Criterion) else criteria
     if not isinstance(items, Sequence):
         raise FairdecideError(
-            f"criteria must be a name {sorted(_NAMED)}, a Criterion or a list of them, got "
+            f"{name} must be a name {sorted(_NAMED)}, a Criterion or a list of them, got "
             f"{type(criteria).__name__}")
     out = []
     for item in items:
         if isinstance(item, str):
             if item not in _NAMED:
                 raise FairdecideError(
-                    f"criteria: unknown criterion {item!r}; use one of {sorted(_NAMED)} or a "
+                    f"{name}: unknown criterion {item!r}; use one of {sorted(_NAMED)} or a "
                     "Criterion object")
             out.append(_NAMED[item]())
         elif isinstance(item, Criterion):
             out.append(item)
         else:
             raise FairdecideError(
-                f"criteria: {item!r} is neither a criterion name nor a Criterion")
+                f"{name}: {item!r} is neither a criterion name nor a Criterion")
     return out
 
 

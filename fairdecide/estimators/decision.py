@@ -222,6 +222,8 @@ class FairDecisionPolicy(BaseEstimator):
         a = self._codes(actions, self.action_labels_, "actions", n)
         y = self._codes(y, self.outcome_labels_, "y", n)
         p = None if propensities is None else as_propensity(propensities, "propensities")
+        if p is not None and p.shape != (n,):
+            raise FairdecideError(f"propensities must hold {n} values, got {p.shape}")
         features = np.hstack([X, np.eye(n_z)[zc]])
         data = BanditData(features, zc, a, y, p)
         rule, k = self._rule, X.shape[1]

@@ -137,7 +137,7 @@ def make_fairness_scorer(criterion: Any = "independence", *,
     >>> bool(abs(dev - clf.result_.deviations["independence"]) < 1e-6)
     True
     """
-    crits = make_criteria(criterion)
+    crits = make_criteria(criterion, "criterion")
     if len(crits) != 1:
         raise FairdecideError(
             f"criterion must be one criterion (a name or Criterion), got {criterion!r}")
