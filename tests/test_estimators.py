@@ -311,3 +311,98 @@ def test_decision_policy_bad_input():
                                  sensitive_features=z)
     with pytest.raises(ValueError, match="utility"):
         FairDecisionPolicy(utility=np.ones((2, 2))).fit(X, y, actions=a, sensitive_features=z)
+
+
+# ---------------------------------------------------------------------- model selection
+def _frame(n=900, seed=0):
+    rng = np.random.RandomState(seed)
+    df = pd.DataFrame({"age": rng.normal(40, 10, n),
+                       "job": rng.choice(["clerk", "nurse", "engineer"], n),
+                       "sex": rng.choice(["F", "M"], n)})
+    y = ((df.age - 40) / 10 + (df.job == "engineer") + 0.8 * (df.sex == "M")
+         + rng.normal(size=n) > 0.8).astype(int).to_numpy()
+    return df, y
+
+
+def test_pipeline_gridsearch_routes_sensitive_features_and_refit_respects_tolerance():
+    import sklearn
+    from sklearn.compose import ColumnTransformer
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    df, y = _frame()
+    X = df.drop(columns="sex")
+    with sklearn.config_context(enable_metadata_routing=True):
+        clf = (FairPolicyClassifier(random_state=0)
+               .set_fit_request(sensitive_features=True)
+               .set_predict_proba_request(sensitive_features=True)
+               .set_predict_request(sensitive_features=True))
+        pre = ColumnTransformer([
+            ("num", StandardScaler(), ["age"]),
+            ("cat", OneHotEncoder(sparse_output=False), ["job"])])
+        search = GridSearchCV(
+            Pipeline([("pre", pre), ("clf", clf)]), {"clf__epsilon": [0.01, 0.3]}, cv=3,
+            scoring={"utility": fd.make_utility_scorer(),
+                     "fairness": fd.make_fairness_scorer("independence")},
+            refit=fd.best_utility_within(0.2))
+        search.fit(X, y, sensitive_features=df["sex"])
+        res = search.cv_results_
+        dev = -np.asarray(res["mean_test_fairness"])
+        ok = dev <= 0.2
+        assert ok.any()
+        assert search.best_index_ == np.flatnonzero(ok)[np.argmax(
+            np.asarray(res["mean_test_utility"])[ok])]
+        best = search.best_estimator_
+        eps = search.best_params_["clf__epsilon"]
+        assert best[-1].result_.deviations["independence"] <= eps + 1e-6
+        # in sample, from the refit pipeline's own probabilities on the training rows
+        p = best.predict_proba(X, sensitive_features=df["sex"])
+        rates = np.array([p[df["sex"] == g].mean(axis=0) for g in ("F", "M")])
+        assert np.abs(rates - p.mean(axis=0)).sum() <= eps + 1e-6
+        # unknown categories at predict time: the encoder's clear ValueError
+        bad = X.copy()
+        bad.loc[0, "job"] = "pilot"
+        with pytest.raises(ValueError, match="unknown categories"):
+            best.predict(bad, sensitive_features=df["sex"])
+        # and an unknown group: fairdecide's error
+        with pytest.raises(ValueError, match="not in the training data"):
+            best.predict(X, sensitive_features=np.full(len(X), "X"))
+
+
+def test_scorers_match_an_independent_computation():
+    X, y, z = _data(n=400, seed=3)
+    clf = FairPolicyClassifier(criteria="separation", epsilon=0.05, random_state=0).fit(
+        X, y, sensitive_features=z)
+    p = clf.predict_proba(X, sensitive_features=z)
+    U = np.array([[1.0, -2.0], [0.0, 1.0]])
+    util = fd.make_utility_scorer(U)(clf, X, y, sensitive_features=z)
+    assert util == pytest.approx(np.mean([p[i] @ U[:, y[i]] for i in range(len(y))]))
+    # separation (TV): sum_y sum_z sum_a |P(a | y, z) - P(a | y)|, from a pandas groupby
+    frame = pd.DataFrame({"p1": p[:, 1], "y": y, "z": z})
+    by = frame.groupby(["y", "z"])["p1"].mean()
+    pooled = frame.groupby("y")["p1"].mean()
+    expect = sum(2 * abs(by[(v, g)] - pooled[v]) for v in (0, 1) for g in (0, 1))
+    got = -fd.make_fairness_scorer(fd.Separation())(clf, X, y, sensitive_features=z)
+    assert got == pytest.approx(expect, abs=1e-12)
+    # the groups can also come from a column of the raw X
+    frame_x = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "g": z})
+    clf2 = FairPolicyClassifier(sensitive_feature="g", criteria="separation", epsilon=0.05,
+                                random_state=0).fit(frame_x, y)
+    got2 = -fd.make_fairness_scorer("separation", sensitive_feature="g")(clf2, frame_x, y)
+    assert got2 == pytest.approx(got, abs=1e-9)
+    with pytest.raises(ValueError, match="needs the groups"):
+        fd.make_fairness_scorer()(FairPolicyClassifier(group_blind=True, random_state=0).fit(
+            X, y, sensitive_features=z), X, y)
+
+
+def test_best_utility_within_rule():
+    res = {"mean_test_utility": [0.9, 0.85, 0.8], "mean_test_fairness": [-0.3, -0.05, -0.01],
+           "split0_test_fairness": [-0.3, -0.09, -0.01],
+           "split1_test_fairness": [-0.3, -0.01, -0.01]}
+    assert fd.best_utility_within(0.06)(res) == 1
+    assert fd.best_utility_within(0.06, every_fold=True)(res) == 2
+    with pytest.warns(UserWarning, match="chose the least"):
+        assert fd.best_utility_within(0.001)(res) == 2
+    with pytest.raises(ValueError, match="mean_test_fair"):
+        fd.best_utility_within(0.1, fairness="fair")(res)
