@@ -286,7 +286,7 @@ class ParetoFrontierDisplay:
         self.points_[label] = result_table({"deviation": d, "utility": u})
         self._point_markers[label] = marker
         if hasattr(self, "ax_"):
-            self._draw_points(label, len(self.frontiers_) + len(self.points_) - 1)
+            self._draw_points(label)
             self.ax_.legend()
         return self
 
@@ -298,7 +298,8 @@ class ParetoFrontierDisplay:
         ax : matplotlib Axes, optional
             Where to draw; default a new figure.
         **kwargs
-            Passed to ``Axes.plot`` for every frontier line (``linewidth``, ...).
+            Passed to ``Axes.plot`` for every frontier line (``linewidth``, ...). Colours
+            follow the Axes' colour cycle, so displays drawn onto one Axes differ.
 
         Returns
         -------
@@ -306,23 +307,23 @@ class ParetoFrontierDisplay:
         """
         self.ax_, self.figure_ = axes(ax)
         self.lines_, self.markers_ = {}, {}
-        for k, (label, frame) in enumerate(self.frontiers_.items()):
-            style = {"marker": "o", "color": f"C{k}", "label": label, **kwargs}
+        for label, frame in self.frontiers_.items():
+            style = {"marker": "o", "label": label, **kwargs}
             (self.lines_[label],) = self.ax_.plot(frame["deviation"].to_numpy(),
                                                   frame["utility"].to_numpy(), **style)
-        for k, label in enumerate(self.points_):
-            self._draw_points(label, len(self.frontiers_) + k)
+        for label in self.points_:
+            self._draw_points(label)
         xlabel = "deviation" if self.criterion is None else f"{self.criterion} deviation"
         self.ax_.set_xlabel(xlabel)
         self.ax_.set_ylabel("expected utility")
         self.ax_.legend()
         return self
 
-    def _draw_points(self, label: str, colour: int) -> None:
+    def _draw_points(self, label: str) -> None:
         frame = self.points_[label]
         (self.markers_[label],) = self.ax_.plot(
             frame["deviation"].to_numpy(), frame["utility"].to_numpy(), linestyle="none",
-            marker=self._point_markers[label], markersize=9, color=f"C{colour}", label=label)
+            marker=self._point_markers[label], markersize=9, label=label)
 
 
 def _check_frontier(frame: Any, name: str) -> pd.DataFrame:
