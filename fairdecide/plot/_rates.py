@@ -26,8 +26,6 @@ from fairdecide._tables import result_table
 KINDS = ("action", "action_given_outcome", "outcome_given_action")
 YLABELS = {"action": "P(a | z)", "action_given_outcome": "P(a | y, z)",
            "outcome_given_action": "P(y | a, z)"}
-# Largest number of (replicate, row) count entries held at once by the bootstrap.
-_CHUNK = 2_000_000
 
 
 def conditional_rates(M: np.ndarray, kind: str, tol: float = 0.0
@@ -87,9 +85,9 @@ def bootstrap_marginals(pi: np.ndarray, y: np.ndarray, g: np.ndarray, n_groups: 
     """``n_boot`` resampled group marginals, shape (n_boot, n_z, n_a, n_y).
 
     Each replicate draws, within every group separately, as many rows as the group has,
-    with replacement: multinomial counts c over the group's rows, M_b[z] = c' F_z with
-    F_z[i, (a, y)] = pi(a | x_i) [y_i = y]. Groups keep their sizes; outcomes within a
-    group do not.
+    uniformly with replacement: with c the number of times each of the group's rows was
+    drawn, M_b[z] = c' F_z where F_z[i, (a, y)] = pi(a | x_i) [y_i = y]. Groups keep
+    their sizes; outcomes within a group do not.
     """
     n_a = pi.shape[1]
     out = np.zeros((n_boot, n_groups, n_a * n_outcomes))
@@ -98,12 +96,8 @@ def bootstrap_marginals(pi: np.ndarray, y: np.ndarray, g: np.ndarray, n_groups: 
         rows = np.flatnonzero(g == k)
         n_k = len(rows)
         F = (pi[rows][:, :, None] * onehot[rows][:, None, :]).reshape(n_k, -1)
-        p = np.full(n_k, 1.0 / n_k)
-        step = max(1, _CHUNK // n_k)
-        for start in range(0, n_boot, step):
-            stop = min(n_boot, start + step)
-            counts = rng.multinomial(n_k, p, size=stop - start)
-            out[start:stop, k] = counts @ F
+        for b in range(n_boot):
+            out[b, k] = np.bincount(rng.randint(0, n_k, n_k), minlength=n_k) @ F
     return out.reshape(n_boot, n_groups, n_a, n_outcomes)
 
 
