@@ -586,3 +586,14 @@ def test_from_result_and_from_estimator_errors(bail):
     three = LogisticRegression().fit(X, [0, 0, 0, 1, 1, 1, 2, 2, 2])
     with pytest.raises(FairdecideError, match="binary classifier"):
         GroupCalibrationDisplay.from_estimator(three, X, np.zeros(9), sensitive_features=X[:, 0])
+
+
+def test_displays_built_directly_check_their_table():
+    with pytest.raises(FairdecideError, match=r"rates has no column\(s\) \['outcome'\]"):
+        GroupRatesDisplay(pd.DataFrame(columns=["group", "action", "rate", "lower", "upper"]),
+                          kind="outcome_given_action")
+    with pytest.raises(FairdecideError, match="rates has no rows"):
+        GroupRatesDisplay(pd.DataFrame(columns=["group", "action", "rate", "lower", "upper"]))
+    with pytest.raises(FairdecideError, match="curves has no rows"):
+        GroupCalibrationDisplay(pd.DataFrame(columns=["group", "mean_predicted",
+                                                      "fraction_positive"]))

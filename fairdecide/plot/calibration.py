@@ -80,6 +80,8 @@ class GroupCalibrationDisplay:
         missing = [c for c in need if c not in curves.columns]
         if missing:
             raise FairdecideError(f"curves has no column(s) {missing}; it needs {need}")
+        if len(curves) == 0:
+            raise FairdecideError("curves has no rows; there is nothing to display")
         self.curves_ = curves
         self.pos_label = pos_label
 

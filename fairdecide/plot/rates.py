@@ -106,6 +106,8 @@ class GroupRatesDisplay:
         if missing:
             raise FairdecideError(
                 f"rates has no column(s) {missing}; kind={kind!r} needs {need}")
+        if len(rates) == 0:
+            raise FairdecideError("rates has no rows; there is nothing to display")
         self.rates_ = rates
         self.level = None if level is None else as_real(level, "level", 0, 1, True, True)
 
