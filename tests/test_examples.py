@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -33,7 +34,7 @@ def run_example(name: str, tmp_path: Path, data_dir: Path | None = None) -> str:
 def test_every_example_is_tested():
     tested = {"bail_tradeoffs.py", "bayesian_fairness_compas.py", "compas_fair_policy.py",
               "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py",
-              "bail_from_compas_pymc.py"}
+              "bail_from_compas_pymc.py", "fair_classifier_gridsearch_adult.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
@@ -136,3 +137,29 @@ def test_bail_from_compas_pymc(data_dir, tmp_path):
     for eps in (None, 0.1, 0.05):
         assert value["worst", eps] < value["mean", eps]
     assert out.count("verification  : passed") == 6
+
+
+@pytest.mark.slow
+def test_fair_classifier_gridsearch_adult(data_dir, tmp_path):
+    """The grid search: the refit rule chose the most accurate candidate within the bound,
+    the refit model's verified deviation meets its epsilon, the held-out difference stays
+    near the bound, and the named-column way gives the routed model's probabilities."""
+    out = run_example("fair_classifier_gridsearch_adult.py", tmp_path, data_dir)
+    bound = float(re.search(r"Refit bound = target 0\.02 \+ noise floor = (\d\.\d+)",
+                            out).group(1))
+    rows = re.findall(r"\n\s+(\d\.\d+)\s+(\d\.\d+)\s+(\d\.\d+)(?:\s+\d\.\d+){3}\s+"
+                      r"[\d.]+", out)
+    assert len(rows) == 4, out
+    eps, acc, dev = (np.array([float(r[k]) for r in rows]) for k in range(3))
+    ok = dev <= bound
+    assert ok.any()
+    chosen = float(re.search(r"Chosen: epsilon = (\d\.\d+)", out).group(1))
+    assert chosen == eps[ok][np.argmax(acc[ok])]
+    m = re.search(r"in-sample independence deviation (\d\.\d+) <= epsilon (\d\.\d+)", out)
+    assert float(m.group(1)) <= float(m.group(2)) + 1e-6 and float(m.group(2)) == chosen
+    test_dp = float(re.search(r"predict_proba\): expected accuracy \d\.\d+, DP difference "
+                              r"(\d\.\d+)", out).group(1))
+    assert test_dp < 0.02
+    gap = float(re.search(r"routed\nmodel's test probabilities (\d\.\de[-+]\d+)", out).group(1))
+    assert gap < 1e-6
+
