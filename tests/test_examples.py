@@ -34,7 +34,8 @@ def run_example(name: str, tmp_path: Path, data_dir: Path | None = None) -> str:
 def test_every_example_is_tested():
     tested = {"bail_tradeoffs.py", "bayesian_fairness_compas.py", "compas_fair_policy.py",
               "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py",
-              "bail_from_compas_pymc.py", "fair_classifier_gridsearch_adult.py"}
+              "bail_from_compas_pymc.py", "fair_classifier_gridsearch_adult.py",
+              "bail_policy_compas.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
@@ -162,4 +163,26 @@ def test_fair_classifier_gridsearch_adult(data_dir, tmp_path):
     assert test_dp < 0.02
     gap = float(re.search(r"routed\nmodel's test probabilities (\d\.\de[-+]\d+)", out).group(1))
     assert gap < 1e-6
+
+
+def test_bail_policy_compas(data_dir, tmp_path):
+    """The bail policy from logs: what the plain words claim holds in the printed table,
+    and the doubly robust intervals cover the true values the full data allow."""
+    out = run_example("bail_policy_compas.py", tmp_path, data_dir)
+    assert out.count("verification  : passed") == 2
+    assert "independence  : 0.05" in out
+    rows = {}
+    for name in ("unconstrained", "independence <= 0.05", "logged (simulated judge)"):
+        m = re.search(re.escape(name) + r"\s+([-\d.]+) \[([-\d.]+), ([-\d.]+)\]\s+"
+                      r"([-\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\n", out)
+        assert m, (name, out)
+        rows[name] = [float(v) for v in m.groups()]
+    free, fair, logged = rows.values()
+    for value, lo, hi, true, *_ in rows.values():
+        assert lo <= value <= hi and lo <= true <= hi
+    assert fair[0] > logged[2] and fair[1] > logged[0]  # "above the judge's interval"
+    assert free[3] > fair[3] > logged[3]            # fairness costs, less than the judge
+    assert fair[6] < 0.05 < logged[6] < free[6]     # independence on the test rows
+    for release_aa, release_c, dev in (r[4:] for r in rows.values()):
+        assert dev == pytest.approx(2 * abs(release_aa - release_c), abs=3e-4)  # rounded
 
