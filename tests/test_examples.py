@@ -35,7 +35,7 @@ def test_every_example_is_tested():
     tested = {"bail_tradeoffs.py", "bayesian_fairness_compas.py", "compas_fair_policy.py",
               "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py",
               "bail_from_compas_pymc.py", "fair_classifier_gridsearch_adult.py",
-              "bail_policy_compas.py"}
+              "bail_policy_compas.py", "pareto_frontier_plot.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
@@ -186,3 +186,32 @@ def test_bail_policy_compas(data_dir, tmp_path):
     for release_aa, release_c, dev in (r[4:] for r in rows.values()):
         assert dev == pytest.approx(2 * abs(release_aa - release_c), abs=3e-4)  # rounded
 
+
+def test_pareto_frontier_plot(tmp_path, monkeypatch):
+    """The figures are written where FAIRDECIDE_FIGURES says, and two printed numbers
+    match an independent recomputation: the true world's frontier at epsilon 0.05 and the
+    fair plug-in policy's release rates in the true world."""
+    pytest.importorskip("matplotlib")
+    import fairdecide as fd
+    from fairdecide.datasets import make_bail_problem, sample_logged_data
+
+    monkeypatch.setenv("FAIRDECIDE_FIGURES", str(tmp_path / "figures"))
+    out = run_example("pareto_frontier_plot.py", tmp_path)
+    for name in ("pareto_frontier.png", "group_rates.png", "group_calibration.png"):
+        path = tmp_path / "figures" / name
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert path.stat().st_size > 5000
+
+    problem, world = make_bail_problem()
+    u = fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.05).utility
+    row = re.search(r"\n\s+0\.05\s+(\d\.\d+)\s+", out)
+    assert float(row.group(1)) == pytest.approx(u, abs=6e-5)
+
+    data = sample_logged_data(world, problem, 2000, random_state=0)
+    learned = fd.TabularWorld.from_data(data, problem, smoothing=0.5)
+    table = fd.optimize_policy(problem, learned, fd.Independence(), epsilon=0.05).policy.table
+    release = (world.p_xz * table[:, :, 1]).sum(axis=0) / world.p_xz.sum(axis=0)
+    m = re.search(r"independence <= 0\.05\s+group A: (\d\.\d+), group B: (\d\.\d+)", out)
+    assert [float(v) for v in m.groups()] == pytest.approx(release, abs=6e-5)
+    m = re.search(r"\(predict_proba\) (\d\.\d+),\nof its argmax \(predict\) (\d\.\d+)", out)
+    assert float(m.group(1)) <= 0.01 + 1e-4 < float(m.group(2))
