@@ -406,3 +406,16 @@ def test_best_utility_within_rule():
         assert fd.best_utility_within(0.001)(res) == 2
     with pytest.raises(ValueError, match="mean_test_fair"):
         fd.best_utility_within(0.1, fairness="fair")(res)
+    failed = {"mean_test_utility": [np.nan, np.nan], "mean_test_fairness": [np.nan, np.nan]}
+    with pytest.raises(ValueError, match="set_predict_proba_request"):
+        fd.best_utility_within(0.1)(failed)
+
+
+def test_evaluate_a_group_blind_policy_estimates_deviations_by_group():
+    X, y, a, z, _ = _logged(n=1200, seed=2)
+    pol = FairDecisionPolicy(group_blind=True, epsilon=0.05, random_state=0).fit(
+        X[:600], y[:600], actions=a[:600], sensitive_features=z[:600])
+    table = pol.evaluate(X[600:], y[600:], actions=a[600:], sensitive_features=z[600:],
+                         propensities=np.full(600, 0.5), n_boot=50)
+    lo, est, hi = table.loc["independence deviation", ["lower", "estimate", "upper"]]
+    assert lo <= est <= hi and hi > 0

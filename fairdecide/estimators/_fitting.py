@@ -186,7 +186,9 @@ def _tabular_belief(data: LoggedData, problem: DecisionProblem, n: int, seed: in
                     aggregate: str) -> Belief:
     from fairdecide.models.dirichlet import DirichletPosterior
 
-    posterior = DirichletPosterior().fit(data, problem)
     if aggregate == "mean":
-        return Belief.from_posterior(posterior, n, seed)
+        return Belief.from_posterior(DirichletPosterior().fit(data, problem), n, seed)
+    # prior 1: with concentrations below one the densest draws are the extreme ones, not
+    # the central ones (Belief.confidence_set)
+    posterior = DirichletPosterior(prior=1.0).fit(data, problem)
     return Belief.confidence_set(posterior, 0.1, n, seed)

@@ -77,7 +77,9 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     l2 : float, default=1e-4
         Ridge penalty of the softmax coefficients (keeps the optimum finite).
     n_restarts : int, default=1
-    max_iter : int, default=200
+    max_iter : int, default=500
+        Most solver iterations per start (softmax; Adult at 10,000 rows needed 288) or
+        linearisation steps (tabular, criteria not linear in the policy).
     random_state : int, RandomState or None
 
     Attributes
@@ -120,7 +122,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
                  theta: str = "mle", n_scenarios: int = 16, outcome_model: Any = None,
                  n_folds: int | None = None, group_blind: bool = False,
                  sensitive_feature: str | None = None, n_bins: int = 5, l2: float = 1e-4,
-                 n_restarts: int = 1, max_iter: int = 200, random_state: Any = None) -> None:
+                 n_restarts: int = 1, max_iter: int = 500, random_state: Any = None) -> None:
         self.policy = policy
         self.criteria = criteria
         self.epsilon = epsilon

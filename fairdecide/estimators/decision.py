@@ -78,7 +78,7 @@ class FairDecisionPolicy(BaseEstimator):
                  theta: str = "mle", n_scenarios: int = 16, outcome_model: Any = None,
                  action_encoding: str = "separate", n_folds: int | None = None,
                  group_blind: bool = False, sensitive_feature: str | None = None,
-                 n_bins: int = 5, l2: float = 1e-4, n_restarts: int = 1, max_iter: int = 200,
+                 n_bins: int = 5, l2: float = 1e-4, n_restarts: int = 1, max_iter: int = 500,
                  random_state: Any = None) -> None:
         self.utility = utility
         self.policy = policy
@@ -176,10 +176,12 @@ class FairDecisionPolicy(BaseEstimator):
                 f"{u.shape}")
         return u
 
-    def _rows(self, X: Any, sensitive_features: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    def _rows(self, X: Any, sensitive_features: Any, groups_needed: bool = False
+              ) -> tuple[np.ndarray, np.ndarray | None]:
         check_is_fitted(self, "result_")
         X, z_raw, _ = split_features(self, X, sensitive_features, reset=False)
-        return X, predict_groups(z_raw, len(X), self.group_labels_, self._rule.reads_group)
+        needed = groups_needed or self._rule.reads_group
+        return X, predict_groups(z_raw, len(X), self.group_labels_, needed)
 
     def action_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
         """pi(a | x, z) for each row, shape (n, n_actions), actions in the order of
@@ -216,9 +218,9 @@ class FairDecisionPolicy(BaseEstimator):
         from fairdecide.evaluation import estimate_deviation, evaluate_policy
 
         level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
-        X, z = self._rows(X, sensitive_features)
+        # the groups are needed to estimate deviations even when the policy ignores them
+        X, zc = self._rows(X, sensitive_features, groups_needed=True)
         n, n_z = len(X), len(self.group_labels_)
-        zc = np.zeros(n, dtype=np.intp) if z is None else z
         a = self._codes(actions, self.action_labels_, "actions", n)
         y = self._codes(y, self.outcome_labels_, "y", n)
         p = None if propensities is None else as_propensity(propensities, "propensities")

@@ -175,6 +175,12 @@ def best_utility_within(bound: float, *, utility: str = "utility",
                       and k.endswith(f"_test_{fairness}")]
             worst = -np.min([np.asarray(cv_results[k], float) for k in splits], axis=0)
             dev = np.maximum(dev, worst)
+        if not (np.isfinite(u) & np.isfinite(dev)).any():
+            raise FairdecideError(
+                "every candidate's validation utility or deviation is NaN: the scorers "
+                "failed (see scikit-learn's 'Scoring failed' warnings). In a Pipeline whose "
+                "policy reads the group, request it at predict time too: "
+                "set_predict_proba_request(sensitive_features=True)")
         ok = np.isfinite(u) & np.isfinite(dev) & (dev <= bound)
         if not ok.any():
             best = int(np.nanargmin(np.where(np.isfinite(dev), dev, np.inf)))
