@@ -10,11 +10,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from fairdecide._validation import as_bool, as_float_array, check_random_state
+from fairdecide._validation import as_bool, as_float_array
 from fairdecide.estimators._fitting import fit_policy
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
 from fairdecide.exceptions import FairdecideError
 from fairdecide.models.individuals import check_sample_weight
+from fairdecide.policies.base import draw_rows
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["FairPolicyClassifier"]
@@ -204,8 +205,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         p = self.predict_proba(X, sensitive_features=sensitive_features)
         if not as_bool(randomized, "randomized"):
             return self.classes_[np.argmax(p, axis=1)]
-        u = check_random_state(self.random_state).random_sample(len(p))[:, None]
-        idx = np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), p.shape[1] - 1)
+        idx = draw_rows(p, self.random_state)
         return self.classes_[idx]
 
     def score(self, X: Any, y: Any, sample_weight: Any = None, *,

@@ -10,11 +10,12 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from fairdecide._validation import as_float_array, as_propensity, as_real, check_random_state
+from fairdecide._validation import as_float_array, as_propensity, as_real
 from fairdecide.data import BanditData, _encode
 from fairdecide.estimators._fitting import fit_policy, make_criteria
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
 from fairdecide.exceptions import FairdecideError
+from fairdecide.policies.base import draw_rows
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["FairDecisionPolicy"]
@@ -193,8 +194,7 @@ class FairDecisionPolicy(BaseEstimator):
     def decide(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
         """Actions drawn from the policy, one per row (seeded by ``random_state``)."""
         p = self.action_proba(X, sensitive_features=sensitive_features)
-        u = check_random_state(self.random_state).random_sample(len(p))[:, None]
-        idx = np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), p.shape[1] - 1)
+        idx = draw_rows(p, self.random_state)
         return np.array(self.action_labels_, dtype=object)[idx]
 
     def evaluate(self, X: Any, y: Any, *, actions: Any, sensitive_features: Any = None,

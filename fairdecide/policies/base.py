@@ -10,7 +10,7 @@ Jacobian d pi / d theta that the gradient route needs (:class:`ParametricPolicy`
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -18,6 +18,15 @@ if TYPE_CHECKING:
     from fairdecide.units import Units
 
 __all__ = ["ParametricEvaluator", "ParametricPolicy", "Policy"]
+
+
+def draw_rows(p: np.ndarray, random_state: Any = None) -> np.ndarray:
+    """One column index per row of ``p`` (rows on the simplex) drawn by inverting its
+    cumulative sums at a uniform number: the action codes a randomised policy takes."""
+    from fairdecide._validation import check_random_state
+
+    u = check_random_state(random_state).random_sample(len(p))[:, None]
+    return np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), p.shape[1] - 1)
 
 
 class Policy(abc.ABC):

@@ -18,10 +18,9 @@ from fairdecide._validation import (
     as_float_array,
     as_int,
     as_real,
-    check_random_state,
 )
 from fairdecide.exceptions import FairdecideError
-from fairdecide.policies.base import ParametricEvaluator, ParametricPolicy
+from fairdecide.policies.base import ParametricEvaluator, ParametricPolicy, draw_rows
 
 if TYPE_CHECKING:
     from fairdecide.units import Units
@@ -202,9 +201,7 @@ class LinearSoftmaxPolicy(ParametricPolicy):
 
     def sample(self, X: Any, z: Any = None, random_state: Any = None) -> np.ndarray:
         """One action code per individual drawn from pi(. | x[, z])."""
-        p = self.action_proba(X, z)
-        u = check_random_state(random_state).random_sample(len(p))[:, None]
-        return np.minimum((p.cumsum(axis=1) < u).sum(axis=1), p.shape[1] - 1)
+        return draw_rows(self.action_proba(X, z), random_state)
 
     # ------------------------------------------------------------------ smoothness
     def lipschitz_bound(self) -> float:

@@ -13,10 +13,9 @@ from fairdecide._validation import (
     as_real,
     check_distribution,
     check_instance,
-    check_random_state,
 )
 from fairdecide.exceptions import FairdecideError
-from fairdecide.policies.base import Policy
+from fairdecide.policies.base import Policy, draw_rows
 
 if TYPE_CHECKING:
     from fairdecide.units import Units
@@ -224,10 +223,7 @@ class TabularPolicy(Policy):
         >>> TabularPolicy.constant(1, 1, [0.0, 1.0]).sample([0, 0], [0, 0], random_state=0)
         array([1, 1])
         """
-        p = self.action_proba(x, z)
-        rng = check_random_state(random_state)
-        u = rng.random_sample(len(p))[:, None]
-        return np.minimum((p.cumsum(axis=1) < u).sum(axis=1), self.n_actions - 1)
+        return draw_rows(self.action_proba(x, z), random_state)
 
     def to_frame(self, action_labels: Any = None) -> Any:
         """The table as a DataFrame: one row per (cell, group), one column per action
