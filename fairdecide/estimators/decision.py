@@ -79,7 +79,7 @@ class FairDecisionPolicy(BaseEstimator):
                  theta: str = "mle", n_scenarios: int = 16, outcome_model: Any = None,
                  action_encoding: str = "separate", n_folds: int | None = None,
                  group_blind: bool = False, sensitive_feature: str | None = None,
-                 n_bins: int = 5, l2: float = 1e-4, n_restarts: int = 1, max_iter: int = 500,
+                 n_bins: int = 5, l2: float = 1e-5, n_restarts: int = 1, max_iter: int = 500,
                  random_state: Any = None) -> None:
         self.utility = utility
         self.policy = policy
