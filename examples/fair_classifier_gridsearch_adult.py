@@ -3,8 +3,8 @@ tolerance chosen by GridSearchCV, on Adult.
 
 Run with ``FAIRDECIDE_DATA=/path/to/data python examples/fair_classifier_gridsearch_adult.py``
 (a folder holding adult.data[.gz] and adult.test[.gz]); without it the files are
-downloaded into the cache (and their checksums verified). Measured: 29 s on an idle
-two-core machine, 69 s on a busy one.
+downloaded into the cache (and their checksums verified). Measured: 38 s on a two-core
+machine.
 
 The features are a DataFrame with string categories; the group (sex) is not a feature:
 it travels beside X as the ``sensitive_features`` metadata, which scikit-learn's metadata
