@@ -92,18 +92,38 @@ def _logged(n=600, seed=0):
 FAMILIES = [{"policy": "softmax"}, {"policy": "tabular", "n_bins": 3}]
 
 
-def _fitted(kind, params):
-    if kind == "classifier":
-        X, y, z = _data()
-        est = FairPolicyClassifier(random_state=0, **params).fit(X, y, sensitive_features=z)
-        return est, X, z, est.predict_proba
+def _fit_classifier(cls, params):
+    X, y, z = _data()
+    est = cls(random_state=0, **params).fit(X, y, sensitive_features=z)
+    return est, X, z
+
+
+def _fit_decision_policy(cls, params):
     X, y, a, z, _ = _logged()
-    est = FairDecisionPolicy(random_state=0, **params).fit(
+    est = cls(random_state=0, **params).fit(
         X, y, actions=a, sensitive_features=z, propensities=np.full(len(a), 0.5))
-    return est, X, z, est.action_proba
+    return est, X, z
 
 
-@pytest.mark.parametrize("kind", ["classifier", "decision"])
+# fairdecide's own checks run over every estimator all_estimators() finds; each needs its
+# training data and the name of its method giving the policy's rows
+OWN_CHECKS = {"FairPolicyClassifier": (_fit_classifier, "predict_proba"),
+              "FairDecisionPolicy": (_fit_decision_policy, "action_proba")}
+KINDS = sorted(OWN_CHECKS)
+
+
+def test_every_estimator_runs_the_own_checks():
+    assert {cls.__name__ for cls in all_estimators()} == set(OWN_CHECKS)
+
+
+def _fitted(kind, params):
+    cls = {c.__name__: c for c in all_estimators()}[kind]
+    fit, method = OWN_CHECKS[kind]
+    est, X, z = fit(cls, params)
+    return est, X, z, getattr(est, method)
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("params", FAMILIES, ids=["softmax", "tabular"])
 def test_rows_on_simplex_and_verified_deviation(kind, params):
     est, X, z, proba = _fitted(kind, {**params, "epsilon": 0.03})
@@ -159,20 +179,20 @@ def test_pandas_in_and_out_with_sensitive_column():
         clf.fit(X, labels)
 
 
-@pytest.mark.parametrize("kind", ["classifier", "decision"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_clone_and_pickle_round_trips(kind):
     est, X, z, proba = _fitted(kind, {"epsilon": 0.05})
+    method = OWN_CHECKS[kind][1]
     again = pickle.loads(pickle.dumps(est))
     assert np.array_equal(proba(X, sensitive_features=z),
-                          (again.predict_proba if kind == "classifier" else again.action_proba)(
-                              X, sensitive_features=z))
+                          getattr(again, method)(X, sensitive_features=z))
     fresh = clone(est)
     assert fresh.get_params() == est.get_params()
     with pytest.raises(NotFittedError):
-        (fresh.predict_proba if kind == "classifier" else fresh.action_proba)(X)
+        getattr(fresh, method)(X)
 
 
-@pytest.mark.parametrize("kind", ["classifier", "decision"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_unknown_group_at_predict_is_an_error_unless_group_blind(kind):
     _, X, _, proba = _fitted(kind, {})
     with pytest.raises(fd.FairdecideError, match="not in the training data"):
