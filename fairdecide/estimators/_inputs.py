@@ -42,9 +42,12 @@ def split_features(estimator: Any, X: Any, sensitive_features: Any, *, reset: bo
         sensitive_features = X[column].to_numpy(dtype=object)
         X = X.drop(columns=[column])
     try:
+        # C order: the policy search amplifies rounding, and a matrix product's rounding
+        # depends on the layout; the same numbers then give the same policy
         if isinstance(y, str) and y == "no_validation":
-            return validate_data(estimator, X, reset=reset), sensitive_features, None
-        Xc, yc = validate_data(estimator, X, y, reset=reset)
+            return (validate_data(estimator, X, reset=reset, order="C"), sensitive_features,
+                    None)
+        Xc, yc = validate_data(estimator, X, y, reset=reset, order="C")
     except ValueError as exc:  # scikit-learn's message, naming the argument at fault
         raise FairdecideError(f"invalid X or y: {exc}" if reset else f"invalid X: {exc}"
                               ) from exc
