@@ -147,17 +147,18 @@ class Belief:
 
     @classmethod
     def from_refits(cls, model: Any, n_samples: int = 32, random_state: Any = None,
-                    aggregate: str = "mean") -> Belief:
+                    aggregate: str = "mean", weights: Any = None) -> Belief:
         """Scenarios from ``n_samples`` bootstrap refits of a fitted
         :class:`~fairdecide.models.IndividualOutcomeModel`, each predicting for the same
-        individuals (a belief over a :class:`~fairdecide.SampleWorld`'s outcomes)."""
+        individuals (a belief over a :class:`~fairdecide.SampleWorld`'s outcomes), whose
+        population weights are ``weights`` (default 1/n each)."""
         from fairdecide.models.individuals import IndividualOutcomeModel
 
         if not isinstance(model, IndividualOutcomeModel):
             raise FairdecideError(
                 "model must be a fitted IndividualOutcomeModel, got "
                 f"{type(model).__name__}")
-        worlds = model.bootstrap_worlds(n_samples, random_state)
+        worlds = model.bootstrap_worlds(n_samples, random_state, weights)
         return cls(tuple(worlds), aggregate=aggregate,
                    label=f"bootstrap refits ({len(worlds)})")
 

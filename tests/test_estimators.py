@@ -278,6 +278,25 @@ def test_theta_treatments_fit_beliefs(theta, policy):
     assert agg <= 0.05 + 1e-6
 
 
+def test_bayes_scenarios_keep_the_sample_weights():
+    from fairdecide.models import IndividualOutcomeModel
+
+    X, y, z = _data(n=120)
+    w = np.r_[np.full(60, 3.0), np.ones(60)]
+    model = IndividualOutcomeModel().fit(X, z, y, fd.DecisionProblem.classification(2),
+                                         sample_weight=w)
+    belief = fd.Belief.from_refits(model, 3, random_state=0, weights=w)
+    for world in belief.worlds:
+        assert np.allclose(world.weights, w / w.sum())
+    # the estimator's Bayes decision weighs the population like its plug-in does
+    clf = FairPolicyClassifier(theta="bayes", n_scenarios=3, random_state=0).fit(
+        X, y, sensitive_features=z, sample_weight=w)
+    p = clf.predict_proba(X, sensitive_features=z)
+    rates = np.array([np.average(p[z == g], axis=0, weights=w[z == g]) for g in (0, 1)])
+    pooled = np.average(p, axis=0, weights=w)
+    assert np.abs(rates - pooled).sum() <= 0.05 + 1e-6
+
+
 @settings(max_examples=8, deadline=None, derandomize=True)
 @given(n=st.integers(20, 80), seed=st.integers(0, 10_000),
        eps=st.sampled_from([0.0, 0.02, 0.1]))

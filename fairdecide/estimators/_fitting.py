@@ -4,7 +4,7 @@ individuals."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,8 +141,9 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
                                        n_folds=est.n_folds).fit(
             scaler.transform(X), z, y, problem, a, random_state=seed,
             sample_weight=sample_weight if outcome_weight is None else outcome_weight)
-        world = _world_or_belief(theta, model.world(None, None, sample_weight),
-                                 lambda agg: Belief.from_refits(model, n_scen, seed, agg))
+        world = _world_or_belief(
+            theta, lambda: model.world(None, None, sample_weight),
+            lambda agg: Belief.from_refits(model, n_scen, seed, agg, sample_weight))
         pol = LinearSoftmaxPolicy(include_z=not est.group_blind, l2=as_real(
             est.l2, "l2", low=0.0))
         result = optimize_policy(problem, world, criteria, policy=pol,
@@ -159,7 +160,7 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     data = LoggedData(x=x, z=z, y=y, a=a, x_labels=range(n_x), group_labels=range(n_groups),
                       outcome_labels=range(problem.n_outcomes),
                       action_labels=None if a is None else range(problem.n_actions))
-    world = _world_or_belief(theta, _tabular_world(data, problem),
+    world = _world_or_belief(theta, lambda: _tabular_world(data, problem),
                              lambda agg: _tabular_belief(data, problem, n_scen, seed, agg))
     result = optimize_policy(problem, world, criteria, group_blind=bool(est.group_blind),
                              max_iter=est.max_iter, **trade)
@@ -170,9 +171,12 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     return Fitted(result, family, cells=cells, seen=counts > 0, fallback=fallback)
 
 
-def _world_or_belief(theta: str, plug_in: World, belief: Any) -> World | Belief:
+def _world_or_belief(theta: str, plug_in: Callable[[], World],
+                     belief: Callable[[str], Belief]) -> World | Belief:
+    """The plug-in world, or the belief aggregated as ``theta`` says (only the one asked
+    for is fitted)."""
     if theta == "mle":
-        return plug_in
+        return plug_in()
     return belief("mean" if theta == "bayes" else "worst")
 
 

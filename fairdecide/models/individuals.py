@@ -139,24 +139,26 @@ class IndividualOutcomeModel:
         p_y = self._proba(self.X_, self.y_, self.a_, X, honest=False, w=self.w_)
         return SampleWorld(X, z, p_y, weights, group_labels=self.group_labels_)
 
-    def bootstrap_worlds(self, n_samples: int = 32, random_state: Any = None
-                         ) -> list[SampleWorld]:
+    def bootstrap_worlds(self, n_samples: int = 32, random_state: Any = None,
+                         weights: Any = None) -> list[SampleWorld]:
         """Refits on ``n_samples`` bootstrap resamples of the rows, each predicting for
-        the training individuals: the scenarios of a belief (the cheap approximate
-        posterior; :meth:`Belief.from_refits <fairdecide.Belief.from_refits>`)."""
+        the training individuals (weighted by ``weights``, default 1/n each): the
+        scenarios of a belief (the cheap approximate posterior;
+        :meth:`Belief.from_refits <fairdecide.Belief.from_refits>`)."""
         if not hasattr(self, "X_"):
             raise FairdecideError("call fit(X, z, y, problem, a) first")
         n_samples = as_int(n_samples, "n_samples", minimum=1)
         rng = check_random_state(random_state)
         n = len(self.X_)
-        base = self.world()
+        groups = [self.group_labels_[c] for c in self.z_]
         worlds = []
         for _ in range(n_samples):
             idx = rng.randint(0, n, size=n)
             a = None if self.a_ is None else self.a_[idx]
             w = None if self.w_ is None else self.w_[idx]
             p_y = self._proba(self.X_[idx], self.y_[idx], a, self.X_, honest=False, w=w)
-            worlds.append(base.with_outcomes(p_y))
+            worlds.append(SampleWorld(self.X_, groups, p_y, weights,
+                                      group_labels=self.group_labels_))
         return worlds
 
 
