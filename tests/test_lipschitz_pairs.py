@@ -1,0 +1,140 @@
+"""The exact all-pairs search for Lipschitz violations (the certificate of issue 11):
+against a brute-force loop over every pair, planted violations, metrics, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import cdist
+
+from fairdecide.criteria._pairs import PairMetric, violated_pairs
+from fairdecide.exceptions import FairdecideError
+
+
+def _rows(rng, n, k):
+    p = rng.dirichlet(np.ones(k), size=n)
+    return p
+
+
+def _brute(P, X, L, dist):
+    n = len(P)
+    best, pairs = -np.inf, []
+    for i in range(n):
+        for j in range(i + 1, n):
+            v = 0.5 * np.abs(P[i] - P[j]).sum() - L * dist(X[i], X[j])
+            best = max(best, v)
+            if v > 0:
+                pairs.append((i, j))
+    return best, pairs
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(n=st.integers(2, 40), d=st.integers(1, 4), k=st.integers(2, 4),
+       L=st.sampled_from([0.3, 1.0, 5.0]), block=st.sampled_from([3, 7, 1024]),
+       seed=st.integers(0, 10_000))
+def test_matches_brute_force(n, d, k, L, block, seed):
+    rng = np.random.RandomState(seed)
+    P, X = _rows(rng, n, k), rng.normal(size=(n, d))
+    found = violated_pairs(P, X, L, block=block)
+    best, pairs = _brute(P, X, L, lambda a, b: np.linalg.norm(a - b))
+    assert found.max_violation == pytest.approx(best, abs=1e-12)
+    assert [tuple(p) for p in found.pairs] == pairs
+    assert found.pairs_checked == n * (n - 1) // 2
+    i, j = found.worst_pair
+    assert i < j
+    assert 0.5 * np.abs(P[i] - P[j]).sum() - L * np.linalg.norm(X[i] - X[j]) == \
+        pytest.approx(best, abs=1e-12)
+
+
+def test_a_planted_violation_is_found_among_far_away_rows():
+    # a smooth policy on 3000 people, certified; then one row changed: the checker finds
+    # exactly the pairs it breaks
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(3000, 3)) * 10
+    logits = 0.05 * X[:, 0]
+    P = np.c_[1 / (1 + np.exp(logits)), 1 / (1 + np.exp(-logits))]
+    clean = violated_pairs(P, X, constant=0.05, block=500)
+    assert clean.max_violation <= 1e-12 and len(clean.pairs) == 0
+    bad = P.copy()
+    bad[1234] = [1.0, 0.0] if P[1234, 0] < 0.5 else [0.0, 1.0]
+    found = violated_pairs(bad, X, constant=0.05, block=500)
+    assert len(found.pairs) > 0
+    assert all(1234 in pair for pair in found.pairs.tolist())
+    # every pair reported violates, and the worst matches a direct computation
+    tv = 0.5 * np.abs(bad[found.pairs[:, 0]] - bad[found.pairs[:, 1]]).sum(axis=1)
+    d = np.linalg.norm(X[found.pairs[:, 0]] - X[found.pairs[:, 1]], axis=1)
+    assert np.allclose(found.violations, tv - 0.05 * d) and np.all(found.violations > 0)
+    others = np.setdiff1d(np.arange(3000), [1234])
+    direct = (0.5 * np.abs(bad[others] - bad[1234]).sum(axis=1)
+              - 0.05 * np.linalg.norm(X[others] - X[1234], axis=1))
+    assert found.max_violation == pytest.approx(direct.max(), abs=1e-12)
+    assert set(found.pairs[:, 0].tolist() + found.pairs[:, 1].tolist()) - {1234} == set(
+        others[direct > 0].tolist())
+
+
+def test_screening_does_not_lose_pairs_to_cancellation():
+    # large feature values and tiny differences: ||a||^2 + ||b||^2 - 2 a.b cancels, the
+    # exact recomputation keeps the answer right
+    X = np.array([[1e6, 1e6], [1e6 + 1e-3, 1e6], [1e6, 1e6 + 2e-3]])
+    P = np.array([[1.0, 0.0], [0.999, 0.001], [0.9, 0.1]])
+    found = violated_pairs(P, X, constant=10.0)
+    best, pairs = _brute(P, X, 10.0, lambda a, b: np.linalg.norm(a - b))
+    assert found.max_violation == pytest.approx(best, abs=1e-9)
+    assert [tuple(p) for p in found.pairs] == pairs
+
+
+@pytest.mark.parametrize("kind", ["weighted", "mahalanobis", "callable"])
+def test_metrics_match_scipy(kind):
+    rng = np.random.RandomState(1)
+    P, X = _rows(rng, 30, 3), rng.normal(size=(30, 3))
+    w = np.array([2.0, 0.5, 0.0])
+    A = rng.normal(size=(3, 3))
+    M = A @ A.T
+    if kind == "weighted":
+        metric = PairMetric("weighted", weights=w)
+        D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2 * w).sum(axis=2))
+    elif kind == "mahalanobis":
+        metric = PairMetric("mahalanobis", matrix=M)
+        D = cdist(X, X, "mahalanobis", VI=M)
+    else:
+        metric = PairMetric(lambda a, b: cdist(a, b, "cityblock"))
+        D = cdist(X, X, "cityblock")
+    found = violated_pairs(P, X, 0.4, metric, block=7)
+    iu = np.triu_indices(30, 1)
+    tv = 0.5 * np.abs(P[:, None] - P[None]).sum(axis=2)
+    v = (tv - 0.4 * D)[iu]
+    assert found.max_violation == pytest.approx(v.max(), abs=1e-9)
+    assert len(found.pairs) == int((v > 0).sum())
+
+
+def test_bad_input():
+    P, X = np.full((3, 2), 0.5), np.zeros((3, 1))
+    with pytest.raises(FairdecideError, match="X contains NaN"):
+        violated_pairs(P, np.array([[0.0], [np.nan], [1.0]]), 1.0)
+    with pytest.raises(FairdecideError, match="at least 2"):
+        violated_pairs(P[:1], X[:1], 1.0)
+    with pytest.raises(FairdecideError, match="constant"):
+        violated_pairs(P, X, 0.0)
+    with pytest.raises(FairdecideError, match="rows has 3"):
+        violated_pairs(P, X[:2], 1.0)
+    with pytest.raises(FairdecideError, match="metric must be one of"):
+        violated_pairs(P, X, 1.0, PairMetric("cosine"))
+    with pytest.raises(FairdecideError, match="weights"):
+        violated_pairs(P, X, 1.0, PairMetric("weighted", weights=[-1.0]))
+    with pytest.raises(FairdecideError, match="semi-definite"):
+        violated_pairs(P, X, 1.0, PairMetric("mahalanobis", matrix=[[-1.0]]))
+    with pytest.raises(FairdecideError, match="not symmetric"):
+        violated_pairs(P, np.arange(3.0)[:, None], 1.0,
+                       PairMetric(lambda a, b: np.maximum(a - b.T, 0) + (a - b.T) ** 2))
+    with pytest.raises(FairdecideError, match="negative"):
+        violated_pairs(P, np.arange(3.0)[:, None], 1.0, PairMetric(lambda a, b: a - b.T))
+    with pytest.raises(FairdecideError, match="diagonal"):
+        violated_pairs(P, X, 1.0, PairMetric(lambda a, b: np.ones((len(a), len(b)))))
+
+    def boom(a, b):
+        raise RuntimeError("no")
+
+    with pytest.raises(FairdecideError, match="raised RuntimeError"):
+        violated_pairs(P, X, 1.0, PairMetric(boom))
