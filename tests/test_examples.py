@@ -165,6 +165,7 @@ def test_fair_classifier_gridsearch_adult(data_dir, tmp_path):
     assert gap < 1e-6
 
 
+@pytest.mark.slow  # 3 s; the default run is near its three-minute budget
 def test_bail_policy_compas(data_dir, tmp_path):
     """The bail policy from logs: what the plain words claim holds in the printed table,
     and the doubly robust intervals cover the true values the full data allow."""
@@ -187,6 +188,7 @@ def test_bail_policy_compas(data_dir, tmp_path):
         assert dev == pytest.approx(2 * abs(release_aa - release_c), abs=3e-4)  # rounded
 
 
+@pytest.mark.slow  # 5 s; tests/test_plots.py renders every display in the default run
 def test_pareto_frontier_plot(tmp_path, monkeypatch):
     """The figures are written where FAIRDECIDE_FIGURES says, and two printed numbers
     match an independent recomputation: the true world's frontier at epsilon 0.05 and the
