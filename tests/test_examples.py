@@ -1,7 +1,7 @@
 """The examples run and their output explains itself (and stays true).
 
 Each example runs as a script in a fresh interpreter, as a user would run it. The
-COMPAS examples need the real data; the two longest examples are in the slow set.
+COMPAS examples need the real data; the longer examples are in the slow set.
 """
 
 from __future__ import annotations
