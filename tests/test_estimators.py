@@ -64,6 +64,7 @@ def test_sklearn_common_checks(estimator, check):
     check(estimator)
 
 
+@pytest.mark.slow  # the default run checks every estimator above; this is the extra pass
 @pytest.mark.filterwarnings("ignore:no sensitive features")
 @parametrize_with_checks([LoggedDecisionPolicy(random_state=0)])
 def test_sklearn_common_checks_with_actions(estimator, check):
