@@ -55,13 +55,10 @@ def split_features(estimator: Any, X: Any, sensitive_features: Any, *, reset: bo
 
 
 def _raw_groups(values: Any, n: int) -> np.ndarray:
-    if isinstance(values, pd.DataFrame):
-        if values.shape[1] != 1:  # several sensitive columns: their combinations
-            return np.array([*values.itertuples(index=False, name=None), None],
-                            dtype=object)[:-1]
+    if isinstance(values, pd.DataFrame) and values.shape[1] == 1:
         values = values.iloc[:, 0]
     arr = np.asarray(values, dtype=object)
-    if arr.ndim == 2:
+    if arr.ndim == 2:  # several sensitive columns: their combinations are the groups
         rows = [tuple(r) for r in arr]
         arr = np.empty(len(rows), dtype=object)
         arr[:] = rows
