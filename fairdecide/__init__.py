@@ -22,6 +22,7 @@ from fairdecide.criteria import (
     ConditionalIndependence,
     Criterion,
     Independence,
+    Lipschitz,
     Separation,
     Sufficiency,
 )
@@ -104,6 +105,7 @@ __all__ = [
     "Independence",
     "InfeasibleToleranceError",
     "LinearSoftmaxPolicy",
+    "Lipschitz",
     "LoggedData",
     "OptimizeResult",
     "Policy",

@@ -1,8 +1,10 @@
-"""Fairness criteria: the Criterion protocol and the conditional-independence criteria."""
+"""Fairness criteria: the Criterion protocol, the conditional-independence criteria and
+Lipschitz (individual) fairness."""
 
 from fairdecide.criteria.base import Capabilities, Criterion, resolve_names
 from fairdecide.criteria.conditional import ConditionalIndependence, LinearizedConditionals
 from fairdecide.criteria.divergences import MEASURES, block_divergence
+from fairdecide.criteria.lipschitz import Lipschitz
 from fairdecide.criteria.presets import Independence, Separation, Sufficiency
 
 __all__ = [
@@ -12,6 +14,7 @@ __all__ = [
     "Criterion",
     "Independence",
     "LinearizedConditionals",
+    "Lipschitz",
     "Separation",
     "Sufficiency",
     "block_divergence",

@@ -28,7 +28,7 @@ import numpy as np
 from fairdecide._validation import as_float_array, as_real
 from fairdecide.exceptions import FairdecideError
 
-__all__ = ["PairMetric", "PairSearch", "violated_pairs"]
+__all__ = ["PairMetric", "PairSearch", "nearest_pairs", "pair_distances", "violated_pairs"]
 
 METRICS = ("euclidean", "weighted", "mahalanobis")
 BLOCK = 1024
@@ -57,23 +57,36 @@ class PairMetric:
         d = X.shape[1]
         if self.kind == "euclidean":
             return X
+        param = self.checked()
+        if len(param) != d:
+            what = "weights must be" if self.kind == "weighted" else "matrix must be"
+            raise FairdecideError(
+                f"{what} of size {d} (one per feature), got {len(param)}")
+        if self.kind == "weighted":
+            return X * np.sqrt(param)
+        return X @ param
+
+    def checked(self) -> np.ndarray:
+        """The metric's parameter, validated: the weights (non-negative), or a factor R
+        of the matrix (symmetric positive semi-definite, M = R R'), so that the distance
+        is the euclidean one of X R."""
         if self.kind == "weighted":
             w = as_float_array(self.weights, "weights", ndim=1)
-            if w.shape != (d,) or np.any(w < 0):
+            if not len(w) or np.any(w < 0):
                 raise FairdecideError(
-                    f"weights must be {d} non-negative numbers (one per feature), got shape "
-                    f"{w.shape}")
-            return X * np.sqrt(w)
+                    "weights must be non-negative numbers, one per feature")
+            return w
         M = as_float_array(self.matrix, "matrix", ndim=2)
-        if M.shape != (d, d) or not np.allclose(M, M.T, atol=1e-10 * max(1.0, abs(M).max())):
+        if M.shape[0] != M.shape[1] or not len(M) or not np.allclose(
+                M, M.T, atol=1e-10 * max(1.0, abs(M).max())):
             raise FairdecideError(
-                f"matrix must be a symmetric ({d}, {d}) matrix, got shape {M.shape}")
+                f"matrix must be a non-empty symmetric square matrix, got shape {M.shape}")
         vals, vecs = np.linalg.eigh((M + M.T) / 2)
         if vals.min() < -1e-9 * max(1.0, vals.max()):
             raise FairdecideError(
                 f"matrix must be positive semi-definite; its smallest eigenvalue is "
                 f"{vals.min():.3g}")
-        return X @ (vecs * np.sqrt(np.clip(vals, 0, None)))
+        return vecs * np.sqrt(np.clip(vals, 0, None))
 
     def check_callable(self, X: np.ndarray, sample: int = 64) -> None:
         """Raise unless the callable metric behaves as a distance on a sample of rows."""
@@ -109,6 +122,7 @@ class PairSearch:
     pairs: np.ndarray          # (k, 2) int, i < j
     violations: np.ndarray     # (k,)
     pairs_checked: int
+    truncated: bool = False    # per_unit may have left out pairs above the threshold
 
 
 def _tv_block(Pa: np.ndarray, Pb: np.ndarray) -> np.ndarray:
@@ -131,7 +145,8 @@ def _exact(T: np.ndarray | None, tv: np.ndarray, L: float, v: np.ndarray, ii: An
 
 
 def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None = None,
-                   threshold: float = 0.0, block: int = BLOCK) -> PairSearch:
+                   threshold: float = 0.0, block: int = BLOCK, per_unit: int | None = None
+                   ) -> PairSearch:
     """Every pair i < j with D_TV(rows_i, rows_j) - constant d(x_i, x_j) > ``threshold``,
     and the exact largest violation over all pairs.
 
@@ -147,6 +162,12 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
         Default: euclidean.
     threshold : float, default=0
         Pairs above it are returned (constraint generation adds them).
+    per_unit : int, optional
+        Return only each individual's ``per_unit`` most violated pairs above the
+        threshold (a pair is kept when it is among the most violated of either end;
+        ``truncated`` is False when none was dropped). The largest violation is exact
+        either way. Constraint generation uses it to add a few cuts per person a round
+        instead of millions.
 
     Examples
     --------
@@ -176,7 +197,7 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
     # rounding bound of the screened squared distance (Higham: |fl(a.b) - a.b| <=
     # d u |a| |b|), inflated; distances are recomputed exactly for every candidate
     u = 8.0 * np.finfo(float).eps * (1 + (0 if T is None else T.shape[1]))
-    best, best_pair = -np.inf, (0, 1)
+    best, best_pair, truncated = -np.inf, (0, 1), False
     found_i, found_j, found_v = [], [], []
     for s in range(0, n, block):
         a = slice(s, min(s + block, n))
@@ -203,7 +224,11 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
             # or the largest exact violation known (here or in earlier blocks), only if
             # its bound does; the block's top pair is always examined
             cut = max(best, float(_exact(T, tv, L, v, [top[0]], [top[1]], s, t)[0]))
-            ii, jj = np.nonzero((v > threshold) | (v > cut))
+            if per_unit is None:
+                ii, jj = np.nonzero((v > threshold) | (v > cut))
+            else:
+                ii, jj, dropped = _screened_top(v, threshold, cut, per_unit)
+                truncated |= dropped
             ii, jj = np.r_[ii, top[0]], np.r_[jj, top[1]]
             gi, gj = ii + s, jj + t
             exact = _exact(T, tv, L, v, ii, jj, s, t)
@@ -218,6 +243,98 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
     pairs = (np.stack([np.concatenate(found_i), np.concatenate(found_j)], axis=1)
              if found_i else np.zeros((0, 2), dtype=int))
     viol = np.concatenate(found_v) if found_v else np.zeros(0)
+    if per_unit is not None and len(pairs):
+        keep = _top_per_unit(pairs, viol, per_unit)
+        truncated |= len(keep) < len(pairs)
+        pairs, viol = pairs[keep], viol[keep]
     order = np.lexsort((pairs[:, 1], pairs[:, 0])) if len(pairs) else np.zeros(0, int)
     return PairSearch(best, best_pair, pairs[order].astype(int), viol[order],
-                      n * (n - 1) // 2)
+                      n * (n - 1) // 2, bool(truncated))
+
+
+def _screened_top(v: np.ndarray, threshold: float, cut: float, m: int
+                  ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Block entries to recompute exactly: each row's and each column's ``m`` largest
+    screened bounds above the threshold, and every entry that could beat ``cut`` (the
+    largest exact violation known)."""
+    above = v > threshold
+    counts_r, counts_c = above.sum(axis=1), above.sum(axis=0)
+    dropped = bool(counts_r.max(initial=0) > m or counts_c.max(initial=0) > m)
+    ii, jj = [np.nonzero(v > cut)[0]], [np.nonzero(v > cut)[1]]
+    for axis in (1, 0):
+        vv = v if axis == 1 else v.T
+        k = min(m, vv.shape[1])
+        idx = (np.argpartition(-vv, k - 1, axis=1)[:, :k] if k < vv.shape[1]
+               else np.broadcast_to(np.arange(vv.shape[1]), vv.shape))
+        r = np.repeat(np.arange(vv.shape[0]), k)
+        c = idx.reshape(-1)
+        ok = vv[r, c] > threshold
+        r, c = r[ok], c[ok]
+        ii.append(r if axis == 1 else c)
+        jj.append(c if axis == 1 else r)
+    ii, jj = np.concatenate(ii), np.concatenate(jj)
+    key = np.unique(ii.astype(np.int64) * v.shape[1] + jj)
+    return key // v.shape[1], key % v.shape[1], dropped
+
+
+def _top_per_unit(pairs: np.ndarray, viol: np.ndarray, m: int) -> np.ndarray:
+    """Indices of the pairs among the ``m`` most violated of either of their ends."""
+    rank_of = np.argsort(-viol, kind="stable")
+    ends = np.concatenate([pairs[rank_of, 0], pairs[rank_of, 1]])
+    which = np.concatenate([rank_of, rank_of])
+    place = np.tile(np.arange(len(viol)), 2)
+    order = np.lexsort((place, ends))  # by end, most violated first within an end
+    e = ends[order]
+    first = np.r_[0, np.flatnonzero(np.diff(e)) + 1]
+    rank = np.arange(len(e)) - np.repeat(first, np.diff(np.r_[first, len(e)]))
+    return np.unique(which[order][rank < m])
+
+
+def pair_distances(X: np.ndarray, pairs: np.ndarray, metric: PairMetric,
+                   transformed: np.ndarray | None = None) -> np.ndarray:
+    """d(x_i, x_j) for each pair (i, j), computed directly from the feature difference
+    (built-in metrics) or by the callable on small blocks."""
+    i, j = pairs[:, 0], pairs[:, 1]
+    T = metric.transform(X) if transformed is None else transformed
+    if T is not None:
+        diff = T[i] - T[j]
+        return np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    out = np.empty(len(i))
+    step = 64
+    for s in range(0, len(i), step):
+        a, b = i[s: s + step], j[s: s + step]
+        D = np.asarray(metric.kind(X[a], X[b]), dtype=float)
+        if D.shape != (len(a), len(b)):
+            raise FairdecideError(
+                "the metric callable returned a matrix of the wrong shape")
+        out[s: s + step] = np.diagonal(D)
+    if not np.all(np.isfinite(out)) or np.any(out < 0):
+        raise FairdecideError("the metric callable returned a negative or non-finite "
+                              "distance")
+    return out
+
+
+def nearest_pairs(X: np.ndarray, k: int, metric: PairMetric, max_distance: float = np.inf,
+                  block: int = BLOCK) -> np.ndarray:
+    """Each individual's ``k`` nearest neighbours as pairs (i < j, distinct), keeping
+    only pairs closer than ``max_distance`` (farther pairs can never bind)."""
+    n = len(X)
+    k = min(k, n - 1)
+    T = metric.transform(X)
+    if T is not None:
+        from sklearn.neighbors import NearestNeighbors
+
+        dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(T).kneighbors(T)
+    else:
+        dist, ind = np.empty((n, k + 1)), np.empty((n, k + 1), dtype=int)
+        for s in range(0, n, block):
+            D = np.asarray(metric.kind(X[s: s + block], X), dtype=float)
+            idx = np.argpartition(D, k, axis=1)[:, : k + 1]
+            ind[s: s + block] = idx
+            dist[s: s + block] = np.take_along_axis(D, idx, axis=1)
+    i = np.repeat(np.arange(n), ind.shape[1])
+    j = ind.reshape(-1)
+    ok = (i != j) & (dist.reshape(-1) < max_distance)
+    a, b = np.minimum(i[ok], j[ok]), np.maximum(i[ok], j[ok])
+    key = np.unique(a.astype(np.int64) * n + b)
+    return np.stack([key // n, key % n], axis=1).astype(int)

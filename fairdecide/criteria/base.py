@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from fairdecide.table import DecisionTable
     from fairdecide.world import World
 
-__all__ = ["Capabilities", "Criterion", "Expansion", "ProgramBlock", "resolve_names"]
+__all__ = ["Capabilities", "Criterion", "CutSearch", "Expansion", "ProgramBlock",
+           "resolve_names"]
 
 #: How a criterion's rows are written: exactly (the criterion is linear), as a
 #: first-order expansion at the block's point, or exactly with the conditioning masses
@@ -55,6 +56,13 @@ class Capabilities:
         The rows need an exponential-cone solver (KL measures).
     gradient : bool
         The criterion supplies a gradient (the gradient route, for parametric policies).
+    cuts : bool
+        Its rows are a family too large to write at once (one per pair of units, for
+        Lipschitz fairness): a program carries only some of them, generated where the
+        current policy violates them, and the final policy is certified against all
+        (the constraint-generation route). The criterion supplies
+        :meth:`Criterion.initial_cuts`, :meth:`Criterion.violated_cuts` and
+        :meth:`Criterion.with_cuts`.
     """
 
     reads: Literal["marginal", "rows"] = "marginal"
@@ -62,14 +70,25 @@ class Capabilities:
     program: bool = True
     cone: bool = False
     gradient: bool = False
+    cuts: bool = False
 
     def __post_init__(self) -> None:
         if self.reads not in ("marginal", "rows"):
             raise FairdecideError(f"reads must be 'marginal' or 'rows', got {self.reads!r}")
-        for name in ("linear", "program", "cone", "gradient"):
+        for name in ("linear", "program", "cone", "gradient", "cuts"):
             if not isinstance(getattr(self, name), bool):
                 raise FairdecideError(
                     f"{name} must be True or False, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class CutSearch:
+    """Cuts a policy violates by more than a threshold, and its exact largest violation
+    over the whole family (``checked`` members examined)."""
+
+    cuts: np.ndarray
+    max_violation: float
+    checked: int
 
 
 class ProgramBlock(Protocol):
@@ -140,6 +159,21 @@ class Criterion(abc.ABC):
         (:class:`~fairdecide.criteria.terms.MarginalTerms`), for the gradient route
         (criteria that declare ``Capabilities.gradient``)."""
         raise FairdecideError(f"criterion {self.label!r} supplies no gradient terms")
+
+    def initial_cuts(self, units: Any) -> np.ndarray:
+        """The cuts a first program carries (criteria that declare ``Capabilities.cuts``)."""
+        raise FairdecideError(f"criterion {self.label!r} generates no cuts")
+
+    def violated_cuts(self, rows: np.ndarray, units: Any, threshold: float,
+                      per_unit: int) -> CutSearch:
+        """Cuts the policy rows ``rows`` (one per unit) violate by more than
+        ``threshold`` (at most ``per_unit`` per unit, the most violated), with the exact
+        largest violation."""
+        raise FairdecideError(f"criterion {self.label!r} generates no cuts")
+
+    def with_cuts(self, cuts: np.ndarray) -> Criterion:
+        """The criterion restricted to ``cuts``: its rows and deviation cover only them."""
+        raise FairdecideError(f"criterion {self.label!r} generates no cuts")
 
     def is_linear(self, problem: DecisionProblem) -> bool:
         """Whether the deviation is convex in the policy for ``problem``."""

@@ -89,6 +89,15 @@ class Assembly:
         self.costs: dict[int, float] = {}
         self.F = np.zeros((0, self.K), dtype=int)
 
+    @classmethod
+    def extending(cls, prog: Any, n_existing: int) -> Assembly:
+        """An assembly of rows and variables to append to a built program of
+        ``n_existing`` columns (constraint generation): new variables are numbered from
+        there, the marginal and policy columns are the program's."""
+        asm = cls(prog)
+        asm.n, asm.lb_parts, asm.ub_parts = int(n_existing), [], []
+        return asm
+
     # ------------------------------------------------------------------ primitives
     def new_vars(self, count: int, low: float = 0.0, high: float = np.inf) -> np.ndarray:
         idx = self.n + np.arange(count)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairdecide.exceptions import InfeasibleToleranceError
+from fairdecide.optimize.generation import generate
 from fairdecide.optimize.linearization import successive_linearization
 from fairdecide.optimize.session import Session
 from fairdecide.optimize.tradeoff import UtilityConstraint, aggregated_deviations
@@ -25,7 +26,12 @@ def raise_infeasible(session: Session, pi_best: np.ndarray | None) -> None:
     smallest = {}
     for k, (crit, name, caps) in enumerate(zip(session.criteria, session.names,
                                                session.capabilities, strict=True)):
-        if caps.linear:
+        if caps.cuts:
+            res = generate(session, smallest_of, [crit], [name]).res
+            if not res.ok:
+                raise session.fail(res, "minimum-deviation")
+            low = float(res.objective)
+        elif caps.linear:
             res = session.solve(smallest_of, [crit])
             if not res.ok:
                 raise session.fail(res, "minimum-deviation")

@@ -96,6 +96,9 @@ class PolicyProgram:
         n_a, n_y, n_z = problem.n_actions, problem.n_outcomes, units.n_groups
         self.n_a, self.n_y, self.n_z = n_a, n_y, n_z
         self.free_of_unit, self.n_free = policy_class.free_layout(units, group_blind)
+        #: units of zero weight get the best action's row unless a criterion reads the
+        #: rows themselves (Lipschitz): then their rows are the program's
+        self.keep_unit_rows = False
         self.n_pi = self.n_free * n_a
         self.n_m = n_z * n_a * n_y
         self.K = len(self.worlds)
@@ -137,11 +140,11 @@ class PolicyProgram:
 
     def unit_rows(self, pi: np.ndarray) -> np.ndarray:
         """Each unit's row from the free rows; units of weight zero in every scenario get
-        the row of the action with the best expected utility."""
+        the row of the action with the best expected utility (unless ``keep_unit_rows``)."""
         units = pi[self.free_of_unit].copy()
         w_free = np.bincount(self.free_of_unit, weights=self.unit_weight, minlength=self.n_free)
         dead = w_free[self.free_of_unit] <= 0
-        if dead.any():
+        if dead.any() and not self.keep_unit_rows:
             value = np.einsum("uay,ay->ua", self.p_y_units, self.problem.utility)
             if self.group_blind:  # the mean over the groups sharing the row
                 total = np.zeros((self.n_free, self.n_a))

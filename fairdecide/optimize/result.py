@@ -74,7 +74,8 @@ class OptimizeResult:
     solver : str
     stats : dict
         Solver statistics: seconds for building and solving, iterations, variables,
-        constraints, nonzeros, linearisation steps.
+        constraints, nonzeros, linearisation steps or generation rounds, and the
+        constraint-generation certificates (see :attr:`certificates`).
     verification : Verification
     """
 
@@ -107,11 +108,20 @@ class OptimizeResult:
                 f"  program       : {st.get('n_variables', '?')} variables, "
                 f"{st.get('n_constraints', '?')} constraints, {st.get('nnz', '?')} nonzeros"
             )
+            steps = (f"{st['generation_rounds']} generation rounds"
+                     if "generation_rounds" in st
+                     else f"{st.get('linearisation_steps', 0)} linearisation steps")
             lines.append(
                 f"  time          : build {st.get('build_seconds', np.nan):.3f} s, "
-                f"solve {st.get('solve_seconds', np.nan):.3f} s, "
-                f"{st.get('linearisation_steps', 0)} linearisation steps"
+                f"solve {st.get('solve_seconds', np.nan):.3f} s, {steps}"
             )
+        for name, cert in self.certificates.items():
+            lines.append(
+                f"  {name} certificate: largest violation {cert['max_violation']:.3g} over "
+                f"all {cert['pairs_checked']:,} pairs (searched in "
+                f"{cert['search_seconds']:.2f} s); {cert['cuts_in_program']:,} pairs in the "
+                f"final program ({cert['cuts_added']:,} generated in {cert['rounds']} "
+                "rounds)")
         if self.verification is not None:
             v = self.verification
             word = "passed" if v.passed else "FAILED"
@@ -120,6 +130,15 @@ class OptimizeResult:
                 f"simplex error {v.max_simplex_violation:.1e})"
             )
         return "\n".join(lines)
+
+    @property
+    def certificates(self) -> dict[str, dict]:
+        """For each criterion solved by constraint generation (Lipschitz), its
+        certificate: ``max_violation`` (the exact largest violation over all pairs, its
+        deviation before clipping at 0), ``pairs_checked``, ``rounds``,
+        ``cuts_in_program`` (pairs in the final program), ``cuts_added``,
+        ``search_seconds`` and ``certified`` (no pair exceeds the program's bound)."""
+        return dict(self.stats.get("certificates", {}))
 
     def scenarios(self) -> pd.DataFrame:
         """Utility and each deviation in every scenario of the belief (one row each)."""

@@ -18,12 +18,13 @@ import numpy as np
 
 from fairdecide.criteria.base import Capabilities
 from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize.generation import generate
 from fairdecide.optimize.infeasible import raise_infeasible
 from fairdecide.optimize.linearization import successive_linearization
 from fairdecide.optimize.session import Session
 
-__all__ = ["LinearRoute", "LinearizationRoute", "Route", "RouteResult", "choose_route",
-           "register_route"]
+__all__ = ["GenerationRoute", "LinearRoute", "LinearizationRoute", "Route", "RouteResult",
+           "choose_route", "register_route"]
 
 
 @dataclass(frozen=True)
@@ -66,22 +67,51 @@ class LinearRoute(Route):
             return "needs a free (tabular) policy"
         if not all(c.linear and c.program for c in capabilities):
             return "needs every criterion linear in the policy"
+        if any(c.cuts for c in capabilities):
+            return "criteria with generated rows (cuts) go to constraint generation"
         return None
 
     def run(self, session: Session) -> RouteResult:
         tr = session.tradeoff
         res = session.solve(tr, session.criteria)
-        if not res.ok:
-            if tr.bounds_deviations and res.status.startswith("infeasible"):
-                raise_infeasible(session, None)
-            raise session.fail(res, tr.kind)
-        prog, program = session.prog, session.last_program
-        pi, viol = prog.clean(res.x)
-        ms = np.stack([res.x[sl] for sl in program.m_slices])
-        f = np.array([[res.x[i] for i in row] for row in program.f_index])
-        values = {"utility": prog.utilities(ms),
-                  "f": f.reshape(len(session.criteria), prog.K), "objective": res.objective}
-        return RouteResult(pi, viol, "optimal", values)
+        return _program_result(session, res, session.last_program)
+
+
+class GenerationRoute(Route):
+    """Constraint generation (:mod:`fairdecide.optimize.generation`): the exact program
+    over the cuts the policy violates, grown until none is, certified over all cuts."""
+
+    name: ClassVar[str] = "constraint generation"
+
+    def refuses(self, capabilities: list[Capabilities], policy_kind: str) -> str | None:
+        if policy_kind != "free":
+            return "needs a free (tabular or fixed-population) policy"
+        if not any(c.cuts for c in capabilities):
+            return "needs a criterion with generated rows (cuts)"
+        if not all(c.linear and c.program for c in capabilities):
+            return "needs every criterion linear in the policy"
+        return None
+
+    def run(self, session: Session) -> RouteResult:
+        found = generate(session, session.tradeoff, session.criteria, session.names)
+        session.stats["certificates"] = found.certificates
+        return _program_result(session, found.res, found.program)
+
+
+def _program_result(session: Session, res: Any, program: Any) -> RouteResult:
+    """The free rows and the solver's own values of one solved program."""
+    tr = session.tradeoff
+    if not res.ok:
+        if tr.bounds_deviations and res.status.startswith("infeasible"):
+            raise_infeasible(session, None)
+        raise session.fail(res, tr.kind)
+    prog = session.prog
+    pi, viol = prog.clean(res.x)
+    ms = np.stack([res.x[sl] for sl in program.m_slices])
+    f = np.array([[res.x[i] for i in row] for row in program.f_index])
+    values = {"utility": prog.utilities(ms),
+              "f": f.reshape(len(session.criteria), prog.K), "objective": res.objective}
+    return RouteResult(pi, viol, "optimal", values)
 
 
 class LinearizationRoute(Route):
@@ -95,6 +125,9 @@ class LinearizationRoute(Route):
             return "needs a free (tabular) policy"
         if not all(c.program for c in capabilities):
             return "needs every criterion to supply program rows"
+        if any(c.cuts for c in capabilities):
+            return ("cannot grow generated rows (cuts) between its steps; for a small "
+                    "population write every pair at once (e.g. Lipschitz(pairs='all'))")
         return None
 
     def run(self, session: Session) -> RouteResult:
@@ -104,7 +137,7 @@ class LinearizationRoute(Route):
         return RouteResult(found.pi, found.violation, found.status)
 
 
-ROUTES: list[Route] = [LinearRoute(), LinearizationRoute()]
+ROUTES: list[Route] = [LinearRoute(), GenerationRoute(), LinearizationRoute()]
 
 
 def register_route(route: Route, *, first: bool = False) -> None:

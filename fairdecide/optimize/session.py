@@ -31,6 +31,8 @@ class Session:
         self.solver, self.tol, self.max_iter = solver, tol, max_iter
         self.problem = prog.problem
         self.capabilities = [c.capabilities(self.problem) for c in criteria]
+        if any(c.reads == "rows" for c in self.capabilities):
+            prog.keep_unit_rows = True
         self.stats: dict[str, Any] = stats if stats is not None else {
             "solve_seconds": 0.0, "linearisation_steps": 0, "solver_iterations": 0}
         self.solver_name = "none"
