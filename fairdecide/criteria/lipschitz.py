@@ -223,7 +223,8 @@ class Lipschitz(Criterion):
     def initial_cuts(self, units: Units) -> np.ndarray:
         """Each individual's ``n_neighbors`` nearest neighbours (pairs with L d < 1)."""
         X = _features(units.features)
-        _check_population(X)
+        if callable(self.metric):
+            self.pair_metric.check_callable(X)
         return nearest_pairs(X, self.n_neighbors, self.pair_metric,
                              max_distance=1.0 / self.constant)
 
