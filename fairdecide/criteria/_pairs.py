@@ -145,8 +145,8 @@ def _exact(T: np.ndarray | None, tv: np.ndarray, L: float, v: np.ndarray, ii: An
 
 
 def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None = None,
-                   threshold: float = 0.0, block: int = BLOCK, per_unit: int | None = None
-                   ) -> PairSearch:
+                   threshold: float = 0.0, block: int = BLOCK, per_unit: int | None = None,
+                   touching: np.ndarray | None = None) -> PairSearch:
     """Every pair i < j with D_TV(rows_i, rows_j) - constant d(x_i, x_j) > ``threshold``,
     and the exact largest violation over all pairs.
 
@@ -168,6 +168,9 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
         ``truncated`` is False when none was dropped). The largest violation is exact
         either way. Constraint generation uses it to add a few cuts per person a round
         instead of millions.
+    touching : ndarray of bool, shape (n,), optional
+        Examine only the pairs with at least one end among these individuals (those
+        whose rows changed); the largest violation is then over those pairs.
 
     Examples
     --------
@@ -193,14 +196,21 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
     T = metric.transform(F)
     if T is None:
         metric.check_callable(F)
+    # the individuals touched come first; pairs (p, q), p < q, with p among them
+    perm = np.arange(n) if touching is None else np.r_[np.flatnonzero(touching),
+                                                        np.flatnonzero(~touching)]
+    n_rows = n if touching is None else int(np.count_nonzero(touching))
+    if touching is not None:
+        P, F = P[perm], F[perm]
+        T = None if T is None else T[perm]
     sq = None if T is None else np.einsum("ij,ij->i", T, T)
     # rounding bound of the screened squared distance (Higham: |fl(a.b) - a.b| <=
     # d u |a| |b|), inflated; distances are recomputed exactly for every candidate
     u = 8.0 * np.finfo(float).eps * (1 + (0 if T is None else T.shape[1]))
     best, best_pair, truncated = -np.inf, (0, 1), False
     found_i, found_j, found_v = [], [], []
-    for s in range(0, n, block):
-        a = slice(s, min(s + block, n))
+    for s in range(0, n_rows, block):
+        a = slice(s, min(s + block, n_rows))
         for t in range(s, n, block):
             b = slice(t, min(t + block, n))
             tv = _tv_block(P[a], P[b])
@@ -230,8 +240,9 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
                 ii, jj, dropped = _screened_top(v, threshold, cut, per_unit)
                 truncated |= dropped
             ii, jj = np.r_[ii, top[0]], np.r_[jj, top[1]]
-            gi, gj = ii + s, jj + t
             exact = _exact(T, tv, L, v, ii, jj, s, t)
+            gi, gj = perm[ii + s], perm[jj + t]
+            gi, gj = np.minimum(gi, gj), np.maximum(gi, gj)
             k = int(np.argmax(exact))
             if exact[k] > best:
                 best, best_pair = float(exact[k]), (int(gi[k]), int(gj[k]))
@@ -248,8 +259,9 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
         truncated |= len(keep) < len(pairs)
         pairs, viol = pairs[keep], viol[keep]
     order = np.lexsort((pairs[:, 1], pairs[:, 0])) if len(pairs) else np.zeros(0, int)
-    return PairSearch(best, best_pair, pairs[order].astype(int), viol[order],
-                      n * (n - 1) // 2, bool(truncated))
+    checked = n_rows * (n_rows - 1) // 2 + n_rows * (n - n_rows)
+    return PairSearch(best, best_pair, pairs[order].astype(int), viol[order], checked,
+                      bool(truncated))
 
 
 def _screened_top(v: np.ndarray, threshold: float, cut: float, m: int

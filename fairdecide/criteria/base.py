@@ -84,11 +84,14 @@ class Capabilities:
 @dataclass(frozen=True)
 class CutSearch:
     """Cuts a policy violates by more than a threshold, and its exact largest violation
-    over the whole family (``checked`` members examined)."""
+    over the members examined (``checked``; the whole family unless the search was
+    restricted to the units that changed). ``pending`` marks units that may have
+    violated cuts not returned (a search returns only each unit's most violated)."""
 
     cuts: np.ndarray
     max_violation: float
     checked: int
+    pending: np.ndarray | None = None
 
 
 class ProgramBlock(Protocol):
@@ -165,10 +168,11 @@ class Criterion(abc.ABC):
         raise FairdecideError(f"criterion {self.label!r} generates no cuts")
 
     def violated_cuts(self, rows: np.ndarray, units: Any, threshold: float,
-                      per_unit: int) -> CutSearch:
+                      per_unit: int, touching: np.ndarray | None = None) -> CutSearch:
         """Cuts the policy rows ``rows`` (one per unit) violate by more than
         ``threshold`` (at most ``per_unit`` per unit, the most violated), with the exact
-        largest violation."""
+        largest violation; only cuts involving the units ``touching`` (a boolean mask)
+        when given."""
         raise FairdecideError(f"criterion {self.label!r} generates no cuts")
 
     def with_cuts(self, cuts: np.ndarray) -> Criterion:

@@ -229,15 +229,21 @@ class Lipschitz(Criterion):
                              max_distance=1.0 / self.constant)
 
     def violated_cuts(self, rows: np.ndarray, units: Units, threshold: float,
-                      per_unit: int) -> CutSearch:
+                      per_unit: int, touching: np.ndarray | None = None) -> CutSearch:
         """Pairs violated by more than ``threshold`` (each individual's ``per_unit`` most
-        violated), with the exact largest violation over all pairs."""
+        violated), with the exact largest violation over all pairs (over the pairs with
+        an end in ``touching``, when given)."""
         X = _features(units.features)
         P = as_float_array(rows, "rows", ndim=2)
         found = violated_pairs(P, X, self.constant, self.pair_metric,
-                               threshold=threshold, per_unit=per_unit)
-        self._remember(self._key(P, X), found)  # the same exact maximum as certificate()
-        return CutSearch(found.pairs, found.max_violation, found.pairs_checked)
+                               threshold=threshold, per_unit=per_unit, touching=touching)
+        if touching is None:  # the same exact maximum as certificate()
+            self._remember(self._key(P, X), found)
+        pending = None
+        if found.truncated:
+            pending = np.zeros(len(P), dtype=bool)
+            pending[found.pairs.reshape(-1)] = True
+        return CutSearch(found.pairs, found.max_violation, found.pairs_checked, pending)
 
     def with_cuts(self, cuts: np.ndarray) -> Lipschitz:
         """The criterion over the pairs ``cuts`` only (same metric, constant and label)."""

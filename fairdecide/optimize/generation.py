@@ -68,6 +68,7 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
     added = dict.fromkeys(gen, 0)
     cut_tol = CUT_TOL_SHARE * session.tol
     rounds, searches = 0, {}
+    last: dict[int, tuple[np.ndarray, float, np.ndarray | None]] = {}
     while True:
         rounds += 1
         res = highs.solve() if highs is not None else solve_program(program, session.solver)
@@ -80,12 +81,17 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
         rows = prog.policy(pi).proba(units)
         fresh = {}
         for c in gen:
-            bound = min(float(res.x[f]) for f in program.f_index[c])
+            threshold = min(float(res.x[f]) for f in program.f_index[c]) + cut_tol
             t0 = time.perf_counter()
-            found = criteria[c].violated_cuts(rows, units, bound + cut_tol, PER_UNIT)
-            t_search[c] += time.perf_counter() - t0
-            searches[c] = found
+            touching = _touching(last.get(c), rows, threshold)
+            found = criteria[c].violated_cuts(rows, units, threshold, PER_UNIT, touching)
             new = _unseen(found.cuts, pools[c])
+            if touching is not None and not len(new):  # nothing near the changes: all
+                found = criteria[c].violated_cuts(rows, units, threshold, PER_UNIT)
+                new = _unseen(found.cuts, pools[c])
+            t_search[c] += time.perf_counter() - t0
+            searches[c] = (found, touching is None or not len(new))  # (search, over all)
+            last[c] = (rows, threshold, found.pending)
             if len(new):
                 fresh[c] = new
         if not fresh or rounds >= session.max_iter:
@@ -107,7 +113,10 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
             program = prog.build(current, tradeoff)
     certificates = {}
     for c in gen:
-        found = searches[c]
+        found, complete = searches[c]
+        if not complete:  # stopped at max_iter after a search near the changes only
+            threshold = min(float(res.x[f]) for f in program.f_index[c]) + cut_tol
+            found = criteria[c].violated_cuts(rows, units, threshold, PER_UNIT)
         certificates[names[c]] = {
             "max_violation": float(found.max_violation), "pairs_checked": int(found.checked),
             "rounds": rounds, "cuts_in_program": len(pools[c]),
@@ -116,6 +125,19 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
     session.stats.update(n_variables=program.n_variables, n_constraints=program.n_constraints,
                          nnz=program.nnz, generation_rounds=rounds)
     return Generated(res, program, certificates)
+
+
+def _touching(last: tuple | None, rows: np.ndarray, threshold: float) -> np.ndarray | None:
+    """The units whose cuts need searching again: those whose rows changed since the
+    last search and those it left pending; None (all) after the first round, or when
+    the threshold fell (a cut unchanged since could now exceed it)."""
+    if last is None:
+        return None
+    prev, prev_threshold, pending = last
+    if threshold < prev_threshold or prev.shape != rows.shape:
+        return None
+    changed = np.abs(rows - prev).max(axis=1) > 1e-12
+    return changed if pending is None else changed | pending
 
 
 def _still_violated(found: Any, program: Program, c: int, res: SolveResult,
