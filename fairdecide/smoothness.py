@@ -23,7 +23,13 @@ from typing import Any
 import numpy as np
 
 from fairdecide._validation import as_float_array, as_int, as_real, check_distribution
-from fairdecide.criteria._pairs import METRICS, PairMetric, violated_pairs
+from fairdecide.criteria._pairs import (
+    METRICS,
+    PairMetric,
+    nearest_pairs,
+    pair_distances,
+    violated_pairs,
+)
 from fairdecide.exceptions import FairdecideError, SolverError
 
 __all__ = ["BiasResult", "ParityResult", "parity", "worst_case_bias"]
@@ -253,46 +259,9 @@ def _call(f: Any, A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return D
 
 
-def _pair_distances(F: np.ndarray, Z: np.ndarray | None, f: Any, i: np.ndarray,
-                    j: np.ndarray) -> np.ndarray:
-    if Z is not None:
-        diff = Z[i] - Z[j]
-        return np.sqrt(np.einsum("ij,ij->i", diff, diff))
-    return np.concatenate([np.diagonal(_call(f, F[i[s:s + 128]], F[j[s:s + 128]]))
-                           for s in range(0, len(i), 128)] or [np.zeros(0)])
-
-
-def _initial_pairs(F: np.ndarray, Z: np.ndarray | None, f: Any) -> np.ndarray:
-    """Pairs i < j of the first LP: all of them for small n, else nearest neighbours."""
-    n = len(F)
-    if n <= ALL_PAIRS_N:
-        return np.stack(np.triu_indices(n, 1), axis=1)
-    k = min(NEIGHBOURS + 1, n)
-    if Z is not None:
-        from sklearn.neighbors import NearestNeighbors
-        nbr = NearestNeighbors(n_neighbors=k).fit(Z).kneighbors(Z, return_distance=False)
-    else:
-        nbr = np.concatenate([np.argpartition(_call(f, F[s:s + 256], F), k - 1, axis=1)[:, :k]
-                              for s in range(0, n, 256)])
-    i, j = np.repeat(np.arange(n), k), nbr.ravel()
-    pairs = np.unique(np.stack([np.minimum(i, j), np.maximum(i, j)], axis=1), axis=0)
-    return pairs[pairs[:, 0] < pairs[:, 1]]
-
-
-def _select(pairs: np.ndarray, viol: np.ndarray, known: np.ndarray, n: int) -> np.ndarray:
-    """The violated pairs not yet in the LP that are among the PER_ROUND worst of one of
-    their two individuals."""
-    new = ~np.isin(pairs[:, 0].astype(np.int64) * n + pairs[:, 1], known)
-    pairs, viol = pairs[new], viol[new]
-    m = len(pairs)
-    if m == 0:
-        return pairs
-    ends, v2 = pairs.T.ravel(), np.r_[viol, viol]
-    order = np.lexsort((-v2, ends))
-    first = np.searchsorted(ends[order], ends[order], side="left")
-    chosen = np.zeros(m, dtype=bool)
-    chosen[order[np.arange(2 * m) - first < PER_ROUND] % m] = True
-    return pairs[chosen]
+def _unknown(pairs: np.ndarray, known: np.ndarray, n: int) -> np.ndarray:
+    """The pairs not yet in the LP (``known`` holds i n + j of those that are)."""
+    return pairs[~np.isin(pairs[:, 0].astype(np.int64) * n + pairs[:, 1], known)]
 
 
 def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: np.ndarray):
@@ -315,10 +284,11 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
     h.addCols(n, np.ones(n), zero, inf, n, idx, idx, np.ones(n))   # alpha_i: q_i <= 1
     h.addCols(n, zero, zero, inf, n, idx, idx, -np.ones(n))        # beta_i: q_i >= 0
     known = np.zeros(0, dtype=np.int64)
-    pairs = _initial_pairs(F, Z, pm.kind)
+    pairs = (np.stack(np.triu_indices(n, 1), axis=1) if n <= ALL_PAIRS_N
+             else nearest_pairs(F, NEIGHBOURS, pm, max_distance=1 / L))
     stats = {"lp_seconds": 0.0, "search_seconds": 0.0, "simplex_iterations": 0}
     for rounds in range(1, MAX_ROUNDS + 1):
-        r = L * _pair_distances(F, Z, pm.kind, pairs[:, 0], pairs[:, 1])
+        r = L * pair_distances(F, pairs, pm, transformed=Z)
         pairs, r = pairs[r < 1], r[r < 1]  # D_TV <= 1: the others never bind
         m = len(pairs)
         if m:  # |q_i - q_j| <= L d_ij: f_e for q_i - q_j, g_e for q_j - q_i
@@ -339,9 +309,14 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
                               f"in round {rounds} of the worst-case bias LP")
         q = np.clip(q, 0.0, 1.0)
         t0 = time.perf_counter()
-        found = violated_pairs(np.c_[q, 1 - q], F, L, pm, threshold=TOL)
+        # each individual's PER_ROUND most violated pairs not in the LP yet (should those
+        # all be in it, violated by its rounding, every violated pair is examined)
+        found = violated_pairs(np.c_[q, 1 - q], F, L, pm, threshold=TOL, per_unit=PER_ROUND)
+        pairs = _unknown(found.pairs, known, n)
+        if not len(pairs) and found.truncated:
+            found = violated_pairs(np.c_[q, 1 - q], F, L, pm, threshold=TOL)
+            pairs = _unknown(found.pairs, known, n)
         stats["search_seconds"] += time.perf_counter() - t0
-        pairs = _select(found.pairs, found.violations, known, n)
         if not len(pairs):
             return q, found, rounds, len(known), stats
     raise SolverError(f"constraint generation did not converge in {MAX_ROUNDS} rounds")

@@ -178,6 +178,29 @@ def _grown(program: Program, ext: Assembly) -> Program:
                    program.m_slices, program.f_index, program.kl, program.n_actions)
 
 
+def _singletons_as_bounds(program: Program
+                          ) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray]:
+    """Inequality rows a x_j <= b with one entry become bounds on x_j. The deviation
+    bound f <= epsilon is such a row, and f appears in every pair row: as a bounded
+    (with epsilon = 0, fixed) column it stays out of the simplex basis, whose factors
+    would otherwise carry a column as long as the program. Adult n = 3000: solve time
+    3.3 s -> 2.7 s."""
+    A = program.A_ub.tocsr()
+    lb, ub = program.lb.astype(float).copy(), program.ub.astype(float).copy()
+    single = np.flatnonzero(np.diff(A.indptr) == 1)
+    for r in single:
+        j, a = A.indices[A.indptr[r]], A.data[A.indptr[r]]
+        if a > 0:
+            ub[j] = min(ub[j], program.b_ub[r] / a)
+        elif a < 0:
+            lb[j] = max(lb[j], program.b_ub[r] / a)
+    if np.any(lb > ub):  # contradictory bounds: keep the rows, let HiGHS say infeasible
+        return A, program.b_ub, program.lb.astype(float), program.ub.astype(float)
+    keep = np.ones(A.shape[0], dtype=bool)
+    keep[single] = False
+    return A[keep], program.b_ub[keep], lb, ub
+
+
 class _WarmHighs:
     """A HiGHS model kept between rounds: rows are appended and the dual simplex resumes
     from the last basis."""
@@ -190,15 +213,17 @@ class _WarmHighs:
         h.setOptionValue("output_flag", False)
         h.setOptionValue("solver", "simplex")
         h.setOptionValue("simplex_strategy", 1)  # dual: rows added keep the basis dual feasible
-        A = sp.vstack([program.A_ub, program.A_eq], format="csc")
+        # rows within HiGHS's default 1e-7 would leave pairs violated by that much
+        h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+        A_ub, b_ub, lb, ub = _singletons_as_bounds(program)
+        A = sp.vstack([A_ub, program.A_eq], format="csc")
         lp = highspy.HighsLp()
         lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
         lp.col_cost_ = np.asarray(program.c, dtype=float)
-        lp.col_lower_ = np.asarray(program.lb, dtype=float)
-        lp.col_upper_ = np.asarray(program.ub, dtype=float)
-        lp.row_lower_ = np.concatenate([np.full(program.A_ub.shape[0], -np.inf),
-                                        program.b_eq])
-        lp.row_upper_ = np.concatenate([program.b_ub, program.b_eq])
+        lp.col_lower_ = lb
+        lp.col_upper_ = ub
+        lp.row_lower_ = np.concatenate([np.full(A_ub.shape[0], -np.inf), program.b_eq])
+        lp.row_upper_ = np.concatenate([b_ub, program.b_eq])
         lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
         lp.a_matrix_.start_ = A.indptr.astype(np.int32)
         lp.a_matrix_.index_ = A.indices.astype(np.int32)
