@@ -254,3 +254,45 @@ def test_bad_input():
     tab_problem, tab_world = make_bail_problem()
     with pytest.raises(FairdecideError, match="SampleWorld"):
         fd.optimize_policy(tab_problem, tab_world, fd.Lipschitz(), epsilon=0.0)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "weighted", "scaled"])
+def test_softmax_policies_are_certified_by_their_weights(metric):
+    from sklearn.preprocessing import StandardScaler
+
+    problem, world = _world(150, 2, 29)
+    L, w = 0.15, np.array([2.0, 0.5])
+    if metric == "weighted":
+        crit, family = fd.Lipschitz("weighted", constant=L, weights=w), fd.LinearSoftmaxPolicy()
+        D = lambda A, B: cdist(A * np.sqrt(w), B * np.sqrt(w))  # noqa: E731
+    else:
+        crit, D = fd.Lipschitz(constant=L), cdist
+        family = fd.LinearSoftmaxPolicy(transformer=StandardScaler().fit(world.X * 3.0)
+                                        if metric == "scaled" else None)
+    res = fd.optimize_policy(problem, world, [crit, fd.Independence()], epsilon=[0.0, 0.05],
+                             policy=family, n_restarts=2, random_state=0)
+    cert = res.certificates["lipschitz"]
+    assert cert["certified"] and cert["lipschitz_bound"] <= L * (1 + 1e-9)
+    assert res.deviations["independence"] <= 0.05 + 1e-6
+    # the bound holds for people the policy never saw
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(500, 2)) * 2, rng.normal(size=(500, 2)) * 2
+    pa, pb = res.policy.action_proba(A), res.policy.action_proba(B)
+    tv = 0.5 * np.abs(pa - pb).sum(axis=1)
+    assert np.all(tv <= cert["lipschitz_bound"] * np.diag(D(A, B)) + 1e-12)
+    # a smooth policy on the population: the free rows do at least as well
+    free = fd.optimize_policy(problem, world, [crit, fd.Independence()], epsilon=[0.0, 0.05])
+    assert res.utility <= free.utility + 1e-9
+    assert "weight bound" in res.summary()
+
+
+def test_softmax_cases_without_a_certificate_are_refused():
+    problem, world = _world(40, 2, 31)
+    for crit, family, match in (
+            (fd.Lipschitz(constant=0.2), fd.LinearSoftmaxPolicy(include_z=True), "include_z"),
+            (fd.Lipschitz(cdist, constant=0.2), fd.LinearSoftmaxPolicy(), "callable"),
+            (fd.Lipschitz("weighted", weights=[1.0, 0.0], constant=0.2),
+             fd.LinearSoftmaxPolicy(), "positive")):
+        with pytest.raises(FairdecideError, match=match):
+            fd.optimize_policy(problem, world, crit, epsilon=0.0, policy=family,
+                               n_restarts=1)

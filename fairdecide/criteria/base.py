@@ -63,6 +63,10 @@ class Capabilities:
         (the constraint-generation route). The criterion supplies
         :meth:`Criterion.initial_cuts`, :meth:`Criterion.violated_cuts` and
         :meth:`Criterion.with_cuts`.
+    parametric : bool
+        For parametric policies it imposes smooth constraints on the parameters
+        (:meth:`Criterion.parameter_constraints`) that certify it, instead of gradient
+        terms of the group marginal (Lipschitz: a bound on the weight differences).
     """
 
     reads: Literal["marginal", "rows"] = "marginal"
@@ -71,11 +75,12 @@ class Capabilities:
     cone: bool = False
     gradient: bool = False
     cuts: bool = False
+    parametric: bool = False
 
     def __post_init__(self) -> None:
         if self.reads not in ("marginal", "rows"):
             raise FairdecideError(f"reads must be 'marginal' or 'rows', got {self.reads!r}")
-        for name in ("linear", "program", "cone", "gradient", "cuts"):
+        for name in ("linear", "program", "cone", "gradient", "cuts", "parametric"):
             if not isinstance(getattr(self, name), bool):
                 raise FairdecideError(
                     f"{name} must be True or False, got {getattr(self, name)!r}")
@@ -178,6 +183,16 @@ class Criterion(abc.ABC):
     def with_cuts(self, cuts: np.ndarray) -> Criterion:
         """The criterion restricted to ``cuts``: its rows and deviation cover only them."""
         raise FairdecideError(f"criterion {self.label!r} generates no cuts")
+
+    def parameter_constraints(self, family: Any) -> Any:
+        """For a parametric family (its member for the units), a function theta ->
+        (g, dg/dtheta) of constraints g(theta) >= 0 that certify the criterion
+        (criteria that declare ``Capabilities.parametric``)."""
+        raise FairdecideError(f"criterion {self.label!r} constrains no parameters")
+
+    def parameter_certificate(self, policy: Any) -> dict[str, Any]:
+        """What certifies the criterion for the parametric ``policy`` found."""
+        raise FairdecideError(f"criterion {self.label!r} constrains no parameters")
 
     def is_linear(self, problem: DecisionProblem) -> bool:
         """Whether the deviation is convex in the policy for ``problem``."""

@@ -183,9 +183,11 @@ class GradientRoute(Route):
     def refuses(self, capabilities: list[Capabilities], policy_kind: str) -> str | None:
         if policy_kind != "parametric":
             return "needs a parametric policy such as LinearSoftmaxPolicy"
-        if not all(c.gradient and c.reads == "marginal" for c in capabilities):
+        if not all((c.gradient and c.reads == "marginal") or c.parametric
+                   for c in capabilities):
             return ("needs every criterion to give its deviation as gradient terms of the "
-                    "group marginal (Capabilities.gradient)")
+                    "group marginal (Capabilities.gradient) or to constrain the parameters "
+                    "(Capabilities.parametric)")
         return None
 
     def solve(self, session: Any) -> RouteResult:
@@ -199,7 +201,15 @@ class GradientRoute(Route):
             return self.run(session)
 
     def run(self, session: Any) -> RouteResult:
-        return search(session)
+        found = search(session)
+        policy = session.policy_of(found.pi)
+        certificates = {name: crit.parameter_certificate(policy)
+                        for crit, name, caps in zip(session.criteria, session.names,
+                                                    session.capabilities, strict=True)
+                        if caps.parametric}
+        if certificates:
+            session.stats["certificates"] = certificates
+        return found
 
 
 register_route(GradientRoute())

@@ -32,7 +32,12 @@ class _Program:
 
     def __init__(self, session: ParametricSession, tradeoff: Tradeoff, crit_index: list[int],
                  theta0: np.ndarray, mu: float | None = None) -> None:
-        self.s, self.tr, self.ci, self.mu = session, tradeoff, crit_index, mu
+        caps = session.capabilities
+        self.s, self.tr, self.mu = session, tradeoff, mu
+        self.ci = [c for c in crit_index if not caps[c].parametric]
+        # criteria certified by smooth constraints on theta (Lipschitz: the W-norm bound)
+        self.param = [session.criteria[c].parameter_constraints(session.template)
+                      for c in crit_index if caps[c].parametric]
         self.K = session.belief.n_scenarios
         self.b = session.belief.weights
         self.worst = session.belief.aggregate == "worst"
@@ -41,7 +46,7 @@ class _Program:
         at = self._at(theta0, jacobians=False)
         # Epigraph layout: per (criterion, scenario) a slice of t (abs-sum) or one s.
         pos, self.slot = self.n_theta, {}
-        for c in crit_index:
+        for c in self.ci:
             for k in range(self.K):
                 terms = at["terms"][c][k]
                 how = terms.combine if mu is None else SMOOTHED.get(terms.combine, "sum")
@@ -218,6 +223,10 @@ class _Program:
                     rows.append(np.array([eps - sum(b * f for b, (f, _) in zip(
                         self.b, F, strict=True))]))
                     jac.append(-(self.b @ np.array([g for _, g in F]))[None])
+        for constraint in self.param:
+            value, grad = constraint(x[:self.n_theta])
+            rows.append(value)
+            jac.append(np.hstack([grad, np.zeros((len(value), self.n_x - self.n_theta))]))
         if isinstance(self.tr, UtilityConstraint) and self.tr.utility_min is not None:
             g = np.zeros((self.K, self.n_x))
             g[:, :self.n_theta] = at["dU"]
@@ -272,7 +281,8 @@ def _smoothing(session: ParametricSession, tradeoff: Tradeoff, crit_index: list[
     hundredth of the smallest tolerance per term, so a bound met when smoothed holds
     exactly, at most 1% tighter than asked. A zero tolerance is never smoothed."""
     M = session.model.marginals(theta0)[0]
-    terms = [session.criteria[c].gradient_terms(M, session.problem) for c in crit_index]
+    terms = [session.criteria[c].gradient_terms(M, session.problem) for c in crit_index
+             if not session.capabilities[c].parametric]
     if all(t.combine == "sum" for t in terms):
         return [None]
     if isinstance(tradeoff, Mixture) and session.belief.aggregate == "mean":
@@ -281,7 +291,8 @@ def _smoothing(session: ParametricSession, tradeoff: Tradeoff, crit_index: list[
     if session.belief.n_scenarios * sum(sizes) <= EPIGRAPH_LIMIT:
         return [None]
     if isinstance(tradeoff, FairnessConstraint):
-        eps = [tradeoff.epsilon[c] for c in crit_index if np.isfinite(tradeoff.epsilon[c])]
+        eps = [tradeoff.epsilon[c] for c in crit_index if np.isfinite(tradeoff.epsilon[c])
+               and not session.capabilities[c].parametric]
         if eps and min(eps) == 0:
             return [None]
         scale = min(eps) if eps else 1.0

@@ -116,6 +116,11 @@ class OptimizeResult:
                 f"solve {st.get('solve_seconds', np.nan):.3f} s, {steps}"
             )
         for name, cert in self.certificates.items():
+            if "lipschitz_bound" in cert:  # a parametric policy, certified by its weights
+                lines.append(
+                    f"  {name} certificate: weight bound {cert['lipschitz_bound']:.6g} <= L "
+                    f"= {cert['constant']:g} (every pair of individuals, seen or not)")
+                continue
             lines.append(
                 f"  {name} certificate: largest violation {cert['max_violation']:.3g} over "
                 f"all {cert['pairs_checked']:,} pairs (searched in "
@@ -137,7 +142,9 @@ class OptimizeResult:
         certificate: ``max_violation`` (the exact largest violation over all pairs, its
         deviation before clipping at 0), ``pairs_checked``, ``rounds``,
         ``cuts_in_program`` (pairs in the final program), ``cuts_added``,
-        ``search_seconds`` and ``certified`` (no pair exceeds the program's bound)."""
+        ``search_seconds`` and ``certified`` (no pair exceeds the program's bound). For a
+        parametric policy certified by its weights: ``lipschitz_bound`` (kappa),
+        ``constant`` (L) and ``certified`` (kappa <= L)."""
         return dict(self.stats.get("certificates", {}))
 
     def scenarios(self) -> pd.DataFrame:
