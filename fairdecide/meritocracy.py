@@ -75,7 +75,8 @@ class MeritocracyResult:
         ]
         for (i, j), (vi, vj), g in list(zip(self.pairs, self.worths, self.gaps,
                                             strict=True))[:top]:
-            lines.append(f"  {i:>6} (worth {vi:.4g}) below {j} (worth {vj:.4g}), gap {g:.4g}")
+            lines.append(f"  {j:>6} (worth {vj:.4g}) favoured over {i} (worth {vi:.4g}) "
+                         f"by {g:.4g}")
         if self.n_violations > min(top, len(self.pairs)):
             lines.append(f"  ... {self.n_violations - min(top, len(self.pairs))} more")
         return "\n".join(lines)
@@ -87,24 +88,28 @@ class MeritocracyResult:
 
 def _favoured(value: Any, action: Any) -> tuple[np.ndarray, int, bool]:
     """p_i = pi(action | x_i) from rows, or 1[a_i = action] from action codes."""
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError as exc:  # ragged nested lists
+        raise FairdecideError(f"decisions_or_rows could not be read as an array: {exc}") from None
     if arr.ndim == 2:
-        P = check_distribution(as_float_array(arr, "rows", ndim=2), "rows", axes=(1,))
-        k, name = P.shape[1], "rows"
+        name = "decisions_or_rows (policy rows)"
+        P = check_distribution(as_float_array(arr, name, ndim=2), name, axes=(1,))
+        k = P.shape[1]
     elif arr.ndim == 1:
         if arr.dtype == bool:
             arr = arr.astype(np.intp)
-        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
-            raise FairdecideError("decisions must hold integer action codes; got NaN, "
-                                  "infinite or non-integer values (for probabilities pass "
-                                  "the (n, n_actions) rows)")
-        if arr.dtype.kind not in "iuf":
-            raise FairdecideError(f"decisions must hold integer action codes, got dtype "
-                                  f"{arr.dtype}")
+        if arr.dtype.kind not in "iuf" or (arr.dtype.kind == "f" and not np.all(
+                np.isfinite(arr) & (arr == np.round(arr)))):
+            raise FairdecideError(
+                f"decisions_or_rows (1-d) must hold integer action codes, got {arr.dtype} "
+                "values (NaN, infinite or fractional ones included?); for probabilities "
+                "pass the (n, n_actions) rows of the policy")
         codes = arr.astype(np.intp)
         if codes.size and codes.min() < 0:
-            raise FairdecideError(f"decisions has a negative action code {codes.min()}")
-        k, name = max(2, int(codes.max()) + 1 if codes.size else 2), "decisions"
+            raise FairdecideError(f"decisions_or_rows has a negative action code "
+                                  f"{codes.min()}")
+        k, name = max(2, int(codes.max()) + 1 if codes.size else 2), "decisions_or_rows"
     else:
         raise FairdecideError("decisions_or_rows must be 1-d action codes or (n, n_actions) "
                               f"rows of a policy, got shape {arr.shape}")
@@ -114,7 +119,7 @@ def _favoured(value: Any, action: Any) -> tuple[np.ndarray, int, bool]:
     if not 0 <= a < k:
         raise FairdecideError(f"action {a} is not an action of {name}, whose actions are "
                               f"0..{k - 1}")
-    if name == "rows":
+    if arr.ndim == 2:
         return P[:, a], a, True
     return (codes == a).astype(float), a, False
 

@@ -139,7 +139,7 @@ class BiasResult:
             f"  bias          : {self.value:.6g}",
             f"  certificate   : max violation {self.max_violation:.2e} over "
             f"{self.pairs_checked} pairs ({'passed' if self.certified else 'FAILED'})",
-            f"  program       : {self.n_pairs} pair constraints after {self.rounds} rounds",
+            f"  program       : {self.n_pairs} pair constraints, {self.rounds} LP solves",
         ]
         if self.emd is not None:
             lines.append(f"  transport     : L x EMD_d {self.dwork_bound:.6g} (Dwork's bound), "
@@ -155,7 +155,10 @@ class BiasResult:
 
 def _index_set(value: Any, name: str, n: int) -> np.ndarray:
     """Indices of a set given as a boolean mask or an array of distinct indices."""
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError as exc:  # ragged nested lists
+        raise FairdecideError(f"{name} could not be read as an array: {exc}") from None
     if arr.ndim != 1:
         raise FairdecideError(f"{name} must be a boolean mask of length {n} or a 1-d array "
                               f"of indices, got shape {arr.shape}")
@@ -247,18 +250,6 @@ def _metric(metric: Any, weights: Any, matrix: Any) -> PairMetric:
     return PairMetric(metric, weights, matrix)
 
 
-def _call(f: Any, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """The callable metric on a block, checked (shape, finite, non-negative)."""
-    try:
-        D = np.asarray(f(A, B), dtype=float)
-    except Exception as exc:  # the user's function: report what it raised
-        raise FairdecideError(f"the metric callable raised {type(exc).__name__}: {exc}") from exc
-    if D.shape != (len(A), len(B)) or not np.all(np.isfinite(D)) or np.any(D < 0):
-        raise FairdecideError("the metric callable returned a matrix of the wrong shape, or "
-                              "a negative or non-finite distance")
-    return D
-
-
 def _unknown(pairs: np.ndarray, known: np.ndarray, n: int) -> np.ndarray:
     """The pairs not yet in the LP (``known`` holds i n + j of those that are)."""
     return pairs[~np.isin(pairs[:, 0].astype(np.int64) * n + pairs[:, 1], known)]
@@ -279,6 +270,8 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
     n = len(c)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    # q is the dual: HiGHS's default 1e-7 could leave pairs in the LP violated by that
+    h.setOptionValue("dual_feasibility_tolerance", 1e-10)
     h.addRows(n, c, c, 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
     idx, zero, inf = np.arange(n, dtype=np.int32), np.zeros(n), np.full(n, np.inf)
     h.addCols(n, np.ones(n), zero, inf, n, idx, idx, np.ones(n))   # alpha_i: q_i <= 1
@@ -351,8 +344,8 @@ def worst_case_bias(X: Any, S: Any, T: Any, constant: float, metric: Any = "eucl
     the pairs (all for n <= 200, else each individual's 5 nearest neighbours under the
     metric), re-solved warm after adding, per individual, its 4 worst pairs the solution
     violates, found by the exact all-pairs search, until no pair is violated by more than
-    1e-9. Each round costs one O(n^2) search in blocks; n = 10,000 took 7 rounds and 46 s
-    (docs/smoothness.md).
+    1e-9. Each round costs one O(n^2) search in blocks; n = 10,000 took 7 rounds and
+    55 s (docs/smoothness.md).
 
     Parameters
     ----------
@@ -438,11 +431,8 @@ def worst_case_bias(X: Any, S: Any, T: Any, constant: float, metric: Any = "eucl
     rows[:, 0], rows[:, 1] = q, 1 - q
     emd = emd_truncated = None
     if len(s) * len(t) <= EMD_MAX_PAIRS:
-        if Z is None:
-            D = _call(pm.kind, F[s], F[t])
-        else:
-            diff = Z[s][:, None, :] - Z[t][None, :, :]
-            D = np.sqrt(np.einsum("stk,stk->st", diff, diff))
+        grid = np.stack(np.meshgrid(s, t, indexing="ij"), axis=-1).reshape(-1, 2)
+        D = pair_distances(F, grid, pm, transformed=Z).reshape(len(s), len(t))
         a, b = w[s] / w[s].sum(), w[t] / w[t].sum()
         emd, emd_truncated = _transport(D, a, b), _transport(np.minimum(L * D, 1.0), a, b)
     return BiasResult(float(c @ q), rows, L, float(found.max_violation), found.worst_pair,
