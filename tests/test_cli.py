@@ -1,4 +1,6 @@
+import contextlib
 import gzip
+import io
 import os
 import subprocess
 import sys
@@ -13,18 +15,26 @@ from fairdecide.demo import DemoCase, policy_table, solve_policies
 
 
 @pytest.fixture(scope="module")
-def synthetic_report():
-    """The synthetic demo's output, run once for the tests that read it."""
+def synthetic_demo():
+    """``fairdecide demo --synthetic``: its exit status and output, run once for the tests
+    that read it (each run of the demo takes about a second)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("FAIRDECIDE_DATA", raising=False)
-        from fairdecide.demo import run_demo
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            status = main(["demo", "--synthetic"])
+        return status, out.getvalue()
 
-        return run_demo(synthetic=True)
+
+@pytest.fixture
+def synthetic_report(synthetic_demo):
+    """The synthetic demo's output."""
+    return synthetic_demo[1]
 
 
-def test_demo_synthetic(capsys):
-    assert main(["demo", "--synthetic"]) == 0
-    out = capsys.readouterr().out
+def test_demo_synthetic(synthetic_demo):
+    status, out = synthetic_demo
+    assert status == 0
     assert "Synthetic bail problem" in out
     for row in ("unconstrained", "independence <= 0.05", "separation <= 0.05"):
         assert row in out
@@ -98,6 +108,7 @@ def test_demo_on_compas(data_dir, capsys):
     assert "..." not in out
 
 
+@pytest.mark.slow  # the same run as test_python_dash_m_runs_offline_by_default's
 def test_default_demo_falls_back_without_data(monkeypatch, capsys):
     monkeypatch.delenv("FAIRDECIDE_DATA", raising=False)  # and the cache is empty
     assert main(["demo"]) == 0
@@ -155,6 +166,14 @@ def test_python_dash_m_runs_offline_by_default(tmp_path):
     run = subprocess.run([sys.executable, "-m", "fairdecide", "demo"], capture_output=True,
                          text=True, env=env, check=True)
     assert "Synthetic bail problem" in run.stdout and "P(release)" in run.stdout
+    # No FAIRDECIDE_DATA and an empty cache: the fallback says why it is synthetic.
+    assert "COMPAS not found locally" in run.stdout
+
+
+@pytest.mark.slow  # a second interpreter; test_version checks main(["--version"]) in-process
+def test_python_dash_m_version(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "FAIRDECIDE_DATA"}
+    env["FAIRDECIDE_CACHE"] = str(tmp_path / "cache")
     version = subprocess.run([sys.executable, "-m", "fairdecide", "--version"],
                              capture_output=True, text=True, env=env, check=True)
     assert version.stdout.strip() == f"fairdecide {fairdecide.__version__}"
