@@ -72,6 +72,9 @@ _LAZY = {
     "make_fairness_scorer": "fairdecide.estimators",
     "make_utility_scorer": "fairdecide.estimators",
     "DirichletPosterior": "fairdecide.models.dirichlet",
+    "parity": "fairdecide.smoothness",
+    "worst_case_bias": "fairdecide.smoothness",
+    "meritocracy": "fairdecide.meritocracy",
 }
 
 
@@ -124,7 +127,10 @@ __all__ = [
     "expected_utility",
     "make_fairness_scorer",
     "make_utility_scorer",
+    "meritocracy",
     "optimize_policy",
     "pareto_frontier",
+    "parity",
     "scenario_values",
+    "worst_case_bias",
 ]

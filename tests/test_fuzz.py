@@ -63,6 +63,11 @@ SWORLD = fd.SampleWorld(_RNG.normal(size=(40, 2)), np.arange(40) % 2,
                         np.c_[np.linspace(0.1, 0.9, 40), np.linspace(0.9, 0.1, 40)])
 
 
+SX = np.random.RandomState(2).normal(size=(30, 2))
+SR = np.random.RandomState(3).dirichlet(np.ones(2), size=30)
+SS, ST = np.arange(10), np.arange(15, 30)
+
+
 class _Opaque:
     """An object of no kind the library knows."""
 
@@ -295,6 +300,27 @@ def _entries() -> list[Entry]:
            "epsilon": 0.0},
           {"world": "object", "epsilon": "real", "criteria": "object"},
           accepts={"epsilon": {"inf"}}),
+        E("parity", fd.parity, {"rows": SR, "S": SS, "T": ST, "weights": np.ones(30)},
+          {"rows": "array", "S": "array", "T": "array", "weights": "array"}),
+        E("worst_case_bias", fd.worst_case_bias,
+          {"X": SX, "S": SS, "T": ST, "constant": 0.5, "metric": "euclidean",
+           "n_actions": 3, "weights_rows": np.ones(30)},
+          {"X": "array", "S": "array", "T": "array", "constant": "real", "metric": "choice",
+           "n_actions": "size", "weights_rows": "array"},
+          accepts={"X": {"negative"}}),  # features may be negative
+        E("worst_case_bias(weighted)", fd.worst_case_bias,
+          {"X": SX, "S": SS, "T": ST, "constant": 0.5, "metric": "weighted",
+           "weights": [1.0, 2.0]}, {"weights": "array"}),
+        E("meritocracy", fd.meritocracy,
+          {"decisions_or_rows": SR, "worths": SX[:, 0], "action": 1, "tol": 1e-9,
+           "max_pairs": 5},
+          {"decisions_or_rows": "array", "worths": "array", "action": "size", "tol": "real",
+           "max_pairs": "size"},
+          # worths may be negative; action 0 is an action; max_pairs=0 lists none
+          accepts={"worths": {"negative"}, "action": {"zero"}, "max_pairs": {"zero"}}),
+        E("meritocracy(decisions)", fd.meritocracy,
+          {"decisions_or_rows": (SX[:, 1] > 0).astype(int), "worths": SX[:, 0]},
+          {"decisions_or_rows": "array"}),
         E("Criterion.deviation", fd.Independence().deviation,
           {"policy": POLICY, "world": WORLD, "problem": PROBLEM},
           {"policy": "object", "world": "object", "problem": "object"}),
