@@ -35,7 +35,7 @@ def test_every_example_is_tested():
     tested = {"bail_tradeoffs.py", "bayesian_fairness_compas.py", "compas_fair_policy.py",
               "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py",
               "bail_from_compas_pymc.py", "fair_classifier_gridsearch_adult.py",
-              "bail_policy_compas.py", "pareto_frontier_plot.py"}
+              "bail_policy_compas.py", "pareto_frontier_plot.py", "lipschitz_adult.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
@@ -217,3 +217,20 @@ def test_pareto_frontier_plot(tmp_path, monkeypatch):
     assert [float(v) for v in m.groups()] == pytest.approx(release, abs=6e-5)
     m = re.search(r"\(predict_proba\) (\d\.\d+),\nof its argmax \(predict\) (\d\.\d+)", out)
     assert float(m.group(1)) <= 0.01 + 1e-4 < float(m.group(2))
+
+
+@pytest.mark.slow  # 20 s
+def test_lipschitz_adult(data_dir, tmp_path):
+    """The certificate covers every pair, the constraints cost accuracy in order, the
+    softmax bound holds, and the worst-case bias bounds the smooth policy's gap."""
+    out = run_example("lipschitz_adult.py", tmp_path, data_dir)
+    acc = [float(v) for v in re.findall(r"accuracy[^:]*: (0\.\d+)", out)[:3]]
+    assert acc[0] > acc[1] > acc[2] > 0.5
+    violation = float(re.search(r"largest violation (\S+) over 1,999,000 pairs", out)[1])
+    assert violation <= 1e-7
+    kappa = float(re.search(r"weight bound (0\.\d+) <= L = 0.2", out)[1])
+    assert kappa <= 0.2 + 1e-6
+    worst, ours = map(float, re.search(
+        r"D_TV\(women, men\) = (0\.\d+); the smooth policy above: (0\.\d+)", out).groups())
+    assert ours <= worst + 1e-9
+    assert "meritocratic in expectation" in out
