@@ -169,7 +169,7 @@ def lp_part(args) -> None:
         command = f"FAIRDECIDE_DATA={os.environ['FAIRDECIDE_DATA']} {command}"
     started = datetime.datetime.now().astimezone()
     load_before = os.getloadavg()[0]
-    sizes = LP_SIZES[:2] if args.quick else LP_SIZES
+    sizes = LP_SIZES[:2] if args.quick else (args.sizes or LP_SIZES)
     head = (f"{'n':>6} {'L':>4} {'method':<22} {'seconds':>8} {'solve s':>8} "
             f"{'search s':>8} {'peak MB':>8} {'rounds':>6} {'pairs in LP':>12} "
             f"{'utility':>10} {'max violation':>14} {'vs full':>9}")
@@ -184,8 +184,8 @@ def lp_part(args) -> None:
 
     base = case(1000, 0.0, "baseline")
     for n in sizes:
-        for L in (args.constants if n <= 10_000 else args.constants[:1]):
-            full = case(n, L, "all pairs") if n <= FULL_LIMIT else None
+        for L in (args.constants if n <= 10_000 and not args.quick else args.constants[:1]):
+            full = case(n, L, "all pairs") if n <= args.full_limit else None
             gen = case(n, L, "generation")
             for how, r in (("all pairs", full), ("constraint generation", gen)):
                 if r is None:
@@ -231,8 +231,12 @@ def lp_part(args) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("lp", "certificate"), default="lp")
-    parser.add_argument("--quick", action="store_true", help="n in {1000, 3000} only")
+    parser.add_argument("--quick", action="store_true",
+                        help="n in {1000, 3000} and the first constant only")
     parser.add_argument("--constants", type=float, nargs="+", default=[0.2, 0.5])
+    parser.add_argument("--sizes", type=int, nargs="+", help="n values (default: all)")
+    parser.add_argument("--full-limit", type=int, default=FULL_LIMIT,
+                        help="largest n for the all-pairs LP")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     parser.add_argument("--out")
     args = parser.parse_args()
