@@ -45,7 +45,8 @@ CUT_TOL_SHARE = 0.1
 
 @dataclass
 class Generated:
-    """The last program solved, its solution, and each generated criterion's
+    """The last solve, the program whose columns locate its solution (the first one
+    when rows were appended to a warm model), and each generated criterion's
     certificate (keyed by the criterion's name)."""
 
     res: SolveResult
@@ -60,11 +61,10 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
     gen = [c for c, crit in enumerate(criteria) if crit.capabilities(session.problem).cuts]
     pools = {c: criteria[c].initial_cuts(units) for c in gen}
     t_search = dict.fromkeys(gen, 0.0)
-    current = [crit.with_cuts(pools[c]) if c in pools else crit
-               for c, crit in enumerate(criteria)]
-    program = prog.build(current, tradeoff)
-    warm = _warm_possible(session.solver, program)
-    highs = _WarmHighs(program) if warm else None
+    program = prog.build(_restricted(criteria, pools), tradeoff)
+    highs = _WarmHighs(program) if _warm_possible(session.solver, program) else None
+    size = {"n_variables": program.n_variables, "n_constraints": program.n_constraints,
+            "nnz": program.nnz}
     added = dict.fromkeys(gen, 0)
     cut_tol = CUT_TOL_SHARE * session.tol
     rounds, searches = 0, {}
@@ -81,7 +81,7 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
         rows = prog.policy(pi).proba(units)
         fresh = {}
         for c in gen:
-            threshold = min(float(res.x[f]) for f in program.f_index[c]) + cut_tol
+            threshold = _threshold(res, program, c, cut_tol)
             t0 = time.perf_counter()
             touching = _touching(last.get(c), rows, threshold)
             found = criteria[c].violated_cuts(rows, units, threshold, PER_UNIT, touching)
@@ -99,31 +99,32 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
         for c, new in fresh.items():
             pools[c] = np.concatenate([pools[c], new])
             added[c] += len(new)
-        current = [crit.with_cuts(pools[c]) if c in pools else crit
-                   for c, crit in enumerate(criteria)]
-        if highs is not None:
-            ext, point = Assembly.extending(prog, highs.n_cols), prog.uniform()
-            for c, new in fresh.items():
-                piece = criteria[c].with_cuts(new)
-                for k, f in enumerate(program.f_index[c]):
-                    piece.add_rows(CriterionBlock(ext, k, f, point), "exact")
-            highs.extend(ext)
-            program = _grown(program, ext)
-        else:
-            program = prog.build(current, tradeoff)
+        if highs is None:
+            program = prog.build(_restricted(criteria, pools), tradeoff)
+            size = {"n_variables": program.n_variables,
+                    "n_constraints": program.n_constraints, "nnz": program.nnz}
+            continue
+        # the program's marginal and deviation columns stay where they were: only the
+        # new rows (and variables) go to HiGHS
+        ext, point = Assembly.extending(prog, highs.n_cols), prog.uniform()
+        for c, new in fresh.items():
+            piece = criteria[c].with_cuts(new)
+            for k, f in enumerate(program.f_index[c]):
+                piece.add_rows(CriterionBlock(ext, k, f, point), "exact")
+        for key, value in highs.extend(ext).items():
+            size[key] += value
     certificates = {}
     for c in gen:
         found, complete = searches[c]
+        threshold = _threshold(res, program, c, cut_tol)
         if not complete:  # stopped at max_iter after a search near the changes only
-            threshold = min(float(res.x[f]) for f in program.f_index[c]) + cut_tol
             found = criteria[c].violated_cuts(rows, units, threshold, PER_UNIT)
         certificates[names[c]] = {
             "max_violation": float(found.max_violation), "pairs_checked": int(found.checked),
             "rounds": rounds, "cuts_in_program": len(pools[c]),
             "cuts_added": int(added[c]), "search_seconds": t_search[c],
-            "certified": not _still_violated(found, program, c, res, cut_tol)}
-    session.stats.update(n_variables=program.n_variables, n_constraints=program.n_constraints,
-                         nnz=program.nnz, generation_rounds=rounds)
+            "certified": bool(found.max_violation <= threshold)}
+    session.stats.update(size, generation_rounds=rounds)
     return Generated(res, program, certificates)
 
 
@@ -140,10 +141,17 @@ def _touching(last: tuple | None, rows: np.ndarray, threshold: float) -> np.ndar
     return changed if pending is None else changed | pending
 
 
-def _still_violated(found: Any, program: Program, c: int, res: SolveResult,
-                    cut_tol: float) -> bool:
-    bound = min(float(res.x[f]) for f in program.f_index[c])
-    return bool(found.max_violation > bound + cut_tol)
+def _restricted(criteria: list[Criterion], pools: dict[int, np.ndarray]
+                ) -> list[Criterion]:
+    """The criteria with each generated one restricted to its pool of cuts."""
+    return [crit.with_cuts(pools[c]) if c in pools else crit
+            for c, crit in enumerate(criteria)]
+
+
+def _threshold(res: SolveResult, program: Program, c: int, cut_tol: float) -> float:
+    """A cut counts as violated above the program's bound on criterion c (its smallest
+    over the scenarios) plus the cut tolerance."""
+    return min(float(res.x[f]) for f in program.f_index[c]) + cut_tol
 
 
 def _unseen(cuts: np.ndarray, pool: np.ndarray) -> np.ndarray:
@@ -157,25 +165,6 @@ def _unseen(cuts: np.ndarray, pool: np.ndarray) -> np.ndarray:
 
 def _warm_possible(solver: str | None, program: Program) -> bool:
     return not program.kl and (solver is None or solver.lower() in SCIPY_METHODS)
-
-
-def _grown(program: Program, ext: Assembly) -> Program:
-    """The program with the extension's variables and rows appended (for statistics and
-    the solver values read after the loop)."""
-    A_ub, b_ub = ext.ub.matrix(ext.n)
-    A_eq, b_eq = ext.eq.matrix(ext.n)
-    n_new = ext.n - program.n_variables
-
-    def stack(A: sp.csr_matrix, B: sp.csr_matrix) -> sp.csr_matrix:
-        A = sp.hstack([A, sp.csr_matrix((A.shape[0], n_new))]) if n_new else A
-        return sp.vstack([A, B], format="csr") if B.shape[0] else sp.csr_matrix(A)
-
-    return Program(np.concatenate([program.c, np.zeros(n_new)]),
-                   stack(program.A_ub, A_ub), np.concatenate([program.b_ub, b_ub]),
-                   stack(program.A_eq, A_eq), np.concatenate([program.b_eq, b_eq]),
-                   np.concatenate([program.lb, *ext.lb_parts]),
-                   np.concatenate([program.ub, *ext.ub_parts]),
-                   program.m_slices, program.f_index, program.kl, program.n_actions)
 
 
 def _singletons_as_bounds(program: Program
@@ -231,8 +220,11 @@ class _WarmHighs:
         h.passModel(lp)
         self.h, self.n_cols = h, A.shape[1]
 
-    def extend(self, ext: Assembly) -> None:
+    def extend(self, ext: Assembly) -> dict[str, int]:
+        """Append the extension's variables and rows; returns how many of each (and
+        nonzeros) were added."""
         n_new = ext.n - self.n_cols
+        added = {"n_variables": n_new, "n_constraints": 0, "nnz": 0}
         if n_new:
             self.h.addVars(n_new, np.concatenate(ext.lb_parts), np.concatenate(ext.ub_parts))
             self.n_cols = ext.n
@@ -241,9 +233,12 @@ class _WarmHighs:
             if not A.shape[0]:
                 continue
             A = A.tocsr()
+            added["n_constraints"] += A.shape[0]
+            added["nnz"] += A.nnz
             lower = b if is_eq else np.full(len(b), -np.inf)
             self.h.addRows(A.shape[0], lower, b, A.nnz, A.indptr[:-1].astype(np.int32),
                            A.indices.astype(np.int32), A.data.astype(float))
+        return added
 
     def solve(self) -> SolveResult:
         t0 = time.perf_counter()
