@@ -67,12 +67,30 @@ def direct(P, X, L):
     return float(vals.max()), int((vals > 0).sum())
 
 
-def certificate_part(args) -> None:
+def started() -> dict:
+    """The command as typed (with the data folder), the start time and the load."""
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
     if os.environ.get("FAIRDECIDE_DATA"):
         command = f"FAIRDECIDE_DATA={os.environ['FAIRDECIDE_DATA']} {command}"
-    started = datetime.datetime.now().astimezone()
-    load_before = os.getloadavg()[0]
+    return {"command": command, "started": datetime.datetime.now().astimezone(),
+            "load": os.getloadavg()[0]}
+
+
+def preamble(title: str, run: dict) -> list[str]:
+    """The results file's head: title, command, date, machine, versions."""
+    return [
+        title, "",
+        f"command: {run['command']}",
+        f"date:    {run['started']:%Y-%m-%d %H:%M %Z}",
+        f"machine: nproc = {nproc()}, {platform.machine()}, {platform.system()}; "
+        f"1-min load average {run['load']:.1f} at start, {os.getloadavg()[0]:.1f} at end",
+        f"versions: python {platform.python_version()}, numpy {np.__version__}",
+        f"          {git_state()}",
+    ]
+
+
+def certificate_part(args) -> None:
+    run = started()
     X, _, _ = adult_frame()
     A = preprocess(X).fit_transform(X)
     sizes = [1000, 3000] if args.quick else [1000, 3000, 10_000, 30_000]
@@ -97,16 +115,9 @@ def certificate_part(args) -> None:
                 row += f" {'-':>9} {'-':>9} {'-':>6}"
             print(row, flush=True)
             lines.append(row)
-    load_after = os.getloadavg()[0]
     text = "\n".join([
-        "Lipschitz certificate: the exact all-pairs search against the direct computation",
-        "",
-        f"command: {command}",
-        f"date:    {started:%Y-%m-%d %H:%M %Z}",
-        f"machine: nproc = {nproc()}, {platform.machine()}, {platform.system()}; "
-        f"1-min load average {load_before:.1f} at start, {load_after:.1f} at end",
-        f"versions: python {platform.python_version()}, numpy {np.__version__}",
-        f"          {git_state()}",
+        *preamble("Lipschitz certificate: the exact all-pairs search against the direct "
+                  "computation", run),
         f"data: Adult features, first n rows, {A.shape[1]} columns; policy "
         "p(a=1 | x) = logistic(0.5 x_k), x_k a standardised numeric",
         "",
@@ -164,11 +175,7 @@ def run_case(n: int, L: float, how: str) -> dict:
 
 
 def lp_part(args) -> None:
-    command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
-    if os.environ.get("FAIRDECIDE_DATA"):
-        command = f"FAIRDECIDE_DATA={os.environ['FAIRDECIDE_DATA']} {command}"
-    started = datetime.datetime.now().astimezone()
-    load_before = os.getloadavg()[0]
+    run = started()
     sizes = LP_SIZES[:2] if args.quick else (args.sizes or LP_SIZES)
     head = (f"{'n':>6} {'L':>4} {'method':<22} {'seconds':>8} {'solve s':>8} "
             f"{'search s':>8} {'peak MB':>8} {'rounds':>6} {'pairs in LP':>12} "
@@ -200,16 +207,9 @@ def lp_part(args) -> None:
                 lines.append(row)
             lines.append(f"{'':>6} {'':>4} unconstrained utility {gen['unconstrained']:.6f}; "
                          f"{gen['pairs_checked']:,} pairs certified")
-    load_after = os.getloadavg()[0]
     text = "\n".join([
-        "Lipschitz fairness on Adult: the LP by constraint generation beside the all-pairs LP",
-        "",
-        f"command: {command}",
-        f"date:    {started:%Y-%m-%d %H:%M %Z}",
-        f"machine: nproc = {nproc()}, {platform.machine()}, {platform.system()}; "
-        f"1-min load average {load_before:.1f} at start, {load_after:.1f} at end",
-        f"versions: python {platform.python_version()}, numpy {np.__version__}",
-        f"          {git_state()}",
+        *preamble("Lipschitz fairness on Adult: the LP by constraint generation beside the "
+                  "all-pairs LP", run),
         "problem: max accuracy s.t. D_TV(pi_i, pi_j) <= L ||x_i - x_j||_2 for all pairs of",
         "the first n Adult rows (numerics standardised, categoricals one-hot: 100",
         "columns); P(y | x) from a logistic regression on all 45,222 rows",
