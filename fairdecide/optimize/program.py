@@ -55,6 +55,9 @@ class Program:
     f_index: list[list[int]]
     kl: list[KLTerm] = field(default_factory=list)
     n_actions: int = 0
+    #: the policy's free rows: the first n_units * n_actions columns, and the first
+    #: n_units equality rows are their simplices (the structured solver's blocks)
+    n_units: int = 0
 
     @property
     def n_variables(self) -> int:
@@ -208,4 +211,5 @@ class PolicyProgram:
         A_ub, b_ub = asm.ub.matrix(asm.n)
         m_slices = [slice(int(c[0]), int(c[0]) + self.n_m) for c in asm.m_cols]
         return Program(cost, A_ub, b_ub, A_eq, b_eq, lb, ubd, m_slices,
-                       [list(map(int, r)) for r in asm.F], asm.kl, n_actions=self.n_a)
+                       [list(map(int, r)) for r in asm.F], asm.kl, n_actions=self.n_a,
+                       n_units=self.n_free)

@@ -80,6 +80,8 @@ class Session:
         self.stats.update(n_variables=program.n_variables,
                           n_constraints=program.n_constraints, nnz=program.nnz)
         self.solver_name = res.solver
+        if res.details is not None:
+            self.stats["structured"] = res.details
         return res
 
     def fail(self, res: SolveResult, what: str) -> SolverError:

@@ -1,0 +1,270 @@
+"""A tabular program seen as one simplex per unit plus a few coupling rows, and the
+restricted HiGHS model the structured solver grows (:mod:`fairdecide.optimize.structured`).
+
+The program (:class:`~fairdecide.optimize.program.Program`) is
+
+    min c_pi . pi + c_v . v   s.t.  sum_a pi_ua = 1, pi >= 0            (one row per unit)
+                                    lo <= G_pi pi + G_v v <= hi          (coupling rows)
+                                    l_v <= v <= u_v                      (other variables)
+
+with pi the free policy rows (n units x n_a actions) and v everything else (group
+marginals, deviations, epigraph and trade-off variables). The coupling rows are the
+marginal definitions m = B pi, the criteria's rows and the trade-off's: a few per group,
+action and outcome (times the scenarios of a belief), against one simplex per unit.
+
+The restricted model keeps most units fixed at an *anchor* action and lets a working set
+W move: for u in W and a != anchor(u), the variable delta_ua >= 0 moves mass from the
+anchor to a, with sum_a delta_ua <= 1 (a bound when n_a = 2). Its column is
+G_pi[:, (u, a)] - G_pi[:, (u, anchor)] and its cost c_ua - c_u,anchor; the fixed units
+shift the coupling rows' bounds by their anchors' columns. Adding units keeps the last
+solution feasible (delta = 0), so HiGHS resumes from its basis. Every coupling row also
+has an elastic (artificial) column of cost ``penalty``, so the restricted model is never
+infeasible; a solution using it is not a solution of the program.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["BlockLP", "RestrictedModel", "block_structure"]
+
+
+@dataclass
+class BlockLP:
+    """The program split into unit simplices and coupling rows, the objective scaled so
+    its largest cost is 1 (``scale`` times the program's)."""
+
+    n_units: int
+    n_actions: int
+    G_pi: sp.csc_matrix        # coupling rows x policy columns
+    G_piT: sp.csr_matrix       # its transpose, for pricing
+    G_v: sp.csc_matrix         # coupling rows x other columns
+    lo: np.ndarray
+    hi: np.ndarray
+    c_pi: np.ndarray           # (n_units, n_actions), scaled
+    c_v: np.ndarray            # scaled
+    l_v: np.ndarray
+    u_v: np.ndarray
+    scale: float
+    inert: np.ndarray          # units with no cost and no coupling entry (weight zero)
+
+    @property
+    def n_rows(self) -> int:
+        return self.G_pi.shape[0]
+
+    def reduced_costs(self, y: np.ndarray) -> np.ndarray:
+        """d = c_pi - G_pi^T y per unit and action, for row duals ``y``."""
+        return self.c_pi - (self.G_piT @ y).reshape(self.n_units, self.n_actions)
+
+    def anchored(self, anchors: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, float]:
+        """The coupling rows' activity and the cost of the ``present`` units at their
+        anchors."""
+        units = np.flatnonzero(present)
+        cols = units * self.n_actions + anchors[units]
+        act = np.asarray(self.G_pi[:, cols].sum(axis=1)).ravel()
+        return act, float(self.c_pi[units, anchors[units]].sum())
+
+
+def block_structure(program: Any) -> BlockLP | str:
+    """The program's block structure, or why it has none the structured solver can use."""
+    N, n_a = int(getattr(program, "n_units", 0)), int(program.n_actions)
+    if N <= 0 or n_a < 2:
+        return "the program does not declare its policy units"
+    if program.kl:
+        return "KL deviations need an exponential-cone solver"
+    n_pi = N * n_a
+    A_eq = program.A_eq.tocsr()
+    head = A_eq[:N]
+    simplex = (np.array_equal(head.indptr, np.arange(N + 1) * n_a)
+               and np.array_equal(head.indices, np.arange(n_pi))
+               and np.all(head.data == 1.0) and np.all(program.b_eq[:N] == 1.0))
+    if not simplex:
+        return "the first rows are not one simplex per unit"
+    if np.any(program.lb[:n_pi] != 0.0) or np.any(program.ub[:n_pi] < 1.0):
+        return "the policy columns are bounded inside the simplex (a trust region)"
+    G = sp.vstack([A_eq[N:], program.A_ub.tocsr()], format="csc")
+    m_ub = program.A_ub.shape[0]
+    lo = np.concatenate([program.b_eq[N:], np.full(m_ub, -np.inf)])
+    hi = np.concatenate([program.b_eq[N:], program.b_ub])
+    big = float(np.abs(program.c).max(initial=0.0))
+    scale = 1.0 / big if big > 0 else 1.0
+    c = np.asarray(program.c, dtype=float) * scale
+    G_pi = G[:, :n_pi].tocsc()
+    c_pi = c[:n_pi].reshape(N, n_a)
+    empty = (np.diff(G_pi.indptr) == 0).reshape(N, n_a).all(axis=1)
+    inert = empty & ~np.any(c_pi != 0.0, axis=1)
+    return BlockLP(N, n_a, G_pi, G_pi.T.tocsr(), G[:, n_pi:].tocsc(), lo, hi, c_pi,
+                   c[n_pi:], np.asarray(program.lb[n_pi:], float),
+                   np.asarray(program.ub[n_pi:], float), scale, inert)
+
+
+class RestrictedModel:
+    """The HiGHS model over the other columns, the elastic columns and the moves of the
+    working units (see the module). The units with ``present[u]`` are in the model, at
+    their anchors until they join the working set.
+
+    Each working unit's moves are scaled by its size t_u (the mean 1-norm of its move
+    columns): HiGHS sees z = t_u delta, with columns and costs of order one, so its
+    dual tolerance (1e-9) is relative to each unit's stake rather than absolute (a
+    cell of weight 1e-5 would otherwise be optimal only to 1e-4 of its own costs).
+    """
+
+    def __init__(self, lp: BlockLP, anchors: np.ndarray, present: np.ndarray,
+                 penalty: float, time_limit: float | None = None) -> None:
+        import highspy
+
+        self._hs, self.lp = highspy, lp
+        self.anchors, self.penalty = anchors, float(penalty)
+        act, self.constant = lp.anchored(anchors, present)
+        m = lp.n_rows
+        # elastic columns: +e on rows that can be too low, -e on rows that can be too high
+        up_rows, down_rows = np.flatnonzero(np.isfinite(lp.lo)), np.flatnonzero(np.isfinite(lp.hi))
+        E = sp.hstack([_unit_columns(up_rows, m, 1.0), _unit_columns(down_rows, m, -1.0)],
+                      format="csc")
+        self.n_v, self.n_e = lp.G_v.shape[1], E.shape[1]
+        A = sp.hstack([lp.G_v, E], format="csc")
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+        h.setOptionValue("dual_feasibility_tolerance", 1e-9)
+        if time_limit is not None:
+            h.setOptionValue("time_limit", float(time_limit))
+        inst = highspy.HighsLp()
+        inst.num_col_, inst.num_row_ = A.shape[1], m
+        inst.col_cost_ = np.concatenate([lp.c_v, np.full(self.n_e, self.penalty)])
+        inst.col_lower_ = np.concatenate([lp.l_v, np.zeros(self.n_e)])
+        inst.col_upper_ = np.concatenate([lp.u_v, np.full(self.n_e, np.inf)])
+        inst.row_lower_, inst.row_upper_ = lp.lo - act, lp.hi - act
+        inst.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        inst.a_matrix_.start_ = A.indptr.astype(np.int32)
+        inst.a_matrix_.index_ = A.indices.astype(np.int32)
+        inst.a_matrix_.value_ = A.data.astype(float)
+        h.passModel(inst)
+        self.h = h
+        self.units = np.zeros(0, dtype=np.int64)     # working units, in column order
+        self.size = np.zeros(0)                      # their t_u
+        self.n_unit_rows = 0
+        self.iterations, self.seconds = 0, 0.0
+
+    @property
+    def n_moves(self) -> int:
+        return len(self.units) * (self.lp.n_actions - 1)
+
+    def _moves(self, units: np.ndarray) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
+        """The move columns (coupling rows x moves, unscaled), their costs, and the
+        units' sizes t_u."""
+        lp, n_a = self.lp, self.lp.n_actions
+        to = _others(n_a)[self.anchors[units]]                  # (k, n_a - 1)
+        move_cols = (units[:, None] * n_a + to).ravel()
+        from_cols = np.repeat(units * n_a + self.anchors[units], n_a - 1)
+        M = (lp.G_pi[:, move_cols] - lp.G_pi[:, from_cols]).tocsc()
+        flat = lp.c_pi.reshape(-1)
+        cost = flat[move_cols] - flat[from_cols]
+        norm = np.add.reduceat(np.abs(M.data), M.indptr[:-1]) if M.nnz else np.zeros(
+            M.shape[1])
+        norm = np.where(np.diff(M.indptr) > 0, norm, 0.0)
+        size = np.maximum(norm, np.abs(cost)).reshape(len(units), n_a - 1).mean(axis=1)
+        return M, cost, np.where(size > 0, size, 1.0)
+
+    def add_units(self, units: np.ndarray) -> None:
+        """Let ``units`` (fixed until now) move away from their anchors."""
+        n_a = self.lp.n_actions
+        units = np.asarray(units, dtype=np.int64)
+        if not len(units):
+            return
+        k = len(units)
+        M, cost, size = self._moves(units)
+        per_col = np.repeat(size, n_a - 1)
+        M = M @ sp.diags(1.0 / per_col)
+        cost = cost / per_col
+        upper = per_col
+        if n_a > 2:  # sum_a z_ua <= t_u: one row per unit
+            first = self.n_unit_rows
+            self.h.addRows(k, np.full(k, -np.inf), size, 0, np.zeros(k, np.int32),
+                           np.zeros(0, np.int32), np.zeros(0))
+            rows = np.repeat(first + np.arange(k), n_a - 1)
+            M = sp.vstack([M, sp.csc_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))),
+                                            shape=(self.n_unit_rows + k, len(rows)))],
+                          format="csc")
+            self.n_unit_rows += k
+        M = M.tocsc()
+        M.sort_indices()
+        self.h.addCols(M.shape[1], cost, np.zeros(M.shape[1]), upper, M.nnz,
+                       M.indptr[:-1].astype(np.int32), M.indices.astype(np.int32),
+                       M.data.astype(float))
+        self.units = np.concatenate([self.units, units])
+        self.size = np.concatenate([self.size, size])
+
+    def retire(self, units: np.ndarray) -> None:
+        """Hold the moves of working ``units`` at zero (a bin whose members now move
+        on their own)."""
+        n_a = self.lp.n_actions
+        pos = np.flatnonzero(np.isin(self.units, units))
+        cols = (self.n_v + self.n_e + pos[:, None] * (n_a - 1) + np.arange(n_a - 1)).ravel()
+        zero = np.zeros(len(cols))
+        self.h.changeColsBounds(len(cols), cols.astype(np.int32), zero, zero)
+
+    def set_costs(self, phase_one: bool, penalty: float | None = None) -> None:
+        """Phase one (only the elastic columns cost, 1 each) or the program's costs
+        with elastic ``penalty``."""
+        if penalty is not None:
+            self.penalty = float(penalty)
+        n = self.n_v + self.n_e + self.n_moves
+        cost = np.zeros(n)
+        if phase_one:
+            cost[self.n_v: self.n_v + self.n_e] = 1.0
+        else:
+            cost[: self.n_v] = self.lp.c_v
+            cost[self.n_v: self.n_v + self.n_e] = self.penalty
+            if len(self.units):
+                _, move_cost, _ = self._moves(self.units)
+                cost[self.n_v + self.n_e:] = move_cost / np.repeat(self.size,
+                                                                   self.lp.n_actions - 1)
+        self.h.changeColsCost(n, np.arange(n, dtype=np.int32), cost)
+
+    def solve(self) -> tuple[bool, str]:
+        """Run HiGHS; returns (optimal, status word)."""
+        t0 = time.perf_counter()
+        self.h.run()
+        self.seconds += time.perf_counter() - t0
+        self.iterations = int(self.h.getInfo().simplex_iteration_count)
+        status = self.h.getModelStatus()
+        return (status == self._hs.HighsModelStatus.kOptimal,
+                self.h.modelStatusToString(status).lower())
+
+    def solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Other columns v, elastic values, the moves delta (working units x (n_a - 1))
+        and the coupling rows' duals."""
+        sol = self.h.getSolution()
+        x = np.asarray(sol.col_value)
+        y = np.asarray(sol.row_dual)[: self.lp.n_rows]
+        v, e = x[: self.n_v], x[self.n_v: self.n_v + self.n_e]
+        z = x[self.n_v + self.n_e:].reshape(len(self.units), self.lp.n_actions - 1)
+        return v, e, z / self.size[:, None], y
+
+    def policy_rows(self, moves: np.ndarray) -> np.ndarray:
+        """Every unit's row: its anchor, minus what the working units moved away."""
+        lp, n_a = self.lp, self.lp.n_actions
+        pi = np.zeros((lp.n_units, n_a))
+        pi[np.arange(lp.n_units), self.anchors] = 1.0
+        if len(self.units):
+            to = _others(n_a)[self.anchors[self.units]]
+            pi[self.units[:, None], to] = moves
+            pi[self.units, self.anchors[self.units]] = 1.0 - moves.sum(axis=1)
+        return pi
+
+
+def _others(n_a: int) -> np.ndarray:
+    """Row b: the actions other than b, in order."""
+    return np.array([[a for a in range(n_a) if a != b] for b in range(n_a)], dtype=np.int64)
+
+
+def _unit_columns(rows: np.ndarray, m: int, sign: float) -> sp.csc_matrix:
+    """One column per row in ``rows`` with ``sign`` there."""
+    return sp.csc_matrix((np.full(len(rows), sign), (rows, np.arange(len(rows)))),
+                         shape=(m, len(rows)))

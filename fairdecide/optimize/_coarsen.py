@@ -1,0 +1,95 @@
+"""A coarse copy of a block program, whose duals start the structured solver.
+
+Units that touch the same coupling rows with proportional coefficients take the same
+decision at any prices. So units are grouped by the rows they touch (their group, in a
+tabular world) and, within a group, binned along the main direction of their normalised
+coefficients and costs (for two outcomes in a prediction problem: P(y = 1 | x, z)). Each
+bin becomes one super-unit whose columns and costs are the sums of its members': a
+policy constant within bins is a policy of the program, so the coarse program is a
+restriction of it (never infeasible when a bin-constant policy is feasible) and its
+duals approximate the program's, at a small fraction of its size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairdecide.optimize._block_lp import BlockLP
+
+__all__ = ["with_bins"]
+
+
+def with_bins(lp: BlockLP, active: np.ndarray, n_bins: int) -> tuple[BlockLP, np.ndarray]:
+    """The program's units followed by about ``n_bins`` super-units of its ``active``
+    units (bins), and each active unit's bin (numbered from ``lp.n_units``)."""
+    n_a = lp.n_actions
+    label = _bins(lp, active, n_bins)
+    n_c = int(label.max()) + 1
+    # S maps each policy column (u, a) of an active unit to super-column (bin(u), a)
+    rows = (active[:, None] * n_a + np.arange(n_a)).ravel()
+    cols = (label[:, None] * n_a + np.arange(n_a)).ravel()
+    S = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(lp.n_units * n_a, n_c * n_a))
+    G = sp.hstack([lp.G_pi, lp.G_pi @ S], format="csc")
+    c = np.zeros((n_c, n_a))
+    np.add.at(c, label, lp.c_pi[active])
+    return replace(lp, n_units=lp.n_units + n_c, G_pi=G, G_piT=None,
+                   c_pi=np.vstack([lp.c_pi, c]),
+                   inert=np.concatenate([lp.inert, np.zeros(n_c, dtype=bool)])
+                   ), label + lp.n_units
+
+
+def _bins(lp: BlockLP, active: np.ndarray, n_bins: int) -> np.ndarray:
+    """A super-unit label for each active unit (see the module)."""
+    n_a = lp.n_actions
+    G = lp.G_piT[(active[:, None] * n_a + np.arange(n_a)).ravel()].tocsr()  # unit-major
+    G.sort_indices()
+    # the rows a unit touches: its first and last row and how many it has (a key, not a
+    # proof: it only decides which units may share a bin)
+    per_unit = G.indptr[::n_a]
+    counts = np.diff(G.indptr).reshape(-1, n_a).sum(axis=1)
+    first = np.where(counts > 0, G.indices[np.minimum(per_unit[:-1], max(G.nnz - 1, 0))]
+                     if G.nnz else 0, -1)
+    key = (first.astype(np.int64) + 1) * (int(counts.max(initial=0)) + 1) + counts
+    _, klass = np.unique(key, return_inverse=True)
+    label = np.zeros(len(active), dtype=np.int64)
+    sizes = np.bincount(klass)
+    next_label = 0
+    for k, size in enumerate(sizes):
+        members = np.flatnonzero(klass == k)
+        bins = int(max(1, round(n_bins * size / len(active))))
+        score = _main_direction(G, lp.c_pi[active[members]], members, n_a)
+        if bins >= size:
+            label[members] = next_label + np.arange(size)
+            next_label += size
+            continue
+        order = np.argsort(score, kind="stable")
+        label[members[order]] = next_label + (np.arange(size) * bins) // size
+        next_label += bins
+    return label
+
+
+def _main_direction(G: sp.csr_matrix, cost: np.ndarray, members: np.ndarray, n_a: int
+                    ) -> np.ndarray:
+    """Each member's coordinate along the first principal direction of its normalised
+    coefficients and costs."""
+    idx = (members[:, None] * n_a + np.arange(n_a)).ravel()
+    block = G[idx].tocsc()
+    used = np.flatnonzero(np.diff(block.indptr))
+    dense = block[:, used].toarray().reshape(len(members), -1)
+    prof = np.hstack([dense, cost])
+    mass = np.abs(prof).sum(axis=1, keepdims=True)
+    prof = prof / np.where(mass > 0, mass, 1.0)
+    prof -= prof.mean(axis=0)
+    if prof.shape[1] == 0 or not np.any(prof):
+        return np.zeros(len(members))
+    v = np.random.default_rng(0).standard_normal(prof.shape[1])
+    for _ in range(8):  # power iteration on prof^T prof
+        v = prof.T @ (prof @ v)
+        norm = np.linalg.norm(v)
+        if norm == 0:
+            return np.zeros(len(members))
+        v /= norm
+    return prof @ v
