@@ -26,6 +26,8 @@ from fairdecide.beliefs import Belief
 from fairdecide.criteria import Separation
 from fairdecide.data import LoggedData
 from fairdecide.datasets import load_compas, sample_logged_data
+from fairdecide.exceptions import FairdecideError
+from fairdecide.experiments.scenario_sgd import ScenarioSGD
 from fairdecide.models import DirichletPosterior
 from fairdecide.optimize import optimize_policy
 from fairdecide.policies import TabularPolicy
@@ -40,6 +42,8 @@ __all__ = [
     "fit_policies",
     "holdout_experiment",
     "objective_value",
+    "posterior_values",
+    "scenario_arrays",
     "semi_synthetic_experiment",
 ]
 
@@ -77,10 +81,58 @@ def objective_value(policy: TabularPolicy, world: TabularWorld, problem: Decisio
     return float(U[0] - lam * F[0, 0]), float(U[0]), float(F[0, 0])
 
 
+def scenario_arrays(worlds: Any) -> tuple[np.ndarray, np.ndarray]:
+    """P(x, z) of shape (K, n_x, n_z) and P(y | x, z) of shape (K, n_x, n_z, n_y) of K
+    tabular worlds (e.g. ``posterior.sample(K)``), for :func:`posterior_values`."""
+    worlds = list(worlds)
+    if not worlds or not all(isinstance(w, TabularWorld) for w in worlds):
+        raise FairdecideError("worlds must be a non-empty sequence of TabularWorld")
+    return np.stack([w.p_xz for w in worlds]), np.stack([w.p_y for w in worlds])
+
+
+def posterior_values(policy: TabularPolicy, scenarios: tuple[np.ndarray, np.ndarray],
+                     problem: DecisionProblem, lam: float) -> np.ndarray:
+    """T_k = U_k - lambda F_k of ``policy`` in every scenario, F the balance measure.
+
+    The same numbers as :func:`objective_value` on each world, from the group marginals
+    M_k[z, a, y] = sum_x P_k(x, z) pi(a | x, z) P_k(y | x, z) computed at once (fast
+    for the thousands of held-out draws that estimate a policy's posterior value).
+
+    Parameters
+    ----------
+    policy : TabularPolicy
+    scenarios : (ndarray (K, n_x, n_z), ndarray (K, n_x, n_z, n_y))
+        From :func:`scenario_arrays`.
+    problem : DecisionProblem
+    lam : float
+
+    Returns
+    -------
+    ndarray of shape (K,)
+    """
+    p_xz, p_y = scenarios
+    table = getattr(policy, "table", None)
+    if table is None or table.shape[:2] != p_xz.shape[1:]:
+        raise FairdecideError(
+            f"policy must be a TabularPolicy over the scenarios' {p_xz.shape[1:]} cells "
+            f"and groups, got {type(policy).__name__}")
+    M = np.einsum("kxz,xza,kxzy->kzay", p_xz, table, p_y)
+    U = np.einsum("kzay,ay->k", M, np.asarray(problem.utility, dtype=float))
+    crit = balance()
+    F = np.array([crit.deviation_from_marginal(m, problem) for m in M])
+    T = U - lam * F
+    if not np.all(np.isfinite(T)):
+        raise FairdecideError("a scenario's value is not finite: check its probabilities")
+    return T
+
+
 @dataclass(frozen=True)
 class Fitted:
     policy: TabularPolicy
     seconds: float
+    belief: Belief | None = None
+    solver: str = ""
+    iterations: Any = None
 
 
 def fit_policies(
@@ -98,7 +150,8 @@ def fit_policies(
     def solve(belief: Belief) -> Fitted:
         t0 = time.perf_counter()
         res = optimize_policy(problem, belief, balance(), lam=m, group_blind=True)
-        return Fitted(res.policy, time.perf_counter() - t0)
+        return Fitted(res.policy, time.perf_counter() - t0, belief, res.solver,
+                      res.stats.get("solver_iterations", res.stats.get("iterations")))
 
     for method in methods:
         seed = rng.randint(2**31 - 1)
@@ -122,33 +175,104 @@ def fit_policies(
     return out
 
 
+def _fit_sweep(train: LoggedData, problem: DecisionProblem, lam: float, *, run: int,
+               scenarios: tuple[int, ...], runs_by_k: dict, maximin_max: int | None,
+               sgd: ScenarioSGD | None, sgd_runs: int | None, random_state: int,
+               base: tuple[str, ...]) -> list[tuple[str, int, Fitted]]:
+    """(method, K, fit) for the K-free methods ``base`` once, then Bayes and maximin for
+    every K (within ``runs_by_k[K]`` runs), then the stochastic gradient."""
+    out = []
+    for i, K in enumerate(scenarios):
+        if run >= runs_by_k.get(K, np.inf):
+            continue
+        methods = tuple(m for m in (base if i == 0 else ("Bayes", "maximin"))
+                        if m != "maximin" or maximin_max is None or K <= maximin_max)
+        fitted = fit_policies(train, problem, lam, n_samples=K, random_state=random_state,
+                              methods=methods)
+        out += [(m, {"plug-in": 1, "constant": 0}.get(m, K), f) for m, f in fitted.items()]
+    if sgd is not None and (sgd_runs is None or run < sgd_runs):
+        post = DirichletPosterior(PRIOR, FACTORIZATION, allow_empty_groups=True).fit(
+            train, problem)
+        res = sgd.solve(post, problem, balance(), lam, random_state=random_state + 7)
+        out.append(("SGD", res.draws, Fitted(res.policy, res.seconds, None, "Adam",
+                                             res.steps)))
+    return out
+
+
+def _score(fits: list, world: TabularWorld, held: Any, problem: DecisionProblem,
+           lam: float, **keys: Any) -> list[dict]:
+    """One row per fit: true T (in ``world``), in-sample and held-out posterior value."""
+    rows = []
+    for method, K, fit in fits:
+        T, U, F = objective_value(fit.policy, world, problem, lam)
+        inside = (posterior_values(fit.policy, scenario_arrays(fit.belief.worlds), problem,
+                                   lam).mean() if fit.belief is not None else np.nan)
+        outside = (posterior_values(fit.policy, held, problem, lam).mean()
+                   if held is not None else np.nan)
+        rows.append({**keys, "lambda": lam, "method": method, "K": K, "T": T,
+                     "utility": U, "balance": F, "in-sample": inside, "held-out": outside,
+                     "seconds": fit.seconds, "solver": fit.solver,
+                     "iterations": fit.iterations})
+    return rows
+
+
+def _sweep_args(scenarios: Any, n_samples: int, runs_by_k: Any) -> tuple[tuple, dict]:
+    ks = (n_samples,) if scenarios is None else tuple(int(k) for k in scenarios)
+    if not ks or min(ks) < 1:
+        raise FairdecideError(f"scenarios must be positive counts, got {scenarios!r}")
+    return ks, dict(runs_by_k or {})
+
+
 def holdout_experiment(data: LoggedData, problem: DecisionProblem, *, lams=(0.0, 0.5, 1.0),
                        runs: int = 10, n_train: int = 6000, n_samples: int = 32,
-                       seed: int = 0) -> pd.DataFrame:
+                       seed: int = 0, scenarios: Any = None, held_out: int = 0,
+                       runs_by_k: Any = None, maximin_max: int | None = None,
+                       sgd: ScenarioSGD | None = None, sgd_runs: int | None = None
+                       ) -> pd.DataFrame:
     """Train on the first ``n_train`` rows of a random order, evaluate T on the
-    posterior-mean world of the rest; one row per (run, lambda, method)."""
+    posterior-mean world of the rest; one row per (run, lambda, method, K).
+
+    ``scenarios`` (default ``(n_samples,)``) lists the K of the Bayes and maximin
+    beliefs (maximin only for K <= ``maximin_max``; K only in the first
+    ``runs_by_k[K]`` runs). With ``held_out`` = H > 0, every policy's posterior value is
+    also the mean T over H posterior draws independent of the fitted ones ("held-out";
+    "in-sample" is the mean over the draws a policy was fitted on). ``sgd`` adds the
+    stochastic-gradient policy (:class:`ScenarioSGD`) in the first ``sgd_runs`` runs.
+    """
+    ks, runs_by_k = _sweep_args(scenarios, n_samples, runs_by_k)
     rows = []
     for run in range(runs):
         order = np.random.default_rng(seed + run).permutation(data.n)
         train, test = data.subset(order[:n_train]), data.subset(order[n_train:])
         test_world = DirichletPosterior(PRIOR, FACTORIZATION, allow_empty_groups=True).fit(
             test, problem).mean_world()
+        held = None
+        if held_out:
+            post = DirichletPosterior(PRIOR, FACTORIZATION, allow_empty_groups=True).fit(
+                train, problem)
+            held = scenario_arrays(post.sample(held_out, random_state=10**6 + seed + run))
         for lam in lams:
-            fitted = fit_policies(train, problem, lam, n_samples=n_samples,
-                                  random_state=seed + 1000 * run + int(10 * lam))
-            for method, fit in fitted.items():
-                T, U, F = objective_value(fit.policy, test_world, problem, lam)
-                rows.append({"run": run, "lambda": lam, "method": method, "T": T,
-                             "utility": U, "balance": F, "seconds": fit.seconds})
+            fits = _fit_sweep(train, problem, lam, run=run, scenarios=ks,
+                              runs_by_k=runs_by_k, maximin_max=maximin_max, sgd=sgd,
+                              sgd_runs=sgd_runs,
+                              random_state=seed + 1000 * run + int(10 * lam),
+                              base=("plug-in", "Bayes", "bootstrap", "maximin", "constant"))
+            rows += _score(fits, test_world, held, problem, lam, run=run)
     return result_table(rows)
 
 
 def semi_synthetic_experiment(data: LoggedData, problem: DecisionProblem, *,
                               sizes=(100, 300, 1000, 3000, 6000), lams=(0.0, 0.5, 1.0),
-                              runs: int = 20, n_samples: int = 32, seed: int = 0
+                              runs: int = 20, n_samples: int = 32, seed: int = 0,
+                              scenarios: Any = None, held_out: int = 0,
+                              runs_by_k: Any = None, maximin_max: int | None = None,
+                              sgd: ScenarioSGD | None = None, sgd_runs: int | None = None
                               ) -> pd.DataFrame:
     """Truth = posterior-mean world of all rows; train on ``n`` draws from it; evaluate
-    exactly on the truth. Methods: plug-in, Bayes, maximin, constant and the oracle."""
+    exactly on the truth. Methods: plug-in, Bayes, maximin, constant and the oracle
+    (and SGD); ``scenarios``, ``held_out``, ``runs_by_k``, ``maximin_max``, ``sgd`` and
+    ``sgd_runs`` as in :func:`holdout_experiment`."""
+    ks, runs_by_k = _sweep_args(scenarios, n_samples, runs_by_k)
     truth = DirichletPosterior(PRIOR, FACTORIZATION).fit(data, problem).mean_world()
     oracle = {lam: optimize_policy(problem, truth, balance(), lam=lam / (1 + lam),
                                    group_blind=True).policy for lam in lams}
@@ -157,14 +281,18 @@ def semi_synthetic_experiment(data: LoggedData, problem: DecisionProblem, *,
         for run in range(runs):
             train = sample_logged_data(truth, problem, n,
                                        random_state=seed + 7919 * run + n)
+            held = None
+            if held_out:
+                post = DirichletPosterior(PRIOR, FACTORIZATION,
+                                          allow_empty_groups=True).fit(train, problem)
+                held = scenario_arrays(post.sample(
+                    held_out, random_state=10**6 + seed + 104729 * run + n))
             for lam in lams:
-                fitted = fit_policies(train, problem, lam, n_samples=n_samples,
-                                      random_state=seed + run,
-                                      methods=("plug-in", "Bayes", "maximin", "constant"))
-                fitted["oracle"] = Fitted(oracle[lam], 0.0)
-                for method, fit in fitted.items():
-                    T, U, F = objective_value(fit.policy, truth, problem, lam)
-                    rows.append({"n": n, "run": run, "lambda": lam, "method": method,
-                                 "T": T, "utility": U, "balance": F,
-                                 "seconds": fit.seconds})
+                fits = _fit_sweep(train, problem, lam, run=run, scenarios=ks,
+                                  runs_by_k=runs_by_k, maximin_max=maximin_max, sgd=sgd,
+                              sgd_runs=sgd_runs,
+                                  random_state=seed + run,
+                                  base=("plug-in", "Bayes", "maximin", "constant"))
+                fits.append(("oracle", 0, Fitted(oracle[lam], 0.0)))
+                rows += _score(fits, truth, held, problem, lam, n=n, run=run)
     return result_table(rows)
