@@ -4,9 +4,10 @@ benchmark)."""
 import numpy as np
 import pytest
 
-from fairdecide import DirichletPosterior, FairdecideError, LoggedData
+from fairdecide import DirichletPosterior, FairdecideError, LoggedData, TabularPolicy
 from fairdecide.datasets import sample_logged_data
 from fairdecide.experiments import bayesian_fairness as bf
+from fairdecide.experiments.scenario_sgd import ScenarioSGD, scenario_gradient
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +68,65 @@ def test_semi_synthetic_samples_match_truth(compas):
     assert isinstance(sample, LoggedData) and sample.x_labels == data.x_labels
     freq = np.bincount(sample.x * sample.n_z + sample.z, minlength=truth.p_xz.size)
     np.testing.assert_allclose(freq / sample.n, truth.p_xz.ravel(), atol=0.005)
+
+
+def test_posterior_values_match_objective_value(compas):
+    data, problem = compas
+    post = DirichletPosterior(0.5, "papers", allow_empty_groups=True).fit(
+        data.subset(np.arange(500)), problem)
+    worlds = post.sample(3, random_state=0)
+    p1 = np.random.default_rng(0).uniform(size=data.n_x)
+    rows = np.repeat(np.c_[1 - p1, p1][:, None, :], data.n_z, axis=1)
+    policy = TabularPolicy(rows, x_labels=data.x_labels, group_labels=data.group_labels)
+    got = bf.posterior_values(policy, bf.scenario_arrays(worlds), problem, 0.5)
+    want = [bf.objective_value(policy, w, problem, 0.5)[0] for w in worlds]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    small = TabularPolicy.constant(3, data.n_z, [1.0, 0.0])
+    with pytest.raises(FairdecideError, match="TabularPolicy"):
+        bf.posterior_values(small, bf.scenario_arrays(worlds), problem, 0.5)
+
+
+def test_scenario_gradient_is_the_derivative(compas):
+    data, problem = compas
+    post = DirichletPosterior(0.5, "papers", allow_empty_groups=True).fit(
+        data.subset(np.arange(500)), problem)
+    p_xz, p_y = bf.scenario_arrays(post.sample(2, random_state=1))
+    rng = np.random.default_rng(1)
+    p1 = rng.uniform(0.1, 0.9, size=(data.n_x, data.n_z))
+    rows = np.stack([1 - p1, p1], axis=-1)
+    value, grad = scenario_gradient(rows, p_xz, p_y, problem, bf.balance(), 1.0)
+    direction = rng.normal(size=rows.shape)
+    direction -= direction.mean(axis=-1, keepdims=True)  # stay on the simplex
+    h = 1e-7
+    up, _ = scenario_gradient(rows + h * direction, p_xz, p_y, problem, bf.balance(), 1.0)
+    assert (up - value) / h == pytest.approx(np.sum(grad * direction), rel=1e-4, abs=1e-9)
+
+
+def test_scenario_sgd_gives_a_group_blind_policy(compas):
+    data, problem = compas
+    post = DirichletPosterior(0.5, "papers", allow_empty_groups=True).fit(
+        data.subset(np.arange(1000)), problem)
+    res = ScenarioSGD(steps=10, batch=2).solve(post, problem, bf.balance(), 1.0,
+                                               random_state=0)
+    assert res.policy.is_group_blind and res.draws == 20 and res.steps == 10
+    np.testing.assert_allclose(res.policy.table.sum(axis=-1), 1.0)
+    with pytest.raises(FairdecideError, match="batch"):
+        ScenarioSGD(batch=0)
+    with pytest.raises(FairdecideError, match="posterior"):
+        ScenarioSGD().solve(object(), problem, bf.balance(), 1.0)
+
+
+def test_scenario_sweep_rows(compas):
+    data, problem = compas
+    df = bf.semi_synthetic_experiment(
+        data, problem, sizes=(300,), lams=(1.0,), runs=2, scenarios=(4, 8), held_out=50,
+        runs_by_k={8: 1}, maximin_max=4, sgd=ScenarioSGD(steps=5, batch=2), sgd_runs=1)
+    counts = df.groupby(["method", "K"]).size().to_dict()
+    assert counts == {("Bayes", 4): 2, ("Bayes", 8): 1, ("maximin", 4): 2,
+                      ("plug-in", 1): 2, ("constant", 0): 2, ("oracle", 0): 2,
+                      ("SGD", 10): 1}
+    assert df["held-out"].notna().all()
+    bayes = df[df["method"] == "Bayes"]
+    assert bayes["in-sample"].notna().all() and (bayes["solver"] != "").all()
+    with pytest.raises(FairdecideError, match="scenarios"):
+        bf.holdout_experiment(data, problem, runs=1, scenarios=(0,))
