@@ -125,7 +125,7 @@ def preamble(run: dict) -> list[str]:
         f"date:    {run['started']:%Y-%m-%d %H:%M %Z}",
         f"machine: nproc = {nproc()}, {platform.machine()}, {platform.system()}; "
         f"1-min load average {run['load']:.1f} at start, {os.getloadavg()[0]:.1f} at end; "
-        "another benchmark shared the machine (times are as measured)",
+        "the machine may be shared (times are as measured)",
         f"versions: python {platform.python_version()}, numpy {np.__version__}",
         f"          {git_state()}",
         f"peak resident memory of this process: "
