@@ -7,21 +7,21 @@ coupling rows, each unit's best action is an argmin of its reduced costs
 d_ua = c_ua - G_ua . y, and an optimum randomises in at most as many units as there are
 binding coupling rows. The solver works on that structure, by *sifting*:
 
-1. **Prices from a sample.** A random sample of units, each standing in for N/s of them,
-   is solved whole by HiGHS; its row duals y0 approximate the program's.
-2. **A restricted program.** Every unit is anchored at its best action under y0; the
-   units whose best two actions are closest (the only ones whose decision y0 leaves in
-   doubt) form the working set W, free to move; all others stay at their anchors,
-   a constant in the coupling rows. HiGHS solves this small program.
-3. **Pricing.** With the restricted program's duals y, every fixed unit's reduced costs
-   are recomputed. A fixed unit u whose anchor is not its best action loses
-   viol_u = d_u,anchor - min_a d_ua; those units join W (most violated first) and
-   HiGHS resumes from its basis. Nothing leaves W, so the restricted optimum never gets
-   worse and the loop ends.
+1. **A coarse start.** Units are binned (:mod:`fairdecide.optimize._coarsen`): each
+   bin is a super-unit whose columns are its members' sums, so the program over bins is
+   a restriction of the real one, small enough for HiGHS to solve at once.
+2. **Pricing.** With the restricted program's duals y, every unit still following its
+   bin gets its share of the duality gap, viol_u = pi_u . d_u - min_a d_ua (zero when
+   its bin's row uses only its best actions).
+3. **Splitting.** Bins with a violating member are split: their members join the
+   working set W and move on their own; HiGHS resumes from its basis. Nothing leaves
+   W, so the restricted optimum never gets worse and the loop ends. (Small programs go
+   to W whole, with no bins.)
 
-**Certificate.** When sum_u viol_u <= 1e-11 (relative to the objective), the restricted
-solution with the duals (y, mu_u = min_a d_ua) is primal feasible, dual feasible for the
-whole program up to that sum, and complementary: optimal. The sum is exactly the
+**Certificate.** When sum_u viol_u <= 1e-11 (relative to the objective; the sum runs
+over every unit, the working ones included), the restricted solution with the duals
+(y, mu_u = min_a d_ua) is primal feasible, dual feasible for the whole program up to
+that sum, and complementary: optimal. The sum is exactly the
 duality gap (restricted primal minus the Lagrangian bound at y) and is reported.
 
 **Feasibility.** Each coupling row has an elastic column of large cost, so a restricted
@@ -83,6 +83,9 @@ def structured_suits(program: Any) -> bool:
     N = int(getattr(program, "n_units", 0))
     if N <= 0 or program.kl or N * program.n_actions < MIN_VARIABLES:
         return False
+    n_pi = N * program.n_actions
+    if np.any(program.lb[:n_pi] != 0.0) or np.any(program.ub[:n_pi] < 1.0):
+        return False  # a trust region (successive linearisation): not unit simplices
     coupling = program.A_eq.shape[0] - N + program.A_ub.shape[0]
     return coupling <= MAX_ROWS_PER_UNIT * N
 
