@@ -37,7 +37,8 @@ from fairdecide.evaluation.deviation import (
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 
-__all__ = ["DeviationEstimate", "audit", "estimate_deviation", "log_marginal_likelihoods"]
+__all__ = ["DeviationEstimate", "audit", "audit_table", "estimate_deviation",
+           "log_marginal_likelihoods"]
 
 
 def _log_ml(counts: np.ndarray, alpha: float) -> float:
@@ -162,25 +163,74 @@ def audit(
     n_boot = as_int(n_boot, "n_boot", minimum=10)
     n_posterior = as_int(n_posterior, "n_posterior", minimum=10)
     crits = _check_criteria(criteria)
-    names = resolve_names(crits)
     rng = check_random_state(random_state)
     atoms = marginal_atoms(data, problem, None, None, None)
     counts = atoms.marginal() * atoms.n
     boot = atoms.bootstrap(n_boot, rng)
+    groups = getattr(data, "group_labels", None) or tuple(range(counts.shape[0]))
+    return audit_table(counts, boot, problem, crits, n_posterior=n_posterior, prior=prior,
+                       level=level, random_state=rng, group_labels=groups)
+
+
+def audit_table(
+    counts: np.ndarray, draws: np.ndarray, problem: DecisionProblem,
+    criteria: Sequence[ConditionalIndependence] | None = None, *, n_posterior: int = 2000,
+    prior: float = 1.0, level: float = 0.95, random_state: Any = None,
+    group_labels: Sequence[Any] | None = None,
+) -> pd.DataFrame:
+    """The audit of :func:`audit` from a count table n(z, a, y) and replicates of it.
+
+    ``draws`` are replicate group marginals P*(z, a, y) (each summing to one) whose spread
+    gives the deviation's interval: multinomial resamples of ``counts`` (the row
+    bootstrap, as :func:`audit` draws them), or replicates of a noisy (differentially
+    private) release that also carry the added noise. ``counts`` may be real-valued
+    (post-processed noisy counts).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairdecide import DecisionProblem
+    >>> from fairdecide.evaluation.audit import audit_table
+    >>> counts = np.array([[[40., 10.], [10., 40.]], [[45., 5.], [20., 30.]]])
+    >>> rng = np.random.RandomState(0)
+    >>> draws = rng.multinomial(200, (counts / 200).ravel(), size=100).reshape(
+    ...     -1, 2, 2, 2) / 200
+    >>> table = audit_table(counts, draws, DecisionProblem.classification(2),
+    ...                     n_posterior=100, random_state=0)
+    >>> list(table["criterion"])
+    ['independence', 'separation', 'sufficiency']
+    """
+    counts = as_float_array(counts, "counts", ndim=3)
+    if np.any(counts < 0) or counts.sum() <= 0:
+        raise FairdecideError("counts must be >= 0 with a positive total")
+    draws = as_float_array(draws, "draws", ndim=4)
+    if draws.shape[1:] != counts.shape or len(draws) < 10:
+        raise FairdecideError(
+            f"draws must have shape (>= 10, {', '.join(map(str, counts.shape))}), got "
+            f"{draws.shape}")
+    prior = as_real(prior, "prior", low=0, low_open=True)
+    level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
+    n_posterior = as_int(n_posterior, "n_posterior", minimum=10)
+    crits = _check_criteria(criteria)
+    names = resolve_names(crits)
+    rng = check_random_state(random_state)
+    n = counts.sum()
     post = rng.dirichlet(counts.ravel() + prior, size=n_posterior).reshape(
         -1, *counts.shape)
+    groups = tuple(group_labels) if group_labels is not None else tuple(
+        range(counts.shape[0]))
     q = [(1 - level) / 2, (1 + level) / 2]
     rows = []
     for crit, name in zip(crits, names, strict=True):
-        plug_in = deviation_of(crit, counts / atoms.n, problem)
-        draws = np.array([deviation_of(crit, m, problem) for m in boot])
-        value, low, high = corrected_interval(plug_in, draws, level)
+        plug_in = deviation_of(crit, counts / n, problem)
+        devs_boot = np.array([deviation_of(crit, m, problem) for m in draws])
+        value, low, high = corrected_interval(plug_in, devs_boot, level)
         devs = np.array([deviation_of(crit, m, problem) for m in post])
         N = crit.reshape_marginal(counts)
         codes = crit._given_codes(problem)
         if codes is not None:  # test only the conditioning values the criterion compares
             N = N[:, codes, :]
-        _warn_empty_strata(crit, name, N, codes, problem, data, prior)
+        _warn_empty_strata(crit, name, N, codes, problem, groups, prior)
         ind, dep = log_marginal_likelihoods(N, prior)
         log_bf = ind - dep
         rows.append({
@@ -196,7 +246,8 @@ def audit(
 
 
 def _warn_empty_strata(crit: ConditionalIndependence, name: str, N: np.ndarray,
-                       codes: Any, problem: DecisionProblem, data: Any, prior: float) -> None:
+                       codes: Any, problem: DecisionProblem, groups: tuple, prior: float
+                       ) -> None:
     """Warn when a (group, conditioning value) stratum has no logged rows while the value
     occurs in other groups: its conditional is then the prior's in every posterior draw,
     so the posterior columns can disagree with the bootstrap ones."""
@@ -209,12 +260,11 @@ def _warn_empty_strata(crit: ConditionalIndependence, name: str, N: np.ndarray,
     values = list(problem.outcome_labels if crit.given == "outcome" else problem.action_labels)
     if codes is not None:
         values = [values[c] for c in codes]
-    groups = getattr(data, "group_labels", None) or tuple(range(N.shape[0]))
     g, c = np.argwhere(empty)[0]
     warnings.warn(
         f"{name}: {int(empty.sum())} (group, {crit.given}) strata have no logged rows, "
         f"e.g. group {groups[g]!r} with {crit.given} {values[c]!r}; in the posterior "
         f"columns their conditional comes from the Dirichlet({prior:g}) prior alone, so "
         "the posterior deviation can be far from the bootstrap estimate. Trust the "
-        "bootstrap columns there", stacklevel=3)
+        "bootstrap columns there", stacklevel=4)
 
