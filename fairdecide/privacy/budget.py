@@ -99,10 +99,14 @@ class PrivacyBudget:
             raise FairdecideError(
                 f"names must be a list of table names, got {type(names).__name__} {names!r}")
         names = list(names)
-        if len(set(names)) != len(names):
-            raise FairdecideError(f"names has repeated table names: {names}")
         if not names:
             raise FairdecideError("names is empty: name at least one released table")
+        bad = [name for name in names if not isinstance(name, str) or not name]
+        if bad:
+            raise FairdecideError(
+                f"names must be non-empty strings, got {bad[0]!r} among them")
+        if len(set(names)) != len(names):
+            raise FairdecideError(f"names has repeated table names: {names}")
         return cls(epsilon, {name: 1.0 / len(names) for name in names})
 
     def epsilon_of(self, name: str) -> float:

@@ -123,6 +123,8 @@ class NoisyCounts:
         mechanism = _check_mechanism(self.mechanism)
         eps = _check_epsilon(self.epsilon, mechanism)
         values = as_float_array(self.values, "values")
+        if values.size == 0:
+            raise FairdecideError("values is empty: a release has at least one cell")
         if mechanism == "geometric":
             if not np.all(values == np.round(values)):
                 raise FairdecideError(
@@ -172,7 +174,14 @@ class NoisyCounts:
         missing = {"values", "epsilon", "mechanism"} - set(record)
         if missing:
             raise FairdecideError(f"record lacks the keys {sorted(missing)}")
-        values = np.asarray(record["values"], dtype=float).reshape(record.get("shape", -1))
+        values = as_float_array(record["values"], "record['values']")
+        if "shape" in record:
+            try:
+                values = values.reshape(record["shape"])
+            except (TypeError, ValueError):
+                raise FairdecideError(
+                    f"record['shape'] {record['shape']!r} does not fit the "
+                    f"{values.size} values of record['values']") from None
         return cls(values, record["epsilon"], record["mechanism"])
 
 
