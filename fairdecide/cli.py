@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
 from fairdecide.exceptions import FairdecideError
 
@@ -52,7 +53,75 @@ def _parser() -> argparse.ArgumentParser:
                       default="separation",
                       help="whose constrained policy's decisions to print "
                       "(default separation)")
+    _audit_parser(sub)
     return parser
+
+
+def _audit_parser(sub: Any) -> None:
+    audit = sub.add_parser(
+        "audit", help="audit logged decisions in a CSV or Parquet file (HTML and JSON report)",
+        description="Audit the logged decisions in DATA: rates by group with intervals, "
+        "each fairness criterion's deviation with its Bayesian test in plain words, and a "
+        "fair alternative found from the same data, evaluated on a held-out half. Prints "
+        "a summary; writes a self-contained HTML page and a JSON of every number.")
+    audit.add_argument("data", metavar="DATA", help="CSV (optionally .gz) or Parquet file")
+    audit.add_argument("--group", required=True, help="column of the sensitive attribute")
+    audit.add_argument("--action", required=True, help="column of the logged decision")
+    audit.add_argument("--outcome", required=True, help="column of the outcome")
+    audit.add_argument("--groups", nargs="+", default=None, metavar="VALUE",
+                       help="audit only these values of the group column (default all)")
+    audit.add_argument("--features", nargs="+", default=None, metavar="COL",
+                       help="columns a decision may depend on (numeric ones with many "
+                       "values are cut into quantile bins)")
+    audit.add_argument("--utility", default=None, metavar="JSON",
+                       help='utility U(action, outcome) as JSON {"ACTION": {"OUTCOME": '
+                       'VALUE}} or @file.json (default: accuracy, when actions are the '
+                       "outcomes)")
+    audit.add_argument("--kind", choices=["prediction", "intervention"], default=None,
+                       help="whether the outcome could depend on the decision (default: "
+                       "prediction when the actions are the outcomes)")
+    audit.add_argument("--criterion", choices=["independence", "separation", "sufficiency"],
+                       default="separation",
+                       help="criterion of the fair alternative (default separation)")
+    audit.add_argument("--epsilon", type=float, default=0.05,
+                       help="its tolerance (default 0.05)")
+    audit.add_argument("--group-blind", action="store_true",
+                       help="the fair alternative may not read the group")
+    audit.add_argument("--html", default=None, metavar="FILE", help="write the HTML report")
+    audit.add_argument("--json", default=None, metavar="FILE", help="write the JSON report")
+    audit.add_argument("--dp-epsilon", type=float, default=None, metavar="E",
+                       help="release every count with E-differential privacy")
+    audit.add_argument("--dp-mechanism", choices=["geometric", "laplace"],
+                       default="geometric", help="noise of the private release")
+    audit.add_argument("--min-cell", type=int, default=None, metavar="K",
+                       help="without privacy, suppress counts below K (default 10; 1: off)")
+    audit.add_argument("--level", type=float, default=0.95, help="interval level")
+    audit.add_argument("--n-boot", type=int, default=300, help="replicates for intervals")
+    audit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def _run_audit(args: argparse.Namespace) -> str:
+    from fairdecide.report import audit_report
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    report = audit_report(
+        args.data, group=args.group, action=args.action, outcome=args.outcome,
+        features=args.features, groups=args.groups, utility=args.utility, kind=args.kind,
+        criterion=args.criterion, epsilon=args.epsilon, group_blind=args.group_blind,
+        level=args.level, dp_epsilon=args.dp_epsilon, dp_mechanism=args.dp_mechanism,
+        min_cell=args.min_cell, n_boot=args.n_boot, random_state=args.seed,
+        progress=None if args.quiet else progress)
+    written = []
+    if args.html:
+        report.to_html(args.html)
+        written.append(f"HTML report: {args.html}")
+    if args.json:
+        report.to_json(args.json)
+        written.append(f"JSON report: {args.json}")
+    return "\n".join([report.summary(), *written])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,18 +134,20 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors
         return exc.code if isinstance(exc.code, int) else 2
-    if args.command == "demo":
-        from fairdecide.demo import run_demo
+    try:
+        if args.command == "demo":
+            from fairdecide.demo import run_demo
 
-        try:
             print(run_demo(args.data_home, args.epsilon, args.synthetic, args.show))
-        except FairdecideError as exc:
-            message = " ".join(str(exc).split())  # one line, whatever the message
-            print(f"fairdecide: error: {message}", file=sys.stderr)
-            return 2
-        except BrokenPipeError:  # piped into a reader that stopped early (| head)
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return 1
+        else:
+            print(_run_audit(args))
+    except FairdecideError as exc:
+        message = " ".join(str(exc).split())  # one line, whatever the message
+        print(f"fairdecide: error: {message}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # piped into a reader that stopped early (| head)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
 
 

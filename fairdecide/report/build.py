@@ -1,0 +1,299 @@
+"""Building the audit report from a table of logged decisions.
+
+The steps, each a function of count tables (:mod:`fairdecide.report.tables`):
+
+1. read the table, keep the audited columns (:mod:`fairdecide.report.inputs`);
+2. count G[z, a, y] on all rows, and C[x, z, a, y] on two random halves (train, test);
+   with ``dp_epsilon``, release every table through a differentially private mechanism
+   instead (the halves are disjoint, so their two releases cost one share of the budget:
+   parallel composition) and use only the releases from here on;
+3. group rates with intervals, small cells suppressed (exact counts) or noise-aware
+   intervals (private counts);
+4. each criterion's deviation with its interval, posterior and Bayes-factor test;
+5. a fair alternative: the best policy under the chosen criterion in the world estimated
+   from the training half; the logged decisions, the unconstrained best and the fair
+   policy evaluated on the test half (value and deviation with intervals); the Pareto
+   frontier of the training world;
+6. what the audit could not tell.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairdecide._validation import as_bool, as_int, as_real, check_random_state
+from fairdecide.criteria.presets import Independence, Separation, Sufficiency
+from fairdecide.evaluation.audit import audit_table
+from fairdecide.evaluation.deviation import corrected_interval, deviation_of
+from fairdecide.exceptions import FairdecideError
+from fairdecide.report import tables as tb
+from fairdecide.report.inputs import make_problem, prepare_data, read_table
+from fairdecide.report.rates import group_sizes, rate_tables
+from fairdecide.report.report import AuditReport
+from fairdecide.report.words import bayes_factor_text
+
+__all__ = ["audit_report"]
+
+CRITERIA = {"independence": Independence(), "separation": Separation(),
+            "sufficiency": Sufficiency()}
+
+
+_PARALLEL = (
+    " The cell tables are the counts n(x, z, a, y) of two random halves of the rows (one to "
+    "fit the fair alternative, one to evaluate it); the halves are disjoint, so the two "
+    "releases together cost the cell tables' share once (parallel composition).")
+
+
+class _Steps:
+    """Progress: each step's name and the seconds since the start, to ``callback``."""
+
+    def __init__(self, callback: Callable[[str], Any] | None, total: int) -> None:
+        self.callback, self.total, self.k, self.t0 = callback, total, 0, time.perf_counter()
+
+    def __call__(self, what: str) -> None:
+        self.k += 1
+        if self.callback is not None:
+            self.callback(f"[{self.k}/{self.total}] {what} "
+                          f"({time.perf_counter() - self.t0:.1f} s)")
+
+
+def _release(tables: dict[str, np.ndarray], dp_epsilon: float | None, mechanism: str,
+             rng: np.random.RandomState) -> tuple[dict, dict, Any]:
+    """Exact tables, or their private releases: (estimates, releases, budget)."""
+    if dp_epsilon is None:
+        return dict(tables), {}, None
+    from fairdecide.privacy import PrivacyBudget, release_counts
+
+    budget = PrivacyBudget(epsilon=dp_epsilon,
+                           shares={"group table": 0.5, "cell tables": 0.5})
+    eps = {"group": budget.epsilon_of("group table"),
+           "train": budget.epsilon_of("cell tables"),
+           "test": budget.epsilon_of("cell tables")}
+    releases = {k: release_counts(T.astype(np.int64), eps[k], mechanism, random_state=rng)
+                for k, T in tables.items()}
+    return {k: r.estimate() for k, r in releases.items()}, releases, budget
+
+
+def _replicates(key: str, est: dict, releases: dict, n: int, rng: np.random.RandomState
+                ) -> np.ndarray:
+    if key in releases:
+        from fairdecide.privacy import replicate_releases
+
+        return replicate_releases(releases[key], n, random_state=rng)
+    return tb.resample_tables(est[key], n, rng)
+
+
+def _world(C: np.ndarray, data: Any, problem: Any) -> Any:
+    """The (smoothed) maximum-likelihood world of a cell table."""
+    from fairdecide.models.counts import TabularCounts
+    from fairdecide.world import TabularWorld
+
+    n_y = C if problem.outcome_depends_on_action else C.sum(axis=2)
+    counts = TabularCounts(C.sum(axis=(2, 3)), n_y, data.x_labels, data.group_labels,
+                           problem.action_labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unseen actions: reported as weak overlap
+        p_xz, p_y = counts.mle_parameters(0.5)
+    return TabularWorld(p_xz, p_y, x_labels=data.x_labels, group_labels=data.group_labels)
+
+
+def _policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: float,
+              group_blind: bool, data: Any, level: float, n_points: int) -> dict:
+    """The fair alternative, fitted on the training half and evaluated on the test half."""
+    from fairdecide.optimize import optimize_policy, pareto_frontier
+
+    crit = CRITERIA[crit_name]
+    world = _world(est["train"], data, problem)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        best = optimize_policy(problem, world, group_blind=group_blind)
+        fair = optimize_policy(problem, world, crit, epsilon=epsilon,
+                               group_blind=group_blind)
+        front = pareto_frontier(problem, world, crit, n_points=n_points,
+                                group_blind=group_blind)
+    notes = list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
+    C, R = est["test"], reps["test"]
+    rows = []
+    for name, pi in (("logged decisions", None), ("unconstrained best", best.policy.table),
+                     (f"fair ({crit_name} <= {epsilon:g})", fair.policy.table)):
+        value = tb.policy_value(C, pi, problem)
+        lo, hi = tb.percentile(tb.replicate_values(R, lambda T, p=pi: tb.policy_value(
+            T, p, problem)), level)
+
+        def marginal(T: np.ndarray, p: Any = pi) -> np.ndarray:
+            return T.sum(axis=0) / T.sum() if p is None else tb.policy_marginal(T, p, problem)
+
+        plug = deviation_of(crit, marginal(C), problem)
+        draws = tb.replicate_values(R, lambda T, m=marginal: deviation_of(crit, m(T), problem))
+        dev, dlo, dhi = corrected_interval(plug, draws, level)
+        rows.append({"policy": name, "value": value, "value_low": lo, "value_high": hi,
+                     "deviation": dev, "deviation_low": dlo, "deviation_high": dhi,
+                     "unsupported": 0.0 if pi is None else tb.unsupported_mass(C, pi)})
+    return {"table": pd.DataFrame(rows), "fair": fair, "best": best, "notes": notes,
+            "frontier": front[["epsilon", "utility", "deviation"]].reset_index(drop=True)}
+
+
+def audit_report(
+    data: pd.DataFrame | str | Path, *, group: str, action: str, outcome: str,
+    features: Sequence[str] | None = None, groups: Sequence[Any] | None = None,
+    utility: Any = None, kind: str | None = None,
+    criterion: str = "separation", epsilon: float = 0.05, group_blind: bool = False,
+    level: float = 0.95, dp_epsilon: float | None = None, dp_mechanism: str = "geometric",
+    min_cell: int | None = None, n_boot: int = 300, max_levels: int = 8,
+    random_state: Any = 0, progress: Callable[[str], Any] | None = None,
+) -> AuditReport:
+    """Audit logged decisions: group rates, fairness tests and a fair alternative.
+
+    Parameters
+    ----------
+    data : DataFrame, or the path of a CSV or Parquet file
+    group, action, outcome : str
+        Columns: the sensitive attribute z, the logged decision a, the outcome y.
+    features : list of str, optional
+        Columns a decision may depend on (cells x); numeric ones with more than
+        ``max_levels`` values are cut into quantile bins. Default: none (cells = groups).
+    groups : list, optional
+        Audit only these values of the group column (default: all).
+    utility : JSON text, "@file.json" or mapping ``{action: {outcome: value}}``, optional
+        U(a, y). Default: accuracy, when the actions are the outcomes.
+    kind : {"prediction", "intervention"}, optional
+        Whether the outcome could depend on the decision. Default: prediction when the
+        actions are the outcomes; otherwise it must be given.
+    criterion : {"independence", "separation", "sufficiency"}, default="separation"
+        The criterion the fair alternative satisfies (all three are tested).
+    epsilon : float, default=0.05
+        The fair alternative's tolerance on that criterion's deviation (in the world
+        estimated from the training half).
+    group_blind : bool, default=False
+        Whether the fair alternative may not read the group.
+    level : float, default=0.95
+        Level of every interval.
+    dp_epsilon : float, optional
+        Release everything through pure epsilon-differential privacy: the group table and
+        the cell tables each get half of the budget (:mod:`fairdecide.privacy`).
+    dp_mechanism : {"geometric", "laplace"}, default="geometric"
+    min_cell : int, optional
+        Without privacy, counts from 1 to ``min_cell - 1`` and the rates they reveal are
+        suppressed. Default :data:`fairdecide.privacy.SMALL_CELL_THRESHOLD`; 1 turns
+        suppression off.
+    n_boot : int, default=300
+        Replicate tables for the intervals, >= 50.
+    max_levels : int, default=8
+    random_state : int, RandomState or None, default=0
+        The split into halves, the replicates, the privacy noise.
+    progress : callable, optional
+        Called with a line of text at each step.
+
+    Returns
+    -------
+    AuditReport
+        ``summary()``, ``to_html()``, ``to_json()``, ``to_dict()``.
+
+    Examples
+    --------
+    >>> from fairdecide.datasets import make_bail_problem, sample_logged_data
+    >>> from fairdecide.report import audit_report
+    >>> problem, world = make_bail_problem()
+    >>> df = sample_logged_data(world, problem, 2000, random_state=0).to_frame()
+    >>> rep = audit_report(df, group="z", action="a", outcome="y", features=["x"],
+    ...                    utility={"0": {"0": 0, "1": 0}, "1": {"0": 1, "1": -1}},
+    ...                    kind="intervention", n_boot=50)
+    >>> list(rep.policies["policy"])
+    ['logged decisions', 'unconstrained best', 'fair (separation <= 0.05)']
+    """
+    from fairdecide.privacy import SMALL_CELL_THRESHOLD
+
+    if not isinstance(criterion, str) or criterion not in CRITERIA:
+        raise FairdecideError(f"criterion must be one of {list(CRITERIA)}, got {criterion!r}")
+    epsilon = as_real(epsilon, "epsilon", low=0)
+    level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
+    n_boot = as_int(n_boot, "n_boot", minimum=50)
+    group_blind = as_bool(group_blind, "group_blind")
+    min_cell = SMALL_CELL_THRESHOLD if min_cell is None else as_int(min_cell, "min_cell",
+                                                                    minimum=1)
+    if dp_epsilon is not None:
+        dp_epsilon = as_real(dp_epsilon, "dp_epsilon", low=0, low_open=True)
+    rng = check_random_state(random_state)
+    step = _Steps(progress, 6)
+    source = str(data) if isinstance(data, str | Path) else "a DataFrame"
+    step(f"reading {source}")
+    frame = read_table(data) if isinstance(data, str | Path) else data
+    logged, notes = prepare_data(frame, group=group, action=action, outcome=outcome,
+                                 features=features, groups=groups, max_levels=max_levels,
+                                 public_cells=dp_epsilon is not None)
+    problem = make_problem(logged, utility, kind)
+    step(f"counting {'and releasing privately ' if dp_epsilon else ''}the tables")
+    half = rng.permutation(logged.n)
+    train, test = logged.subset(half[: logged.n // 2]), logged.subset(half[logged.n // 2:])
+    tables = {"group": tb.group_table(logged, problem),
+              "train": tb.cell_table(train, problem), "test": tb.cell_table(test, problem)}
+    est, releases, budget = _release(tables, dp_epsilon, dp_mechanism, rng)
+    for key, T in est.items():
+        if T.sum() <= 0:
+            raise FairdecideError(f"the private {key} table is all zeros: dp_epsilon "
+                                  f"({dp_epsilon}) is too small for {logged.n} rows")
+    reps = {k: _replicates(k, est, releases, n_boot, rng) for k in est}
+    step("group rates")
+    sizes = group_sizes(est["group"], logged.group_labels, releases.get("group"), min_cell)
+    rates = rate_tables(est["group"], problem, logged.group_labels, level,
+                        releases.get("group"), min_cell)
+    step("testing the criteria")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        draws = reps["group"] / reps["group"].sum(axis=(1, 2, 3), keepdims=True)
+        crit_table = audit_table(est["group"], draws, problem, list(CRITERIA.values()),
+                                 level=level, random_state=rng,
+                                 group_labels=logged.group_labels)
+    notes += [" ".join(str(w.message).split()) for w in caught]
+    crit_table["in_words"] = [bayes_factor_text(c, lb, group, action, outcome) for c, lb in
+                              zip(crit_table["criterion"], crit_table["log_bayes_factor"],
+                                  strict=True)]
+    step(f"finding a fair alternative ({criterion} <= {epsilon:g})")
+    pol = _policies(est, reps, problem, criterion, epsilon, group_blind, logged, level, 7)
+    notes += pol["notes"]
+    step("writing the report")
+    from fairdecide.report.limits import limitations
+
+    meta = {"source": source, "group": group, "action": action, "outcome": outcome,
+            "features": list(features or []), "kind": "intervention"
+            if problem.outcome_depends_on_action else "prediction",
+            "utility": problem.utility.tolist(),
+            "action_labels": [str(a) for a in problem.action_labels],
+            "outcome_labels": [str(y) for y in problem.outcome_labels],
+            "group_labels": [str(g) for g in logged.group_labels],
+            "n_cells": logged.n_x, "criterion": criterion, "epsilon": epsilon,
+            "group_blind": group_blind, "level": level, "n_boot": n_boot,
+            "min_cell": None if dp_epsilon else min_cell,
+            "n_rows": float(est["group"].sum()) if dp_epsilon else int(logged.n)}
+    return AuditReport(
+        meta=meta, groups=sizes, rates=rates, criteria=crit_table,
+        policies=pol["table"], fair_policy=_decisions(pol, problem, logged, est),
+        frontier=pol["frontier"], notes=notes,
+        limitations=limitations(est, pol, sizes, rates, problem, meta, min_cell),
+        privacy=None if budget is None else {
+            "epsilon": dp_epsilon, "mechanism": dp_mechanism, "budget": budget.to_dict(),
+            "statement": budget.describe() + _PARALLEL},
+        seconds=time.perf_counter() - step.t0)
+
+
+def _decisions(pol: dict, problem: Any, data: Any, est: dict) -> pd.DataFrame:
+    """The fair alternative's decisions: P(action) per cell and group, with the cell's
+    share of its group in the training table."""
+    table = np.asarray(pol["fair"].policy.table)
+    n_xz = est["train"].sum(axis=(2, 3))
+    share = n_xz / np.maximum(n_xz.sum(axis=0, keepdims=True), 1e-12)
+    rows = []
+    for x, cell in enumerate(data.x_labels):
+        for z, g in enumerate(data.group_labels):
+            row = {"cell": str(cell), "group": str(g), "share": float(share[x, z])}
+            for a, lab in enumerate(problem.action_labels):
+                row[f"P({lab})"] = float(table[x, z, a])
+            rows.append(row)
+    return pd.DataFrame(rows)

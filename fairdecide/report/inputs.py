@@ -1,0 +1,334 @@
+"""Reading the audited table: the file, its columns, the utility and the problem.
+
+Everything here turns what a person types (a file name, column names, a utility written
+as JSON) into a :class:`~fairdecide.data.LoggedData` and a
+:class:`~fairdecide.problem.DecisionProblem`, or stops with an error that says what is
+wrong and what to do. What was changed on the way (rows dropped for missing values,
+numeric features binned) is returned as plain sentences for the report.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairdecide._validation import as_int
+from fairdecide.data import LoggedData
+from fairdecide.exceptions import FairdecideError
+from fairdecide.problem import DecisionProblem
+
+__all__ = ["parse_utility", "prepare_data", "read_table"]
+
+_PARQUET = (".parquet", ".pq")
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read a CSV (optionally gzip-compressed) or Parquet file into a DataFrame.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.parquet``/``.pq`` files are read as Parquet (needs pyarrow: the ``parquet``
+        extra); anything else as comma-separated text with a header row
+        (``.gz``/``.zip``/``.bz2``/``.xz`` decompressed).
+
+    Raises
+    ------
+    FairdecideError
+        The file does not exist, is not a table (no header and rows, binary content,
+        a ragged layout), or is empty.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from fairdecide.report import read_table
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "log.csv"
+    >>> _ = path.write_text("race,flag,recid\\nA,1,0\\nB,0,0\\n")
+    >>> read_table(path).shape
+    (2, 3)
+    """
+    if not isinstance(path, str | Path):
+        raise FairdecideError(f"path must be a file name, got {type(path).__name__}")
+    path = Path(path)
+    if not path.is_file():
+        raise FairdecideError(f"{str(path)!r} is not a file; give the path of a CSV or "
+                              "Parquet table of logged decisions")
+    if path.suffix.lower() in _PARQUET:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise FairdecideError(
+                "reading Parquet needs pyarrow: pip install 'fairdecide[parquet]'") from None
+        try:
+            df = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises its own error types
+            raise FairdecideError(
+                f"{str(path)!r} could not be read as Parquet ({type(exc).__name__}: "
+                f"{exc}); is it a Parquet file?") from None
+    else:
+        try:
+            df = pd.read_csv(path, low_memory=False)
+        except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError,
+                EOFError, OSError, ValueError) as exc:
+            raise FairdecideError(
+                f"{str(path)!r} is not a readable table ({type(exc).__name__}: "
+                f"{' '.join(str(exc).split())[:200]}); give a CSV file with a header row "
+                "(or a .parquet file)") from None
+    if df.shape[0] == 0 or df.shape[1] == 0:
+        raise FairdecideError(f"{str(path)!r} holds no rows of data")
+    return df
+
+
+def _check_column(df: pd.DataFrame, col: Any, arg: str) -> str:
+    if not isinstance(col, str):
+        raise FairdecideError(f"{arg} must be a column name, got {col!r}")
+    if col not in df.columns:
+        names = [str(c) for c in df.columns]
+        close = difflib.get_close_matches(col, names, n=3)
+        hint = f"; did you mean {close}?" if close else ""
+        shown = names if len(names) <= 30 else [*names[:30], "..."]
+        raise FairdecideError(
+            f"{arg}={col!r} is not a column of the table{hint} It has {shown}")
+    return col
+
+
+def _bin_numeric(values: pd.Series, max_levels: int) -> tuple[pd.Series, str | None]:
+    """Quantile bins of a numeric column with more than ``max_levels`` distinct values."""
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return values, None
+    if values.nunique() <= max_levels:
+        return values, None
+    edges = np.unique(np.quantile(values.to_numpy(dtype=float),
+                                  np.linspace(0, 1, max_levels + 1)))
+    cut = pd.cut(values, edges, include_lowest=True, duplicates="drop")
+    labels = cut.astype(str)
+    return labels, (f"the numeric feature {values.name!r} has {values.nunique()} distinct "
+                    f"values and was cut into {cut.cat.categories.size} quantile bins")
+
+
+def prepare_data(
+    df: pd.DataFrame, *, group: str, action: str, outcome: str,
+    features: Sequence[str] | None = None, groups: Sequence[Any] | None = None,
+    max_levels: int = 8, public_cells: bool = False,
+) -> tuple[LoggedData, list[str]]:
+    """The audited columns of ``df`` as LoggedData, with notes on what was changed.
+
+    Rows with a missing value in a used column are dropped (and counted in a note);
+    numeric features with more than ``max_levels`` distinct values are cut into quantile
+    bins (noted). Without features the cells are the groups alone.
+
+    Parameters
+    ----------
+    df : DataFrame
+    group, action, outcome : str
+        Column names: the sensitive attribute, the logged decision, the outcome.
+    features : list of str, optional
+        Discrete (or binned numeric) columns the decisions may depend on.
+    groups : list, optional
+        Keep only the rows of these groups (values of the group column, matched as text);
+        each must have rows.
+    max_levels : int, default=8
+        Numeric features with more distinct values are binned, >= 2.
+    public_cells : bool, default=False
+        For a private release: the cells are every combination of the features' values
+        (not only those that occur, whose presence would disclose rows), numeric features
+        with more than ``max_levels`` values are an error (quantile bins would disclose
+        the data), and notes give no counts.
+
+    Returns
+    -------
+    (LoggedData, list of str)
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairdecide.report import prepare_data
+    >>> df = pd.DataFrame({"race": ["A", "B", "A", "B"], "flag": [1, 0, 1, 1],
+    ...                    "recid": [1, 0, None, 1]})
+    >>> data, notes = prepare_data(df, group="race", action="flag", outcome="recid")
+    >>> data.n, notes
+    (3, ['1 of 4 rows (25.0%) have a missing value in a used column and were left out'])
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise FairdecideError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    max_levels = as_int(max_levels, "max_levels", minimum=2)
+    if features is None:
+        features = []
+    elif isinstance(features, str):
+        features = [features]
+    features = list(features)
+    used = {"group": group, "action": action, "outcome": outcome}
+    for arg, col in used.items():
+        _check_column(df, col, arg)
+    for col in features:
+        _check_column(df, col, "features")
+    columns = [group, action, outcome, *features]
+    if len(set(columns)) != len(columns):
+        raise FairdecideError(
+            f"the group, action, outcome and feature columns must differ, got {columns}")
+    notes = []
+    frame = df[columns].dropna()
+    if len(frame) < len(df):
+        dropped = len(df) - len(frame)
+        notes.append("rows with a missing value in a used column were left out" if
+                     public_cells else f"{dropped} of {len(df)} rows "
+                     f"({100 * dropped / len(df):.1f}%) have a missing value in a used "
+                     "column and were left out")
+    if len(frame) == 0:
+        raise FairdecideError(f"no row has values in all of the columns {columns}")
+    if groups is not None:
+        frame = _keep_groups(frame, group, groups)
+    for arg, col in (("group", group), ("action", action), ("outcome", outcome)):
+        if frame[col].nunique() < 2:
+            raise FairdecideError(
+                f"{arg} column {col!r} takes a single value ({frame[col].iloc[0]!r}) in the "
+                "rows used; an audit compares at least two")
+    frame = frame.copy()
+    for col in features:
+        binned, note = _bin_numeric(frame[col], max_levels)
+        if note and public_cells:
+            raise FairdecideError(
+                f"the numeric feature {col!r} has more than {max_levels} values; with "
+                "privacy, cut it into bins chosen without looking at the data first (bins "
+                "from its quantiles would disclose them), or raise max_levels")
+        frame[col] = binned
+        if note:
+            notes.append(note)
+    if features and public_cells:
+        values = [sorted(frame[c].unique().tolist(), key=str) for c in features]
+        cells = list(itertools.product(*values)) if len(features) > 1 else values[0]
+        if len(cells) > 100_000:
+            raise FairdecideError(
+                f"the features {features} make {len(cells)} cells; use fewer or coarser "
+                "features")
+        x = (frame[features[0]].to_numpy(dtype=object) if len(features) == 1 else
+             _tuples(frame[features]))
+        data = LoggedData(x=x, z=frame[group].to_numpy(), y=frame[outcome].to_numpy(),
+                          a=frame[action].to_numpy(), x_labels=cells)
+    elif features:
+        data = LoggedData.from_frame(frame, features=features, group=group,
+                                     action=action, outcome=outcome)
+    else:
+        data = LoggedData(x=np.full(len(frame), "all", dtype=object), z=frame[group].to_numpy(),
+                          y=frame[outcome].to_numpy(), a=frame[action].to_numpy(),
+                          x_labels=["all"])
+    return data, notes
+
+
+def _keep_groups(frame: pd.DataFrame, group: str, groups: Any) -> pd.DataFrame:
+    if isinstance(groups, str) or not isinstance(groups, Sequence) or len(groups) < 2:
+        raise FairdecideError(f"groups must list at least two values of the group column "
+                              f"{group!r}, got {groups!r}")
+    text = frame[group].astype(str)
+    seen = sorted(text.unique())
+    for g in groups:
+        if str(g) not in seen:
+            raise FairdecideError(f"groups names {g!r}, which is not a value of the group "
+                                  f"column {group!r} (in rows with all values); its values "
+                                  f"are {seen}")
+    return frame[text.isin([str(g) for g in groups])]
+
+
+def _tuples(frame: pd.DataFrame) -> np.ndarray:
+    out = np.empty(len(frame), dtype=object)
+    out[:] = list(frame.itertuples(index=False, name=None))
+    return out
+
+
+def _load_spec(spec: Any) -> Mapping:
+    if isinstance(spec, str):
+        text = spec
+        if spec.startswith("@"):
+            try:
+                text = Path(spec[1:]).read_text()
+            except OSError as exc:
+                raise FairdecideError(f"utility file {spec[1:]!r} cannot be read: {exc}") \
+                    from None
+        try:
+            spec = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise FairdecideError(
+                f"utility is not valid JSON ({exc.msg} at character {exc.pos}); write it as "
+                '{"ACTION": {"OUTCOME": VALUE, ...}, ...}') from None
+    if not isinstance(spec, Mapping):
+        raise FairdecideError(
+            'utility must be a mapping {"ACTION": {"OUTCOME": VALUE}}, got '
+            f"{type(spec).__name__}")
+    return spec
+
+
+def parse_utility(spec: Any, action_labels: Sequence[Any], outcome_labels: Sequence[Any]
+                  ) -> np.ndarray:
+    """The utility matrix U[a, y] from ``{"ACTION": {"OUTCOME": VALUE}}``.
+
+    Labels are matched as text, so ``"1"`` names the value 1 of a numeric column.
+    ``spec`` may be JSON text, ``"@file.json"`` or a mapping. Without a spec, when the
+    actions are the outcomes (a prediction of them), the utility is accuracy.
+
+    Examples
+    --------
+    >>> from fairdecide.report import parse_utility
+    >>> parse_utility('{"High": {"0": -1, "1": 1}, "Low": {"0": 1, "1": -1}}',
+    ...               ["High", "Low"], [0, 1])
+    array([[-1.,  1.],
+           [ 1., -1.]])
+    """
+    acts = [str(a) for a in action_labels]
+    outs = [str(y) for y in outcome_labels]
+    if spec is None:
+        if acts == outs:
+            return np.eye(len(acts))
+        raise FairdecideError(
+            f"the actions {acts} are not the outcomes {outs}, so accuracy is not a utility "
+            'here: give one, e.g. --utility \'{"' + acts[0] + '": {"' + outs[0]
+            + '": 1, ...}, ...}\' with a value for every action and outcome')
+    spec = _load_spec(spec)
+    U = np.full((len(acts), len(outs)), np.nan)
+    for a, row in spec.items():
+        if str(a) not in acts:
+            raise FairdecideError(f"utility names the action {a!r}, which is not a value of "
+                                  f"the action column; its values are {acts}")
+        if not isinstance(row, Mapping):
+            raise FairdecideError(f"utility[{a!r}] must map outcomes to values, got {row!r}")
+        for y, value in row.items():
+            if str(y) not in outs:
+                raise FairdecideError(f"utility[{a!r}] names the outcome {y!r}, which is not "
+                                      f"a value of the outcome column; its values are {outs}")
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not np.isfinite(value):
+                raise FairdecideError(
+                    f"utility[{a!r}][{y!r}] must be a finite number, got {value!r}")
+            U[acts.index(str(a)), outs.index(str(y))] = float(value)
+    missing = [(acts[i], outs[j]) for i, j in np.argwhere(np.isnan(U))]
+    if missing:
+        raise FairdecideError(f"utility has no value for (action, outcome) {missing}; give "
+                              "one for every pair")
+    return U
+
+
+def make_problem(data: LoggedData, utility: Any, kind: str | None) -> DecisionProblem:
+    """The decision problem of the audited data: its labels, the utility, and whether the
+    outcome may depend on the decision (``kind``: "prediction" or "intervention";
+    default prediction when the actions are the outcomes, else it must be given)."""
+    acts, outs = data.action_labels, data.outcome_labels
+    same = [str(a) for a in acts] == [str(y) for y in outs]
+    if kind is None:
+        if not same:
+            raise FairdecideError(
+                f"the actions {list(acts)} are not predictions of the outcomes {list(outs)}: "
+                "say whether the outcome could depend on the decision, with kind="
+                "'intervention' (bail, loans: --kind intervention) or 'prediction' "
+                "(--kind prediction)")
+        kind = "prediction"
+    if kind not in ("prediction", "intervention"):
+        raise FairdecideError(f"kind must be 'prediction' or 'intervention', got {kind!r}")
+    U = parse_utility(utility, acts, outs)
+    return DecisionProblem(U, outcome_depends_on_action=kind == "intervention",
+                           action_labels=acts, outcome_labels=outs)

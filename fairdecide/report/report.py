@@ -1,0 +1,137 @@
+"""The audit report object: every number, and its three renderings (text, JSON, HTML)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairdecide.exceptions import FairdecideError
+
+__all__ = ["AuditReport"]
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: numpy scalars to Python, NaN (suppressed or undefined) to None."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, pd.DataFrame):
+        return [_plain(r) for r in value.to_dict(orient="records")]
+    if isinstance(value, np.ndarray):
+        return _plain(value.tolist())
+    if isinstance(value, np.bool_ | bool):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return None if not math.isfinite(value) else float(value)
+    return value
+
+
+def _write(text: str, path: str | Path | None, what: str) -> str:
+    if path is not None:
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise FairdecideError(f"the {what} cannot be written to {str(path)!r}: {exc}") \
+                from None
+    return text
+
+
+@dataclass
+class AuditReport:
+    """The audit of logged decisions, built by :func:`~fairdecide.report.audit_report`.
+
+    Attributes
+    ----------
+    meta : dict
+        What was audited: source, columns, labels, kind, utility, settings, row count
+        (the noisy total under privacy).
+    groups : DataFrame
+        ``group``, ``n``, ``share``, ``suppressed``.
+    rates : dict of DataFrame
+        "P(a | z)", "P(a | y, z)", "P(y | a, z)": tidy tables with ``count``, ``total``,
+        ``rate``, ``low``, ``high``, ``suppressed`` (suppressed entries are NaN there and
+        None in JSON).
+    criteria : DataFrame
+        Each criterion's deviation (bias-corrected, interval), posterior, log Bayes factor
+        of independence against dependence, ``p_independent`` and ``in_words``.
+    policies : DataFrame
+        The logged decisions, the unconstrained best and the fair alternative on the test
+        half: ``value`` and ``deviation`` with intervals, ``unsupported`` (share of
+        decisions never logged in their cell).
+    fair_policy : DataFrame
+        The fair alternative's P(action) per cell and group.
+    frontier : DataFrame
+        ``epsilon``, ``utility``, ``deviation`` of the training world's Pareto frontier.
+    notes, limitations : list of str
+    privacy : dict or None
+        ``epsilon``, ``mechanism``, ``budget``, ``statement``.
+    seconds : float
+        How long the audit took.
+    """
+
+    meta: dict
+    groups: pd.DataFrame
+    rates: dict
+    criteria: pd.DataFrame
+    policies: pd.DataFrame
+    fair_policy: pd.DataFrame
+    frontier: pd.DataFrame
+    notes: list = field(default_factory=list)
+    limitations: list = field(default_factory=list)
+    privacy: dict | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        """Every number of the report, JSON-ready (NaN becomes None)."""
+        from fairdecide.cli import package_version
+
+        return _plain({
+            "fairdecide_version": package_version(), "meta": self.meta,
+            "groups": self.groups, "rates": self.rates, "criteria": self.criteria,
+            "policies": self.policies, "fair_policy": self.fair_policy,
+            "frontier": self.frontier, "notes": self.notes,
+            "limitations": self.limitations, "privacy": self.privacy,
+            "seconds": self.seconds,
+        })
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """The report as JSON text (written to ``path`` too when given)."""
+        return _write(json.dumps(self.to_dict(), indent=1, allow_nan=False), path, "JSON")
+
+    def to_html(self, path: str | Path | None = None) -> str:
+        """A self-contained HTML page: styles and figures inline, no script, no network
+        (written to ``path`` too when given)."""
+        from fairdecide.report.html import render
+
+        return _write(render(self), path, "HTML report")
+
+    def summary(self) -> str:
+        """The findings in a few lines of plain text."""
+        m = self.meta
+        n = f"{m['n_rows']:.0f}" + (" (noisy)" if self.privacy else "")
+        lines = [f"Audit of {n} logged decisions ({m['action']}) by {m['group']}, "
+                 f"outcome {m['outcome']}:"]
+        lines += [f"- {s}." for s in self.criteria["in_words"]]
+        lines.append(f"On a held-out half ({m['level']:.0%} intervals):")
+        for _, r in self.policies.iterrows():
+            lines.append(
+                f"- {r['policy']}: value {r['value']:.4f} [{r['value_low']:.4f}, "
+                f"{r['value_high']:.4f}], {m['criterion']} {r['deviation']:.4f} "
+                f"[{r['deviation_low']:.4f}, {r['deviation_high']:.4f}]")
+        if self.privacy:
+            lines.append(f"Privacy: {self.privacy['statement']}")
+        lines += [f"Limitation: {s}" for s in self.limitations[:3]]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"AuditReport({self.meta['source']!r}, groups={self.meta['group_labels']}, "
+                f"private={self.privacy is not None})")

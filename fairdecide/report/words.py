@@ -1,0 +1,80 @@
+"""The report in plain words: what each test found, and how strongly.
+
+Bayes factors are read on the scale of Kass and Raftery (1995, "Bayes factors", JASA
+90:773), in favour of whichever hypothesis the data support:
+
+==========  =====================================
+BF          evidence
+==========  =====================================
+1 to 3      not worth more than a bare mention
+3 to 20     positive
+20 to 150   strong
+above 150   very strong
+==========  =====================================
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["bayes_factor_text", "evidence_strength", "statement"]
+
+_SCALE = ((150.0, "very strong"), (20.0, "strong"), (3.0, "positive"),
+          (1.0, "weak (not worth more than a bare mention)"))
+
+
+def evidence_strength(log_bf: float) -> str:
+    """The Kass-Raftery label of a Bayes factor exp(|log_bf|) >= 1."""
+    bf = math.exp(min(abs(log_bf), 700.0))
+    for bound, label in _SCALE:
+        if bf >= bound:
+            return label
+    return _SCALE[-1][1]  # pragma: no cover - bf >= 1 always
+
+
+def format_bf(log_bf: float) -> str:
+    """A Bayes factor exp(|log_bf|) as text, in powers of ten when it is huge."""
+    x = abs(log_bf)
+    if x < math.log(1e6):
+        return f"{math.exp(x):.3g}"
+    return f"10^{x / math.log(10):.0f}"
+
+
+def statement(criterion: str, group: str, action: str, outcome: str) -> tuple[str, str]:
+    """What a criterion's violation means, and what it holding means, in words."""
+    if criterion == "independence":
+        return (f"decisions ({action}) depend on {group}",
+                f"decisions ({action}) are independent of {group}")
+    if criterion == "separation":
+        return (f"decisions ({action}) depend on {group} among people with the same "
+                f"outcome ({outcome})",
+                f"decisions ({action}) are independent of {group} given the outcome "
+                f"({outcome})")
+    if criterion == "sufficiency":
+        return (f"outcomes ({outcome}) depend on {group} among people given the same "
+                f"decision ({action})",
+                f"outcomes ({outcome}) are independent of {group} given the decision "
+                f"({action})")
+    return (f"{criterion} does not hold", f"{criterion} holds")
+
+
+def bayes_factor_text(criterion: str, log_bf: float, group: str, action: str,
+                      outcome: str) -> str:
+    """One sentence: the direction, strength and size of the evidence.
+
+    ``log_bf`` is the log Bayes factor of the criterion's independence against
+    dependence (as :func:`fairdecide.evaluation.audit` reports it).
+
+    Examples
+    --------
+    >>> from fairdecide.report.words import bayes_factor_text
+    >>> print(bayes_factor_text("separation", -4.2, "race", "high risk", "reoffended"))
+    decisions (high risk) depend on race among people with the same outcome (reoffended):
+    strong evidence, BF = 66.7 against separation
+    """
+    violated, holds = statement(criterion, group, action, outcome)
+    strength = evidence_strength(log_bf)
+    bf = format_bf(log_bf)
+    if log_bf < 0:
+        return f"{violated}: {strength} evidence, BF = {bf} against {criterion}"
+    return f"{holds}: {strength} evidence, BF = {bf} for {criterion}"
