@@ -202,11 +202,12 @@ def audit_report(
     >>> from fairdecide.report import audit_report
     >>> problem, world = make_bail_problem()
     >>> df = sample_logged_data(world, problem, 2000, random_state=0).to_frame()
+    >>> utility = {"detain": {"0": 0, "1": -1, "2": -2}, "release": {"0": 1, "1": 0, "2": -1}}
     >>> rep = audit_report(df, group="z", action="a", outcome="y", features=["x"],
-    ...                    utility={"0": {"0": 0, "1": 0}, "1": {"0": 1, "1": -1}},
-    ...                    kind="intervention", n_boot=50)
+    ...                    utility=utility, kind="intervention", criterion="independence",
+    ...                    n_boot=50)
     >>> list(rep.policies["policy"])
-    ['logged decisions', 'unconstrained best', 'fair (separation <= 0.05)']
+    ['logged decisions', 'unconstrained best', 'fair (independence <= 0.05)']
     """
     from fairdecide.privacy import SMALL_CELL_THRESHOLD
 

@@ -1,0 +1,290 @@
+"""The audit report: its numbers against independent computations, its renderings, its
+privacy, and its errors."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairdecide as fd
+from fairdecide.cli import main
+from fairdecide.datasets import make_bail_problem, sample_logged_data
+from fairdecide.evaluation import estimate_deviation, evaluate_policy
+from fairdecide.exceptions import FairdecideError
+from fairdecide.report import AuditReport, audit_report, parse_utility, read_table
+from fairdecide.report import tables as tb
+
+BAIL_U = {"detain": {"0": 0, "1": -1, "2": -2}, "release": {"0": 1, "1": 0, "2": -1}}
+
+
+@pytest.fixture(scope="module")
+def bail_frame() -> pd.DataFrame:
+    problem, world = make_bail_problem()
+    return sample_logged_data(world, problem, 3000, random_state=1).to_frame()
+
+
+@pytest.fixture(scope="module")
+def bail_report(bail_frame) -> AuditReport:
+    return audit_report(bail_frame, group="z", action="a", outcome="y", features=["x"],
+                        utility=BAIL_U, kind="intervention", criterion="independence",
+                        n_boot=60)
+
+
+def _prediction_frame(n: int = 2000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.RandomState(seed)
+    z = rng.choice(["f", "m"], n, p=[0.4, 0.6])
+    x = rng.choice(["lo", "mid", "hi"], n)
+    risk = {"lo": 0.2, "mid": 0.45, "hi": 0.7}
+    y = (rng.random_sample(n) < np.array([risk[v] for v in x]) + 0.1 * (z == "m")).astype(int)
+    a = np.where(rng.random_sample(n) < 0.8, y, 1 - y)
+    return pd.DataFrame({"x": x, "z": z, "a": a, "y": y})
+
+
+# ------------------------------------------------------------------ numbers, independently
+def test_rates_are_the_counted_shares():
+    df = _prediction_frame()
+    rep = audit_report(df, group="z", action="a", outcome="y", min_cell=1, n_boot=50)
+    t = rep.rates["P(a | z)"]
+    for _, r in t.iterrows():
+        rows = df[df["z"] == r["group"]]
+        assert r["count"] == (rows["a"].astype(str) == r["action"]).sum()
+        assert r["total"] == len(rows)
+        assert r["rate"] == pytest.approx(r["count"] / r["total"])
+        assert r["low"] < r["rate"] < r["high"]
+    t = rep.rates["P(y | a, z)"]
+    r = t[(t["group"] == "m") & (t["action"] == "1") & (t["outcome"] == "1")].iloc[0]
+    rows = df[(df["z"] == "m") & (df["a"] == 1)]
+    assert r["rate"] == pytest.approx((rows["y"] == 1).mean())
+    assert not rep.rates["P(a | y, z)"]["suppressed"].any()
+
+
+def test_prediction_values_equal_the_full_estimator():
+    """In a prediction problem the table value is exactly the mean over rows of the
+    policy's expected utility, which evaluate_policy computes row by row."""
+    df = _prediction_frame(seed=3)
+    data = fd.LoggedData.from_frame(df, features=["x"], group="z", action="a", outcome="y")
+    problem = fd.DecisionProblem.classification(2, labels=[0, 1])
+    pi = np.random.RandomState(0).dirichlet([1, 1], size=(data.n_x, data.n_z))
+    policy = fd.TabularPolicy(pi, x_labels=data.x_labels, group_labels=data.group_labels)
+    C = tb.cell_table(data, problem)
+    full = evaluate_policy(data, policy, problem, "full").value
+    assert tb.policy_value(C, pi, problem) == pytest.approx(full, rel=1e-12)
+    plug = estimate_deviation(data, problem, fd.Separation(), policy, n_boot=10,
+                              random_state=0).plug_in
+    M = tb.policy_marginal(C, pi, problem)
+    from fairdecide.evaluation.deviation import deviation_of
+    assert deviation_of(fd.Separation(), M, problem) == pytest.approx(plug, rel=1e-10)
+    logged = (data.action_codes(problem) == data.outcome_codes(problem)).mean()
+    assert tb.policy_value(C, None, problem) == pytest.approx(logged)
+
+
+def test_intervention_value_by_hand():
+    """Direct method with the saturated cell model, and its back-off where a cell never
+    logged an action, against arithmetic written out here."""
+    problem = fd.DecisionProblem([[0.0, -1.0], [1.0, 0.0]])
+    C = np.zeros((2, 1, 2, 2))
+    C[0, 0, 0] = [3, 1]   # cell 0, action 0: P(y=1) = 1/4
+    C[0, 0, 1] = [1, 3]   # cell 0, action 1: P(y=1) = 3/4
+    C[1, 0, 0] = [2, 2]   # cell 1 logged only action 0
+    pi = np.array([[[0.5, 0.5]], [[0.0, 1.0]]])
+    # cell 1 takes action 1, never logged there: back off to action 1 pooled, P(y=1)=3/4
+    u0 = 0.5 * (-0.25) + 0.5 * (0.25 * 1)
+    u1 = 1.0 * (0.25 * 1)
+    expected = (8 * u0 + 4 * u1) / 12
+    assert tb.policy_value(C, pi, problem) == pytest.approx(expected)
+    assert tb.unsupported_mass(C, pi) == pytest.approx(4 / 12)
+
+
+def test_fair_alternative_is_verified_and_reported(bail_report):
+    rep = bail_report
+    fair = rep.policies.iloc[-1]
+    assert fair["policy"] == "fair (independence <= 0.05)"
+    for _, r in rep.policies.iterrows():
+        assert r["value_low"] <= r["value"] <= r["value_high"]
+        assert r["deviation_low"] <= r["deviation"] <= r["deviation_high"]
+    # The decisions table is the verified policy: rows are distributions.
+    probs = rep.fair_policy[["P(detain)", "P(release)"]].to_numpy()
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-9)
+    # The frontier's utility grows with the tolerance (a linear criterion).
+    assert np.all(np.diff(rep.frontier["utility"]) >= -1e-9)
+    assert rep.frontier["deviation"].iloc[0] <= 1e-6
+
+
+def test_criteria_table_matches_the_audit(bail_frame):
+    """The report's criteria are evaluation.audit's, on the same counts."""
+    from fairdecide.evaluation import audit
+
+    rep = audit_report(bail_frame, group="z", action="a", outcome="y", utility=BAIL_U,
+                       kind="intervention", n_boot=60, criterion="independence")
+    problem, _ = make_bail_problem()
+    data = fd.LoggedData.from_frame(bail_frame, features=["x"], group="z", action="a",
+                                    outcome="y")
+    ref = audit(data, problem, n_boot=60, n_posterior=200, random_state=0)
+    np.testing.assert_allclose(rep.criteria["plug_in"], ref["plug_in"], rtol=1e-12)
+    np.testing.assert_allclose(rep.criteria["log_bayes_factor"], ref["log_bayes_factor"],
+                               rtol=1e-12)
+    for text, lbf in zip(rep.criteria["in_words"], rep.criteria["log_bayes_factor"],
+                         strict=True):
+        assert ("against" in text) == (lbf < 0)
+        assert "BF = " in text
+
+
+# ------------------------------------------------------------------ renderings
+def test_json_holds_every_number_and_no_nan(bail_report, tmp_path):
+    text = bail_report.to_json(tmp_path / "r.json")
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert json.loads(text) == data
+    assert set(data) >= {"meta", "groups", "rates", "criteria", "policies", "fair_policy",
+                         "frontier", "limitations", "privacy"}
+    assert data["privacy"] is None
+    assert len(data["rates"]["P(a | y, z)"]) == 2 * 2 * 3
+    assert "NaN" not in text and "Infinity" not in text
+
+
+def test_html_is_self_contained(bail_report, tmp_path):
+    html = bail_report.to_html(tmp_path / "r.html")
+    assert html.startswith("<!DOCTYPE html>")
+    assert html.count("<svg") == 4  # three rate figures and the frontier
+    assert "<script" not in html.lower()
+    # No URL but the SVG namespace: nothing to fetch.
+    assert set(re.findall(r"https?://[^\"' )]+", html)) == {"http://www.w3.org/2000/svg"}
+    for section in ("What the data say", "Rates by group", "Fairness criteria",
+                    "a fair alternative", "Privacy", "What this audit could not tell"):
+        assert section in html
+    summary = bail_report.summary()
+    assert "fair (independence <= 0.05)" in summary and "BF = " in summary
+
+
+def test_small_cells_are_suppressed():
+    df = _prediction_frame(400)
+    df.loc[df.index[:6], "z"] = "tiny"
+    rep = audit_report(df, group="z", action="a", outcome="y", n_boot=50)
+    t = rep.rates["P(a | z)"]
+    tiny = t[t["group"] == "tiny"]
+    assert tiny["suppressed"].all() and tiny["rate"].isna().all()
+    assert rep.groups.set_index("group").loc["tiny", "suppressed"]
+    assert any("fewer than 10" in s for s in rep.limitations)
+    out = json.loads(rep.to_json())
+    assert all(r["rate"] is None for r in out["rates"]["P(a | z)"] if r["group"] == "tiny")
+    open_ = audit_report(df, group="z", action="a", outcome="y", n_boot=50, min_cell=1)
+    assert not open_.rates["P(a | z)"]["suppressed"].any()
+
+
+# ------------------------------------------------------------------ privacy
+def test_private_report_releases_noisy_counts(bail_frame):
+    exact = audit_report(bail_frame, group="z", action="a", outcome="y", utility=BAIL_U,
+                         kind="intervention", n_boot=50, min_cell=1,
+                         criterion="independence")
+    noisy = audit_report(bail_frame, group="z", action="a", outcome="y", utility=BAIL_U,
+                         kind="intervention", n_boot=50, dp_epsilon=0.5,
+                         criterion="independence")
+    assert noisy.privacy["epsilon"] == 0.5
+    assert "parallel composition" in noisy.privacy["statement"]
+    assert noisy.meta["n_rows"] != exact.meta["n_rows"]
+    e, p = exact.rates["P(a | y, z)"], noisy.rates["P(a | y, z)"]
+    assert (e["count"] != p["count"]).any()
+    # The noise widens the intervals.
+    assert ((p["high"] - p["low"]) > (e["high"] - e["low"])).mean() > 0.8
+    assert "noisy" in noisy.summary() and "differential privacy" in noisy.to_html()
+    # A huge budget gives back the exact rates.
+    loose = audit_report(bail_frame, group="z", action="a", outcome="y", utility=BAIL_U,
+                         kind="intervention", n_boot=50, dp_epsilon=1e4,
+                          criterion="independence")
+    np.testing.assert_allclose(loose.rates["P(a | y, z)"]["rate"], e["rate"], atol=1e-3)
+
+
+def test_private_report_refuses_quantile_bins():
+    df = _prediction_frame(300)
+    df["age"] = np.arange(300)
+    with pytest.raises(FairdecideError, match="bins chosen without looking"):
+        audit_report(df, group="z", action="a", outcome="y", features=["age"],
+                     dp_epsilon=1.0, n_boot=50)
+
+
+# ------------------------------------------------------------------ errors
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"group": "race"}, r"group='race' is not a column.*did you mean \['rac'\]"),
+    ({"features": ["nope"]}, "features='nope' is not a column"),
+    ({"groups": ["f", "x"]}, "groups names 'x', which is not a value"),
+    ({"utility": '{"2": {"0": 1}}'}, "names the action '2'"),
+    ({"utility": '{"1": {"7": 1}}'}, "names the outcome '7'"),
+    ({"utility": '{"1": {"0": 1}}'}, r"no value for \(action, outcome\)"),
+    ({"utility": "{not json"}, "not valid JSON"),
+    ({"kind": "guess"}, "kind must be"),
+    ({"criterion": "parity"}, "criterion must be one of"),
+    ({"epsilon": -1.0}, "epsilon"),
+])
+def test_bad_arguments_say_what_to_do(kwargs, match):
+    df = _prediction_frame(200).rename(columns={"z": "rac"})
+    args = {"group": "rac", "action": "a", "outcome": "y", "n_boot": 50, **kwargs}
+    if "groups" in kwargs:
+        args["group"] = "rac"
+    with pytest.raises(FairdecideError, match=match):
+        audit_report(df, **args)
+
+
+def test_an_empty_group_and_a_single_value_are_errors():
+    df = _prediction_frame(200)
+    df.loc[df["z"] == "f", "y"] = None
+    with pytest.raises(FairdecideError, match="takes a single value"):
+        audit_report(df, group="z", action="a", outcome="y", n_boot=50)
+    # A group named in groups= whose rows all lack a value is an empty group.
+    with pytest.raises(FairdecideError, match="groups names 'f', which is not a value"):
+        audit_report(df.assign(z2=df["z"].where(df["z"] == "m", "x")), group="z",
+                     groups=["f", "m"], action="a", outcome="y", n_boot=50)
+    df = _prediction_frame(200)
+    with pytest.raises(FairdecideError, match="not predictions of the outcomes"):
+        audit_report(df.assign(a=np.where(df["a"] == 1, "flag", "pass")), group="z",
+                     action="a", outcome="y", n_boot=50)
+
+
+def test_files_that_are_not_tables(tmp_path):
+    (tmp_path / "bin.csv").write_bytes(bytes(range(256)) * 8)
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "bad.parquet").write_text("a,b\n1,2\n")
+    for name, match in (("bin.csv", "not a readable table"), ("empty.csv",
+                        "not a readable table"), ("bad.parquet", "as Parquet"),
+                        ("missing.csv", "is not a file")):
+        with pytest.raises(FairdecideError, match=match):
+            read_table(tmp_path / name)
+    with pytest.raises(FairdecideError, match="is not a file"):
+        read_table(tmp_path)
+
+
+def test_parquet_and_csv_give_the_same_report(tmp_path):
+    df = _prediction_frame(500)
+    df.to_parquet(tmp_path / "log.parquet")
+    df.to_csv(tmp_path / "log.csv.gz", index=False)
+    a = audit_report(tmp_path / "log.parquet", group="z", action="a", outcome="y",
+                     n_boot=50)
+    b = audit_report(str(tmp_path / "log.csv.gz"), group="z", action="a", outcome="y",
+                     n_boot=50)
+    pd.testing.assert_frame_equal(a.policies, b.policies)
+    assert parse_utility(None, [0, 1], ["0", "1"]).tolist() == [[1, 0], [0, 1]]
+
+
+# ------------------------------------------------------------------ the command
+def test_cli_writes_both_files(tmp_path, capsys):
+    _prediction_frame(800).to_csv(tmp_path / "log.csv", index=False)
+    code = main(["audit", str(tmp_path / "log.csv"), "--group", "z", "--action", "a",
+                 "--outcome", "y", "--features", "x", "--html", str(tmp_path / "r.html"),
+                 "--json", str(tmp_path / "r.json"), "--n-boot", "50"])
+    out = capsys.readouterr()
+    assert code == 0
+    assert "[6/6] writing the report" in out.err
+    assert "fair (separation <= 0.05)" in out.out
+    assert json.loads((tmp_path / "r.json").read_text())["meta"]["group"] == "z"
+    assert (tmp_path / "r.html").read_text().count("<svg") == 4
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    _prediction_frame(100).to_csv(tmp_path / "log.csv", index=False)
+    code = main(["audit", str(tmp_path / "log.csv"), "--group", "sex", "--action", "a",
+                 "--outcome", "y", "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith("fairdecide: error: group='sex' is not a column")
