@@ -73,6 +73,12 @@ def _audit_parser(sub: Any) -> None:
     audit.add_argument("--features", nargs="+", default=None, metavar="COL",
                        help="columns a decision may depend on (numeric ones with many "
                        "values are cut into quantile bins)")
+    audit.add_argument("--bins", nargs="+", default=None, metavar="COL=EDGES",
+                       help="bin edges of a numeric feature, e.g. priors_count=0,1,4,inf "
+                       "(intervals [a, b)); needed with --dp-epsilon for numeric features")
+    audit.add_argument("--max-levels", type=int, default=8, metavar="K",
+                       help="other numeric features with more than K values are cut into "
+                       "K quantile bins (default 8)")
     audit.add_argument("--utility", default=None, metavar="JSON",
                        help='utility U(action, outcome) as JSON {"ACTION": {"OUTCOME": '
                        'VALUE}} or @file.json (default: accuracy, when actions are the '
@@ -101,6 +107,22 @@ def _audit_parser(sub: Any) -> None:
     audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
+def _bins(specs: list[str] | None) -> dict | None:
+    if specs is None:
+        return None
+    out = {}
+    for spec in specs:
+        col, sep, edges = spec.partition("=")
+        try:
+            out[col] = [float(e) for e in edges.split(",")]
+        except ValueError:
+            sep = ""
+        if not sep or not col:
+            raise FairdecideError(f"--bins {spec!r} must read COLUMN=EDGE,EDGE,... e.g. "
+                                  "priors_count=0,1,4,inf")
+    return out
+
+
 def _run_audit(args: argparse.Namespace) -> str:
     from fairdecide.report import audit_report
 
@@ -109,7 +131,8 @@ def _run_audit(args: argparse.Namespace) -> str:
 
     report = audit_report(
         args.data, group=args.group, action=args.action, outcome=args.outcome,
-        features=args.features, groups=args.groups, utility=args.utility, kind=args.kind,
+        features=args.features, groups=args.groups, bins=_bins(args.bins),
+        max_levels=args.max_levels, utility=args.utility, kind=args.kind,
         criterion=args.criterion, epsilon=args.epsilon, group_blind=args.group_blind,
         level=args.level, dp_epsilon=args.dp_epsilon, dp_mechanism=args.dp_mechanism,
         min_cell=args.min_cell, n_boot=args.n_boot, random_state=args.seed,

@@ -288,3 +288,21 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
     assert err[0].startswith("fairdecide: error: group='sex' is not a column")
+
+
+def test_user_bins_replace_quantile_bins_and_allow_privacy(capsys):
+    df = _prediction_frame(600)
+    df["age"] = np.random.RandomState(0).randint(18, 80, len(df))
+    edges = {"age": [18, 25, 45, np.inf]}
+    rep = audit_report(df, group="z", action="a", outcome="y", features=["age"],
+                       bins=edges, dp_epsilon=2.0, n_boot=50)
+    assert set(rep.fair_policy["cell"]) == {"[18, 25)", "[25, 45)", "[45, inf)"}
+    with pytest.raises(FairdecideError, match="outside the bins"):
+        audit_report(df, group="z", action="a", outcome="y", features=["age"],
+                     bins={"age": [20, 45, 80]}, n_boot=50)
+    with pytest.raises(FairdecideError, match="increasing edges"):
+        audit_report(df, group="z", action="a", outcome="y", features=["age"],
+                     bins={"age": [45, 20]}, n_boot=50)
+    assert main(["audit", "x.csv", "--group", "z", "--action", "a", "--outcome", "y",
+                 "--bins", "age:1,2"]) == 2
+    assert "must read COLUMN=EDGE" in capsys.readouterr().err

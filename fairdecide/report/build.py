@@ -143,7 +143,7 @@ def _policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: floa
 def audit_report(
     data: pd.DataFrame | str | Path, *, group: str, action: str, outcome: str,
     features: Sequence[str] | None = None, groups: Sequence[Any] | None = None,
-    utility: Any = None, kind: str | None = None,
+    bins: dict | None = None, utility: Any = None, kind: str | None = None,
     criterion: str = "separation", epsilon: float = 0.05, group_blind: bool = False,
     level: float = 0.95, dp_epsilon: float | None = None, dp_mechanism: str = "geometric",
     min_cell: int | None = None, n_boot: int = 300, max_levels: int = 8,
@@ -161,6 +161,10 @@ def audit_report(
         ``max_levels`` values are cut into quantile bins. Default: none (cells = groups).
     groups : list, optional
         Audit only these values of the group column (default: all).
+    bins : dict, optional
+        Bin edges of numeric features, ``{column: [e0, e1, ...]}`` (intervals
+        [e_k, e_k+1)); with privacy, the only way to use a numeric feature with many
+        values.
     utility : JSON text, "@file.json" or mapping ``{action: {outcome: value}}``, optional
         U(a, y). Default: accuracy, when the actions are the outcomes.
     kind : {"prediction", "intervention"}, optional
@@ -227,7 +231,8 @@ def audit_report(
     step(f"reading {source}")
     frame = read_table(data) if isinstance(data, str | Path) else data
     logged, notes = prepare_data(frame, group=group, action=action, outcome=outcome,
-                                 features=features, groups=groups, max_levels=max_levels,
+                                 features=features, groups=groups, bins=bins,
+                                 max_levels=max_levels,
                                  public_cells=dp_epsilon is not None)
     problem = make_problem(logged, utility, kind)
     step(f"counting {'and releasing privately ' if dp_epsilon else ''}the tables")

@@ -116,7 +116,8 @@ def _bin_numeric(values: pd.Series, max_levels: int) -> tuple[pd.Series, str | N
 def prepare_data(
     df: pd.DataFrame, *, group: str, action: str, outcome: str,
     features: Sequence[str] | None = None, groups: Sequence[Any] | None = None,
-    max_levels: int = 8, public_cells: bool = False,
+    bins: Mapping[str, Sequence[float]] | None = None, max_levels: int = 8,
+    public_cells: bool = False,
 ) -> tuple[LoggedData, list[str]]:
     """The audited columns of ``df`` as LoggedData, with notes on what was changed.
 
@@ -134,8 +135,13 @@ def prepare_data(
     groups : list, optional
         Keep only the rows of these groups (values of the group column, matched as text);
         each must have rows.
+    bins : dict, optional
+        Bin edges chosen by the user for numeric features, ``{column: [e0, e1, ...]}``:
+        intervals [e_k, e_k+1) (``inf`` allowed as the last edge); a value outside them
+        is an error. Such features are not binned again.
     max_levels : int, default=8
-        Numeric features with more distinct values are binned, >= 2.
+        Other numeric features with more distinct values are cut into quantile bins,
+        >= 2.
     public_cells : bool, default=False
         For a private release: the cells are every combination of the features' values
         (not only those that occur, whose presence would disclose rows), numeric features
@@ -191,7 +197,11 @@ def prepare_data(
                 f"{arg} column {col!r} takes a single value ({frame[col].iloc[0]!r}) in the "
                 "rows used; an audit compares at least two")
     frame = frame.copy()
+    bins = _check_bins(bins, features)
     for col in features:
+        if col in bins:
+            frame[col] = _cut(frame[col], bins[col])
+            continue
         binned, note = _bin_numeric(frame[col], max_levels)
         if note and public_cells:
             raise FairdecideError(
@@ -220,6 +230,42 @@ def prepare_data(
                           y=frame[outcome].to_numpy(), a=frame[action].to_numpy(),
                           x_labels=["all"])
     return data, notes
+
+
+def _check_bins(bins: Any, features: list) -> dict:
+    if bins is None:
+        return {}
+    if not isinstance(bins, Mapping):
+        raise FairdecideError(f"bins must map feature columns to edges, got {bins!r}")
+    out = {}
+    for col, edges in bins.items():
+        if col not in features:
+            raise FairdecideError(f"bins names {col!r}, which is not one of the features "
+                                  f"{features}")
+        try:
+            e = np.asarray(edges, dtype=float)
+        except (TypeError, ValueError):
+            raise FairdecideError(f"bins[{col!r}] must be numbers, got {edges!r}") from None
+        if e.ndim != 1 or len(e) < 2 or np.isnan(e).any() or np.any(np.diff(e) <= 0):
+            raise FairdecideError(f"bins[{col!r}] must be at least two increasing edges, "
+                                  f"got {list(edges)!r}")
+        out[col] = e
+    return out
+
+
+def _cut(values: pd.Series, edges: np.ndarray) -> pd.Series:
+    if not pd.api.types.is_numeric_dtype(values):
+        raise FairdecideError(f"bins were given for {values.name!r}, which is not numeric")
+    v = values.to_numpy(dtype=float)
+    k = np.searchsorted(edges, v, side="right") - 1
+    outside = (k < 0) | (k >= len(edges) - 1)
+    if outside.any():
+        raise FairdecideError(
+            f"{values.name!r} has the value {v[outside][0]:g}, outside the bins "
+            f"[{edges[0]:g}, {edges[-1]:g}); widen the first or last edge (inf is allowed)")
+    labels = np.array([f"[{a:g}, {b:g})" for a, b in itertools.pairwise(edges)],
+                      dtype=object)
+    return pd.Series(labels[k], index=values.index, name=values.name)
 
 
 def _keep_groups(frame: pd.DataFrame, group: str, groups: Any) -> pd.DataFrame:
