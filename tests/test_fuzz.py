@@ -21,9 +21,11 @@ import dataclasses
 import importlib
 import inspect
 import math
+import tempfile
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,6 +34,8 @@ import pytest
 
 import fairdecide as fd
 from fairdecide import evaluation as ev
+from fairdecide import privacy as pv
+from fairdecide import report as rp
 from fairdecide.criteria import block_divergence, resolve_names
 from fairdecide.datasets import (
     make_bail_problem,
@@ -66,6 +70,11 @@ SWORLD = fd.SampleWorld(_RNG.normal(size=(40, 2)), np.arange(40) % 2,
 SX = np.random.RandomState(2).normal(size=(30, 2))
 SR = np.random.RandomState(3).dirichlet(np.ones(2), size=30)
 SS, ST = np.arange(10), np.arange(15, 30)
+NOISY = pv.release_counts(np.array([[5, 3], [2, 9]]), 1.0, random_state=0)
+BUDGET = pv.PrivacyBudget(1.0, {"groups": 0.5, "cells": 0.5})
+LOG_CSV = Path(tempfile.mkdtemp()) / "log.csv"
+FRAME.to_csv(LOG_CSV, index=False)
+BAIL_UTILITY = {"detain": {"0": 0, "1": -1, "2": -2}, "release": {"0": 1, "1": 0, "2": -1}}
 
 
 class _Opaque:
@@ -544,6 +553,63 @@ def _entries() -> list[Entry]:
         E("best_utility_within", lambda bound: fd.best_utility_within(bound)(
             {"mean_test_utility": [0.9, 0.8], "mean_test_fairness": [-0.2, -0.01]}),
           {"bound": 0.05}, {"bound": "real"}),
+        # ---------------------------------------------------------------- privacy
+        E("PrivacyBudget", pv.PrivacyBudget,
+          {"epsilon": 1.0, "shares": {"groups": 0.5, "cells": 0.5}},
+          {"epsilon": "real", "shares": "object"}),
+        E("PrivacyBudget.even", pv.PrivacyBudget.even,
+          {"epsilon": 1.0, "names": ["groups", "cells"]},
+          {"epsilon": "real", "names": "labels"}, accepts={"names": {"short"}}),
+        E("PrivacyBudget.epsilon_of", BUDGET.epsilon_of, {"name": "groups"},
+          {"name": "label"}),
+        E("release_counts", pv.release_counts,
+          {"counts": np.array([[5, 3], [2, 9]]), "epsilon": 1.0, "mechanism": "geometric",
+           "random_state": 0},
+          {"counts": "array", "epsilon": "real", "mechanism": "choice"},
+          accepts={"counts": {"shape"}}),
+        E("NoisyCounts", pv.NoisyCounts,
+          {"values": [[4, -1], [2, 9]], "epsilon": 1.0, "mechanism": "geometric"},
+          {"values": "array", "epsilon": "real", "mechanism": "choice"},
+          accepts={"values": {"negative", "shape"}}),
+        E("NoisyCounts.from_dict", pv.NoisyCounts.from_dict, {"record": NOISY.to_dict()},
+          {"record": "object"}),
+        E("noise_variance", pv.noise_variance, {"epsilon": 1.0, "mechanism": "laplace"},
+          {"epsilon": "real", "mechanism": "choice"}),
+        E("rate_interval", pv.rate_interval,
+          {"successes": [3, 40], "totals": [10, 100], "level": 0.95},
+          {"successes": "array", "totals": "array", "level": "real"}),
+        E("rate_interval(noisy)", pv.rate_interval,
+          {"successes": [3.2, -1.5], "totals": [9.1, 4.0], "level": 0.9,
+           "noise": (8.0, 8.0)},
+          {"successes": "array", "totals": "array", "level": "real", "noise": "object"},
+          accepts={"successes": {"negative"}, "totals": {"negative"}}),
+        E("replicate_releases", pv.replicate_releases,
+          {"noisy": NOISY, "n_draws": 20, "random_state": 0},
+          {"noisy": "object", "n_draws": "size"}),
+        E("suppress_small_cells", pv.suppress_small_cells,
+          {"counts": [[0, 3], [12, 40]], "threshold": 10},
+          {"counts": "array", "threshold": "size"}, accepts={"counts": {"shape", "empty"}}),
+        # ---------------------------------------------------------------- the report
+        E("audit_report", rp.audit_report,
+          {"data": FRAME, "group": "z", "action": "a", "outcome": "y", "features": ["x"],
+           "utility": BAIL_UTILITY, "kind": "intervention", "criterion": "independence",
+           "epsilon": 0.05, "level": 0.9, "n_boot": 50, "min_cell": 1, "dp_epsilon": 1.0},
+          {"data": "object", "group": "label", "action": "label", "outcome": "label",
+           "features": "label", "utility": "object", "kind": "choice",
+           "criterion": "choice", "epsilon": "real", "level": "real", "n_boot": "size",
+           "min_cell": "size", "dp_epsilon": "real"},
+          accepts={"data": {"frame"}}),
+        E("read_table", rp.read_table, {"path": LOG_CSV}, {"path": "object"},
+          names={"path": ("file", "abc")}),
+        E("parse_utility", rp.parse_utility,
+          {"spec": '{"a": {"0": 1, "1": 0}, "b": {"0": 0, "1": 1}}',
+           "action_labels": ["a", "b"], "outcome_labels": [0, 1]},
+          {"spec": "object"}, names={"spec": ("utility",)}),
+        E("prepare_data", rp.prepare_data,
+          {"df": FRAME, "group": "z", "action": "a", "outcome": "y", "features": ["x"],
+           "max_levels": 8},
+          {"df": "object", "group": "label", "action": "label", "outcome": "label",
+           "features": "label", "max_levels": "size"}, accepts={"df": {"frame"}}),
         E("find_dataset", fd.datasets.find_dataset,
           {"name": "compas", "data_home": "/nonexistent", "download": False},
           {"name": "label", "data_home": "object"}, names={"name": ("data set",)}),
@@ -554,7 +620,11 @@ ENTRIES = {e.name: e for e in _entries()}
 
 # Public names that are not entry points of their own, and why.
 EXEMPT = {
-    "FairdecideError": "an exception", "InfeasibleToleranceError": "an exception",
+    "FairdecideError": "an exception",
+    "RateInterval": "a result container built by rate_interval (fuzzed)",
+    "SMALL_CELL_THRESHOLD": "a constant", "MECHANISMS": "a constant",
+    "AuditReport": "a result container built by audit_report (fuzzed)",
+    "InfeasibleToleranceError": "an exception",
     "SolverError": "an exception", "VerificationError": "an exception",
     "DataNotFoundError": "an exception",
     "Criterion": "abstract base class", "Policy": "abstract base class",
@@ -595,7 +665,8 @@ EXEMPT = {
 
 PUBLIC_MODULES = ["fairdecide", "fairdecide.evaluation", "fairdecide.datasets",
                   "fairdecide.optimize", "fairdecide.models", "fairdecide.criteria",
-                  "fairdecide.policies", "fairdecide.estimators", "fairdecide.plot"]
+                  "fairdecide.policies", "fairdecide.estimators", "fairdecide.plot",
+                  "fairdecide.privacy", "fairdecide.report"]
 
 
 @pytest.fixture(autouse=True)

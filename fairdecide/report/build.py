@@ -227,6 +227,12 @@ def audit_report(
         dp_epsilon = as_real(dp_epsilon, "dp_epsilon", low=0, low_open=True)
     rng = check_random_state(random_state)
     step = _Steps(progress, 6)
+    if not isinstance(data, str | Path | pd.DataFrame):
+        raise FairdecideError("data must be a DataFrame or the path of a CSV or Parquet "
+                              f"file, got {type(data).__name__}")
+    if isinstance(data, str | Path) and not Path(data).is_file():
+        raise FairdecideError(f"data={str(data)!r} is not a file; give the path of a CSV "
+                              "or Parquet table of logged decisions")
     source = str(data) if isinstance(data, str | Path) else "a DataFrame"
     step(f"reading {source}")
     frame = read_table(data) if isinstance(data, str | Path) else data

@@ -169,6 +169,9 @@ def prepare_data(
         features = []
     elif isinstance(features, str):
         features = [features]
+    elif not isinstance(features, Sequence | pd.Index | np.ndarray):
+        raise FairdecideError(
+            f"features must be a column name or a list of them, got {features!r}")
     features = list(features)
     used = {"group": group, "action": action, "outcome": outcome}
     for arg, col in used.items():
