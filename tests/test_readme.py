@@ -68,6 +68,7 @@ def test_readme_command_line_options_exist(capsys) -> None:
     from fairdecide.cli import main
 
     assert main(["--help"]) == 0 and main(["demo", "--help"]) == 0
+    assert main(["audit", "--help"]) == 0
     known = set(re.findall(r"(--[a-z][a-z-]*)", capsys.readouterr().out))
     named = set(re.findall(r"`[^`]*?(--[a-z][a-z-]*)", README.read_text(encoding="utf-8")))
     assert {"--data-home", "--version", "--show", "--epsilon"} <= named

@@ -306,3 +306,15 @@ def test_user_bins_replace_quantile_bins_and_allow_privacy(capsys):
     assert main(["audit", "x.csv", "--group", "z", "--action", "a", "--outcome", "y",
                  "--bins", "age:1,2"]) == 2
     assert "must read COLUMN=EDGE" in capsys.readouterr().err
+
+
+def test_the_guide_runs(capsys):
+    """The Python block of docs/audit.md, verbatim."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "audit.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "docs/audit.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "[6/6] writing the report" in out and "differential privacy" in out
