@@ -7,21 +7,10 @@ import os
 import sys
 from typing import Any
 
+from fairdecide._meta import package_version
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["main", "package_version"]
-
-
-def package_version() -> str:
-    """The installed package's version (its metadata), else ``fairdecide.__version__``."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("fairdecide")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        from fairdecide import __version__
-
-        return __version__
 
 
 def _parser() -> argparse.ArgumentParser:

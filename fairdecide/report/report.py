@@ -92,7 +92,7 @@ class AuditReport:
 
     def to_dict(self) -> dict:
         """Every number of the report, JSON-ready (NaN becomes None)."""
-        from fairdecide.cli import package_version
+        from fairdecide._meta import package_version
 
         return _plain({
             "fairdecide_version": package_version(), "meta": self.meta,
