@@ -318,3 +318,28 @@ def test_the_guide_runs(capsys):
     exec(compile(blocks[0], "docs/audit.md", "exec"), {})
     out = capsys.readouterr().out
     assert "[6/6] writing the report" in out and "differential privacy" in out
+
+
+@pytest.mark.parametrize("epsilon", [0.2, 1.0])
+def test_private_rate_intervals_cover(epsilon):
+    """The report's rate tables from a private release cover the true conditional rates
+    at the stated level (the sampling and the noise both accounted for)."""
+    from fairdecide.privacy import release_counts
+    from fairdecide.report.rates import rate_tables
+
+    P = np.array([[[0.20, 0.05], [0.10, 0.15]], [[0.15, 0.05], [0.05, 0.25]]])  # z, a, y
+    truth = P / P.sum(axis=1, keepdims=True)  # P(a | y, z)
+    problem = fd.DecisionProblem.classification(2, labels=[0, 1])
+    rng = np.random.RandomState(0)
+    reps, hits = 400, np.zeros((2, 2, 2))
+    for _ in range(reps):
+        G = rng.multinomial(200, P.ravel()).reshape(P.shape)
+        noisy = release_counts(G, epsilon, random_state=rng)
+        t = rate_tables(None, problem, ("f", "m"), 0.9, noisy, 10)["P(a | y, z)"]
+        low = t["low"].to_numpy().reshape(2, 2, 2)  # rows in (group, action, outcome) order
+        high = t["high"].to_numpy().reshape(2, 2, 2)
+        assert list(t["outcome"][:2]) == ["0", "1"] and list(t["action"][:3]) == ["0", "0",
+                                                                                 "1"]
+        hits += (low <= truth) & (truth <= high)
+    coverage = hits / reps
+    assert coverage.min() >= 0.9 - 3 * np.sqrt(0.9 * 0.1 / reps), coverage
