@@ -105,8 +105,15 @@ def _world(C: np.ndarray, data: Any, problem: Any) -> Any:
 
 
 def _policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: float,
-              group_blind: bool, data: Any, level: float, n_points: int) -> dict:
-    """The fair alternative, fitted on the training half and evaluated on the test half."""
+              group_blind: bool, data: Any, level: float, n_points: int, release: Any
+              ) -> dict:
+    """The fair alternative, fitted on the training half and evaluated on the test half.
+
+    A value linear in the cell table (the logged decisions; any policy in a prediction
+    problem) gets the delta-method interval of :func:`tables.linear_value`, from the raw
+    release when private (unbiased: no clipping); a policy's value in an intervention
+    (the cell model) gets the percentile interval of the replicate tables.
+    """
     from fairdecide.optimize import optimize_policy, pareto_frontier
 
     crit = CRITERIA[crit_name]
@@ -123,9 +130,16 @@ def _policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: floa
     rows = []
     for name, pi in (("logged decisions", None), ("unconstrained best", best.policy.table),
                      (f"fair ({crit_name} <= {epsilon:g})", fair.policy.table)):
-        value = tb.policy_value(C, pi, problem)
-        lo, hi = tb.percentile(tb.replicate_values(R, lambda T, p=pi: tb.policy_value(
-            T, p, problem)), level)
+        W = tb.value_weights(pi, problem, C.shape)
+        if W is not None:
+            raw = C if release is None else np.asarray(release.values, dtype=float)
+            var = 0.0 if release is None else float(release.noise_variance)
+            value, lo, hi = tb.linear_value(W, raw, var, level)
+        else:
+            value = tb.policy_value(C, pi, problem)
+            lo, hi = (float(q) for q in np.quantile(tb.replicate_values(
+                R, lambda T, p=pi: tb.policy_value(T, p, problem)),
+                [(1 - level) / 2, (1 + level) / 2]))
 
         def marginal(T: np.ndarray, p: Any = pi) -> np.ndarray:
             return T.sum(axis=0) / T.sum() if p is None else tb.policy_marginal(T, p, problem)
@@ -268,7 +282,8 @@ def audit_report(
                               zip(crit_table["criterion"], crit_table["log_bayes_factor"],
                                   strict=True)]
     step(f"finding a fair alternative ({criterion} <= {epsilon:g})")
-    pol = _policies(est, reps, problem, criterion, epsilon, group_blind, logged, level, 7)
+    pol = _policies(est, reps, problem, criterion, epsilon, group_blind, logged, level, 7,
+                    releases.get("test"))
     notes += pol["notes"]
     step("writing the report")
     from fairdecide.report.limits import limitations

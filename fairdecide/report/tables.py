@@ -21,6 +21,12 @@ Values of a tabular policy pi[x, z, a] from a cell table with N = sum C:
   P(y | a, x, z) the frequencies of the cell, backed off to those of (z, a) pooled over
   cells, then of a, where the cell never logged the action; the policy's probability
   mass on such unlogged (x, z, a) is reported as ``unsupported`` (weak overlap).
+
+Intervals of values: the logged decisions' value, and any policy's in a prediction
+problem, are linear in the table, V = sum W C / sum C, and get the delta-method interval
+of :func:`linear_value` (from the raw, unclipped release when private, so neither the
+estimate nor its variance is biased by clipping); a policy's value in an intervention
+gets the percentile interval of the replicate tables.
 """
 
 from __future__ import annotations
@@ -32,8 +38,16 @@ import numpy as np
 from fairdecide.data import LoggedData
 from fairdecide.problem import DecisionProblem
 
-__all__ = ["cell_table", "group_table", "policy_marginal", "policy_value",
-           "resample_tables", "unsupported_mass"]
+__all__ = [
+    "cell_table",
+    "group_table",
+    "linear_value",
+    "policy_marginal",
+    "policy_value",
+    "resample_tables",
+    "unsupported_mass",
+    "value_weights",
+]
 
 
 def cell_table(data: LoggedData, problem: DecisionProblem) -> np.ndarray:
@@ -108,10 +122,35 @@ def unsupported_mass(C: np.ndarray, pi: np.ndarray) -> float:
     return float(np.sum(n_xz[..., None] * pi * (n_xza == 0)) / C.sum())
 
 
-def percentile(values: np.ndarray, level: float) -> tuple[float, float]:
-    """The equal-tailed percentile interval of replicate values."""
-    lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
-    return float(lo), float(hi)
+def value_weights(pi: np.ndarray | None, problem: DecisionProblem, shape: tuple
+                  ) -> np.ndarray | None:
+    """W[x, z, a, y] with V = sum W C / sum C, when the value is linear in the cell table:
+    U(a, y) for the logged decisions, sum_a' pi(a' | x, z) U(a', y) for a policy in a
+    prediction problem; None for a policy in an intervention (the cell model is not)."""
+    U = problem.utility
+    if pi is None:
+        return np.broadcast_to(U, shape)
+    if problem.outcome_depends_on_action:
+        return None
+    return np.broadcast_to(np.einsum("xza,ay->xzy", pi, U)[:, :, None, :], shape)
+
+
+def linear_value(W: np.ndarray, C: np.ndarray, noise_var: float, level: float
+                 ) -> tuple[float, float, float]:
+    """V = sum W C / sum C and its normal interval from a cell table of exact counts
+    (``noise_var`` 0) or raw noisy counts (each cell's noise variance ``noise_var``):
+
+        Var(V) = sum_c (n_c + noise_var) (W_c - V)^2 / N^2
+
+    (the delta method: rows resampled, plus independent noise in every cell; n_c is the
+    clipped count). With exact counts this is the usual interval of a mean over rows."""
+    from scipy.stats import norm
+
+    N = float(C.sum())
+    value = float((W * C).sum() / N)
+    var = float(((np.clip(C, 0, None) + noise_var) * (W - value) ** 2).sum()) / N ** 2
+    half = norm.ppf((1 + level) / 2) * np.sqrt(var)
+    return value, value - half, value + half
 
 
 def replicate_values(tables: np.ndarray, fn: Any) -> np.ndarray:
