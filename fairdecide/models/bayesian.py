@@ -263,8 +263,9 @@ class BayesianOutcomeModel:
         return Belief(worlds, aggregate=aggregate, label=f"Bayes ({n_scenarios} draws)")
 
     def posterior_mean_world(self, X: Any = None, z: Any = None) -> SampleWorld:
-        """The plug-in world of the posterior mean of P(y | a, x) over all S draws, for
-        the training individuals or new ones (``X``, ``z``)::
+        """The plug-in world of the posterior mean of P(y | a, x) over all S draws.
+
+        For the training individuals or new ones (``X``, ``z``)::
 
             p_y(i) = (1 / S) sum_s softmax(phi(x_i) B_a^(s))
 
