@@ -181,7 +181,7 @@ def test_private_report_releases_noisy_counts(bail_frame):
                          criterion="independence")
     noisy = audit_report(bail_frame, group="z", action="a", outcome="y", utility=BAIL_U,
                          kind="intervention", n_boot=50, dp_epsilon=0.5,
-                         criterion="independence")
+                         criterion="independence", dp_random_state=0)
     assert noisy.privacy["epsilon"] == 0.5
     assert "parallel composition" in noisy.privacy["statement"]
     assert noisy.meta["n_rows"] != exact.meta["n_rows"]
@@ -190,10 +190,17 @@ def test_private_report_releases_noisy_counts(bail_frame):
     # The noise widens the intervals.
     assert ((p["high"] - p["low"]) > (e["high"] - e["low"])).mean() > 0.8
     assert "noisy" in noisy.summary() and "differential privacy" in noisy.to_html()
+    # The noise is fresh on every call unless its seed is given (a known seed would let
+    # anyone remove it), while the split and the replicates follow random_state.
+    again = [audit_report(bail_frame, group="z", action="a", outcome="y", utility=BAIL_U,
+                          kind="intervention", n_boot=50, dp_epsilon=0.5,
+                          criterion="independence").rates["P(a | y, z)"]["count"]
+             for _ in range(2)]
+    assert (again[0] != again[1]).any()
     # A huge budget gives back the exact rates.
     loose = audit_report(bail_frame, group="z", action="a", outcome="y", utility=BAIL_U,
                          kind="intervention", n_boot=50, dp_epsilon=1e4,
-                          criterion="independence")
+                          criterion="independence", dp_random_state=0)
     np.testing.assert_allclose(loose.rates["P(a | y, z)"]["rate"], e["rate"], atol=1e-3)
 
 
@@ -295,7 +302,7 @@ def test_user_bins_replace_quantile_bins_and_allow_privacy(capsys):
     df["age"] = np.random.RandomState(0).randint(18, 80, len(df))
     edges = {"age": [18, 25, 45, np.inf]}
     rep = audit_report(df, group="z", action="a", outcome="y", features=["age"],
-                       bins=edges, dp_epsilon=2.0, n_boot=50)
+                       bins=edges, dp_epsilon=2.0, n_boot=50, dp_random_state=0)
     assert set(rep.fair_policy["cell"]) == {"[18, 25)", "[25, 45)", "[45, inf)"}
     with pytest.raises(FairdecideError, match="outside the bins"):
         audit_report(df, group="z", action="a", outcome="y", features=["age"],

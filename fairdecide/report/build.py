@@ -161,7 +161,8 @@ def audit_report(
     criterion: str = "separation", epsilon: float = 0.05, group_blind: bool = False,
     level: float = 0.95, dp_epsilon: float | None = None, dp_mechanism: str = "geometric",
     min_cell: int | None = None, n_boot: int = 300, max_levels: int = 8,
-    random_state: Any = 0, progress: Callable[[str], Any] | None = None,
+    random_state: Any = 0, dp_random_state: Any = None,
+    progress: Callable[[str], Any] | None = None,
 ) -> AuditReport:
     """Audit logged decisions: group rates, fairness tests and a fair alternative.
 
@@ -205,7 +206,11 @@ def audit_report(
         Replicate tables for the intervals, >= 50.
     max_levels : int, default=8
     random_state : int, RandomState or None, default=0
-        The split into halves, the replicates, the privacy noise.
+        The split into halves and the replicate tables (reproducible by default).
+    dp_random_state : int, RandomState or None, default=None
+        The privacy noise. Default: fresh entropy from the operating system on every
+        call, never ``random_state``: anyone who knows the seed of the noise can remove
+        it. Set it only in tests.
     progress : callable, optional
         Called with a line of text at each step.
 
@@ -260,7 +265,9 @@ def audit_report(
     train, test = logged.subset(half[: logged.n // 2]), logged.subset(half[logged.n // 2:])
     tables = {"group": tb.group_table(logged, problem),
               "train": tb.cell_table(train, problem), "test": tb.cell_table(test, problem)}
-    est, releases, budget = _release(tables, dp_epsilon, dp_mechanism, rng)
+    noise_rng = (np.random.RandomState(np.random.MT19937(np.random.SeedSequence()))
+                 if dp_random_state is None else check_random_state(dp_random_state))
+    est, releases, budget = _release(tables, dp_epsilon, dp_mechanism, noise_rng)
     for key, T in est.items():
         if T.sum() <= 0:
             raise FairdecideError(f"the private {key} table is all zeros: dp_epsilon "
