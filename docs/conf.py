@@ -28,6 +28,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE / "_ext"))
 
+from pipes_escape import escape_pipes  # noqa: E402
+
 import fairdecide  # noqa: E402
 
 # -- Project -------------------------------------------------------------------------
@@ -223,41 +225,6 @@ def _title_gallery_pages(app, docname: str, source: list[str]) -> None:
 # fairdecide defines no substitutions, so a bar in prose is escaped to render as written;
 # inline literals, math roles, doctest blocks, literal blocks, directives' content and
 # tables are left alone. This changes how text renders, never which warnings are shown.
-_VERBATIM = re.compile(r"(``.*?``|:math:`[^`]*`|`[^`]*`_?)")
-
-
-def escape_pipes(lines: list[str]) -> list[str]:
-    """``lines`` of a plain-text docstring with each prose ``|`` escaped for reST."""
-    out: list[str] = []
-    block_indent: int | None = None  # indent of the line opening a literal block
-    in_doctest = False
-    for line in lines:
-        stripped = line.lstrip()
-        indent = len(line) - len(stripped)
-        if block_indent is not None:
-            if not stripped or indent > block_indent:
-                out.append(line)
-                continue
-            block_indent = None
-        if in_doctest:
-            if stripped:
-                out.append(line)
-                continue
-            in_doctest = False
-        if stripped.startswith(">>>"):
-            in_doctest = True
-            out.append(line)
-            continue
-        table_or_line_block = stripped.startswith(("| ", "+-", "+=")) or stripped == "|"
-        if table_or_line_block or stripped.startswith(".. ") or "|" not in line:
-            out.append(line)
-        else:
-            parts = _VERBATIM.split(line)
-            out.append("".join(part if i % 2 else part.replace("|", r"\|")
-                               for i, part in enumerate(parts)))
-        if stripped.startswith(".. ") or stripped.endswith("::"):
-            block_indent = indent
-    return out
 
 
 def _escape_docstring_pipes(app, what, name, obj, options, lines: list[str]) -> None:
