@@ -66,6 +66,10 @@ class OffPolicyInputs:
         pi_0(a_i | x_i), the probability the logging policy gave the logged action.
     q : ndarray of shape (n, n_actions) or None
         Cross-fitted expected utility of each action, from the outcome model.
+    weight : ndarray of shape (n,) or None
+        Frequency weights: entry i stands for ``weight[i]`` identical rows (the atoms of
+        :class:`~fairdecide.LoggedCounts`). Every mean, variance and effective sample
+        size is then weighted, so the estimate equals the one on the expanded rows.
     """
 
     reward: np.ndarray
@@ -73,6 +77,7 @@ class OffPolicyInputs:
     target: np.ndarray
     propensity: np.ndarray | None = None
     q: np.ndarray | None = None
+    weight: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         reward = as_float_array(self.reward, "reward", ndim=1)
@@ -109,12 +114,29 @@ class OffPolicyInputs:
                 raise FairdecideError(
                     f"outcome model values q must have shape {target.shape}, got {q.shape}")
             values["q"] = q
+        if self.weight is not None:
+            c = as_float_array(self.weight, "weight", ndim=1)
+            if c.shape != (n,) or np.any(c < 0) or c.sum() <= 0:
+                raise FairdecideError(
+                    f"weight must hold {n} non-negative frequency weights with a positive "
+                    "sum")
+            values["weight"] = c
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
     @property
     def n(self) -> int:
+        """Number of entries (rows, or atoms when weighted)."""
         return len(self.reward)
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows the entries stand for."""
+        return self.n if self.weight is None else round(float(self.weight.sum()))
+
+    def mean(self, v: np.ndarray) -> float:
+        """The mean over rows of a per-entry value (weighted by the frequencies)."""
+        return v.mean() if self.weight is None else (self.weight @ v) / self.weight.sum()
 
     def weights(self, clip: float | None = None) -> np.ndarray:
         """Importance weights pi(a_i | x_i) / p_i, clipped at ``clip`` if given."""
@@ -203,39 +225,48 @@ def check_weights(w: np.ndarray, propensity: np.ndarray) -> None:
             "(e.g. InverseProbability(clip=...)) or use a model-based estimator")
 
 
-def _effective_sample_size(w: np.ndarray) -> float:
-    """(sum w)^2 / sum w^2, computed on w / max(w) so that huge weights cannot overflow."""
+def _effective_sample_size(w: np.ndarray, c: np.ndarray | None = None) -> float:
+    """(sum w)^2 / sum w^2 over rows (``c``: frequency weights of the entries), computed
+    on w / max(w) so that huge weights cannot overflow."""
     top = float(w.max()) if len(w) else 0.0
     if not top > 0:
         return 0.0
     u = w / top
-    return float(u.sum() ** 2 / np.sum(u**2))
+    if c is None:
+        return float(u.sum() ** 2 / np.sum(u**2))
+    return float((c @ u) ** 2 / (c @ u**2))
 
 
-def _robust_std(psi: np.ndarray) -> float:
-    """Sample standard deviation of ``psi`` (ddof=1), scaled first so that squares of
-    huge values cannot overflow."""
+def _robust_std(psi: np.ndarray, c: np.ndarray | None = None) -> float:
+    """Sample standard deviation of ``psi`` over rows (ddof=1; ``c``: frequency weights
+    of the entries), scaled first so that squares of huge values cannot overflow."""
     top = float(np.max(np.abs(psi)))
     if not np.isfinite(top):
         return float("nan")
     if top == 0:
         return 0.0
-    return float(np.std(psi / top, ddof=1) * top)
+    if c is None:
+        return float(np.std(psi / top, ddof=1) * top)
+    u = psi / top
+    n = c.sum()
+    m = (c @ u) / n
+    return float(np.sqrt((c @ (u - m) ** 2) / (n - 1)) * top)
 
 
 def _finish(name: str, summand: np.ndarray, value: float, psi: np.ndarray,
-            w: np.ndarray | None) -> ValueEstimate:
-    n = len(summand)
+            w: np.ndarray | None, c: np.ndarray | None = None) -> ValueEstimate:
+    n = len(summand) if c is None else round(float(c.sum()))
     if n < 2:
         raise FairdecideError(
             f"{name}: one logged row gives no standard error; at least 2 rows are needed")
     with np.errstate(over="ignore", invalid="ignore"):
-        psi = psi - psi.mean()  # the influence values are reported centred
-    se = float(_robust_std(psi) / np.sqrt(n))
+        # the influence values are reported centred
+        psi = psi - (psi.mean() if c is None else (c @ psi) / c.sum())
+    se = float(_robust_std(psi, c) / np.sqrt(n))
     ess = max_w = None
     if w is not None:
-        ess = _effective_sample_size(w)
-        max_w = float(w.max())
+        ess = _effective_sample_size(w, c)
+        max_w = float(w[c > 0].max()) if c is not None else float(w.max())
     if not (np.isfinite(value) and np.isfinite(se)):
         detail = (f" (importance weights up to {max_w:.3g}: propensities far below the "
                   "evaluated policy's probabilities)" if max_w is not None else "")
@@ -290,9 +321,9 @@ class InverseProbability:
         w = inp.weights(self.clip)
         with np.errstate(over="ignore", invalid="ignore"):  # _finish checks the result
             s = w * inp.reward
-            v = s.mean()
+            v = inp.mean(s)
             psi = _weighted_influence(inp, w, v, s - v)
-        return _finish(self.name, s, v, psi, w)
+        return _finish(self.name, s, v, psi, w, inp.weight)
 
 
 @dataclass(frozen=True)
@@ -315,9 +346,9 @@ class SelfNormalized:
                 "the evaluated policy gives probability zero to every logged action; "
                 "self-normalisation is undefined")
         u = w / w.max()  # scale-free: huge weights cannot overflow the sums
-        v = float(u @ inp.reward / u.sum())
-        psi = _weighted_influence(inp, w, v, u * (inp.reward - v) / u.mean())
-        return _finish(self.name, w * inp.reward, v, psi, w)
+        v = float(inp.mean(u * inp.reward) / inp.mean(u))
+        psi = _weighted_influence(inp, w, v, u * (inp.reward - v) / inp.mean(u))
+        return _finish(self.name, w * inp.reward, v, psi, w, inp.weight)
 
 
 @dataclass(frozen=True)
@@ -330,7 +361,7 @@ class DirectMethod:
 
     def estimate(self, inp: OffPolicyInputs) -> ValueEstimate:
         m = inp.model_value()
-        v = m.mean()
+        v = inp.mean(m)
         w = None
         if inp.propensity is not None:
             # Efficient influence function: accounts for the outcome model's error; its
@@ -339,7 +370,7 @@ class DirectMethod:
             psi = m - v + w * (inp.reward - inp.q[np.arange(inp.n), inp.action])
         else:
             psi = m - v
-        return _finish(self.name, m, v, psi, w)
+        return _finish(self.name, m, v, psi, w, inp.weight)
 
 
 @dataclass(frozen=True)
@@ -363,8 +394,8 @@ class DoublyRobust:
         w = inp.weights(self.clip)
         with np.errstate(over="ignore", invalid="ignore"):  # _finish checks the result
             s = inp.model_value() + w * (inp.reward - inp.q[np.arange(inp.n), inp.action])
-            v = s.mean()
-        return _finish(self.name, s, v, s - v, w)
+            v = inp.mean(s)
+        return _finish(self.name, s, v, s - v, w, inp.weight)
 
 
 @dataclass(frozen=True)
@@ -381,5 +412,5 @@ class FullInformation:
         if inp.q is None:
             raise FairdecideError("full information needs the utilities of every action")
         m = inp.model_value()
-        v = m.mean()
-        return _finish(self.name, m, v, m - v, None)
+        v = inp.mean(m)
+        return _finish(self.name, m, v, m - v, None, inp.weight)
