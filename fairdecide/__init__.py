@@ -33,6 +33,7 @@ from fairdecide.exceptions import (
     SolverError,
     VerificationError,
 )
+from fairdecide.logged_counts import LoggedCounts
 from fairdecide.policies import LinearSoftmaxPolicy, Policy, TabularPolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.sample_world import SampleWorld
@@ -109,6 +110,7 @@ __all__ = [
     "InfeasibleToleranceError",
     "LinearSoftmaxPolicy",
     "Lipschitz",
+    "LoggedCounts",
     "LoggedData",
     "OptimizeResult",
     "Policy",

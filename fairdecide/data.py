@@ -252,6 +252,9 @@ class LoggedData:
         """Number of rows."""
         return len(self.x)
 
+    #: Rows carry no frequency weights (a LoggedCounts' atoms do).
+    weights = None
+
     @property
     def n_x(self) -> int:
         """Number of feature cells."""
@@ -278,6 +281,13 @@ class LoggedData:
         """The logged individuals as units: their cell and group codes."""
         return Units(group=self.z, n_groups=self.n_z, cell=self.x, n_cells=self.n_x,
                      cell_labels=self.x_labels, group_labels=self.group_labels)
+
+    def counts(self) -> Any:
+        """The rows' sufficient statistics: a :class:`~fairdecide.LoggedCounts` of their
+        distinct (x, z, a, y, propensity) and how often each occurs."""
+        from fairdecide.logged_counts import counts_of
+
+        return counts_of(self)
 
     def subset(self, rows: Any) -> LoggedData:
         """The data restricted to ``rows`` (an index array or boolean mask), same labels."""

@@ -54,12 +54,16 @@ class MarginalAtoms:
 
     @classmethod
     def from_rows(cls, group: np.ndarray | None, keys: np.ndarray, weights: np.ndarray,
-                  shape: tuple) -> MarginalAtoms:
+                  shape: tuple, counts: np.ndarray | None = None) -> MarginalAtoms:
         """Atoms from per-row ``keys`` and ``weights`` (shape (n, m)). ``group`` is an
         integer code per row such that rows of one code have the same keys (e.g. the code
         of (x, z, a, y)), or None. Rows of one code become one atom if their weights agree
-        (to 1e-12 relative); otherwise, or without ``group``, each row is an atom."""
+        (to 1e-12 relative); otherwise, or without ``group``, each row is an atom.
+        ``counts``: the entries are atoms of a LoggedCounts standing for that many rows
+        each; grouped the same way, so both give the same atoms in the same order."""
         n = len(keys)
+        if counts is not None:
+            counts = np.asarray(counts, dtype=float)
         if group is not None and n:
             uniq, inv = np.unique(group, return_inverse=True)
             inv = inv.reshape(-1)
@@ -68,8 +72,10 @@ class MarginalAtoms:
             w = weights[first]
             scale = np.maximum(1.0, np.abs(weights))
             if np.all(np.abs(weights - w[inv]) <= 1e-12 * scale):
-                counts = np.bincount(inv, minlength=len(uniq)).astype(float)
-                return cls(counts, keys[first], w, tuple(shape), True)
+                merged = np.bincount(inv, weights=counts, minlength=len(uniq)).astype(float)
+                return cls(merged, keys[first], w, tuple(shape), True)
+        if counts is not None:  # atoms of counts are exchangeable classes of rows
+            return cls(counts, keys, weights, tuple(shape), True)
         return cls(np.ones(n), keys, weights, tuple(shape), False)
 
     @property

@@ -32,6 +32,7 @@ from fairdecide.evaluation.ope import (
     check_weights,
 )
 from fairdecide.exceptions import FairdecideError
+from fairdecide.logged_counts import LoggedCounts
 from fairdecide.problem import DecisionProblem
 from fairdecide.table import DecisionTable
 
@@ -75,11 +76,12 @@ class DeviationEstimate:
 def check_inputs(data: Any, problem: Any, need_actions: bool) -> None:
     """Raise unless ``data`` is LoggedData or BanditData with rows in every group and
     actions when needed, and ``problem`` a DecisionProblem."""
-    check_instance(data, "data", (LoggedData, BanditData), "LoggedData or BanditData")
+    check_instance(data, "data", (LoggedData, LoggedCounts, BanditData),
+                   "LoggedData, LoggedCounts or BanditData")
     check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     if need_actions and data.a is None:
         raise FairdecideError("the logged actions (a) are needed here")
-    if isinstance(data, LoggedData):
+    if isinstance(data, LoggedData | LoggedCounts):
         sizes = np.bincount(data.z, minlength=data.n_z)
         if np.any(sizes == 0):
             names = [data.group_labels[i] for i in np.flatnonzero(sizes == 0)]
@@ -109,18 +111,19 @@ def marginal_atoms(data: Any, problem: DecisionProblem, policy: Any, logging_mod
     """The policy's estimated marginal P(z, a, y) as atoms (see the module docstring):
     grouped by (x, z, a, y) on LoggedData, by (z, a, y) for the logged decisions on
     BanditData, else one atom per row."""
-    if isinstance(data, LoggedData):
+    if isinstance(data, LoggedData | LoggedCounts):  # rows, or atoms with their counts
         a, y, z = data.action_codes(problem), data.outcome_codes(problem), data.z
         n_z, prop = data.n_z, data.propensity
         cell = data.x.astype(np.int64) * n_z + z
     else:
         a, y, z, n_z, prop = data.a, data.y, data.z, int(data.z.max()) + 1, data.propensity
         cell = None
+    c = data.weights if isinstance(data, LoggedCounts) else None
     n_a, n_y = problem.n_actions, problem.n_outcomes
     shape = (n_z, n_a, n_y)
     if policy is None:
         key = (z.astype(np.int64) * n_a + a) * n_y + y
-        return MarginalAtoms.from_rows(key, key[:, None], np.ones((len(key), 1)), shape)
+        return MarginalAtoms.from_rows(key, key[:, None], np.ones((len(key), 1)), shape, c)
     if problem.outcome_depends_on_action and prop is None and logging_model is None:
         raise FairdecideError(
             "estimating a candidate policy's fairness in an intervention needs the logging "
@@ -131,12 +134,12 @@ def marginal_atoms(data: Any, problem: DecisionProblem, policy: Any, logging_mod
     if not problem.outcome_depends_on_action:
         keys = (z.astype(np.int64)[:, None] * n_a + np.arange(n_a)) * n_y + y[:, None]
         group = None if cell is None else cell * n_y + y
-        return MarginalAtoms.from_rows(group, keys, inputs.target, shape)
-    n = len(z)
+        return MarginalAtoms.from_rows(group, keys, inputs.target, shape, c)
+    n = len(z) if c is None else data.n
     with np.errstate(over="ignore", divide="ignore"):
-        w = inputs.target[np.arange(n), a] / inputs.propensity
+        w = inputs.target[np.arange(len(z)), a] / inputs.propensity
     check_weights(w, inputs.propensity)
-    ess = _effective_sample_size(w)
+    ess = _effective_sample_size(w, c)
     if not ess >= POOR_OVERLAP_ESS * n:
         warnings.warn(
             f"poor overlap between the logging and evaluated policies: effective sample "
@@ -144,7 +147,7 @@ def marginal_atoms(data: Any, problem: DecisionProblem, policy: Any, logging_mod
             "deviation is unreliable", stacklevel=3)
     key = (z.astype(np.int64) * n_a + a) * n_y + y
     group = None if cell is None else (cell * n_a + a) * n_y + y
-    return MarginalAtoms.from_rows(group, key[:, None], w[:, None], shape)
+    return MarginalAtoms.from_rows(group, key[:, None], w[:, None], shape, c)
 
 
 def deviation_of(criterion: Any, M: np.ndarray, problem: DecisionProblem) -> float:

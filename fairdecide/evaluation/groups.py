@@ -15,6 +15,7 @@ from fairdecide.data import BanditData, LoggedData
 from fairdecide.evaluation.offpolicy import _prepare
 from fairdecide.evaluation.ope import OffPolicyInputs, ValueEstimate
 from fairdecide.exceptions import FairdecideError
+from fairdecide.logged_counts import LoggedCounts
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["GroupValues", "evaluate_policy_by_group"]
@@ -91,8 +92,8 @@ def evaluate_policy_by_group(
     """
     inputs, bandit, est = _prepare(data, policy, problem, estimator, outcome_model,
                                    logging_model, n_folds, random_state)
-    z = bandit.z
-    if isinstance(data, LoggedData):
+    z = bandit.z  # per row, or per atom of LoggedCounts
+    if isinstance(data, LoggedData | LoggedCounts):
         empty = [data.group_labels[g] for g in range(data.n_z) if not np.any(z == g)]
         if empty:
             warnings.warn(f"group(s) {empty} have no rows: their value cannot be estimated "
@@ -103,7 +104,8 @@ def evaluate_policy_by_group(
         sub = OffPolicyInputs(
             inputs.reward[rows], inputs.action[rows], inputs.target[rows],
             None if inputs.propensity is None else inputs.propensity[rows],
-            None if inputs.q is None else inputs.q[rows])
+            None if inputs.q is None else inputs.q[rows],
+            None if inputs.weight is None else inputs.weight[rows])
         try:
             groups[int(g)] = est.estimate(sub)
         except FairdecideError as exc:

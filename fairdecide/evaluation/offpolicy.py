@@ -10,6 +10,7 @@ import numpy as np
 
 from fairdecide._validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.data import BanditData, LoggedData
+from fairdecide.evaluation.counted import prepare_counts
 from fairdecide.evaluation.ope import (
     DirectMethod,
     DoublyRobust,
@@ -21,6 +22,7 @@ from fairdecide.evaluation.ope import (
 )
 from fairdecide.evaluation.support import warn_unsupported
 from fairdecide.exceptions import FairdecideError
+from fairdecide.logged_counts import LoggedCounts
 from fairdecide.models.outcome import (
     check_model,
     cross_fit_proba,
@@ -163,9 +165,8 @@ def evaluate_policy(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for b in range(n_boot):
-                idx = rng.randint(0, inputs.n, size=inputs.n)
                 try:
-                    draws[b] = est.estimate(_rows(inputs, idx)).value
+                    draws[b] = est.estimate(_resample(inputs, rng)).value
                 except FairdecideError:  # e.g. a resample with all weights zero
                     draws[b] = np.nan
         if np.isnan(draws).mean() > 0.05:
@@ -178,7 +179,13 @@ def evaluate_policy(
     return result
 
 
-def _rows(inp: OffPolicyInputs, idx: np.ndarray) -> OffPolicyInputs:
+def _resample(inp: OffPolicyInputs, rng: np.random.RandomState) -> OffPolicyInputs:
+    """A bootstrap resample of the rows: drawn rows, or (weighted atoms) multinomial
+    counts of the atoms, the same distribution at a cost that does not grow with n."""
+    if inp.weight is not None:
+        c = inp.weight
+        return replace(inp, weight=rng.multinomial(inp.n_rows, c / c.sum()).astype(float))
+    idx = rng.randint(0, inp.n, size=inp.n)
     return OffPolicyInputs(
         inp.reward[idx], inp.action[idx], inp.target[idx],
         None if inp.propensity is None else inp.propensity[idx],
@@ -191,9 +198,13 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
     from fairdecide.models import DirichletPosterior
     from fairdecide.table import expected_utility
 
-    check_instance(data, "data", (LoggedData, BanditData), "LoggedData or BanditData")
+    check_instance(data, "data", (LoggedData, LoggedCounts, BanditData),
+                   "LoggedData, LoggedCounts or BanditData")
     pol = as_policy(policy, problem)
-    if isinstance(data, LoggedData) and "features" not in pol.reads:
+    if isinstance(data, LoggedCounts) and "features" in pol.reads:
+        raise FairdecideError("policy: on LoggedCounts only tabular policies (of the cells "
+                              "and groups) can be evaluated")
+    if isinstance(data, LoggedData | LoggedCounts) and "features" not in pol.reads:
         if data.a is not None:
             warn_unsupported(data, problem, pol.proba(data.units()))
         post = DirichletPosterior(prior, "joint", allow_empty_groups=True).fit(data, problem)
@@ -237,11 +248,30 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
     """Validate, compute the policy's probabilities, the propensities and the cross-fitted
     outcome values: the estimator's inputs, the data as BanditData and the estimator."""
     check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
-    check_instance(data, "data", (LoggedData, BanditData), "LoggedData or BanditData")
+    check_instance(data, "data", (LoggedData, LoggedCounts, BanditData),
+                   "LoggedData, LoggedCounts or BanditData")
     check_model(outcome_model, "outcome_model", world_ok=True)
     check_model(logging_model, "logging_model", world_ok=False)
     if isinstance(estimator, str) and estimator == "auto":
         estimator = "dr" if problem.outcome_depends_on_action else "full"
+    if isinstance(estimator, str):
+        if estimator not in ESTIMATORS:
+            raise FairdecideError(
+                f"estimator must be one of {sorted([*ESTIMATORS, 'auto', 'bayes'])} or an "
+                f"estimator object, got {estimator!r}")
+        est = ESTIMATORS[estimator]()
+    elif callable(getattr(estimator, "estimate", None)):
+        est = estimator
+    else:
+        raise FairdecideError(
+            f"estimator must be one of {sorted([*ESTIMATORS, 'auto', 'bayes'])} or an "
+            f"estimator object with an estimate method, got {type(estimator).__name__}")
+    n_folds = as_int(n_folds, "n_folds", minimum=2)
+    if isinstance(data, LoggedCounts):  # atoms weighted by their counts
+        inputs = prepare_counts(data, policy, problem, est, outcome_model, logging_model)
+        if not isinstance(est, FullInformation):
+            warn_unsupported(data, problem, inputs.target)
+        return inputs, data, est
     if isinstance(data, LoggedData) and data.a is None:
         if not (estimator == "full" or isinstance(estimator, FullInformation)):
             raise FairdecideError(
@@ -257,19 +287,6 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
             f"data must be LoggedData or BanditData, got {type(data).__name__}")
     if int(bandit.a.max()) >= problem.n_actions or int(bandit.y.max()) >= problem.n_outcomes:
         raise FairdecideError("logged action or outcome codes exceed the problem's")
-    if isinstance(estimator, str):
-        if estimator not in ESTIMATORS:
-            raise FairdecideError(
-                f"estimator must be one of {sorted([*ESTIMATORS, 'auto', 'bayes'])} or an "
-                f"estimator object, got {estimator!r}")
-        est = ESTIMATORS[estimator]()
-    elif callable(getattr(estimator, "estimate", None)):
-        est = estimator
-    else:
-        raise FairdecideError(
-            f"estimator must be one of {sorted([*ESTIMATORS, 'auto', 'bayes'])} or an "
-            f"estimator object with an estimate method, got {type(estimator).__name__}")
-    n_folds = as_int(n_folds, "n_folds", minimum=2)
 
     def check_folds() -> None:  # only where a model is cross-fitted
         if n_folds > bandit.n:

@@ -27,13 +27,17 @@ def warn_unsupported(data: Any, problem: DecisionProblem, target: np.ndarray) ->
     action) decisions that were never logged: the data say nothing about that mass, so
     importance weighting drops it and a model fills it from the prior or from other cells
     (no overlap)."""
-    if not isinstance(data, LoggedData) or data.a is None:
+    from fairdecide.logged_counts import LoggedCounts
+
+    if not isinstance(data, LoggedData | LoggedCounts) or data.a is None:
         return
     a = data.action_codes(problem)
     cell = data.units().cell_group
     seen = np.zeros((data.n_x * data.n_z, problem.n_actions), dtype=bool)
     seen[cell, a] = True
-    missing = float((target * ~seen[cell]).sum(axis=1).mean())
+    per = (target * ~seen[cell]).sum(axis=1)
+    missing = float(per.mean() if data.weights is None else
+                    data.weights @ per / data.weights.sum())
     if missing > UNSUPPORTED_MASS:
         never = [problem.action_labels[k] for k in range(problem.n_actions)
                  if np.any(target[:, k] > 0) and not np.any(seen[:, k])]

@@ -18,8 +18,11 @@ __all__ = ["TabularCounts"]
 def check_data(data: LoggedData, problem: DecisionProblem, allow_empty_groups: bool) -> None:
     """Raise unless ``data`` is LoggedData with rows in every group (or empty groups are
     allowed) and ``problem`` a DecisionProblem."""
-    if not isinstance(data, LoggedData):
-        raise FairdecideError(f"data must be LoggedData, got {type(data).__name__}")
+    from fairdecide.logged_counts import LoggedCounts
+
+    if not isinstance(data, LoggedData | LoggedCounts):
+        raise FairdecideError(
+            f"data must be LoggedData or LoggedCounts, got {type(data).__name__}")
     if not isinstance(problem, DecisionProblem):
         raise FairdecideError(
             f"problem must be a DecisionProblem, got {type(problem).__name__}")
@@ -66,8 +69,9 @@ class TabularCounts:
         check_data(data, problem, allow_empty_groups)
         y = data.outcome_codes(problem)
         n_x, n_z, n_y = data.n_x, data.n_z, problem.n_outcomes
+        w = 1.0 if data.weights is None else data.weights  # rows, or atoms' counts
         n_xz = np.zeros((n_x, n_z))
-        np.add.at(n_xz, (data.x, data.z), 1.0)
+        np.add.at(n_xz, (data.x, data.z), w)
         if problem.outcome_depends_on_action:
             a = data.action_codes(problem)
             if a is None:
@@ -76,10 +80,10 @@ class TabularCounts:
                     "for a prediction problem pass outcome_depends_on_action=False"
                 )
             counts = np.zeros((n_x, n_z, problem.n_actions, n_y))
-            np.add.at(counts, (data.x, data.z, a, y), 1.0)
+            np.add.at(counts, (data.x, data.z, a, y), w)
         else:
             counts = np.zeros((n_x, n_z, n_y))
-            np.add.at(counts, (data.x, data.z, y), 1.0)
+            np.add.at(counts, (data.x, data.z, y), w)
         return cls(n_xz, counts, data.x_labels, data.group_labels, problem.action_labels)
 
     def mle_parameters(self, smoothing: float = 0.0) -> tuple[np.ndarray, np.ndarray]:

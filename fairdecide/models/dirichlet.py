@@ -34,11 +34,13 @@ def _count(data: LoggedData, problem: DecisionProblem, factorization: str,
         raise FairdecideError(
             "factorization='papers' (P(x) P(y | x) P(z | y, x)) is for prediction problems, "
             "where y does not depend on the action; use factorization='joint'")
-    n_x_ = np.bincount(data.x, minlength=n_x).astype(float)
+    w = 1.0 if data.weights is None else data.weights  # rows, or atoms' counts
+    n_x_ = np.zeros(n_x)
+    np.add.at(n_x_, data.x, w)
     n_xy = np.zeros((n_x, n_y))
-    np.add.at(n_xy, (data.x, y), 1.0)
+    np.add.at(n_xy, (data.x, y), w)
     n_xyz = np.zeros((n_x, n_y, n_z))
-    np.add.at(n_xyz, (data.x, y, data.z), 1.0)
+    np.add.at(n_xyz, (data.x, y, data.z), w)
     return {"p_x": n_x_, "p_y_x": n_xy, "p_z_xy": n_xyz}
 
 
@@ -183,6 +185,10 @@ class BootstrapPosterior(BaseEstimator):
                 low_open=True)
         DirichletPosterior(self.smoothing, self.factorization,  # validates the input
                            bool(self.allow_empty_groups)).fit(data, problem)
+        if data.weights is not None:
+            raise FairdecideError(
+                "BootstrapPosterior resamples rows, and LoggedCounts holds counts of atoms; "
+                "use DirichletPosterior (its exact posterior needs only the counts)")
         self.data_ = data
         self.problem_ = problem
         return self
