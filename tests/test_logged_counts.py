@@ -143,3 +143,16 @@ def test_dask_local_cluster_gives_the_same_counts_and_results(tmp_path):
     assert r1.confidence_interval() == pytest.approx(r2.confidence_interval(), rel=1e-12)
     pd.testing.assert_frame_equal(audit(DATA, PROBLEM, random_state=0),
                                   audit(counts, PROBLEM, random_state=0), rtol=1e-12)
+
+
+def test_the_docs_example_runs(capsys):
+    """The Dask example of docs/data.md, verbatim."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "data.md").read_text()
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", page, flags=re.S)
+              if "LoggedCounts" in b]
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "docs/data.md", "exec"), {"__name__": "__docs__"})
+    assert "LoggedCounts(n=6000" in capsys.readouterr().out
