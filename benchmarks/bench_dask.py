@@ -87,7 +87,7 @@ if route == "dask":
     import dask.dataframe as dd
     from dask.distributed import Client, LocalCluster
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None, memory_limit="8GiB")
+                           dashboard_address=":0", memory_limit="8GiB")
     client = Client(cluster)
     out["cluster_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()

@@ -72,6 +72,9 @@ SR = np.random.RandomState(3).dirichlet(np.ones(2), size=30)
 SS, ST = np.arange(10), np.arange(15, 30)
 NOISY = pv.release_counts(np.array([[5, 3], [2, 9]]), 1.0, random_state=0)
 BUDGET = pv.PrivacyBudget(1.0, {"groups": 0.5, "cells": 0.5})
+UNITS = pd.DataFrame({"z": [0, 1, 0, 1, 0, 1], "w": [1.0] * 6,
+                      "p_0": [0.2, 0.4, 0.6, 0.8, 0.5, 0.3],
+                      "p_1": [0.8, 0.6, 0.4, 0.2, 0.5, 0.7]})
 LOG_CSV = Path(tempfile.mkdtemp()) / "log.csv"
 FRAME.to_csv(LOG_CSV, index=False)
 BAIL_UTILITY = {"detain": {"0": 0, "1": -1, "2": -2}, "release": {"0": 1, "1": 0, "2": -1}}
@@ -564,6 +567,14 @@ def _entries() -> list[Entry]:
         E("best_utility_within", lambda bound: fd.best_utility_within(bound)(
             {"mean_test_utility": [0.9, 0.8], "mean_test_fairness": [-0.2, -0.01]}),
           {"bound": 0.05}, {"bound": "real"}),
+        # ---------------------------------------------------------------- distributed
+        E("optimize_distributed", fd.optimize.optimize_distributed,
+          {"problem": CLS, "units": UNITS, "criteria": [fd.Independence()],
+           "epsilon": 0.05},
+          {"problem": "object", "units": "object", "criteria": "object", "epsilon": "real"},
+          accepts={"epsilon": {"inf"}}),
+        E("outcome_columns", fd.optimize.outcome_columns, {"problem": CLS},
+          {"problem": "object"}),
         # ---------------------------------------------------------------- privacy
         E("PrivacyBudget", pv.PrivacyBudget,
           {"epsilon": 1.0, "shares": {"groups": 0.5, "cells": 0.5}},
@@ -635,6 +646,7 @@ EXEMPT = {
     "RateInterval": "a result container built by rate_interval (fuzzed)",
     "SMALL_CELL_THRESHOLD": "a constant", "MECHANISMS": "a constant",
     "AuditReport": "a result container built by audit_report (fuzzed)",
+    "DistributedResult": "a result container built by optimize_distributed (fuzzed)",
     "InfeasibleToleranceError": "an exception",
     "SolverError": "an exception", "VerificationError": "an exception",
     "DataNotFoundError": "an exception",

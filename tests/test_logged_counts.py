@@ -132,7 +132,7 @@ def test_dask_local_cluster_gives_the_same_counts_and_results(tmp_path):
     for k, part in enumerate(np.array_split(np.arange(len(df)), 4)):
         df.iloc[part].to_parquet(tmp_path / f"part{k}.parquet")
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster):
+                      dashboard_address=":0") as cluster, Client(cluster):
         ddf = dd.read_parquet(str(tmp_path))
         assert ddf.npartitions == 4
         counts = fd.LoggedCounts.from_frame(ddf, features=["x"], group="z", action="a",

@@ -2,6 +2,11 @@
 verification and Pareto frontiers."""
 
 from fairdecide.optimize.api import optimize_policy
+from fairdecide.optimize.distributed import (
+    DistributedResult,
+    optimize_distributed,
+    outcome_columns,
+)
 from fairdecide.optimize.frontier import pareto_frontier
 from fairdecide.optimize.result import OptimizeResult, Verification
 from fairdecide.optimize.tradeoff import (
@@ -13,6 +18,7 @@ from fairdecide.optimize.tradeoff import (
 )
 
 __all__ = [
+    "DistributedResult",
     "FairnessConstraint",
     "MaxUtility",
     "Mixture",
@@ -20,6 +26,8 @@ __all__ = [
     "Tradeoff",
     "UtilityConstraint",
     "Verification",
+    "optimize_distributed",
     "optimize_policy",
+    "outcome_columns",
     "pareto_frontier",
 ]

@@ -1,0 +1,446 @@
+"""Fair policies for populations too large for one machine: the program in the space of
+its coupling rows, each iteration a map over units and a reduction.
+
+A tabular program couples its units only through the group marginal
+M[z, a, y] = sum_{u in z} w_u pi_ua p_u(y | a): utility and every linear criterion are
+functions of M. The policies form a product of simplices whose vertices are the
+deterministic policies, so (Dantzig-Wolfe) every policy is a mixture
+pi = sum_k lambda_k pi^k of deterministic ones, and the program becomes a **master**
+over the mixture weights lambda and M alone:
+
+    M - sum_k lambda_k g_k = 0,   sum_k lambda_k = 1,   lambda >= 0,
+    the criteria's rows and the trade-off's on M (as the in-memory program writes them),
+
+with g_k = M(pi^k). Given the master's duals y on the rows of M and sigma on the
+convexity row, the vertex of least reduced cost is found **unit by unit**,
+a_u = argmin_a w_u sum_y y[z_u, a, y] p_u(y | a): a map over the units' partitions, and
+its g a sum over them (a reduction). The units are split into blocks (a group's units in
+a row range of a partition), each with its own convexity row, so one pass prices a
+vertex per block; those that price out enter the master, which HiGHS re-solves (columns
+in the thousands, whatever the population). The loop ends when no vertex prices out:
+the least reduced cost d is the Lagrangian duality gap, certified at most 1e-9 of the
+objective.
+
+The policy is never collected: it is the mixture of the vertices that the master's duals
+y_k pick, recomputed unit by unit when asked (:meth:`DistributedResult.action_proba`),
+and it is **verified** by a further pass that recomputes M, hence the utility and every
+deviation, from the units and that mixture, independently of the master.
+
+The units are a pandas DataFrame or a Dask DataFrame (``pip install 'fairdecide[dask]'``;
+on Dask every pass runs on the workers) with a group column, a weight column
+(P(x, z) of a cell, or 1/N of a person) and the outcome probabilities: columns
+p_y(y) for prediction problems, p_y(a, y) for interventions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+from fairdecide._dask import is_dask_frame
+from fairdecide.criteria.base import Criterion, resolve_names
+from fairdecide.exceptions import FairdecideError, SolverError
+from fairdecide.problem import DecisionProblem
+from fairdecide.table import DecisionTable
+
+__all__ = ["DistributedResult", "optimize_distributed", "outcome_columns"]
+
+GAP = 1e-9
+MAX_ROUNDS = 300
+#: Each partition's units are split into this many row ranges; a block is a range's
+#: units of one group, and has its own convexity row in the master. More blocks: more
+#: columns per pass but far fewer passes (a single block tails off for thousands).
+BLOCKS_PER_PARTITION = 16
+
+
+def outcome_columns(problem: DecisionProblem) -> list[str]:
+    """The names of the outcome-probability columns the units table must have:
+    ``p_<y>`` (prediction) or ``p_<a>_<y>`` (intervention), by code.
+
+    Examples
+    --------
+    >>> import fairdecide as fd
+    >>> from fairdecide.optimize import outcome_columns
+    >>> outcome_columns(fd.DecisionProblem.classification(2))
+    ['p_0', 'p_1']
+    """
+    if not isinstance(problem, DecisionProblem):
+        raise FairdecideError(f"problem must be a DecisionProblem, got {problem!r:.60}")
+    if problem.outcome_depends_on_action:
+        return [f"p_{a}_{y}" for a in range(problem.n_actions)
+                for y in range(problem.n_outcomes)]
+    return [f"p_{y}" for y in range(problem.n_outcomes)]
+
+
+def _arrays(part: pd.DataFrame, problem: DecisionProblem, group: str, weight: str
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(z, w, p) of a partition; p of shape (n, n_a, n_y) for both kinds."""
+    z = part[group].to_numpy(dtype=np.int64)
+    w = part[weight].to_numpy(dtype=float)
+    p = part[outcome_columns(problem)].to_numpy(dtype=float)
+    n_a, n_y = problem.n_actions, problem.n_outcomes
+    p = p.reshape(len(z), n_a, n_y) if problem.outcome_depends_on_action else \
+        np.broadcast_to(p[:, None, :], (len(z), n_a, n_y))
+    return z, w, p
+
+
+def _choice(z: np.ndarray, w: np.ndarray, p: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Each unit's action of least reduced cost under marginal duals Y[z, a, y]."""
+    score = w[:, None] * np.einsum("uay,uay->ua", p, Y[z])
+    return np.argmin(score, axis=1)
+
+
+def _marginal_of(z: np.ndarray, w: np.ndarray, p: np.ndarray, rows: np.ndarray,
+                 n_z: int) -> np.ndarray:
+    """sum_u w_u rows_ua p_u(y | a) into M[z, a, y], flattened."""
+    contrib = (w[:, None, None] * rows[:, :, None] * p).reshape(len(z), -1)
+    n_ay = contrib.shape[1]
+    out = np.zeros((n_z, n_ay))
+    np.add.at(out, z, contrib)
+    return out.reshape(-1)
+
+
+def _blocks(n: int, z: np.ndarray, n_z: int) -> np.ndarray:
+    """Block of each unit of a partition: its row range times n_z plus its group."""
+    rng_id = (np.arange(n) * BLOCKS_PER_PARTITION) // max(n, 1)
+    return rng_id * n_z + z
+
+
+def _vertex_part(part: pd.DataFrame, problem: DecisionProblem, group: str, weight: str,
+                 Y: np.ndarray, n_z: int) -> np.ndarray:
+    """Each block's contribution g_b (n_blocks, n_m) of its least-reduced-cost vertex."""
+    z, w, p = _arrays(part, problem, group, weight)
+    n_b = BLOCKS_PER_PARTITION * n_z
+    n_ay = problem.n_actions * problem.n_outcomes
+    out = np.zeros((n_b, n_z, n_ay))
+    if len(z):
+        a = _choice(z, w, p, Y)
+        contrib = (w[:, None, None] * np.eye(problem.n_actions)[a][:, :, None] * p)
+        b = _blocks(len(z), z, n_z)
+        np.add.at(out, (b, z), contrib.reshape(len(z), n_ay))
+    return out.reshape(n_b, -1)
+
+
+def _mixture_rows(z: np.ndarray, w: np.ndarray, p: np.ndarray, duals: list,
+                  lam: np.ndarray, n_z: int, n_a: int) -> np.ndarray:
+    """pi of a partition's units: lam[block, k] over the vertices chosen under duals[k]."""
+    b = _blocks(len(z), z, n_z)
+    rows = np.zeros((len(z), n_a))
+    for k, Y in enumerate(duals):
+        weight_k = lam[b, k]
+        if np.any(weight_k > 0):
+            rows[np.arange(len(z)), _choice(z, w, p, Y)] += weight_k
+    return rows
+
+
+def _mixture_part(part: pd.DataFrame, problem: DecisionProblem, group: str, weight: str,
+                  duals: list, lam: np.ndarray, n_z: int) -> np.ndarray:
+    z, w, p = _arrays(part, problem, group, weight)
+    if len(z) == 0:
+        return np.zeros(n_z * problem.n_actions * problem.n_outcomes)
+    rows = _mixture_rows(z, w, p, duals, lam, n_z, problem.n_actions)
+    return _marginal_of(z, w, p, rows, n_z)
+
+
+def _masses(part: pd.DataFrame, problem: DecisionProblem, group: str, weight: str
+            ) -> np.ndarray:
+    """[total weight, units per group (64), sum w p(y | a) per (z < 64, a, y)]."""
+    z, w, p = _arrays(part, problem, group, weight)
+    n_a, n_y = problem.n_actions, problem.n_outcomes
+    if len(z) and (z.min() < 0 or z.max() >= 64):
+        raise FairdecideError("group codes must be integers from 0 to 63")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0) and np.all(np.isfinite(p))):
+        raise FairdecideError("weights and outcome probabilities must be finite, weights "
+                              ">= 0")
+    out = np.zeros((64, n_a, n_y))
+    np.add.at(out, z, w[:, None, None] * p)
+    per_group = np.bincount(z, minlength=64).astype(float)
+    return np.concatenate([[float(w.sum())], per_group, out.reshape(-1)])
+
+
+def _block_sizes(part: pd.DataFrame, group: str, n_z: int) -> np.ndarray:
+    z = part[group].to_numpy(dtype=np.int64)
+    return np.bincount(_blocks(len(z), z, n_z), minlength=BLOCKS_PER_PARTITION * n_z)
+
+
+def _map_parts(units: Any, fn: Any, *args: Any) -> list:
+    """fn(partition, *args) for each partition, in order: on the workers for Dask (a
+    pandas DataFrame is one partition)."""
+    if is_dask_frame(units):
+        import dask
+
+        return list(dask.compute(*[dask.delayed(fn)(d, *args)
+                                   for d in units.to_delayed()]))
+    return [fn(units, *args)]
+
+
+def _map_parts_with(units: Any, fn: Any, per_part: list, *args: Any) -> list:
+    """fn(partition, per_part[i], *args) for partition i."""
+    if is_dask_frame(units):
+        import dask
+
+        return list(dask.compute(*[dask.delayed(fn)(d, x, *args) for d, x in
+                                   zip(units.to_delayed(), per_part, strict=True)]))
+    return [fn(units, per_part[0], *args)]
+
+
+@dataclass
+class DistributedResult:
+    """The solution of :func:`optimize_distributed`.
+
+    Attributes
+    ----------
+    utility : float
+        Expected utility of the policy, recomputed from the units (verification pass).
+    deviations : dict of str to float
+        Each criterion's deviation, recomputed from the units' group marginal.
+    marginal : ndarray of shape (n_groups, n_actions, n_outcomes)
+        That marginal.
+    gap : float
+        The certified Lagrangian duality gap.
+    rounds : int
+        Master solves (each one pass over the units).
+    columns : int
+        Vertex columns of the final master.
+    seconds : float
+    verified : bool
+        Whether the recomputed deviations satisfy the trade-off's tolerances and the
+        recomputed utility equals the master's (to 1e-7).
+    objective : float
+        The trade-off's objective (to maximise).
+    """
+
+    utility: float
+    deviations: dict
+    marginal: np.ndarray
+    gap: float
+    rounds: int
+    columns: int
+    seconds: float
+    verified: bool
+    objective: float
+    problem: DecisionProblem = field(repr=False)
+    duals: list = field(repr=False, default_factory=list)
+    mixture: list = field(repr=False, default_factory=list)
+    group: str = field(repr=False, default="z")
+    weight: str = field(repr=False, default="w")
+
+    def action_proba(self, part: pd.DataFrame, partition: int = 0) -> np.ndarray:
+        """pi(a | unit) of the units of partition ``partition`` of the units table (a
+        pandas DataFrame: the whole table when it was one)."""
+        z, w, p = _arrays(part, self.problem, self.group, self.weight)
+        n_z = self.marginal.shape[0]
+        return _mixture_rows(z, w, p, self.duals, self.mixture[partition], n_z,
+                             self.problem.n_actions)
+
+
+def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
+            lam: float | None, epsilon: Any) -> Any:
+    """The in-memory program of a template world (one cell per group, the same
+    policy-independent masses P(z) and P(z, y) or P(y | a, z)), whose rows on M are the
+    master's."""
+    from fairdecide.beliefs import Belief
+    from fairdecide.optimize.program import PolicyProgram
+    from fairdecide.optimize.tradeoff import make_tradeoff
+    from fairdecide.world import TabularWorld
+
+    p_z = p_zay[:, 0, :].sum(axis=1)
+    tot = p_zay.sum(axis=-1, keepdims=True)
+    p_y = np.where(tot > 0, p_zay / np.where(tot > 0, tot, 1.0), 1.0 / p_zay.shape[-1])
+    if not problem.outcome_depends_on_action:
+        p_y = p_y[:, 0, :]
+    world = TabularWorld(p_z[None, :] / p_z.sum(), p_y[None])
+    tradeoff = make_tradeoff(len(criteria), lam, epsilon, None)
+    prog = PolicyProgram(problem, Belief.plug_in(world), False)
+    return prog.build(criteria, tradeoff), prog
+
+
+def _check(problem: Any, units: Any, criteria: Any, group: str, weight: str) -> list:
+    if not isinstance(problem, DecisionProblem):
+        raise FairdecideError(f"problem must be a DecisionProblem, got {problem!r:.60}")
+    if isinstance(criteria, Criterion):
+        criteria = [criteria]
+    if isinstance(criteria, str) or not isinstance(criteria, Sequence) or not criteria:
+        raise FairdecideError(f"criteria must be a list of criteria, got {criteria!r}")
+    for c in criteria:
+        if not isinstance(c, Criterion):
+            raise FairdecideError(f"criteria must be Criterion objects, got {c!r}")
+        cap = c.capabilities(problem)
+        if cap.reads != "marginal" or not cap.linear:
+            raise FairdecideError(
+                f"criteria: {c.label!r} is not a criterion of the group marginal linear in "
+                "the policy for this problem, which the distributed solver needs")
+    if not (isinstance(units, pd.DataFrame) or is_dask_frame(units)):
+        raise FairdecideError(f"units must be a pandas or Dask DataFrame, got "
+                              f"{type(units).__name__}")
+    need = [group, weight, *outcome_columns(problem)]
+    missing = [c for c in need if c not in units.columns]
+    if missing:
+        raise FairdecideError(f"units lacks the columns {missing}")
+    return list(criteria)
+
+
+def optimize_distributed(
+    problem: DecisionProblem, units: Any, criteria: Sequence[Criterion], *,
+    epsilon: Any = None, lam: float | None = None, group: str = "z", weight: str = "w",
+    tol: float = 1e-7, max_rounds: int = MAX_ROUNDS,
+) -> DistributedResult:
+    """The optimal policy of a population given as a (Dask) table of units.
+
+    Parameters
+    ----------
+    problem : DecisionProblem
+    units : pandas or Dask DataFrame
+        One row per unit: ``group`` (integer group code 0..n_z-1), ``weight`` (the
+        unit's probability mass; normalised to sum to one) and the outcome
+        probabilities :func:`outcome_columns`. On Dask, persist it first
+        (``units.persist()``): every round reads it.
+    criteria : list of Criterion
+        Criteria of the group marginal linear in the policy for this problem
+        (independence; separation in prediction problems), as their capabilities say.
+    epsilon, lam : float
+        The trade-off, as for :func:`~fairdecide.optimize_policy` (exactly one).
+    tol : float, default=1e-7
+        Verification tolerance on the recomputed deviations.
+    max_rounds : int, default=300
+
+    Returns
+    -------
+    DistributedResult
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> import fairdecide as fd
+    >>> from fairdecide.optimize import optimize_distributed
+    >>> rng = np.random.RandomState(0)
+    >>> z = rng.randint(0, 2, 500)
+    >>> p1 = 1 / (1 + np.exp(-rng.normal(size=500) - z))
+    >>> units = pd.DataFrame({"z": z, "w": 1.0, "p_0": 1 - p1, "p_1": p1})
+    >>> res = optimize_distributed(fd.DecisionProblem.classification(2), units,
+    ...                            [fd.Independence()], epsilon=0.02)
+    >>> res.verified, res.deviations["independence"] <= 0.02 + 1e-9
+    (True, True)
+    """
+    t0 = time.perf_counter()
+    criteria = _check(problem, units, criteria, group, weight)
+    tol = float(tol)
+    n_a, n_y = problem.n_actions, problem.n_outcomes
+    stats = np.sum(_map_parts(units, _masses, problem, group, weight), axis=0)
+    total, present = stats[0], stats[1:65]
+    if not total > 0:
+        raise FairdecideError("the units' weights must have a positive sum")
+    n_z = int(np.flatnonzero(present)[-1]) + 1
+    if n_z < 2 or np.any(present[:n_z] == 0):
+        raise FairdecideError(f"groups must be coded 0..n_z-1 with at least two, each with "
+                              f"units; found units in groups {np.flatnonzero(present)}")
+    p_zay = stats[65:].reshape(64, n_a, n_y)[:n_z] / total
+    program, prog = _master(problem, p_zay, criteria, lam, epsilon)
+    n_pi, n_m, n_free = prog.n_pi, prog.n_m, prog.n_free
+    if program.A_ub.shape[0] and abs(program.A_ub.tocsr()[:, :n_pi]).sum() > 0:
+        raise FairdecideError("criteria: a criterion writes rows on the policy columns")
+    A_eq = program.A_eq.tocsr()[n_free:, n_pi:]  # marginal rows first, then the rest
+    A_ub = program.A_ub.tocsr()[:, n_pi:]
+    c_rest, lb, ub = program.c[n_pi:], program.lb[n_pi:], program.ub[n_pi:]
+    sizes = _map_parts(units, _block_sizes, group, n_z)
+    block_ids = [np.flatnonzero(s > 0) for s in sizes]  # nonempty blocks per partition
+    offsets = np.cumsum([0] + [len(b) for b in block_ids])
+    n_blocks = int(offsets[-1])
+    cols_g: list[np.ndarray] = []  # columns: g (n_m,)
+    cols_block: list[int] = []  # global block index of each column
+    cols_round: list[int] = []  # which duals[k] made it
+    duals: list[np.ndarray] = []
+
+    def price(Y: np.ndarray) -> np.ndarray:
+        parts = _map_parts(units, _vertex_part, problem, group, weight, Y, n_z)
+        return np.concatenate([g[b] for g, b in zip(parts, block_ids, strict=True)]) / total
+
+    def add(G: np.ndarray, which: np.ndarray) -> None:
+        k = len(duals) - 1
+        for b in which:
+            cols_g.append(G[b])
+            cols_block.append(int(b))
+            cols_round.append(k)
+
+    starts = []
+    for a in range(n_a):  # constant policies: deviation 0, so the master is feasible
+        Y = np.zeros((n_z, n_a, n_y))
+        Y[:, a, :] = -1.0
+        starts.append(Y)
+    starts.append(-prog.U_m.reshape(n_z, n_a, n_y))  # the unconstrained best
+    for Y in starts:
+        duals.append(Y)
+        add(price(Y), np.arange(n_blocks))
+    rounds, gap, res = 0, np.inf, None
+    while True:
+        rounds += 1
+        C = len(cols_g)
+        G = np.array(cols_g).T
+        conv = sp.csr_matrix((np.ones(C), (cols_block, np.arange(C))), shape=(n_blocks, C))
+        n_rest = A_eq.shape[1]
+        lam_part = sp.vstack([sp.csr_matrix(-G), sp.csr_matrix((A_eq.shape[0] - n_m, C)),
+                              conv])
+        rest_part = sp.vstack([A_eq, sp.csr_matrix((n_blocks, n_rest))])
+        Aeq = sp.hstack([lam_part, rest_part]).tocsr()
+        beq = np.concatenate([program.b_eq[n_free:], np.ones(n_blocks)])
+        kw = {}
+        if A_ub.shape[0]:
+            kw = {"A_ub": sp.hstack([sp.csr_matrix((A_ub.shape[0], C)), A_ub]).tocsr(),
+                  "b_ub": program.b_ub}
+        res = linprog(np.append(np.zeros(C), c_rest), A_eq=Aeq, b_eq=beq,
+                      bounds=np.column_stack([np.append(np.zeros(C), lb),
+                                              np.append(np.full(C, np.inf), ub)]),
+                      method="highs", **kw)
+        if res.status != 0:
+            raise SolverError(f"the master program failed: {res.message}")
+        y = res.eqlin.marginals
+        Y = y[:n_m].reshape(n_z, n_a, n_y)
+        sigma = y[-n_blocks:]
+        duals.append(Y)
+        G_new = price(Y)
+        # a block's vertex column (-g, e_b) has reduced cost g . y_m - sigma_b
+        reduced = G_new @ y[:n_m] - sigma
+        gap = float(np.sum(np.clip(-reduced, 0.0, None)))
+        if gap <= GAP * max(1.0, abs(res.fun)):
+            duals.pop()
+            break
+        if rounds >= max_rounds:
+            raise SolverError(f"not certified after {max_rounds} rounds (gap {gap:.3g})")
+        add(G_new, np.flatnonzero(reduced < 0))
+    lam_cols = np.clip(res.x[:len(cols_g)], 0.0, None)
+    mix = np.zeros((n_blocks, len(duals)))
+    np.add.at(mix, (np.array(cols_block), np.array(cols_round)), lam_cols)
+    mix /= mix.sum(axis=1, keepdims=True)
+    per_part = []
+    for i, b in enumerate(block_ids):  # each partition's lam[block, k] over all its blocks
+        full = np.zeros((BLOCKS_PER_PARTITION * n_z, len(duals)))
+        full[b] = mix[offsets[i]:offsets[i + 1]]
+        per_part.append(full)
+    # Verification: M recomputed from the units and the mixture, then U and F from it.
+    M = (np.sum(_map_parts_with(units, _mixture_part_with, per_part, problem, group, weight,
+                                duals, n_z), axis=0) / total).reshape(n_z, n_a, n_y)
+    table = DecisionTable.from_marginal(M)
+    utility = float(np.einsum("zay,ay->", M, problem.utility))
+    names = resolve_names(criteria)
+    devs = {n: float(c.deviation_from_table(table, problem))
+            for n, c in zip(names, criteria, strict=True)}
+    master_u = float(prog.U_m @ res.x[len(cols_g):len(cols_g) + n_m])
+    ok = abs(utility - master_u) <= 1e-7 * max(1.0, abs(utility))
+    if epsilon is not None:
+        eps = np.broadcast_to(np.atleast_1d(np.asarray(epsilon, dtype=float)), len(devs))
+        ok &= all(d <= e + tol for d, e in zip(devs.values(), eps, strict=True))
+    return DistributedResult(utility, devs, M, gap, rounds, len(cols_g),
+                             time.perf_counter() - t0, bool(ok), -float(res.fun), problem,
+                             duals, per_part, group, weight)
+
+
+def _mixture_part_with(part: pd.DataFrame, lam: np.ndarray, problem: DecisionProblem,
+                       group: str, weight: str, duals: list, n_z: int) -> np.ndarray:
+    return _mixture_part(part, problem, group, weight, duals, lam, n_z)
