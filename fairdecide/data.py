@@ -282,13 +282,6 @@ class LoggedData:
         return Units(group=self.z, n_groups=self.n_z, cell=self.x, n_cells=self.n_x,
                      cell_labels=self.x_labels, group_labels=self.group_labels)
 
-    def counts(self) -> Any:
-        """The rows' sufficient statistics: a :class:`~fairdecide.LoggedCounts` of their
-        distinct (x, z, a, y, propensity) and how often each occurs."""
-        from fairdecide.logged_counts import counts_of
-
-        return counts_of(self)
-
     def subset(self, rows: Any) -> LoggedData:
         """The data restricted to ``rows`` (an index array or boolean mask), same labels."""
         idx = np.arange(self.n)[rows]

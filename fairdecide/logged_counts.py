@@ -7,7 +7,7 @@ Tabular estimates depend on a row only through its cell, group, action, outcome 
 :func:`~fairdecide.evaluation.audit`, :func:`~fairdecide.evaluation.estimate_deviation`
 and :func:`~fairdecide.evaluation.evaluate_policy` need on tabular data. It is built
 
-- from rows in memory (:meth:`LoggedData.counts <fairdecide.LoggedData.counts>`), or
+- from rows in memory (:meth:`LoggedCounts.from_data`), or
 - from a pandas or a **Dask** DataFrame by :meth:`LoggedCounts.from_frame`: on Dask the
   counting runs on the workers (one pass over the data, a tree reduction of the counts),
   and only the atom table reaches the client, so a log of any number of rows needs the
@@ -109,6 +109,16 @@ class LoggedCounts:
         self.weights = c
 
     # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_data(cls, data: LoggedData) -> LoggedCounts:
+        """The atoms of logged rows in memory: how often each distinct (x, z, a, y,
+        propensity) occurs, with the rows' labels."""
+        if not isinstance(data, LoggedData):
+            raise FairdecideError(f"data must be LoggedData, got {type(data).__name__}")
+        return cls.canonical(data.x, data.z, data.y, np.ones(data.n), data.a,
+                             data.propensity, data.x_labels, data.group_labels,
+                             data.outcome_labels, data.action_labels)
+
     @classmethod
     def from_frame(cls, df: Any, *, features: Sequence[str], group: str, outcome: str,
                    action: str | None = None, propensity: str | None = None
@@ -251,11 +261,3 @@ class LoggedCounts:
     def __repr__(self) -> str:
         return (f"LoggedCounts(n={self.n}, atoms={len(self.weights)}, cells={self.n_x}, "
                 f"groups={self.n_z})")
-
-
-def counts_of(data: LoggedData) -> LoggedCounts:
-    """The atoms of rows in memory (:meth:`LoggedData.counts`)."""
-    ones = np.ones(data.n)
-    return LoggedCounts.canonical(
-        data.x, data.z, data.y, ones, data.a, data.propensity, data.x_labels,
-        data.group_labels, data.outcome_labels, data.action_labels)

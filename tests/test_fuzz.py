@@ -247,6 +247,8 @@ def _entries() -> list[Entry]:
           {"df": "object", "features": "label", "group": "label", "outcome": "label",
            "action": "label", "propensity": "label"},
           accepts={"df": {"frame"}}),
+        E("LoggedCounts.from_data", fd.LoggedCounts.from_data, {"data": DATA},
+          {"data": "object"}),
         E("LoggedCounts", fd.LoggedCounts,
           {"x": [0, 1, 1], "z": [0, 0, 1], "y": [1, 0, 1], "counts": [3, 1, 2],
            "a": [1, 0, 1], "x_labels": ["lo", "hi"], "group_labels": ["f", "m"],

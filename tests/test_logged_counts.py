@@ -40,7 +40,7 @@ def test_counts_from_a_frame_are_the_rows_counts():
     df = DATA.to_frame()
     counts = fd.LoggedCounts.from_frame(df, features=["x"], group="z", action="a",
                                         outcome="y", propensity="propensity")
-    assert same(counts, DATA.counts())
+    assert same(counts, fd.LoggedCounts.from_data(DATA))
     assert counts.n == DATA.n and counts.weights.sum() == DATA.n
     # several features: the cells are the sorted combinations that occur, as on rows
     df["x2"] = np.where(np.arange(len(df)) % 3 == 0, "odd", "even")
@@ -48,13 +48,13 @@ def test_counts_from_a_frame_are_the_rows_counts():
                                     outcome="y")
     counts = fd.LoggedCounts.from_frame(df, features=["x", "x2"], group="z", action="a",
                                         outcome="y")
-    assert same(counts, rows.counts()) and counts.x_labels == rows.x_labels
+    assert same(counts, fd.LoggedCounts.from_data(rows)) and counts.x_labels == rows.x_labels
     back = counts.to_frame()
     assert back["count"].sum() == len(df) and len(back) == len(counts.weights)
 
 
 def test_functions_give_the_rows_results():
-    c = DATA.counts()
+    c = fd.LoggedCounts.from_data(DATA)
     np.testing.assert_array_equal(fd.TabularWorld.from_data(DATA, PROBLEM).p_y,
                                   fd.TabularWorld.from_data(c, PROBLEM).p_y)
     p1, p2 = fd.DirichletPosterior().fit(DATA, PROBLEM), fd.DirichletPosterior().fit(c,
@@ -73,14 +73,16 @@ def test_functions_give_the_rows_results():
     for data in (DATA, bare):
         for est in ("ips", "snips", "bayes"):
             r1 = evaluate_policy(data, POLICY, PROBLEM, est, random_state=0)
-            r2 = evaluate_policy(data.counts(), POLICY, PROBLEM, est, random_state=0)
+            r2 = evaluate_policy(fd.LoggedCounts.from_data(data), POLICY, PROBLEM, est,
+                                 random_state=0)
             assert r1.value == pytest.approx(r2.value, rel=1e-12)
             assert r1.std_error == pytest.approx(r2.std_error, rel=1e-10)
             assert r1.confidence_interval() == pytest.approx(r2.confidence_interval(),
                                                             rel=1e-10)
         for est in ("dm", "dr"):  # cross-fitted on rows, in-sample saturated on counts
             r1 = evaluate_policy(data, POLICY, PROBLEM, est, random_state=0)
-            r2 = evaluate_policy(data.counts(), POLICY, PROBLEM, est, random_state=0)
+            r2 = evaluate_policy(fd.LoggedCounts.from_data(data), POLICY, PROBLEM, est,
+                                 random_state=0)
             assert abs(r1.value - r2.value) < 0.2 * r1.std_error
             assert r2.std_error == pytest.approx(r1.std_error, rel=0.02)
     g1 = evaluate_policy_by_group(DATA, POLICY, PROBLEM, "ips").gaps()
@@ -99,12 +101,12 @@ def test_prediction_full_information():
     data = sample_logged_data(world, clf, 3000, random_state=1)
     pi = fd.TabularPolicy.for_world(world, [0.3, 0.7])
     r1 = evaluate_policy(data, pi, clf, "full")
-    r2 = evaluate_policy(data.counts(), pi, clf, "full")
+    r2 = evaluate_policy(fd.LoggedCounts.from_data(data), pi, clf, "full")
     assert (r1.value, r1.std_error) == pytest.approx((r2.value, r2.std_error), rel=1e-12)
 
 
 def test_counts_refuse_what_needs_rows():
-    c = DATA.counts()
+    c = fd.LoggedCounts.from_data(DATA)
     with pytest.raises(FairdecideError, match="BootstrapPosterior resamples rows"):
         fd.BootstrapPosterior().fit(c, PROBLEM)
     with pytest.raises(FairdecideError, match="logging_model"):
@@ -137,7 +139,7 @@ def test_dask_local_cluster_gives_the_same_counts_and_results(tmp_path):
         assert ddf.npartitions == 4
         counts = fd.LoggedCounts.from_frame(ddf, features=["x"], group="z", action="a",
                                             outcome="y", propensity="propensity")
-    assert same(counts, DATA.counts())
+    assert same(counts, fd.LoggedCounts.from_data(DATA))
     r1 = evaluate_policy(DATA, POLICY, PROBLEM, "ips")
     r2 = evaluate_policy(counts, POLICY, PROBLEM, "ips")
     assert r1.confidence_interval() == pytest.approx(r2.confidence_interval(), rel=1e-12)
