@@ -376,3 +376,59 @@ def test_value_intervals_cover(epsilon):
             hits[k] += low <= float((W * P).sum()) <= high
     assert (hits / reps).min() >= 0.9 - 3 * np.sqrt(0.09 / reps), hits / reps
     assert tb.value_weights(pi, make_bail_problem()[0], (30, 2, 2, 3)) is None
+
+
+def test_a_small_cell_cannot_be_recovered_by_subtraction():
+    """n(A, 1, 0) = 2: hiding only its own rates would leave n(A, 1) - n(A, 1, 1) = 2 in
+    plain sight, so every rate of group A is hidden; group B, with no small count, is
+    shown."""
+    rng = np.random.default_rng(0)
+    n = 400
+    df = pd.DataFrame({"z": rng.choice(["A", "B"], n), "a": rng.choice([0, 1], n),
+                       "y": rng.choice([0, 1], n)})
+    idx = df.index[(df.z == "A") & (df.a == 1)]
+    df.loc[idx, "y"] = 1
+    df.loc[idx[:2], "y"] = 0
+    rep = audit_report(df, group="z", action="a", outcome="y", n_boot=50)
+    for table in rep.rates.values():
+        a = table[table["group"] == "A"]
+        assert a["suppressed"].all() and a[["count", "total", "rate"]].isna().all().all()
+        assert not table[table["group"] == "B"]["suppressed"].any()
+
+
+def test_private_totals_and_values_stay_honest_at_a_tiny_budget():
+    problem, world = make_bail_problem()
+    df = sample_logged_data(world, problem, 300, random_state=0).to_frame()
+    U = np.array([[0, -1, -2], [1, 0, -1]])
+    for seed in range(4):
+        rep = audit_report(df, group="z", action="a", outcome="y", features=["x"],
+                           utility=BAIL_U, kind="intervention", criterion="independence",
+                           n_boot=50, dp_epsilon=0.01, dp_random_state=seed)
+        for col in ("value", "value_low", "value_high"):
+            assert rep.policies[col].between(U.min(), U.max()).all()
+        assert any("mostly noise" in s for s in rep.limitations)
+    fine = audit_report(df, group="z", action="a", outcome="y", features=["x"],
+                        utility=BAIL_U, kind="intervention", criterion="independence",
+                        n_boot=50, dp_epsilon=1e4, dp_random_state=0)
+    assert fine.meta["n_rows"] == pytest.approx(300, abs=1)
+    assert not any("mostly noise" in s for s in fine.limitations)
+
+
+def test_private_group_sizes_are_unbiased():
+    """Group sizes from the raw noisy cells average to the truth; the sum of the clipped
+    cells (the estimate a display uses) is biased upward where cells are zero."""
+    from fairdecide.privacy import release_counts
+    from fairdecide.report.rates import group_sizes
+
+    G = np.zeros((2, 3, 4))
+    G[:, :, :2] = 800  # half of each group's cells are empty
+    rng = np.random.RandomState(0)
+    reps = 300
+    raw, clipped = np.zeros((reps, 2)), np.zeros((reps, 2))
+    for r in range(reps):
+        noisy = release_counts(G.astype(int), 0.05, random_state=rng)
+        raw[r] = group_sizes(None, ("f", "m"), noisy, 10)["n"]
+        clipped[r] = noisy.estimate().sum(axis=(1, 2))
+    se = np.sqrt(noisy.noise_variance * 12 / reps)
+    assert np.all(np.abs(raw.mean(axis=0) - 4800) < 4 * se)
+    assert np.all(clipped.mean(axis=0) - 4800 > 10 * se)

@@ -127,6 +127,16 @@ def _policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: floa
                                 group_blind=group_blind)
     notes = list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
     C, R = est["test"], reps["test"]
+    U, limits = problem.utility, []
+    if release is not None:
+        raw_n = float(np.sum(release.values))
+        sd = float(np.sqrt(release.noise_variance * release.values.size))
+        if raw_n < 5 * sd:
+            limits.append(
+                f"The private test-half table is mostly noise (its total is {raw_n:.0f} "
+                f"with a noise standard deviation of {sd:.0f}): the values and deviations "
+                "of the policies are not informative. Use a larger dp_epsilon, fewer "
+                "features or more rows")
     rows = []
     for name, pi in (("logged decisions", None), ("unconstrained best", best.policy.table),
                      (f"fair ({crit_name} <= {epsilon:g})", fair.policy.table)):
@@ -135,6 +145,8 @@ def _policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: floa
             raw = C if release is None else np.asarray(release.values, dtype=float)
             var = 0.0 if release is None else float(release.noise_variance)
             value, lo, hi = tb.linear_value(W, raw, var, level)
+            # a utility per person lies in [min U, max U], whatever the noise did
+            value, lo, hi = (float(np.clip(v, U.min(), U.max())) for v in (value, lo, hi))
         else:
             value = tb.policy_value(C, pi, problem)
             lo, hi = (float(q) for q in np.quantile(tb.replicate_values(
@@ -151,6 +163,7 @@ def _policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: floa
                      "deviation": dev, "deviation_low": dlo, "deviation_high": dhi,
                      "unsupported": 0.0 if pi is None else tb.unsupported_mass(C, pi)})
     return {"table": pd.DataFrame(rows), "fair": fair, "best": best, "notes": notes,
+            "limits": limits,
             "frontier": front[["epsilon", "utility", "deviation"]].reset_index(drop=True)}
 
 
@@ -305,24 +318,31 @@ def audit_report(
             "n_cells": logged.n_x, "criterion": criterion, "epsilon": epsilon,
             "group_blind": group_blind, "level": level, "n_boot": n_boot,
             "min_cell": None if dp_epsilon else min_cell,
-            "n_rows": float(est["group"].sum()) if dp_epsilon else int(logged.n)}
+            "n_rows": (max(0.0, float(np.sum(releases["group"].values))) if dp_epsilon
+                       else int(logged.n))}
     return AuditReport(
         meta=meta, groups=sizes, rates=rates, criteria=crit_table,
-        policies=pol["table"], fair_policy=_decisions(pol, problem, logged, est),
+        policies=pol["table"],
+        fair_policy=_decisions(pol, problem, logged, est, None if dp_epsilon else min_cell),
         frontier=pol["frontier"], notes=notes,
-        limitations=limitations(est, pol, sizes, rates, problem, meta, min_cell),
+        limitations=pol["limits"] + limitations(est, pol, sizes, rates, problem, meta,
+                                                min_cell),
         privacy=None if budget is None else {
             "epsilon": dp_epsilon, "mechanism": dp_mechanism, "budget": budget.to_dict(),
             "statement": budget.describe() + _PARALLEL},
         seconds=time.perf_counter() - step.t0)
 
 
-def _decisions(pol: dict, problem: Any, data: Any, est: dict) -> pd.DataFrame:
+def _decisions(pol: dict, problem: Any, data: Any, est: dict, min_cell: int | None
+               ) -> pd.DataFrame:
     """The fair alternative's decisions: P(action) per cell and group, with the cell's
-    share of its group in the training table."""
+    share of its group in the training table (not shown for a cell of 1 to min_cell - 1
+    rows without privacy: with the group's size it would give the count)."""
     table = np.asarray(pol["fair"].policy.table)
     n_xz = est["train"].sum(axis=(2, 3))
     share = n_xz / np.maximum(n_xz.sum(axis=0, keepdims=True), 1e-12)
+    if min_cell is not None:
+        share = np.where((n_xz > 0) & (n_xz < min_cell), np.nan, share)
     rows = []
     for x, cell in enumerate(data.x_labels):
         for z, g in enumerate(data.group_labels):

@@ -78,8 +78,8 @@ def _rates_section(rep: Any) -> str:
            f"<p>{m['level']:.0%} intervals. "
            + ("Counts are private releases (noisy); the intervals include the noise."
               if rep.privacy else
-              f"Rates resting on (or revealing) fewer than {m['min_cell']} people are not "
-              "shown.") + "</p>"]
+              f"A group with a count of 1 to {m['min_cell'] - 1} people has its rates "
+              "hidden (see Privacy).") + "</p>"]
     specs = {"P(a | z)": ("action", None, m["action_labels"]),
              "P(a | y, z)": ("action", "outcome", m["action_labels"]),
              "P(y | a, z)": ("outcome", "action", m["outcome_labels"])}
@@ -132,9 +132,12 @@ def render(rep: Any) -> str:
     findings = "".join(f'<div class="finding">{escape(s[0].upper() + s[1:])}.</div>'
                        for s in rep.criteria["in_words"])
     privacy = (f"<h2>Privacy</h2><p>{escape(rep.privacy['statement'])}</p>" if rep.privacy
-               else "<h2>Privacy</h2><p>No differential privacy was applied. Counts from 1 "
-               f"to {m['min_cell'] - 1} and the rates that would reveal them are not "
-               "shown; a reader who knows other cells may still infer some of them.</p>")
+               else "<h2>Privacy</h2><p>No differential privacy was applied. A group with "
+               f"any count from 1 to {m['min_cell'] - 1} (of a decision and outcome, or of "
+               "a decision or an outcome) has all its rates hidden, since its other "
+               "counts would give the small one back by subtraction. Suppression has no "
+               "formal guarantee (the deviations and tests still use every count); use "
+               "differential privacy when the report is public.</p>")
     notes = "".join(f"<li>{escape(s)}</li>" for s in rep.notes)
     limits = "".join(f"<li>{escape(s)}</li>" for s in rep.limitations)
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -33,7 +33,8 @@ def limitations(est: dict, pol: dict, sizes: pd.DataFrame, rates: dict,
     n_all = sum(len(t) for t in rates.values())
     if n_sup:
         what = ("no count was released for them" if private else
-                f"they rest on (or would disclose) fewer than {min_cell} people")
+                f"their group has a count of 1 to {min_cell - 1} people, which its other "
+                "counts would disclose by subtraction")
         out.append(f"{n_sup} of {n_all} rates are not shown: {what}.")
     C = est["test"]
     n_xz = C.sum(axis=(2, 3))
