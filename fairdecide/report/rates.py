@@ -37,7 +37,8 @@ def _small(n: np.ndarray, min_cell: int) -> np.ndarray:
 def group_sizes(G: np.ndarray, groups: tuple, release: Any, min_cell: int) -> pd.DataFrame:
     """Rows per group, their share, and suppression. For a private release the sizes are
     the sums of the raw (unclipped) noisy cells, which are unbiased (the clipped cells
-    are biased upward), clipped at 0 for display, with the noise's standard deviation."""
+    are biased upward), clipped at 0 for display, with the noise's standard deviation
+    (column ``noise_sd``, only then)."""
     if release is not None:
         raw = np.asarray(release.values, dtype=float)
         n = np.clip(raw.sum(axis=(1, 2)), 0.0, None)
@@ -48,11 +49,12 @@ def group_sizes(G: np.ndarray, groups: tuple, release: Any, min_cell: int) -> pd
         sd = np.zeros(len(n))
         suppressed = _small(n, min_cell)
     share = n / n.sum() if n.sum() > 0 else np.full(len(n), 1.0 / len(n))
-    return pd.DataFrame({"group": [str(g) for g in groups],
-                         "n": np.where(suppressed, np.nan, n),
-                         "noise_sd": sd,
-                         "share": np.where(suppressed, np.nan, share),
-                         "suppressed": suppressed})
+    table = pd.DataFrame({"group": [str(g) for g in groups],
+                          "n": np.where(suppressed, np.nan, n),
+                          "noise_sd": sd,
+                          "share": np.where(suppressed, np.nan, share),
+                          "suppressed": suppressed})
+    return table if release is not None else table.drop(columns="noise_sd")
 
 
 def small_groups(G: np.ndarray, min_cell: int) -> np.ndarray:
