@@ -117,8 +117,9 @@ print(json.dumps(out))
 '''
 
 
-def run_route(route: str, folder: Path) -> dict:
-    run = subprocess.run([sys.executable, "-c", ROUTE, str(ROOT), route, str(folder)],
+def run_route(route: str, folder: Path, code: str = ROUTE) -> dict:
+    """Run ``code`` (a route script printing one JSON line) in a fresh process."""
+    run = subprocess.run([sys.executable, "-c", code, str(ROOT), route, str(folder)],
                          capture_output=True, text=True)
     if run.returncode:
         raise SystemExit(f"route {route} failed:\n{run.stderr[-3000:]}")

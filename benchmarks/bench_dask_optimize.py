@@ -26,15 +26,13 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from bench_dask import run_route  # the same fresh-process runner (benchmarks/ is on the path)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHUNK = 5_000_000
@@ -101,14 +99,6 @@ print(json.dumps(out))
 '''
 
 
-def run_route(route: str, folder: Path) -> dict:
-    run = subprocess.run([sys.executable, "-c", ROUTE, str(ROOT), route, str(folder)],
-                         capture_output=True, text=True)
-    if run.returncode:
-        raise SystemExit(f"route {route} failed:\n{run.stderr[-3000:]}")
-    return json.loads(run.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--units", type=float, nargs="+", default=[1e6, 1e7, 1e8])
@@ -134,7 +124,7 @@ def main() -> None:
                   ["pandas", "dask"] if n <= 10 * args.memory_max else ["dask"])
         utilities = []
         for route in routes:
-            r = run_route(route, folder)
+            r = run_route(route, folder, ROUTE)
             utilities.append(r["utility"])
             lines.append(
                 f"| {n:.0e} | {route} | "

@@ -28,8 +28,6 @@ import pandas as pd
 from fairdecide._validation import as_propensity
 from fairdecide.data import LoggedData, _encode, _object_vector
 from fairdecide.exceptions import FairdecideError
-from fairdecide.problem import DecisionProblem
-from fairdecide.units import Units
 
 __all__ = ["LoggedCounts"]
 
@@ -211,28 +209,13 @@ class LoggedCounts:
         """Number of rows."""
         return round(float(self.weights.sum()))
 
-    @property
-    def n_x(self) -> int:
-        return len(self.x_labels)
-
-    @property
-    def n_z(self) -> int:
-        return len(self.group_labels)
-
-    def outcome_codes(self, problem: DecisionProblem) -> np.ndarray:
-        """Each atom's outcome code in the problem's numbering (matched through labels)."""
-        return problem.outcome_codes(self.outcome_labels, name="data outcomes (y)")[self.y]
-
-    def action_codes(self, problem: DecisionProblem) -> np.ndarray | None:
-        """Each atom's action code in the problem's numbering, or None."""
-        if self.a is None:
-            return None
-        return problem.action_codes(self.action_labels, name="data actions (a)")[self.a]
-
-    def units(self) -> Units:
-        """The atoms as units: their cell and group codes."""
-        return Units(group=self.z, n_groups=self.n_z, cell=self.x, n_cells=self.n_x,
-                     cell_labels=self.x_labels, group_labels=self.group_labels)
+    # The label accessors read only the labels and the codes, which atoms have as rows do
+    # (codes of atoms instead of rows): LoggedData's own serve both.
+    n_x = LoggedData.n_x
+    n_z = LoggedData.n_z
+    outcome_codes = LoggedData.outcome_codes
+    action_codes = LoggedData.action_codes
+    units = LoggedData.units
 
     def subset(self, atoms: Any) -> LoggedCounts:
         """The atoms selected by an index array or boolean mask, same labels."""

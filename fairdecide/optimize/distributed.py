@@ -170,25 +170,21 @@ def _block_sizes(part: pd.DataFrame, group: str, n_z: int) -> np.ndarray:
     return np.bincount(_blocks(len(z), z, n_z), minlength=BLOCKS_PER_PARTITION * n_z)
 
 
-def _map_parts(units: Any, fn: Any, *args: Any) -> list:
-    """fn(partition, *args) for each partition, in order: on the workers for Dask (a
-    pandas DataFrame is one partition)."""
-    if is_dask_frame(units):
+def _map_parts(units: Any, fn: Any, *args: Any, per_part: list | None = None) -> list:
+    """fn(partition, *args) for each partition, in order, on the workers for Dask (a
+    pandas DataFrame is one partition); with ``per_part``, fn(partition, per_part[i],
+    *args) for partition i."""
+    dask_frame = is_dask_frame(units)
+    parts = units.to_delayed() if dask_frame else [units]
+    extra = [()] * len(parts) if per_part is None else [(x,) for x in per_part]
+    if len(extra) != len(parts):
+        raise FairdecideError("per_part must have one entry per partition")
+    if dask_frame:
         import dask
 
-        return list(dask.compute(*[dask.delayed(fn)(d, *args)
-                                   for d in units.to_delayed()]))
-    return [fn(units, *args)]
-
-
-def _map_parts_with(units: Any, fn: Any, per_part: list, *args: Any) -> list:
-    """fn(partition, per_part[i], *args) for partition i."""
-    if is_dask_frame(units):
-        import dask
-
-        return list(dask.compute(*[dask.delayed(fn)(d, x, *args) for d, x in
-                                   zip(units.to_delayed(), per_part, strict=True)]))
-    return [fn(units, per_part[0], *args)]
+        return list(dask.compute(*[dask.delayed(fn)(d, *x, *args)
+                                   for d, x in zip(parts, extra, strict=True)]))
+    return [fn(d, *x, *args) for d, x in zip(parts, extra, strict=True)]
 
 
 @dataclass
@@ -424,8 +420,8 @@ def optimize_distributed(
         full[b] = mix[offsets[i]:offsets[i + 1]]
         per_part.append(full)
     # Verification: M recomputed from the units and the mixture, then U and F from it.
-    M = (np.sum(_map_parts_with(units, _mixture_part_with, per_part, problem, group, weight,
-                                duals, n_z), axis=0) / total).reshape(n_z, n_a, n_y)
+    M = (np.sum(_map_parts(units, _mixture_part_with, problem, group, weight, duals, n_z,
+                           per_part=per_part), axis=0) / total).reshape(n_z, n_a, n_y)
     table = DecisionTable.from_marginal(M)
     utility = float(np.einsum("zay,ay->", M, problem.utility))
     names = resolve_names(criteria)
