@@ -49,8 +49,10 @@ logged an error or tried to reach the network (0 otherwise). In Python::
 The binary is found by :func:`chromium_path`: the environment variable
 ``FAIRDECIDE_CHROMIUM``, then ``chromium``, ``chromium-browser``, ``google-chrome`` on
 ``PATH``. On Debian: ``apt-get install chromium``. Tests call :func:`require_chromium`,
-which fails (never silently passes) when there is no browser, unless
-``FAIRDECIDE_SKIP_BROWSER=1`` asks to skip.
+which skips them, saying why, when there is no browser (the README's test command passes
+on a machine with only Python), and fails them when ``FAIRDECIDE_REQUIRE_BROWSER=1``
+(``.ci/run`` sets it after installing Chromium, so CI can never skip them). A missing
+browser never lets a browser test pass.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
 INSTALL_HINT = (
     "headless Chromium is needed for the browser tests: install Debian's `chromium` "
     "package (apt-get install chromium) or set FAIRDECIDE_CHROMIUM to a Chromium/Chrome "
-    "binary; set FAIRDECIDE_SKIP_BROWSER=1 to skip these tests instead"
+    "binary"
 )
 PROFILE_PREFIX = "fairdecide-chromium-"
 BLOCKED_SCHEMES = ("http", "https", "ws", "wss", "ftp")
@@ -178,10 +180,9 @@ def chromium_path() -> str | None:
 
 
 def require_chromium() -> str:
-    """The Chromium binary for a test; fails the test (with how to install it) if absent.
-
-    ``FAIRDECIDE_SKIP_BROWSER=1`` turns the failure into a skip. A missing browser never
-    lets a browser test pass.
+    """The Chromium binary for a test; skips the test (saying why and how to install it)
+    if absent, or fails it when ``FAIRDECIDE_REQUIRE_BROWSER=1`` (CI). A missing browser
+    never lets a browser test pass.
     """
     import pytest
 
@@ -190,9 +191,10 @@ def require_chromium() -> str:
         return found
     env = os.environ.get("FAIRDECIDE_CHROMIUM")
     why = f"FAIRDECIDE_CHROMIUM={env!r} is not an executable; " if env else ""
-    if os.environ.get("FAIRDECIDE_SKIP_BROWSER") == "1":
-        pytest.skip(f"{why}no Chromium found and FAIRDECIDE_SKIP_BROWSER=1")
-    pytest.fail(f"{why}no Chromium found. {INSTALL_HINT}", pytrace=False)
+    if os.environ.get("FAIRDECIDE_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{why}no Chromium found and FAIRDECIDE_REQUIRE_BROWSER=1. "
+                    f"{INSTALL_HINT}", pytrace=False)
+    pytest.skip(f"{why}no Chromium found: {INSTALL_HINT}")
 
 
 class Chromium:

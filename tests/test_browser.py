@@ -1,7 +1,7 @@
 """The headless-Chromium harness (tests/browser.py) on small fixture pages.
 
-Without Chromium these tests fail, saying how to install it; FAIRDECIDE_SKIP_BROWSER=1
-skips them instead.
+Without Chromium these tests skip, saying how to install it; with
+FAIRDECIDE_REQUIRE_BROWSER=1 (set by .ci/run) they fail instead.
 """
 
 from __future__ import annotations
@@ -177,15 +177,15 @@ def test_chromium_path_order(tmp_path, monkeypatch):
     assert chromium_path() is None
 
 
-def test_missing_chromium_fails_unless_skipping_is_asked_for(tmp_path, monkeypatch):
+def test_missing_chromium_skips_unless_required(tmp_path, monkeypatch):
     monkeypatch.delenv("FAIRDECIDE_CHROMIUM", raising=False)
-    monkeypatch.delenv("FAIRDECIDE_SKIP_BROWSER", raising=False)
+    monkeypatch.delenv("FAIRDECIDE_REQUIRE_BROWSER", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(pytest.fail.Exception, match="install Debian's `chromium` package"):
+    with pytest.raises(pytest.skip.Exception, match="install Debian's `chromium` package"):
         require_chromium()
-    monkeypatch.setenv("FAIRDECIDE_SKIP_BROWSER", "1")
-    with pytest.raises(pytest.skip.Exception, match="FAIRDECIDE_SKIP_BROWSER=1"):
+    monkeypatch.setenv("FAIRDECIDE_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="FAIRDECIDE_REQUIRE_BROWSER=1"):
         require_chromium()
-    monkeypatch.setenv("FAIRDECIDE_SKIP_BROWSER", "0")  # only "1" skips
-    with pytest.raises(pytest.fail.Exception):
+    monkeypatch.setenv("FAIRDECIDE_REQUIRE_BROWSER", "0")  # only "1" requires
+    with pytest.raises(pytest.skip.Exception):
         require_chromium()

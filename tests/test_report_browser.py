@@ -1,8 +1,8 @@
 """The audit report opened in headless Chromium: its tables and figures render, with no
 console error and no request to the network.
 
-Without Chromium these tests fail, saying how to install it; FAIRDECIDE_SKIP_BROWSER=1
-skips them instead.
+Without Chromium these tests skip, saying how to install it; with
+FAIRDECIDE_REQUIRE_BROWSER=1 (set by .ci/run) they fail instead.
 """
 
 from __future__ import annotations
