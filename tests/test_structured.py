@@ -34,7 +34,7 @@ REL = 1e-9
 
 def small_bins():
     """Bin every program (four bins at least) so the sifting path runs on small ones."""
-    return mock.patch.multiple(structured, BINS_MIN=4, BINS_PER_ROW=0)
+    return mock.patch.multiple(structured, BINS_MIN=4, BINS_PER_ROW=0, BELIEF_BINS=4)
 
 
 def agree(a: float, b: float) -> bool:

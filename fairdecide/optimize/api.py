@@ -76,9 +76,13 @@ def optimize_policy(
         P(F > epsilon) <= delta under the belief.
     solver : str, optional
         None or "highs": HiGHS through scipy, dual simplex for small and interior point
-        (with crossover) for large programs; "highs-ds"/"highs-ipm" force one; any other
-        name (e.g. "CLARABEL", "SCS", "HIGHS") goes through cvxpy. KL measures need an
-        exponential-cone solver and default to Clarabel.
+        (with crossover) for large programs; "highs-ds"/"highs-ipm" force one;
+        "structured" sifts over the units (:mod:`fairdecide.optimize.structured`, the
+        default for large programs); "scenarios" solves a belief in the space of its
+        scenarios (:mod:`fairdecide.optimize.scenario_cuts`, the default for beliefs
+        under ``epsilon`` and without criteria); any other name (e.g. "CLARABEL", "SCS",
+        "HIGHS") goes through cvxpy. KL measures need an exponential-cone solver and
+        default to Clarabel.
     tol : float, default=1e-6
         Verification tolerance, at most 0.01: every returned policy's utility and
         deviations are recomputed from its decision table; a tolerance violated by more

@@ -162,14 +162,15 @@ class Assembly:
 
     def utility_floor(self, utility_min: float) -> None:
         """The belief's aggregate utility (mean, or every scenario's) >= utility_min."""
+        parts = [self.scenario_utility(k) for k in range(self.K)]
         if self.aggregate == "mean":
-            cols = np.concatenate(self.m_cols)
-            vals = np.concatenate([-self.w[k] * self.prog.U_m for k in range(self.K)])
+            cols = np.concatenate([c for c, _ in parts])
+            vals = np.concatenate([-self.w[k] * v for k, (_, v) in enumerate(parts)])
             self.ub.add(np.zeros(len(cols), dtype=int), cols, vals, np.array([-utility_min]))
         else:
-            for k in range(self.K):
-                self.ub.add(np.zeros(self.prog.n_m, dtype=int), self.m_cols[k],
-                            -self.prog.U_m, np.array([-utility_min]))
+            for cols, vals in parts:
+                self.ub.add(np.zeros(len(cols), dtype=int), cols, -vals,
+                            np.array([-utility_min]))
 
     def minimize_violation(self, epsilon: Sequence[float], chance_delta: float | None
                            ) -> None:

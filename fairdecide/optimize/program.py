@@ -58,6 +58,8 @@ class Program:
     #: the policy's free rows: the first n_units * n_actions columns, and the first
     #: n_units equality rows are their simplices (the structured solver's blocks)
     n_units: int = 0
+    #: the belief's scenarios, which share the policy columns
+    n_scenarios: int = 1
 
     @property
     def n_variables(self) -> int:
@@ -212,4 +214,4 @@ class PolicyProgram:
         m_slices = [slice(int(c[0]), int(c[0]) + self.n_m) for c in asm.m_cols]
         return Program(cost, A_ub, b_ub, A_eq, b_eq, lb, ubd, m_slices,
                        [list(map(int, r)) for r in asm.F], asm.kl, n_actions=self.n_a,
-                       n_units=self.n_free)
+                       n_units=self.n_free, n_scenarios=self.K)

@@ -73,6 +73,12 @@ class LinearRoute(Route):
 
     def run(self, session: Session) -> RouteResult:
         tr = session.tradeoff
+        run = session.solve_by_scenarios(tr, session.criteria)
+        if run is not None:  # a belief, solved in the space of its scenarios
+            pi, viol = session.prog.clean(run.pi.reshape(-1))
+            return RouteResult(pi, viol, "optimal",
+                               {"utility": run.utility, "f": run.f,
+                                "objective": run.objective})
         res = session.solve(tr, session.criteria)
         return _program_result(session, res, session.last_program)
 

@@ -12,6 +12,11 @@ from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, Expansion
 from fairdecide.exceptions import SolverError
 from fairdecide.optimize.program import PolicyProgram, Program
+from fairdecide.optimize.scenario_cuts import (
+    ScenarioRun,
+    scenario_cuts_suit,
+    solve_scenario_cuts,
+)
 from fairdecide.optimize.solvers import SolveResult, solve_program
 from fairdecide.optimize.tradeoff import MaxUtility, Tradeoff
 from fairdecide.values import scenario_values
@@ -84,6 +89,24 @@ class Session:
             self.stats["structured"] = res.details
         return res
 
+    def solve_by_scenarios(self, tradeoff: Tradeoff, criteria: list[Criterion]
+                           ) -> ScenarioRun | None:
+        """The belief's program solved in the space of its scenarios
+        (:mod:`fairdecide.optimize.scenario_cuts`), or None when that solver does not
+        suit the session or hands the program back."""
+        if not scenario_cuts_suit(self):
+            return None
+        run = solve_scenario_cuts(self, tradeoff, criteria)
+        if run is None:
+            return None
+        d = run.details
+        self.stats["solve_seconds"] += d["seconds"]
+        self.stats["solver_iterations"] += d["iterations"]
+        self.stats["scenario_cuts"] = d
+        self.solver_name = (f"scenario cuts: {d['working_units']} of {d['units']} units "
+                            f"free, {d['cuts']} cuts, {d['rounds']} rounds")
+        return run
+
     def fail(self, res: SolveResult, what: str) -> SolverError:
         return SolverError(
             f"{res.solver} failed on the {what} program: {res.status}. Try another solver, "
@@ -99,11 +122,18 @@ class Session:
 
     def utility_optimum(self) -> np.ndarray:
         """Free rows of the utility-maximising policy (no fairness)."""
+        run = self.solve_by_scenarios(MaxUtility(), [])
+        if run is not None:
+            return run.pi
         return self.prog.clean(self._utility_program().x)[0]
 
     def with_utility_floor(self) -> None:
         """If the trade-off needs the best utility U* (constrained utility), solve it and
         fix the trade-off's floor."""
         if self.tradeoff.needs_utility_optimum:
-            u_star = -self._utility_program().objective
+            run = self.solve_by_scenarios(MaxUtility(), [])
+            if run is not None:
+                u_star = -run.objective
+            else:
+                u_star = -self._utility_program().objective
             self.tradeoff = self.tradeoff.with_utility_optimum(u_star)

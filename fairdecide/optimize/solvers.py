@@ -27,6 +27,9 @@ __all__ = ["SCIPY_METHODS", "SolveResult", "check_solver", "solve_program"]
 SIMPLEX_MAX_VARIABLES = 5_000
 SCIPY_METHODS = {"highs": None, "highs-ds": "highs-ds", "highs-ipm": "highs-ipm"}
 STRUCTURED = "structured"
+#: the scenario-cut solver of beliefs (fairdecide.optimize.scenario_cuts); a program it
+#: hands back is solved as with the default
+SCENARIOS = "scenarios"
 
 
 @dataclass
@@ -48,14 +51,15 @@ def check_solver(solver: Any) -> None:
         return
     if not isinstance(solver, str):
         raise FairdecideError(f"solver must be a string such as 'highs', got {solver!r}")
-    if solver.lower() in SCIPY_METHODS or solver.lower() == STRUCTURED:
+    if solver.lower() in SCIPY_METHODS or solver.lower() in (STRUCTURED, SCENARIOS):
         return
     import cvxpy as cp
 
     if solver.upper() not in cp.installed_solvers():
         raise SolverError(
-            f"solver {solver!r} is not usable here: use 'structured', 'highs', 'highs-ds' or "
-            f"'highs-ipm', or one of the installed cvxpy solvers {cp.installed_solvers()}"
+            f"solver {solver!r} is not usable here: use 'structured', 'scenarios', 'highs', "
+            f"'highs-ds' or 'highs-ipm', or one of the installed cvxpy solvers "
+            f"{cp.installed_solvers()}"
         )
 
 
@@ -68,6 +72,8 @@ def solve_program(prog: Program, solver: str | None = None, time_limit: float | 
     is passed to cvxpy."""
     from fairdecide.optimize.structured import structured_suits
 
+    if solver is not None and solver.lower() == SCENARIOS:
+        solver = None
     if prog.kl and (solver is None or solver.lower() in SCIPY_METHODS
                     or solver.lower() == STRUCTURED):
         solver = "CLARABEL"

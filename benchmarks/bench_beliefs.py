@@ -1,0 +1,142 @@
+"""Beliefs: the scenario-cut solver beside the whole program handed to HiGHS, one run.
+
+For each case the belief's program is solved three or four ways, in one process, one
+after the other:
+
+- ``cuts``: ``optimize_policy`` with the default solver, which for a belief of linear
+  group criteria is the scenario-cut solver (:mod:`fairdecide.optimize.scenario_cuts`),
+  end to end (build, solve, verify on every scenario's decision table);
+- ``landed``: ``optimize_policy(..., solver="highs")``, the route every belief took before
+  (the whole program, HiGHS's method chosen by size), end to end; skipped above
+  ``--landed-max`` variables;
+- ``raw ds`` / ``raw ipm``: the same whole program handed to ``scipy.optimize.linprog``
+  (HiGHS dual simplex, interior point), ``--time-limit`` seconds each (inf: not finished).
+
+``rel_diff`` compares the cut solver's objective with the best finished whole-program
+optimum. Cases: independence on ``make_tabular_problem(n_x, 4, 5)`` with a Dirichlet
+posterior fitted on 20 x cells logged rows (SOLVERS.md's belief benchmark), and with
+``--compas K ...`` the Bayesian-fairness experiment's program (COMPAS, balance,
+group-blind, posterior of the whole data) at lambda 0.5 and 1.
+
+Usage::
+
+    python benchmarks/bench_beliefs.py                       # 300 and 1000 cells, K = 32
+    python benchmarks/bench_beliefs.py --quick               # 100 cells, K = 8
+    FAIRDECIDE_DATA=... python benchmarks/bench_beliefs.py --sizes --compas 32 128 512 2048
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import linprog
+
+import fairdecide as fd
+from fairdecide.datasets import make_tabular_problem, sample_logged_data
+from fairdecide.optimize.program import PolicyProgram
+from fairdecide.optimize.tradeoff import make_tradeoff
+
+OUT = Path(__file__).parent / "results" / "beliefs.txt"
+
+
+def tabular_case(n_x: int, K: int):
+    problem, world = make_tabular_problem(n_x, 4, 5, 2, random_state=0)
+    data = sample_logged_data(world, problem, 20 * n_x * 4, random_state=0)
+    post = fd.DirichletPosterior(prior=0.5).fit(data, problem)
+    return problem, fd.Belief.from_posterior(post, K, random_state=0), [fd.Independence()], False
+
+
+def compas_case(K: int):
+    from fairdecide.experiments import bayesian_fairness as bf
+
+    data, problem = bf.compas_data()
+    post = fd.DirichletPosterior(bf.PRIOR, bf.FACTORIZATION,
+                                 allow_empty_groups=True).fit(data, problem)
+    return problem, fd.Belief.from_posterior(post, K, random_state=0), [bf.balance()], True
+
+
+def raw(problem, belief, crits, blind, kw, method, limit):
+    prog = PolicyProgram(problem, belief, blind).build(
+        crits, make_tradeoff(len(crits), kw.get("lam"), kw.get("epsilon"), None))
+    bounds = np.where(np.isinf(np.column_stack([prog.lb, prog.ub])), None,
+                      np.column_stack([prog.lb, prog.ub]))
+    t0 = time.perf_counter()
+    res = linprog(prog.c, A_ub=prog.A_ub, b_ub=prog.b_ub, A_eq=prog.A_eq, b_eq=prog.b_eq,
+                  bounds=bounds, method=method, options={"time_limit": limit})
+    seconds = time.perf_counter() - t0
+    ok = res.status == 0
+    return (seconds if ok else np.inf), (-float(res.fun) if ok else np.nan), prog.n_variables
+
+
+def run_case(name, problem, belief, crits, blind, kw, args):
+    t0 = time.perf_counter()
+    res = fd.optimize_policy(problem, belief, crits, group_blind=blind, **kw)
+    cuts_s = time.perf_counter() - t0
+    ds_s, ds_v, n_var = raw(problem, belief, crits, blind, kw, "highs-ds", args.time_limit)
+    ipm_s, ipm_v, _ = raw(problem, belief, crits, blind, kw, "highs-ipm", args.time_limit)
+    landed_s = np.nan
+    if n_var <= args.landed_max:
+        t0 = time.perf_counter()
+        fd.optimize_policy(problem, belief, crits, group_blind=blind, solver="highs", **kw)
+        landed_s = time.perf_counter() - t0
+    best = ds_v if np.isfinite(ds_v) else ipm_v
+    rel = abs(res.objective - best) / max(1.0, abs(best)) if np.isfinite(best) else np.nan
+    d = res.stats.get("scenario_cuts", {})
+    speed = min(ds_s, ipm_s, landed_s if np.isfinite(landed_s) else np.inf) / cuts_s
+    tradeoff = ", ".join(f"{k}={v}" for k, v in kw.items())
+    return (f"| {name} | {tradeoff} | {belief.n_scenarios} | {n_var} | {cuts_s:.3f} | "
+            f"{landed_s:.3f} | {ds_s:.3f} | {ipm_s:.3f} | {speed:.1f} | {rel:.1e} | "
+            f"{d.get('rounds', '-')} | {d.get('working_units', '-')}/{d.get('units', '-')} | "
+            f"{d.get('cuts', '-')} | {res.solver.split(':')[0]} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sizes", type=int, nargs="*", default=None)
+    parser.add_argument("--scenarios", type=int, nargs="+", default=None)
+    parser.add_argument("--compas", type=int, nargs="*", default=[])
+    parser.add_argument("--epsilon", type=float, nargs="*", default=[0.05])
+    parser.add_argument("--lams", type=float, nargs="*", default=[0.5])
+    parser.add_argument("--time-limit", type=float, default=120.0)
+    parser.add_argument("--landed-max", type=int, default=30_000)
+    parser.add_argument("--out", default=str(OUT))
+    args = parser.parse_args()
+    sizes = args.sizes if args.sizes is not None else ([100] if args.quick else [300, 1000])
+    ks = args.scenarios or ([8] if args.quick else [32])
+    lines = [
+        f"# {Path(__file__).name}: beliefs, the scenario-cut solver beside the whole program",
+        f"# command: python benchmarks/{Path(__file__).name} {shlex.join(sys.argv[1:])}",
+        f"# date: {datetime.date.today()}, {platform.machine()}, python "
+        f"{platform.python_version()}; one process, cases in turn; raw limit "
+        f"{args.time_limit:g} s (inf: not finished); landed = solver='highs' (skipped: nan)",
+        "",
+        "| case | trade-off | K | variables | cuts s | landed s | raw ds s | raw ipm s | "
+        "speed-up | rel diff | rounds | free units | cuts | solver |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    print("\n".join(lines), flush=True)
+    cases = [(f"independence {n_x} x 4 x 5", lambda n_x=n_x, K=K: tabular_case(n_x, K),
+              [{"epsilon": e} for e in args.epsilon] + [{"lam": lam} for lam in args.lams])
+             for n_x in sizes for K in ks]
+    cases += [("COMPAS balance", lambda K=K: compas_case(K),
+               [{"lam": lam / (1 + lam)} for lam in (0.5, 1.0)]) for K in args.compas]
+    for name, make, tradeoffs in cases:
+        problem, belief, crits, blind = make()
+        for kw in tradeoffs:
+            line = run_case(name, problem, belief, crits, blind, kw, args)
+            print(line, flush=True)
+            lines.append(line)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

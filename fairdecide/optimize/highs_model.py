@@ -1,0 +1,133 @@
+"""One HiGHS model kept warm between solves: the place for the engine's tolerances.
+
+The decomposition solvers grow a restricted program round by round: rows (cuts) and
+columns (units set free) are appended, bounds change, and HiGHS resumes from its last
+basis. :class:`HighsModel` is that model: built once from sparse arrays, grown in place,
+solved, and read back (values, row duals, iteration counts). Its tolerances are set here
+and nowhere else.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["FEASIBILITY_TOL", "HighsModel"]
+
+#: Primal and dual feasibility tolerances of every restricted program. HiGHS's default
+#: (1e-7) would leave coupling rows violated by that much, and reduced costs
+#: (the certificates' gaps) unresolved below it.
+FEASIBILITY_TOL = 1e-9
+
+
+class HighsModel:
+    """min c @ x  s.t.  row_lo <= A x <= row_hi,  lb <= x <= ub, warm between solves.
+
+    Parameters
+    ----------
+    c, lb, ub : ndarray of shape (n_cols,)
+    A : scipy sparse matrix of shape (n_rows, n_cols)
+    row_lo, row_hi : ndarray of shape (n_rows,)
+    time_limit : float, optional
+        Seconds allowed to each solve.
+    """
+
+    def __init__(self, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, A: Any,
+                 row_lo: np.ndarray, row_hi: np.ndarray, time_limit: float | None = None
+                 ) -> None:
+        import highspy
+
+        self._hs = highspy
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+        h.setOptionValue("primal_feasibility_tolerance", FEASIBILITY_TOL)
+        h.setOptionValue("dual_feasibility_tolerance", FEASIBILITY_TOL)
+        if time_limit is not None:
+            h.setOptionValue("time_limit", float(time_limit))
+        A = sp.csc_matrix(A)
+        A.sort_indices()
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+        lp.col_cost_ = np.asarray(c, dtype=float)
+        lp.col_lower_ = np.asarray(lb, dtype=float)
+        lp.col_upper_ = np.asarray(ub, dtype=float)
+        lp.row_lower_ = np.asarray(row_lo, dtype=float)
+        lp.row_upper_ = np.asarray(row_hi, dtype=float)
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+        lp.a_matrix_.index_ = A.indices.astype(np.int32)
+        lp.a_matrix_.value_ = A.data.astype(float)
+        h.passModel(lp)
+        self.h = h
+        self.n_rows, self.n_cols = A.shape
+        self.iterations, self.seconds = 0, 0.0
+
+    # ------------------------------------------------------------------ growing
+    def add_rows(self, A: Any, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Append rows ``lo <= A x <= hi`` (A over the current columns); their indices."""
+        A = sp.csr_matrix(A)
+        A.sort_indices()
+        k = A.shape[0]
+        if k:
+            self.h.addRows(k, np.asarray(lo, float), np.asarray(hi, float), A.nnz,
+                           A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32),
+                           A.data.astype(float))
+        idx = self.n_rows + np.arange(k)
+        self.n_rows += k
+        return idx
+
+    def add_cols(self, A: Any, cost: np.ndarray, lb: np.ndarray, ub: np.ndarray
+                 ) -> np.ndarray:
+        """Append columns (A over the current rows) with costs and bounds; their indices."""
+        A = sp.csc_matrix(A)
+        A.sort_indices()
+        k = A.shape[1]
+        if k:
+            self.h.addCols(k, np.asarray(cost, float), np.asarray(lb, float),
+                           np.asarray(ub, float), A.nnz, A.indptr[:-1].astype(np.int32),
+                           A.indices.astype(np.int32), A.data.astype(float))
+        idx = self.n_cols + np.arange(k)
+        self.n_cols += k
+        return idx
+
+    def set_row_bounds(self, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        rows = np.asarray(rows, dtype=np.int32)
+        if len(rows):
+            self.h.changeRowsBounds(len(rows), rows, np.asarray(lo, float),
+                                    np.asarray(hi, float))
+
+    def set_col_bounds(self, cols: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        cols = np.asarray(cols, dtype=np.int32)
+        if len(cols):
+            self.h.changeColsBounds(len(cols), cols, np.asarray(lo, float),
+                                    np.asarray(hi, float))
+
+    def set_costs(self, cols: np.ndarray, cost: np.ndarray) -> None:
+        cols = np.asarray(cols, dtype=np.int32)
+        if len(cols):
+            self.h.changeColsCost(len(cols), cols, np.asarray(cost, float))
+
+    # ------------------------------------------------------------------ solving
+    def solve(self) -> tuple[bool, str]:
+        """Run HiGHS from the last basis; (optimal, status word)."""
+        t0 = time.perf_counter()
+        self.h.run()
+        self.seconds += time.perf_counter() - t0
+        self.iterations += int(self.h.getInfo().simplex_iteration_count)
+        status = self.h.getModelStatus()
+        return (status == self._hs.HighsModelStatus.kOptimal,
+                self.h.modelStatusToString(status).lower())
+
+    @property
+    def objective(self) -> float:
+        return float(self.h.getInfo().objective_function_value)
+
+    def values(self) -> np.ndarray:
+        return np.asarray(self.h.getSolution().col_value)
+
+    def row_duals(self) -> np.ndarray:
+        """Row duals y with reduced costs c - A^T y (HiGHS's sign convention)."""
+        return np.asarray(self.h.getSolution().row_dual)

@@ -1,0 +1,453 @@
+"""Beliefs solved in the space of their scenarios: unit simplices, scenario cuts, pricing.
+
+A belief's program shares one policy across K scenarios. Scenario k sees the policy only
+through its group marginal m_k = B_k pi (n_z x n_a x n_y numbers), its utility
+U_k = U . m_k and each criterion's deviation F_ck(m_k), which for the linear group
+criteria is a convex piecewise-linear function of m_k: a weighted sum (or max) of
+|D_r m_k + d_r|, as the criterion writes it (:meth:`CriterionBlock.add_abs_epigraph`).
+Written out, the program carries every m_k with its defining rows and every absolute
+value with its epigraph: K x (n_m + rows) coupling rows that each policy variable
+touches K times, a dense block that the simplex method crosses row by row
+(benchmarks/results/beliefs.txt).
+
+This solver never writes them. Its restricted master holds, besides the trade-off's own
+rows (written by the trade-off, as in every program):
+
+- one variable u_k per scenario, its utility, defined by one row;
+- one variable f_ck per criterion and scenario, bounded below by **cuts**
+  f_ck >= g . m_k + h, each a piece of F_ck that is exact where it was taken (Kelley);
+- the policy as anchors: every unit sits at one action except the **working** units,
+  which may move mass to their other actions (one row sum <= 1 each).
+
+Each round solves the master (HiGHS, warm), recomputes every m_k from the policy, adds a
+cut wherever F_ck exceeds f_ck, and prices every fixed unit with the master's duals:
+with Y_k = nu_k U + sum of the cuts' duals times their g, unit u's reduced costs are
+d_u = (sum_k B_k^T Y_k)_u, and it joins the working set when an action beats its anchor.
+Nothing leaves the master, so rounds end.
+
+**Certificate.** With no cut violated (F_ck <= f_ck + cut tolerance) the master's policy
+is feasible for the whole program and its objective is exact; the sum over fixed units of
+d_u,anchor - min_a d_ua is the Lagrangian duality gap of the master's duals for the whole
+program. Both are reported; the gap is certified at most ``GAP`` of the objective.
+
+**Feasibility.** The trade-off's rows have elastic columns of large cost, so a master is
+never infeasible; a certified optimum that still uses them is handed back (``None``) and
+the general route decides (an infeasible tolerance is then diagnosed as everywhere).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairdecide.criteria.base import Criterion
+from fairdecide.optimize.assembly import Assembly, _Rows
+from fairdecide.optimize.highs_model import FEASIBILITY_TOL, HighsModel
+
+__all__ = ["SOLVER", "ScenarioRun", "scenario_cuts_suit", "solve_scenario_cuts"]
+
+#: The solver's name for optimize_policy(..., solver=SOLVER).
+SOLVER = "scenarios"
+#: Certified when the duality gap is at most this share of the objective (at least 1).
+GAP = 1e-10
+#: A piece is cut off where it exceeds its bound by more than this (times max(1, value)):
+#: ten times the master's feasibility tolerance, within which HiGHS may leave a cut.
+CUT_TOL = 10 * FEASIBILITY_TOL
+#: Elastic cost relative to the largest utility; an elastic total below FEASIBLE is zero.
+PENALTY, FEASIBLE = 1e4, 1e-9
+MAX_ROUNDS = 500
+#: The master hands the program back once more units than this work (at least
+#: WORKING_MIN): its optimum then randomises in many units (tight tolerances, penalties)
+#: and the whole program, sifted, is faster (benchmarks/results/beliefs.txt).
+WORKING_SHARE, WORKING_MIN = 0.25, 200
+#: Rounds in a row that may add cuts without moving the master's objective.
+STALL = 5
+#: Most units set free per round.
+JOIN_MAX = 20
+#: Re-anchor once this many units have joined since the last anchoring.
+REANCHOR = 100
+
+
+class NotSuited(Exception):
+    """A criterion writes rows this solver cannot turn into cuts."""
+
+
+@dataclass
+class _Terms:
+    """One criterion's deviation in every scenario: rows D (over all K marginals), d,
+    weights, each row's scenario, and how rows combine ("sum" or "max")."""
+
+    D: sp.csr_matrix
+    d: np.ndarray
+    weight: np.ndarray
+    scenario: np.ndarray
+    kind: str
+
+    def cuts(self, m: np.ndarray, bound: np.ndarray) -> tuple[np.ndarray, sp.csr_matrix,
+                                                              np.ndarray]:
+        """The rows whose piece at m exceeds its bound (s_r for a sum, f_ck for a max,
+        given per row), and each one's cut: bound >= g . m' + h, exact at m."""
+        r = self.D @ m.reshape(-1) + self.d
+        scale = np.ones_like(r) if self.kind == "sum" else self.weight
+        value = scale * np.abs(r)
+        bad = np.flatnonzero(value > bound + CUT_TOL * np.maximum(1.0, value))
+        sign = scale[bad] * np.where(r[bad] >= 0, 1.0, -1.0)
+        g = sp.diags(sign) @ self.D[bad]
+        return bad, sp.csr_matrix(g), sign * self.d[bad]
+
+
+class _Recorder:
+    """A program block that records a criterion's absolute-value rows for one scenario
+    (what :class:`~fairdecide.optimize.assembly.CriterionBlock` would write)."""
+
+    def __init__(self, prog: Any, k: int, point: np.ndarray) -> None:
+        self.problem, self.units = prog.problem, prog.units
+        self.unit_weights, self.unit_outcomes = prog.unit_w[k], prog.unit_p_y[k]
+        self.n_groups, self.f = prog.n_z, 0
+        self.m_cols = np.arange(prog.n_m)
+        self.marginal = (prog.B[k] @ point.reshape(-1)).reshape(prog.n_z, prog.n_a, prog.n_y)
+        self.pi_cols = None
+        self.free_of_unit = prog.free_of_unit
+        self.point = point
+        self.pieces: list[tuple[Any, np.ndarray, np.ndarray, np.ndarray, str]] = []
+
+    def add_abs_epigraph(self, D: Any, d: np.ndarray, cols: np.ndarray, weight: np.ndarray,
+                         kind: str = "sum") -> None:
+        self.pieces.append((D, np.asarray(d, float), np.asarray(cols),
+                            np.asarray(weight, float), kind))
+
+    def _other(self, *args: Any, **kwargs: Any) -> None:
+        raise NotSuited("a criterion writes rows other than absolute values of the marginal")
+
+    new_vars = add_ub_dense = add_eq_dense = add_kl = _other
+
+
+def _record(criteria: list[Criterion], prog: Any) -> list[_Terms]:
+    """Each criterion's rows in every scenario, or NotSuited."""
+    point, K, n_m = prog.uniform(), prog.K, prog.n_m
+    out = []
+    for crit in criteria:
+        rows, cols, vals, d, weight, scen, kinds = [], [], [], [], [], [], set()
+        n = 0
+        for k in range(K):
+            rec = _Recorder(prog, k, point)
+            crit.add_rows(rec, "exact")
+            if sum(p[4] == "sum" for p in rec.pieces) > 1:
+                raise NotSuited("a criterion writes several sums for one deviation")
+            for D, dk, c, w, kind in rec.pieces:
+                kinds.add(kind)
+                coo = sp.coo_matrix(D)
+                rows.append(coo.row + n)
+                cols.append(k * n_m + c[coo.col])
+                vals.append(coo.data)
+                d.append(dk)
+                weight.append(w)
+                scen.append(np.full(len(dk), k))
+                n += len(dk)
+        if len(kinds) > 1:
+            raise NotSuited("a criterion mixes sums and maxima")
+        D = sp.csr_matrix((_cat(vals), (_cat(rows, int), _cat(cols, int))), shape=(n, K * n_m))
+        out.append(_Terms(D, _cat(d), _cat(weight), _cat(scen, int), kinds.pop() if kinds
+                          else "sum"))
+    return out
+
+
+def _cat(parts: list[np.ndarray], dtype: Any = float) -> np.ndarray:
+    return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+
+def scenario_cuts_suit(session: Any) -> bool:
+    """Whether the session is a belief this solver takes: several scenarios, the default
+    solver, criteria of the group marginal linear in the policy (no cone, no cuts), and a
+    trade-off that bounds the deviations rather than penalising them (any trade-off
+    with ``solver="scenarios"``). A penalised
+    deviation (lam, utility_slack) sits at kinks in many scenarios at once, the optimum
+    randomises in many units and the master grows into the whole program: measured slower
+    than sifting over the whole program (benchmarks/results/beliefs.txt)."""
+    asked = session.solver is not None and session.solver.lower() == SOLVER
+    if session.prog.K < 2 or not (asked or (session.solver is None
+                                            and not session.tradeoff.tight_deviations)):
+        return False
+    return all(c.reads == "marginal" and c.linear and c.program and not c.cone
+               and not c.cuts for c in session.capabilities)
+
+
+class _Master(Assembly):
+    """The trade-off's part of the master: u_k (scenario utilities), f_ck (deviations)
+    and whatever the trade-off adds, written by the trade-off itself."""
+
+    def __init__(self, prog: Any, n_criteria: int) -> None:
+        self.prog = prog
+        self.K, self.w, self.aggregate = prog.K, prog.weights, prog.aggregate
+        self.eq, self.ub = _Rows(), _Rows()
+        self.lb_parts, self.ub_parts = [np.full(self.K, -np.inf)], [np.full(self.K, np.inf)]
+        self.n = self.K
+        self.kl, self.costs = [], {}
+        self.F = self.new_vars(n_criteria * self.K).reshape(n_criteria, self.K)
+
+    def scenario_utility(self, k: int, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+        return np.array([k]), np.array([scale])
+
+
+@dataclass
+class ScenarioRun:
+    """The solver's policy rows (n_free, n_a), the master's own utilities (K,) and
+    deviation bounds (n_criteria, K), its objective and statistics."""
+
+    pi: np.ndarray
+    utility: np.ndarray
+    f: np.ndarray
+    objective: float
+    details: dict[str, Any]
+
+
+def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
+                        time_limit: float | None = None) -> ScenarioRun | None:
+    """Solve ``tradeoff`` over ``criteria`` for the session's belief (see the module);
+    None when the criteria do not suit the solver or the master cannot be certified
+    feasible (the caller then solves the whole program)."""
+    t0 = time.perf_counter()
+    prog = session.prog
+    try:
+        terms = _record(criteria, prog)
+    except NotSuited:
+        return None
+    K, n_m, n_a, N = prog.K, prog.n_m, prog.n_a, prog.n_free
+    B = sp.vstack(prog.B, format="csr")                                   # (K n_m, N n_a)
+    BT = B.T.tocsr()
+
+    asm = _Master(prog, len(criteria))
+    tradeoff.write(asm)
+
+    def start(anchors: np.ndarray, units: np.ndarray, cuts: tuple | None
+              ) -> tuple[_State, np.ndarray, dict[str, Any]]:
+        """A master with every unit at ``anchors``, ``units`` free, and ``cuts``."""
+        onehot = np.zeros((N, n_a))
+        onehot[np.arange(N), anchors] = 1.0
+        m_fixed = B @ onehot.reshape(-1)                                  # (K n_m,)
+        model, layout = _initial_model(asm, terms, prog, m_fixed, time_limit)
+        state = _State(model, layout["util_row0"], K, n_m, n_a, B, prog.U_m, anchors,
+                       m_fixed)
+        state.free(units)
+        if cuts is not None:
+            state.add_cuts(*cuts)
+        return state, onehot, layout
+
+    # anchors: each unit's best action for the belief's mean utility
+    value = BT @ np.kron(prog.weights, prog.U_m)
+    state, onehot, layout = start(np.argmax(value.reshape(N, n_a), axis=1),
+                                  np.zeros(0, dtype=np.int64), None)
+    model, anchored, seconds, iterations, restarts = state.model, 0, 0.0, 0, 0
+    rounds, stalled, last = 0, 0, np.nan
+    while True:
+        rounds += 1
+        ok, _ = model.solve()
+        if not ok:
+            return None
+        x, y = model.values(), model.row_duals()
+        pi = state.policy(x, onehot)
+        m = B @ pi.reshape(-1)
+        new = []
+        for c, t in enumerate(terms):
+            cols = layout["s_cols"][c] if t.kind == "sum" else asm.F[c, t.scenario]
+            bad, g, h = t.cuts(m, x[cols])
+            if len(bad):
+                new.append((cols[bad], g, h))
+        # pricing: each scenario's marginal priced by the master's duals, then every
+        # fixed unit's reduced costs against its anchor
+        d = (BT @ state.marginal_prices(y)).reshape(N, n_a)
+        viol = d[np.arange(N), state.anchors] - d.min(axis=1)
+        viol[state.in_work] = 0.0
+        gap = float(np.clip(viol, 0.0, None).sum())
+        objective = model.objective
+        tol = GAP * max(1.0, abs(objective))
+        if not new and gap <= tol:
+            break
+        join = np.flatnonzero(viol > tol / N)
+        stalled = stalled + 1 if (not len(join) and objective == last) else 0
+        crowded = len(state.working) > max(WORKING_MIN, WORKING_SHARE * N)
+        if rounds >= MAX_ROUNDS or stalled >= STALL or crowded or (
+                time_limit is not None and time.perf_counter() - t0 > time_limit):
+            return None
+        last = objective
+        if len(join) > JOIN_MAX:  # the most violated first: the duals move as they join
+            join = join[np.argsort(-viol[join], kind="stable")[:JOIN_MAX]]
+        moved = state.moved(pi)
+        if len(state.working) - anchored >= REANCHOR and len(moved):
+            # re-anchor: units the master moved whole sit at their new action, only the
+            # fractional ones stay free, the cuts (valid everywhere) are kept
+            seconds, iterations = seconds + model.seconds, iterations + model.iterations
+            frac = np.flatnonzero(pi.max(axis=1) < 1.0 - 1e-9)
+            cuts = (state.cut_target, state.G, state.cut_h)
+            state, onehot, layout = start(np.argmax(pi, axis=1),
+                                          np.union1d(frac, join), cuts)
+            model, anchored, restarts = state.model, len(state.working), restarts + 1
+        else:
+            state.free(join)
+        if new:
+            state.add_cuts(np.concatenate([n[0] for n in new]),
+                           sp.vstack([n[1] for n in new], format="csr"),
+                           np.concatenate([n[2] for n in new]))
+    n_e = layout["n_e"]
+    elastic = float(x[asm.n:asm.n + n_e].sum())
+    if elastic > FEASIBLE * layout["scale"]:
+        return None
+    details = {"rounds": rounds, "working_units": int(state.in_work.sum()), "units": N,
+               "cuts": state.n_cuts, "gap": gap, "restarts": restarts,
+               "seconds": time.perf_counter() - t0,
+               "highs_seconds": seconds + model.seconds,
+               "iterations": iterations + model.iterations}
+    return ScenarioRun(pi, x[:K], x[asm.F], objective, details)
+
+
+def _initial_model(asm: _Master, terms: list[_Terms], prog: Any, m_fixed: np.ndarray,
+                   time_limit: float | None) -> tuple[HighsModel, dict[str, Any]]:
+    """The first master: the trade-off's rows with elastic columns, the utility rows
+    u_k = U . m_k, and for each criterion summing absolute values one variable per
+    value with f_ck = sum_r weight_r s_r (the cuts come later)."""
+    K, n0 = prog.K, asm.n
+    A_ub, b_ub = asm.ub.matrix(n0)
+    A_eq, b_eq = asm.eq.matrix(n0)
+    m_ub, m_eq = A_ub.shape[0], A_eq.shape[0]
+    scale = max(1.0, float(np.abs(prog.U_m).max()))
+    cost = np.zeros(n0)
+    for col, val in asm.costs.items():
+        cost[col] = val
+    # elastic columns: -e on every trade-off row, and +e as well on its equalities
+    rows = np.concatenate([np.arange(m_ub + m_eq), m_ub + np.arange(m_eq)])
+    vals = np.concatenate([-np.ones(m_ub + m_eq), np.ones(m_eq)])
+    n_e = len(rows)
+    E = sp.csr_matrix((vals, (rows, np.arange(n_e))), shape=(m_ub + m_eq, n_e))
+    top = sp.hstack([sp.vstack([A_ub, A_eq]), E])
+    # s columns of the summing criteria, after the elastic ones
+    s_cols, blocks, n_s = [], [], 0
+    for c, t in enumerate(terms):
+        if t.kind != "sum":
+            s_cols.append(None)
+            continue
+        idx = n0 + n_e + n_s + np.arange(len(t.d))
+        s_cols.append(idx)
+        # row (c, k): f_ck - sum_r weight_r s_r = 0
+        r = np.concatenate([np.arange(K), t.scenario])
+        col = np.concatenate([asm.F[c], idx])
+        v = np.concatenate([np.ones(K), -t.weight])
+        blocks.append((r, col, v))
+        n_s += len(t.d)
+    n_cols = n0 + n_e + n_s
+    top = sp.hstack([top, sp.csr_matrix((m_ub + m_eq, n_s))])
+    util = sp.csr_matrix((np.ones(K), (np.arange(K), np.arange(K))), shape=(K, n_cols))
+    fdef = [sp.csr_matrix((v, (r, col)), shape=(K, n_cols)) for r, col, v in blocks]
+    A0 = sp.vstack([top, util, *fdef], format="csc")
+    u_fixed = m_fixed.reshape(K, -1) @ prog.U_m
+    n_f = K * len(fdef)
+    lo0 = np.concatenate([np.full(m_ub, -np.inf), b_eq, u_fixed, np.zeros(n_f)])
+    hi0 = np.concatenate([b_ub, b_eq, u_fixed, np.zeros(n_f)])
+    model = HighsModel(
+        np.concatenate([cost, np.full(n_e, PENALTY * scale), np.zeros(n_s)]),
+        np.concatenate([*asm.lb_parts, np.zeros(n_e + n_s)]),
+        np.concatenate([*asm.ub_parts, np.full(n_e + n_s, np.inf)]),
+        A0, lo0, hi0, time_limit)
+    return model, {"util_row0": m_ub + m_eq, "n_e": n_e, "s_cols": s_cols, "scale": scale}
+
+
+class _State:
+    """The master's growing parts: its cuts (target column, g over the K marginals, h)
+    and the working units' moves."""
+
+    def __init__(self, model: HighsModel, util_row0: int, K: int, n_m: int, n_a: int,
+                 B: sp.csr_matrix, U_m: np.ndarray, anchors: np.ndarray,
+                 m_fixed: np.ndarray) -> None:
+        self.model, self.util_row0, self.K, self.n_m, self.n_a = model, util_row0, K, n_m, n_a
+        self.B, self.U_m, self.anchors, self.m_fixed = B, U_m, anchors, m_fixed
+        self.Ublock = sp.kron(sp.identity(K), U_m[None, :], format="csr")  # (K, K n_m)
+        self.others = np.array([[a for a in range(n_a) if a != b] for b in range(n_a)],
+                               dtype=np.int64)
+        self.cut_rows = np.zeros(0, dtype=np.int64)
+        self.G = sp.csr_matrix((0, K * n_m))
+        self.cut_target = np.zeros(0, dtype=np.int64)
+        self.cut_h = np.zeros(0)
+        self.working = np.zeros(0, dtype=np.int64)
+        self.move_cols = np.zeros((0, n_a - 1), dtype=np.int64)
+        self.B_moves = sp.csc_matrix((K * n_m, 0))
+        self.in_work = np.zeros(B.shape[1] // n_a, dtype=bool)
+
+    @property
+    def n_cuts(self) -> int:
+        return len(self.cut_rows)
+
+    def policy(self, x: np.ndarray, onehot: np.ndarray) -> np.ndarray:
+        """Every unit's row: its anchor, less what the working units moved away."""
+        pi = onehot.copy()
+        if len(self.working):
+            moves = np.clip(x[self.move_cols], 0.0, None)
+            u = self.working
+            pi[u[:, None], self.others[self.anchors[u]]] = moves
+            pi[u, self.anchors[u]] = 1.0 - moves.sum(axis=1)
+        return pi
+
+    def moved(self, pi: np.ndarray) -> np.ndarray:
+        """Working units whose row is a vertex other than their anchor."""
+        u = self.working
+        return u[(pi[u].max(axis=1) >= 1.0 - 1e-9) & (np.argmax(pi[u], axis=1)
+                                                       != self.anchors[u])]
+
+    def marginal_prices(self, y: np.ndarray) -> np.ndarray:
+        """The price of every scenario's marginal (K n_m,): nu_k U plus the cuts' duals
+        times their g."""
+        Y = np.kron(y[self.util_row0:self.util_row0 + self.K], self.U_m)
+        if self.n_cuts:
+            Y += self.G.T @ y[self.cut_rows]
+        return Y
+
+    def free(self, units: np.ndarray) -> None:
+        """Let ``units`` move mass from their anchors: a row (n_a > 2) and n_a - 1
+        columns each, with their entries in the utility rows and every cut."""
+        if not len(units):
+            return
+        model, n_a, k = self.model, self.n_a, len(units)
+        move = (units[:, None] * n_a + self.others[self.anchors[units]]).ravel()
+        frm = np.repeat(units * n_a + self.anchors[units], n_a - 1)
+        Bm = (self.B[:, move] - self.B[:, frm]).tocsc()         # (K n_m, moves)
+        blocks = [(self.util_row0 + np.arange(self.K), -(self.Ublock @ Bm))]
+        if self.n_cuts:
+            blocks.append((self.cut_rows, -(self.G @ Bm)))
+        if n_a > 2:
+            rows = model.add_rows(sp.csr_matrix((k, model.n_cols)), np.full(k, -np.inf),
+                                  np.ones(k))
+            blocks.append((rows, sp.csr_matrix(
+                (np.ones(k * (n_a - 1)), (np.repeat(np.arange(k), n_a - 1),
+                                          np.arange(k * (n_a - 1)))),
+                shape=(k, k * (n_a - 1)))))
+        r, c, v = [], [], []
+        for row_idx, mat in blocks:
+            coo = sp.coo_matrix(mat)
+            r.append(row_idx[coo.row])
+            c.append(coo.col)
+            v.append(coo.data)
+        n = Bm.shape[1]
+        A = sp.csc_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))),
+                          shape=(model.n_rows, n))
+        idx = model.add_cols(A, np.zeros(n), np.zeros(n), np.ones(n))
+        self.move_cols = np.vstack([self.move_cols, idx.reshape(k, n_a - 1)])
+        self.working = np.concatenate([self.working, units])
+        self.B_moves = sp.hstack([self.B_moves, Bm], format="csc")
+        self.in_work[units] = True
+
+    def add_cuts(self, target: np.ndarray, G: sp.csr_matrix, h: np.ndarray) -> None:
+        """Rows x[target] - g . (the moves' marginal) >= g . m_fixed + h."""
+        model, n = self.model, len(target)
+        A = sp.csr_matrix((np.ones(n), (np.arange(n), target)), shape=(n, model.n_cols))
+        if len(self.working):
+            coo = sp.coo_matrix(G @ self.B_moves)                  # (n, moves)
+            A = A - sp.csr_matrix((coo.data, (coo.row, self.move_cols.reshape(-1)[coo.col])),
+                                  shape=(n, model.n_cols))
+        rows = model.add_rows(A, G @ self.m_fixed + h, np.full(n, np.inf))
+        self.cut_rows = np.concatenate([self.cut_rows, rows])
+        self.G = sp.vstack([self.G, G], format="csr")
+        self.cut_target = np.concatenate([self.cut_target, target])
+        self.cut_h = np.concatenate([self.cut_h, h])
+

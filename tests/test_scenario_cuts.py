@@ -1,0 +1,110 @@
+"""Beliefs solved in the space of their scenarios (scenario cuts) against the whole
+program handed to HiGHS, and against known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fairdecide import (
+    Belief,
+    Independence,
+    Separation,
+    TabularWorld,
+    optimize_policy,
+)
+from fairdecide.datasets import make_tabular_problem
+from fairdecide.optimize import scenario_cuts
+
+REL = 1e-8
+
+
+def perturbed(problem, world, K, rng):
+    """K scenarios with the cells and groups of ``world``."""
+    worlds = []
+    for _ in range(K):
+        p_xz = world.p_xz * rng.uniform(0.5, 1.5, world.p_xz.shape)
+        p_y = rng.dirichlet(np.ones(problem.n_outcomes), world.p_y.shape[:-1])
+        worlds.append(TabularWorld(p_xz / p_xz.sum(), 0.5 * world.p_y + 0.5 * p_y))
+    return worlds
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(n_x=st.integers(3, 25), n_z=st.integers(2, 3), n_a=st.integers(2, 4),
+       K=st.integers(2, 6), aggregate=st.sampled_from(["mean", "worst"]),
+       criterion=st.sampled_from(["independence", "separation", "both", "max"]),
+       tradeoff=st.sampled_from(["epsilon", "lam", "slack"]),
+       eps=st.sampled_from([0.0, 0.004, 0.03, 0.2]), blind=st.booleans(),
+       intervention=st.booleans(), seed=st.integers(0, 10_000))
+def test_same_optimum_as_the_whole_program(n_x, n_z, n_a, K, aggregate, criterion, tradeoff,
+                                           eps, blind, intervention, seed):
+    """The optimum (the trade-off's objective, recomputed from the decision tables by
+    verification) equals the whole program's, solved by HiGHS, on random beliefs."""
+    rng = np.random.RandomState(seed)
+    problem, world = make_tabular_problem(n_x, n_z, n_a, 2, random_state=rng,
+                                          outcome_depends_on_action=intervention)
+    belief = Belief(perturbed(problem, world, K, rng), aggregate=aggregate)
+    crits = {"independence": [Independence()], "separation": [Separation()],
+             "both": [Independence(), Separation()],
+             "max": [Independence(measure="max")]}[criterion]
+    if intervention:  # separation is not linear there: another route's business
+        crits = [Independence(measure=c.measure) for c in crits[:1]]
+    kw = {"epsilon": {"epsilon": eps}, "lam": {"lam": 0.1 + eps},
+          "slack": {"utility_slack": eps}}[tradeoff]
+    cuts = optimize_policy(problem, belief, crits, group_blind=blind, solver="scenarios",
+                           **kw)
+    whole = optimize_policy(problem, belief, crits, group_blind=blind, solver="highs", **kw)
+    assert cuts.solver.startswith("scenario cuts")
+    assert not whole.solver.startswith("scenario cuts")
+    assert abs(cuts.objective - whole.objective) <= REL * max(1.0, abs(whole.objective))
+    gap = cuts.stats["scenario_cuts"]["gap"]
+    assert 0.0 <= gap <= scenario_cuts.GAP * max(1.0, abs(cuts.objective)) + 1e-15
+
+
+def test_identical_scenarios_give_the_plug_in_optimum():
+    """A belief of K copies of one world is that world: the plug-in program (one
+    scenario, another solver) has the same optimum for every trade-off."""
+    problem, world = make_tabular_problem(30, 3, 3, 2, random_state=1)
+    belief = Belief([world] * 4)
+    for kw in ({"epsilon": 0.01}, {"lam": 0.4}, {"utility_slack": 0.02}):
+        many = optimize_policy(problem, belief, Separation(), solver="scenarios", **kw)
+        one = optimize_policy(problem, world, Separation(), **kw)
+        assert many.solver.startswith("scenario cuts")
+        assert many.objective == pytest.approx(one.objective, rel=REL, abs=REL)
+
+
+def test_utility_of_unconstrained_mean_belief_is_each_units_best_action():
+    """Without criteria the Bayes-optimal policy takes, in every cell, the action of best
+    posterior-mean utility: known in closed form."""
+    rng = np.random.RandomState(3)
+    problem, world = make_tabular_problem(12, 2, 3, 2, random_state=rng)
+    worlds = perturbed(problem, world, 5, rng)
+    res = optimize_policy(problem, Belief(worlds))
+    assert res.solver.startswith("scenario cuts")
+    value = np.mean([w.p_xz[..., None] * (w.p_y @ problem.utility.T) for w in worlds], axis=0)
+    assert res.utility == pytest.approx(value.max(axis=-1).sum(), rel=1e-9)
+
+
+def test_kl_and_named_solvers_take_the_whole_program():
+    problem, world = make_tabular_problem(6, 2, 2, 2, random_state=0)
+    belief = Belief(perturbed(problem, world, 3, np.random.RandomState(0)))
+    named = optimize_policy(problem, belief, Independence(), epsilon=0.02, solver="highs")
+    kl = optimize_policy(problem, belief, Independence(measure="kl"), epsilon=0.02)
+    assert not named.solver.startswith("scenario cuts")
+    assert not kl.solver.startswith("scenario cuts")
+
+
+def test_default_route_takes_bounded_deviations_only():
+    """By default a belief under epsilon (and the utility optimum) goes to scenario cuts;
+    penalised deviations (lam, utility_slack) stay on the whole program, where they were
+    measured faster (benchmarks/results/beliefs.txt)."""
+    problem, world = make_tabular_problem(10, 2, 3, 2, random_state=2)
+    belief = Belief(perturbed(problem, world, 3, np.random.RandomState(2)))
+    assert optimize_policy(problem, belief, Independence(), epsilon=0.02
+                           ).solver.startswith("scenario cuts")
+    for kw in ({"lam": 0.5}, {"utility_slack": 0.01}):
+        res = optimize_policy(problem, belief, Independence(), **kw)
+        assert not res.solver.startswith("scenario cuts")
