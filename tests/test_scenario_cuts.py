@@ -12,23 +12,13 @@ from fairdecide import (
     Belief,
     Independence,
     Separation,
-    TabularWorld,
     optimize_policy,
 )
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.optimize import scenario_cuts
+from tests.test_structured import make_belief as perturbed
 
 REL = 1e-8
-
-
-def perturbed(problem, world, K, rng):
-    """K scenarios with the cells and groups of ``world``."""
-    worlds = []
-    for _ in range(K):
-        p_xz = world.p_xz * rng.uniform(0.5, 1.5, world.p_xz.shape)
-        p_y = rng.dirichlet(np.ones(problem.n_outcomes), world.p_y.shape[:-1])
-        worlds.append(TabularWorld(p_xz / p_xz.sum(), 0.5 * world.p_y + 0.5 * p_y))
-    return worlds
 
 
 @settings(max_examples=40, deadline=None, derandomize=True,

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from fairdecide.optimize.highs_model import HighsModel
+
 __all__ = ["BlockLP", "RestrictedModel", "block_structure"]
 
 
@@ -128,23 +130,11 @@ class RestrictedModel:
                       format="csc")
         self.n_v, self.n_e = lp.G_v.shape[1], E.shape[1]
         A = sp.hstack([lp.G_v, E], format="csc")
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-        h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-        if time_limit is not None:
-            h.setOptionValue("time_limit", float(time_limit))
-        inst = highspy.HighsLp()
-        inst.num_col_, inst.num_row_ = A.shape[1], m
-        inst.col_cost_ = np.concatenate([lp.c_v, np.full(self.n_e, self.penalty)])
-        inst.col_lower_ = np.concatenate([lp.l_v, np.zeros(self.n_e)])
-        inst.col_upper_ = np.concatenate([lp.u_v, np.full(self.n_e, np.inf)])
-        inst.row_lower_, inst.row_upper_ = lp.lo - act, lp.hi - act
-        inst.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        inst.a_matrix_.start_ = A.indptr.astype(np.int32)
-        inst.a_matrix_.index_ = A.indices.astype(np.int32)
-        inst.a_matrix_.value_ = A.data.astype(float)
-        h.passModel(inst)
+        self.model = HighsModel(np.concatenate([lp.c_v, np.full(self.n_e, self.penalty)]),
+                                np.concatenate([lp.l_v, np.zeros(self.n_e)]),
+                                np.concatenate([lp.u_v, np.full(self.n_e, np.inf)]),
+                                A, lp.lo - act, lp.hi - act, time_limit)
+        h = self.model.h
         self.h = h
         self.units = np.zeros(0, dtype=np.int64)     # working units, in column order
         self.size = np.zeros(0)                      # their t_u
