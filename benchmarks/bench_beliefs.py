@@ -3,16 +3,19 @@
 For each case the belief's program is solved three or four ways, in one process, one
 after the other:
 
-- ``cuts``: ``optimize_policy`` with the default solver, which for a belief of linear
-  group criteria is the scenario-cut solver (:mod:`fairdecide.optimize.scenario_cuts`),
-  end to end (build, solve, verify on every scenario's decision table);
+- ``default``: ``optimize_policy`` with the default solver, end to end (build, solve,
+  verify on every scenario's decision table): for a belief of linear group criteria under
+  epsilon the scenario-cut solver (:mod:`fairdecide.optimize.scenario_cuts`), unless it
+  hands the program back (``solver`` then names the route that solved it), under lam
+  the structured solver's sifting;
 - ``landed``: ``optimize_policy(..., solver="highs")``, the route every belief took before
   (the whole program, HiGHS's method chosen by size), end to end; skipped above
   ``--landed-max`` variables;
 - ``raw ds`` / ``raw ipm``: the same whole program handed to ``scipy.optimize.linprog``
   (HiGHS dual simplex, interior point), ``--time-limit`` seconds each (inf: not finished).
 
-``rel_diff`` compares the cut solver's objective with the best finished whole-program
+``speed-up`` is the fastest other route's time over the default's; ``rel diff`` compares
+the default's objective with the best finished whole-program
 optimum. Cases: independence on ``make_tabular_problem(n_x, 4, 5)`` with a Dirichlet
 posterior fitted on 20 x cells logged rows (SOLVERS.md's belief benchmark), and with
 ``--compas K ...`` the Bayesian-fairness experiment's program (COMPAS, balance,
@@ -118,7 +121,7 @@ def main() -> None:
         f"{platform.python_version()}; one process, cases in turn; raw limit "
         f"{args.time_limit:g} s (inf: not finished); landed = solver='highs' (skipped: nan)",
         "",
-        "| case | trade-off | K | variables | cuts s | landed s | raw ds s | raw ipm s | "
+        "| case | trade-off | K | variables | default s | landed s | raw ds s | raw ipm s | "
         "speed-up | rel diff | rounds | free units | cuts | solver |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]

@@ -60,9 +60,6 @@ class Program:
     n_units: int = 0
     #: the belief's scenarios, which share the policy columns
     n_scenarios: int = 1
-    #: whether the objective penalises the deviations (lam, utility_slack), which then
-    #: sit at kinks in many scenarios and randomise the optimum in many units
-    penalised: bool = False
 
     @property
     def n_variables(self) -> int:
@@ -217,5 +214,4 @@ class PolicyProgram:
         m_slices = [slice(int(c[0]), int(c[0]) + self.n_m) for c in asm.m_cols]
         return Program(cost, A_ub, b_ub, A_eq, b_eq, lb, ubd, m_slices,
                        [list(map(int, r)) for r in asm.F], asm.kl, n_actions=self.n_a,
-                       n_units=self.n_free, n_scenarios=self.K,
-                       penalised=tradeoff.tight_deviations)
+                       n_units=self.n_free, n_scenarios=self.K)

@@ -67,7 +67,7 @@ PENALTY, FEASIBLE = 1e4, 1e-9
 MAX_ROUNDS = 500
 #: The master hands the program back once more units than this work (at least
 #: WORKING_MIN): its optimum then randomises in many units (tight tolerances, penalties)
-#: and the whole program, sifted, is faster (benchmarks/results/beliefs.txt).
+#: and HiGHS on the whole program is faster (benchmarks/results/beliefs.txt).
 WORKING_SHARE, WORKING_MIN = 0.25, 200
 #: Rounds in a row that may add cuts without moving the master's objective.
 STALL = 5
@@ -90,7 +90,7 @@ def scenario_cuts_suit(session: Any) -> bool:
     with ``solver="scenarios"``). A penalised
     deviation (lam, utility_slack) sits at kinks in many scenarios at once, the optimum
     randomises in many units and the master grows into the whole program: measured slower
-    than sifting over the whole program (benchmarks/results/beliefs.txt)."""
+    than HiGHS on the whole program (benchmarks/results/beliefs.txt)."""
     asked = session.solver is not None and session.solver.lower() == SOLVER
     if session.prog.K < 2 or not (asked or (session.solver is None
                                             and not session.tradeoff.tight_deviations)):

@@ -91,12 +91,10 @@ def structured_suits(program: Any) -> bool:
     if np.any(program.lb[:n_pi] != 0.0) or np.any(program.ub[:n_pi] < 1.0):
         return False  # a trust region (successive linearisation): not unit simplices
     coupling = program.A_eq.shape[0] - N + program.A_ub.shape[0]
-    # a belief's rows multiply with its scenarios, its units do not; when the deviations
-    # are penalised, sifting from a coarse start still beats the whole program, when they
-    # are bounded it does not (benchmarks/results/beliefs.txt: 300 x 4 x 5, K = 32,
-    # lam 0.5: 13 s against 74 s; epsilon 0.01: 18 s against 8.7 s)
-    return coupling <= MAX_ROWS_PER_UNIT * N or (program.n_scenarios > 1
-                                                 and program.penalised)
+    # a belief's rows multiply with its scenarios and its optimum randomises in many
+    # units: HiGHS's interior point on the whole program beats sifting it
+    # (benchmarks/results/beliefs.txt: 300 x 4 x 5, K = 32, lam 0.5: 8.0 s against 12.8 s)
+    return coupling <= MAX_ROWS_PER_UNIT * N
 
 
 def solve_structured(program: Any, time_limit: float | None = None) -> StructuredRun:
