@@ -43,6 +43,7 @@ from fairdecide.datasets import (
     make_tabular_problem,
     sample_logged_data,
 )
+from fairdecide.optimize import FairnessConstraint, Mixture, UtilityConstraint
 from fairdecide.policies import CallablePolicy, IndividualPolicy, as_policy
 
 PROBLEM, WORLD = make_bail_problem()
@@ -361,6 +362,19 @@ def _entries() -> list[Entry]:
           {"problem": "object", "world": "object", "criteria": "object", "epsilon": "real",
            "tol": "real", "max_iter": "size", "group_blind": "flag"},
           accepts={"epsilon": {"inf", "list"}}),  # no constraint; one per criterion
+        E("optimize_policy(tradeoff=)", fd.optimize_policy,
+          {"problem": PROBLEM, "world": WORLD, "criteria": fd.Independence(),
+           "tradeoff": FairnessConstraint((0.05,))},
+          {"tradeoff": "object"}),
+        E("Mixture", Mixture, {"lam": 0.5}, {"lam": "real"}),
+        E("FairnessConstraint", lambda epsilon: fd.optimize_policy(
+            PROBLEM, WORLD, [fd.Independence(), fd.Separation()],
+            tradeoff=FairnessConstraint(epsilon)), {"epsilon": [0.05, 0.1]},
+          {"epsilon": "array"}, accepts={"epsilon": {"inf"}}),  # inf: no constraint
+        E("FairnessConstraint(chance_delta)", FairnessConstraint,
+          {"epsilon": [0.05], "chance_delta": 0.1}, {"chance_delta": "real"}),
+        E("UtilityConstraint", UtilityConstraint, {"slack": 0.05, "chance_delta": 0.1},
+          {"slack": "real", "chance_delta": "real"}),
         E("optimize_policy(lam)", fd.optimize_policy,
           {"problem": PROBLEM, "world": WORLD, "criteria": fd.Separation(), "lam": 0.5},
           {"lam": "real"}),
@@ -666,9 +680,6 @@ EXEMPT = {
     "LinearizedConditionals": "internal rows of a linearised criterion",
     "MEASURES": "a constant",
     "MaxUtility": "the internal trade-off of a utility-only solve (no arguments)",
-    "Mixture": "built from optimize_policy(lam=...), fuzzed there",
-    "FairnessConstraint": "built from optimize_policy(epsilon=...), fuzzed there",
-    "UtilityConstraint": "built from optimize_policy(utility_slack=...), fuzzed there",
     "DirectMethod": "no arguments", "DoublyRobust": "clip as InverseProbability",
     "SelfNormalized": "clip as InverseProbability",
     "ClassifierPolicy": "built by as_policy (fuzzed) from a classifier",

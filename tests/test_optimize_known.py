@@ -12,6 +12,8 @@ from fairdecide import (
     optimize_policy,
 )
 from fairdecide.datasets import make_tabular_problem
+from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize import FairnessConstraint, MaxUtility, Mixture, UtilityConstraint
 
 from .reference import comparison_rows, reference_solve, utility_coefficients
 
@@ -52,6 +54,41 @@ def test_utility_slack_by_hand(slack):
     res = optimize_policy(PROBLEM, WORLD, Independence(), utility_slack=slack)
     assert res.deviations["independence"] == pytest.approx(max(0.0, 2 - 10 * slack), abs=1e-9)
     assert res.utility >= 0.75 - slack - 1e-9
+
+
+@pytest.mark.parametrize(("tradeoff", "want_u", "want_f"), [
+    (FairnessConstraint(0.3), 0.55 + 0.1 * 0.3, 0.3),       # q1 = 1 - eps / 2
+    (FairnessConstraint((1.9,)), 0.55 + 0.1 * 1.9, 1.9),
+    (Mixture(0.05), 0.75, 2.0),                              # lam < 1/11: unconstrained
+    (Mixture(0.5), 0.55, 0.0),
+    (UtilityConstraint(0.1), 0.65, 2.0 - 10 * 0.1),          # min F = 2 - 10 slack
+    (UtilityConstraint(), None, 0.0),   # the smallest deviation; any q0 = q1 attains it
+])
+def test_tradeoff_objects_by_hand(tradeoff, want_u, want_f):
+    # The trade-off objects solve the hand-solved problem above to its known optimum.
+    res = optimize_policy(PROBLEM, WORLD, Independence(), tradeoff=tradeoff)
+    if want_u is not None:
+        assert res.utility == pytest.approx(want_u, abs=1e-9)
+    assert res.deviations["independence"] == pytest.approx(want_f, abs=1e-9)
+
+
+def test_max_utility_object_by_hand():
+    res = optimize_policy(PROBLEM, WORLD, tradeoff=MaxUtility())
+    assert res.utility == pytest.approx(0.75, abs=1e-9)
+
+
+@pytest.mark.parametrize(("criteria", "kwargs", "says"), [
+    ([Independence()], {"tradeoff": Mixture(0.5), "epsilon": 0.1}, "not both"),
+    ([Independence()], {"tradeoff": Mixture(0.5), "chance_delta": 0.1}, "not both"),
+    ([Independence()], {"tradeoff": "epsilon"}, "trade-off object"),
+    ([Independence()], {"tradeoff": MaxUtility()}, "takes no fairness criteria"),
+    ([], {"tradeoff": Mixture(0.5)}, "at least one fairness criterion"),
+    ([Independence(), Separation()], {"tradeoff": FairnessConstraint((0.1, 0.1, 0.1))},
+     "3 tolerances for 2 criteria"),
+])
+def test_tradeoff_object_errors(criteria, kwargs, says):
+    with pytest.raises(FairdecideError, match=says):
+        optimize_policy(PROBLEM, WORLD, criteria, **kwargs)
 
 
 def test_max_measure_by_hand():

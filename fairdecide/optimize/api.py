@@ -36,6 +36,7 @@ def optimize_policy(
     lam: float | None = None,
     epsilon: float | Sequence[float] | None = None,
     utility_slack: float | None = None,
+    tradeoff: Tradeoff | None = None,
     group_blind: bool = False,
     chance_delta: float | None = None,
     solver: str | None = None,
@@ -55,7 +56,9 @@ def optimize_policy(
     - ``utility_slack``: minimise F subject to U >= U* - utility_slack, where U* is the
       best utility without fairness constraints;
 
-    is solved. Without criteria, the utility-maximising policy is returned.
+    is solved. Without criteria, the utility-maximising policy is returned. The keywords
+    are shorthand for the trade-off objects of :mod:`fairdecide.optimize`, which
+    ``tradeoff`` takes directly.
 
     Parameters
     ----------
@@ -67,6 +70,11 @@ def optimize_policy(
         through epigraph variables.
     criteria : criterion or sequence of criteria, optional
     lam, epsilon, utility_slack : see above
+    tradeoff : Mixture, FairnessConstraint, UtilityConstraint or MaxUtility, optional
+        The trade-off as an object instead of a keyword: ``Mixture(lam)``,
+        ``FairnessConstraint((eps_1, ..., eps_C), chance_delta)`` (one tolerance, or one
+        per criterion), ``UtilityConstraint(slack)`` (``UtilityConstraint()``: the
+        smallest achievable deviation) or ``MaxUtility()`` (no criteria).
     group_blind : bool, default=False
         Restrict to policies that ignore the group: pi(a | x, z) = pi(a | x).
     chance_delta : float in (0, 1), optional
@@ -171,8 +179,16 @@ def optimize_policy(
     >>> fair = optimize_policy(problem, world, Independence(), epsilon=0.0)
     >>> fair.deviations["independence"] < 1e-9, fair.utility <= best.utility
     (True, True)
+
+    The same trade-off as an object:
+
+    >>> from fairdecide.optimize import FairnessConstraint
+    >>> same = optimize_policy(problem, world, Independence(),
+    ...                        tradeoff=FairnessConstraint((0.0,)))
+    >>> abs(same.utility - fair.utility) < 1e-9
+    True
     """
-    tradeoff_args = (lam, epsilon, utility_slack, chance_delta)
+    tradeoff_args = (lam, epsilon, utility_slack, chance_delta, tradeoff)
     family = _family(policy)
     if family is None:
         if n_restarts is not None or random_state is not None:
@@ -232,7 +248,7 @@ def _parametric_session(problem: Any, world: Any, criteria: Any, tradeoff_args: 
     crits = as_criteria(criteria)
     tradeoff = make_tradeoff(len(crits), *tradeoff_args)
     _check_settings(tol, max_iter, None)
-    check_parametric_settings(as_bool(group_blind, "group_blind"), solver, tradeoff_args[3],
+    check_parametric_settings(as_bool(group_blind, "group_blind"), solver, tradeoff.chance_delta,
                               family)
     restarts = 3 if n_restarts is None else as_int(n_restarts, "n_restarts", minimum=1)
     check_random_state(random_state)

@@ -55,6 +55,10 @@ class Tradeoff(abc.ABC):
     #: Whether the trade-off bounds the deviations by tolerances (then an infeasible
     #: program is diagnosed by the smallest achievable deviations).
     bounds_deviations: ClassVar[bool] = False
+    #: The CVaR level of a chance constraint (a field of the trade-offs that have one).
+    chance_delta = None
+    #: How many criteria the trade-off needs: None for any number >= 1, 0 for none.
+    n_criteria: ClassVar[int | None] = None
 
     @abc.abstractmethod
     def describe(self, names: Sequence[str]) -> str:
@@ -108,6 +112,7 @@ class MaxUtility(Tradeoff):
     """Maximise expected utility (no fairness term)."""
 
     kind: ClassVar[str] = "utility"
+    n_criteria: ClassVar[int | None] = 0
 
     def describe(self, names: Sequence[str]) -> str:
         return "maximise expected utility (no fairness criterion)"
@@ -128,8 +133,9 @@ class Mixture(Tradeoff):
     lam: float = 0.0
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.lam <= 1.0:
+        if not 0.0 <= _number(self.lam, "lam") <= 1.0:
             raise FairdecideError(f"lam must lie in [0, 1], got {self.lam!r}")
+        object.__setattr__(self, "lam", float(self.lam))
 
     @property
     def tight_deviations(self) -> bool:
@@ -157,12 +163,19 @@ class FairnessConstraint(Tradeoff):
     kind: ClassVar[str] = "epsilon"
     bounds_deviations: ClassVar[bool] = True
 
-    epsilon: tuple[float, ...] = ()
+    epsilon: float | tuple[float, ...] = ()
     chance_delta: float | None = None
 
     def __post_init__(self) -> None:
-        eps = tuple(float(e) for e in self.epsilon)
-        if not eps or any(np.isnan(e) or e < 0 for e in eps):
+        items = self.epsilon
+        if not isinstance(items, str | bytes) and np.ndim(items) == 0:
+            items = (items,)  # one tolerance for every criterion
+        if isinstance(items, str | bytes) or np.ndim(items) != 1:
+            raise FairdecideError(
+                f"epsilon must be a number or a sequence of numbers, one per criterion, "
+                f"got {items!r}")
+        eps = tuple(_number(e, "epsilon") for e in items)
+        if not eps or any(e < 0 for e in eps):
             raise FairdecideError(f"epsilon must be numbers >= 0 (inf allowed), got {eps!r}")
         _check_delta(self.chance_delta)
         object.__setattr__(self, "epsilon", eps)
@@ -210,7 +223,8 @@ class UtilityConstraint(Tradeoff):
     chance_delta: float | None = None
 
     def __post_init__(self) -> None:
-        if self.slack is not None and not (np.isfinite(self.slack) and self.slack >= 0):
+        if self.slack is not None and not (np.isfinite(_number(self.slack, "slack"))
+                                           and self.slack >= 0):
             raise FairdecideError(f"slack must be a finite number >= 0, got {self.slack!r}")
         _check_delta(self.chance_delta)
 
@@ -285,10 +299,15 @@ class MinViolation(Tradeoff):
 
 
 def make_tradeoff(n_criteria: int, lam: Any, epsilon: Any, utility_slack: Any,
-                  chance_delta: Any = None) -> Tradeoff:
-    """The trade-off that optimize_policy's keyword arguments ask for, validated."""
+                  chance_delta: Any = None, tradeoff: Any = None) -> Tradeoff:
+    """The trade-off that optimize_policy's keyword arguments ask for, validated: a
+    ``tradeoff`` object as given (checked against the criteria), or the one the keywords
+    (its shorthand) describe."""
     given = [k for k, v in (("lam", lam), ("epsilon", epsilon), ("utility_slack", utility_slack))
              if v is not None]
+    if tradeoff is not None:
+        return _given_tradeoff(tradeoff, n_criteria, given + (
+            ["chance_delta"] if chance_delta is not None else []))
     if n_criteria == 0:
         if given:
             raise FairdecideError(f"{given[0]} needs at least one fairness criterion")
@@ -334,8 +353,35 @@ def make_tradeoff(n_criteria: int, lam: Any, epsilon: Any, utility_slack: Any,
     return UtilityConstraint(s)
 
 
+def _given_tradeoff(tradeoff: Any, n_criteria: int, keywords: list[str]) -> Tradeoff:
+    """``tradeoff=`` checked: a Tradeoff, alone, that fits the number of criteria."""
+    if not isinstance(tradeoff, Tradeoff):
+        raise FairdecideError(
+            "tradeoff must be a trade-off object (fairdecide.optimize.Mixture, "
+            "FairnessConstraint, UtilityConstraint or MaxUtility), got "
+            f"{type(tradeoff).__name__} {tradeoff!r}")
+    if keywords:
+        raise FairdecideError(
+            f"give the trade-off once: tradeoff={tradeoff!r} or the keyword "
+            f"{keywords[0]}, not both")
+    if tradeoff.n_criteria == 0 and n_criteria:
+        raise FairdecideError(
+            f"{type(tradeoff).__name__}() takes no fairness criteria (got {n_criteria}); "
+            "leave criteria out, or give another trade-off")
+    if tradeoff.n_criteria is None and not n_criteria:
+        raise FairdecideError(f"{tradeoff!r} needs at least one fairness criterion")
+    eps = tradeoff.epsilon if tradeoff.bounds_deviations else None
+    if eps is not None and len(eps) != n_criteria:
+        if len(eps) != 1:
+            raise FairdecideError(
+                f"FairnessConstraint has {len(eps)} tolerances for {n_criteria} criteria: "
+                "give one, or one per criterion")
+        tradeoff = replace(tradeoff, epsilon=eps * n_criteria)
+    return tradeoff
+
+
 def _check_delta(delta: float | None) -> None:
-    if delta is not None and not 0.0 < delta < 1.0:
+    if delta is not None and not 0.0 < _number(delta, "chance_delta") < 1.0:
         raise FairdecideError(f"chance_delta must lie in (0, 1), got {delta!r}")
 
 
