@@ -3,6 +3,9 @@ program handed to HiGHS, and against known answers."""
 
 from __future__ import annotations
 
+import logging
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +22,12 @@ from fairdecide.optimize import scenario_cuts
 from tests.test_structured import make_belief as perturbed
 
 REL = 1e-8
+
+
+def engine_alone():
+    """The master's hand-back by size lifted: these small programs are the engine's to
+    solve here, not the whole program's (which a crowded master hands them to)."""
+    return mock.patch.object(scenario_cuts, "WORKING_MIN", 10**9)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True,
@@ -44,8 +53,9 @@ def test_same_optimum_as_the_whole_program(n_x, n_z, n_a, K, aggregate, criterio
         crits = [Independence(measure=c.measure) for c in crits[:1]]
     kw = {"epsilon": {"epsilon": eps}, "lam": {"lam": 0.1 + eps},
           "slack": {"utility_slack": eps}}[tradeoff]
-    cuts = optimize_policy(problem, belief, crits, group_blind=blind, solver="scenarios",
-                           **kw)
+    with engine_alone():
+        cuts = optimize_policy(problem, belief, crits, group_blind=blind,
+                               solver="scenarios", **kw)
     whole = optimize_policy(problem, belief, crits, group_blind=blind, solver="highs", **kw)
     assert cuts.solver.startswith("scenario cuts")
     assert not whole.solver.startswith("scenario cuts")
@@ -60,7 +70,8 @@ def test_identical_scenarios_give_the_plug_in_optimum():
     problem, world = make_tabular_problem(30, 3, 3, 2, random_state=1)
     belief = Belief([world] * 4)
     for kw in ({"epsilon": 0.01}, {"lam": 0.4}, {"utility_slack": 0.02}):
-        many = optimize_policy(problem, belief, Separation(), solver="scenarios", **kw)
+        with engine_alone():
+            many = optimize_policy(problem, belief, Separation(), solver="scenarios", **kw)
         one = optimize_policy(problem, world, Separation(), **kw)
         assert many.solver.startswith("scenario cuts")
         assert many.objective == pytest.approx(one.objective, rel=REL, abs=REL)
@@ -76,6 +87,20 @@ def test_utility_of_unconstrained_mean_belief_is_each_units_best_action():
     assert res.solver.startswith("scenario cuts")
     value = np.mean([w.p_xz[..., None] * (w.p_y @ problem.utility.T) for w in worlds], axis=0)
     assert res.utility == pytest.approx(value.max(axis=-1).sum(), rel=1e-9)
+
+
+def test_a_crowded_master_hands_the_program_back(caplog):
+    """A master that may free no unit hands the program back at once, says why, and the
+    whole program's optimum is returned."""
+    problem, world = make_tabular_problem(20, 3, 3, 2, random_state=4)
+    belief = Belief(perturbed(problem, world, 4, np.random.RandomState(4)))
+    whole = optimize_policy(problem, belief, Separation(), epsilon=0.01, solver="highs")
+    with mock.patch.multiple(scenario_cuts, WORKING_MIN=0, WORKING_SHARE=0.0), \
+            caplog.at_level(logging.INFO, logger=scenario_cuts.__name__):
+        back = optimize_policy(problem, belief, Separation(), epsilon=0.01)
+    assert not back.solver.startswith("scenario cuts")
+    assert "hand the program back" in caplog.text and "crowded" in caplog.text
+    assert back.objective == pytest.approx(whole.objective, rel=REL, abs=REL)
 
 
 def test_kl_and_named_solvers_take_the_whole_program():

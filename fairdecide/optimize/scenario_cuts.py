@@ -68,7 +68,7 @@ MAX_ROUNDS = 500
 #: The master hands the program back once more units than this work (at least
 #: WORKING_MIN): its optimum then randomises in many units (tight tolerances, penalties)
 #: and HiGHS on the whole program is faster (benchmarks/results/beliefs.txt).
-WORKING_SHARE, WORKING_MIN = 0.25, 200
+WORKING_SHARE, WORKING_MIN = 0.25, 50
 #: Rounds in a row that may add cuts without moving the master's objective.
 STALL = 5
 #: Most units set free per round.
@@ -109,7 +109,7 @@ class _Master(Assembly):
         self.eq, self.ub = _Rows(), _Rows()
         self.lb_parts, self.ub_parts = [np.full(self.K, -np.inf)], [np.full(self.K, np.inf)]
         self.n = self.K
-        self.kl, self.costs = [], {}
+        self.kl, self.costs, self.tolerance_rows = [], {}, []
         self.F = self.new_vars(n_criteria * self.K).reshape(n_criteria, self.K)
 
     def scenario_utility(self, k: int, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -197,8 +197,10 @@ def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
                      time.perf_counter() - t0)
         stalled = stalled + 1 if (not len(join) and objective == last) else 0
         reanchor = len(state.working) - anchored >= REANCHOR
+        # the master is as hard as the whole program: too many units work, the gap
+        # falls too slowly, or its simplex stalled from the warm basis
         crowded = len(state.working) > max(WORKING_MIN, WORKING_SHARE * N) or (
-            reanchor and gap > PROGRESS * max(1.0, abs(objective)))
+            reanchor and gap > PROGRESS * max(1.0, abs(objective))) or model.cold_restarts
         if rounds >= MAX_ROUNDS or stalled >= STALL or crowded or (
                 time_limit is not None and time.perf_counter() - t0 > time_limit):
             logger.info("scenario cuts hand the program back after %d rounds (%s)", rounds,
