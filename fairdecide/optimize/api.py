@@ -16,7 +16,7 @@ from fairdecide.optimize import gradient  # noqa: F401  (registers the gradient 
 from fairdecide.optimize.parametric import ParametricSession, check_parametric_settings
 from fairdecide.optimize.program import PolicyProgram
 from fairdecide.optimize.result import OptimizeResult
-from fairdecide.optimize.routes import choose_route
+from fairdecide.optimize.routes import RouteResult, choose_route
 from fairdecide.optimize.session import Session
 from fairdecide.optimize.solvers import check_solver
 from fairdecide.optimize.tradeoff import Tradeoff, make_tradeoff
@@ -203,11 +203,16 @@ def optimize_policy(
                                       solver, tol, max_iter, family, n_restarts, random_state)
         kind = family.kind
     route = choose_route(session.capabilities, kind)
-    found = route.solve(session)
+    return _finish(session, route.solve(session))
+
+
+def _finish(session: Any, found: RouteResult) -> OptimizeResult:
+    """The route's policy verified on the belief's decision tables, as a result."""
     policy = session.policy_of(found.pi)
-    verification = verify_solution(policy, session.belief, problem, session.criteria,
-                                   session.names, session.tradeoff, found.solver_values,
-                                   found.violation, session.tol, session.utility_tol)
+    verification = verify_solution(policy, session.belief, session.problem,
+                                   session.criteria, session.names, session.tradeoff,
+                                   found.solver_values, found.violation, session.tol,
+                                   session.utility_tol)
     return _result(session, found.status, policy, verification)
 
 

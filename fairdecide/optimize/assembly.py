@@ -88,6 +88,8 @@ class Assembly:
         self.kl: list[KLTerm] = []
         self.costs: dict[int, float] = {}
         self.F = np.zeros((0, self.K), dtype=int)
+        #: the inequality rows whose right-hand side is a criterion's tolerance
+        self.tolerance_rows: list[int] = []
 
     @classmethod
     def extending(cls, prog: Any, n_existing: int) -> Assembly:
@@ -141,7 +143,13 @@ class Assembly:
 
     def bound_deviation(self, c: int, epsilon: float, chance_delta: float | None) -> None:
         """Criterion c's aggregate deviation (mean, worst case, or CVaR_{1-delta}, a
-        convex, conservative stand-in for P(F_c > epsilon) <= delta) <= epsilon."""
+        convex, conservative stand-in for P(F_c > epsilon) <= delta) <= epsilon. The
+        rows' right-hand sides are epsilon (``tolerance_rows``)."""
+        first = self.ub.n
+        self._bound_deviation(c, epsilon, chance_delta)
+        self.tolerance_rows.extend(range(first, self.ub.n))
+
+    def _bound_deviation(self, c: int, epsilon: float, chance_delta: float | None) -> None:
         if chance_delta is not None:
             eta, v = self._cvar_rows(c)
             self.ub.add(np.zeros(self.K + 1, dtype=int), np.append(eta, v),

@@ -13,7 +13,9 @@ from fairdecide._validation import as_int
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize._warm_frontier import warm_frontier
 from fairdecide.optimize.api import optimize_policy
+from fairdecide.optimize.tradeoff import _number
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import World
 
@@ -44,8 +46,17 @@ def pareto_frontier(
     Returns
     -------
     DataFrame
-        Columns ``epsilon``, ``utility``, ``deviation`` and ``status``, one row per
-        tolerance. Utility is non-decreasing in epsilon for convex criteria.
+        Columns ``epsilon``, ``utility``, ``deviation``, ``status`` and ``solver``, one
+        row per tolerance. Utility is non-decreasing in epsilon for convex criteria.
+
+    Notes
+    -----
+    When the tolerances are one exact linear program on HiGHS's route (linear criteria,
+    the default or a HiGHS solver), the program is built once and re-solved warm: the
+    tolerances are visited from the largest down, each by the dual simplex from the
+    last optimum's basis (:mod:`fairdecide.optimize._warm_frontier`; ``solver`` says
+    "warm from epsilon ..."). Every point is verified on its decision tables, as by
+    :func:`optimize_policy`, which solves each tolerance otherwise.
 
     Examples
     --------
@@ -70,9 +81,13 @@ def pareto_frontier(
         if items is None or len(items) == 0:
             raise FairdecideError(
                 f"epsilons must be a non-empty sequence of tolerances, got {epsilons!r}")
-    rows = []
     for eps in epsilons:
-        res = optimize_policy(problem, world, criterion, epsilon=float(eps), **kwargs)
-        rows.append({"epsilon": float(eps), "utility": res.utility,
-                     "deviation": res.deviations[criterion.label], "status": res.status})
-    return result_table(rows)
+        _number(eps, "epsilons")
+    found = warm_frontier(problem, world, criterion, epsilons, kwargs)
+    if found is None:
+        found = [optimize_policy(problem, world, criterion, epsilon=float(eps), **kwargs)
+                 for eps in epsilons]
+    return result_table([{"epsilon": float(eps), "utility": res.utility,
+                          "deviation": res.deviations[criterion.label],
+                          "status": res.status, "solver": res.solver}
+                         for eps, res in zip(epsilons, found, strict=True)])

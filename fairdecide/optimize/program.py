@@ -60,6 +60,8 @@ class Program:
     n_units: int = 0
     #: the belief's scenarios, which share the policy columns
     n_scenarios: int = 1
+    #: the rows of A_ub whose right-hand side is a criterion's tolerance (epsilon)
+    tolerance_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def n_variables(self) -> int:
@@ -214,4 +216,5 @@ class PolicyProgram:
         m_slices = [slice(int(c[0]), int(c[0]) + self.n_m) for c in asm.m_cols]
         return Program(cost, A_ub, b_ub, A_eq, b_eq, lb, ubd, m_slices,
                        [list(map(int, r)) for r in asm.F], asm.kl, n_actions=self.n_a,
-                       n_units=self.n_free, n_scenarios=self.K)
+                       n_units=self.n_free, n_scenarios=self.K,
+                       tolerance_rows=np.asarray(asm.tolerance_rows, dtype=np.int64))

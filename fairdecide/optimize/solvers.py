@@ -106,11 +106,15 @@ def _solve_structured(prog: Program, time_limit: float | None) -> SolveResult:
     return res
 
 
+def highs_method(prog: Program) -> str:
+    """HiGHS's method for ``prog`` by size: the dual simplex for small programs (and two
+    actions), the interior point (with crossover) otherwise."""
+    small = prog.n_variables <= SIMPLEX_MAX_VARIABLES
+    return "highs-ds" if small or prog.n_actions == 2 else "highs-ipm"
+
+
 def _solve_scipy(prog: Program, name: str, time_limit: float | None) -> SolveResult:
-    method = SCIPY_METHODS[name]
-    if method is None:
-        small = prog.n_variables <= SIMPLEX_MAX_VARIABLES
-        method = "highs-ds" if small or prog.n_actions == 2 else "highs-ipm"
+    method = SCIPY_METHODS[name] or highs_method(prog)
     options: dict[str, Any] = {"presolve": True}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)

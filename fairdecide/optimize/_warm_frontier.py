@@ -1,0 +1,97 @@
+"""A Pareto frontier of one exact program, re-solved warm from tolerance to tolerance.
+
+Along a frontier only the right-hand sides of the tolerance rows change (F_c <= epsilon,
+:attr:`Program.tolerance_rows`). The program is built once and kept in one HiGHS model;
+the tolerances are visited from the largest down, so each one only tightens rows of the
+last optimum's basis, which stays dual feasible: the dual simplex restarts from it, where
+a cold solve would start over (benchmarks/results/pareto_warm.txt). Every point is
+verified on its decision tables as :func:`~fairdecide.optimize_policy` verifies, and a
+point HiGHS does not solve (a tolerance below the smallest deviation) is handed to
+:func:`~fairdecide.optimize_policy`, which diagnoses it as everywhere.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairdecide.criteria.base import Criterion
+from fairdecide.optimize.api import _finish, _session, optimize_policy
+from fairdecide.optimize.highs_model import HighsModel
+from fairdecide.optimize.result import OptimizeResult
+from fairdecide.optimize.routes import _program_result
+from fairdecide.optimize.session import Session
+from fairdecide.optimize.solvers import SolveResult, highs_method
+from fairdecide.optimize.structured import structured_suits
+from fairdecide.optimize.tradeoff import FairnessConstraint
+
+__all__ = ["warm_frontier"]
+
+#: The settings a warm frontier takes; any other keyword solves each tolerance alone.
+WARM_KEYWORDS = frozenset({"group_blind", "solver", "tol"})
+#: The solvers it stands in for: HiGHS on the whole program.
+WARM_SOLVERS = frozenset({"highs", "highs-ds", "highs-ipm"})
+
+
+def warm_frontier(problem: Any, world: Any, criterion: Criterion,
+                  epsilons: Sequence[float], kwargs: dict[str, Any]
+                  ) -> list[OptimizeResult] | None:
+    """One verified result per tolerance from one warm HiGHS model, in the order given;
+    None when the tolerances are not one exact linear program on HiGHS's route (criteria
+    with cuts, cones or linearisation; the structured solver's large programs; other
+    solvers or settings): the caller then solves each alone."""
+    solver = kwargs.get("solver")
+    if set(kwargs) - WARM_KEYWORDS or not (
+            solver is None or (isinstance(solver, str) and solver.lower() in WARM_SOLVERS)):
+        return None
+    eps = np.asarray(epsilons, dtype=float)
+    order = np.argsort(-eps, kind="stable")
+    first = FairnessConstraint((float(eps[order[0]]),))
+    session = _session(problem, world, criterion, (None, None, None, None, first),
+                       kwargs.get("group_blind", False), solver, kwargs.get("tol", 1e-6), 1)
+    if not all(c.linear and c.program and not c.cuts and not c.cone
+               for c in session.capabilities):
+        return None
+    t0 = time.perf_counter()
+    program = session.prog.build(session.criteria, first)
+    build = time.perf_counter() - t0
+    if program.kl or not len(program.tolerance_rows) or (solver is None
+                                                         and structured_suits(program)):
+        return None
+    m_ub = program.A_ub.shape[0]
+    lo = np.concatenate([np.full(m_ub, -np.inf), program.b_eq])
+    hi = np.concatenate([program.b_ub, program.b_eq])
+    model = HighsModel(program.c, program.lb, program.ub,
+                       sp.vstack([program.A_ub, program.A_eq]), lo, hi)
+    method = highs_method(program) if solver in (None, "highs") else solver.lower()
+    model.set_method(method)
+    rows = program.tolerance_rows
+    results: list[OptimizeResult | None] = [None] * len(eps)
+    previous = None
+    for i in order:
+        tradeoff = FairnessConstraint((float(eps[i]),))
+        model.set_row_bounds(rows, lo[rows], np.full(len(rows), eps[i]))
+        iterations, seconds = model.iterations, model.seconds
+        ok, status = model.solve()
+        if not ok:  # infeasible, or HiGHS failed: alone, diagnosed as everywhere
+            results[i] = optimize_policy(problem, world, criterion, epsilon=float(eps[i]),
+                                         **kwargs)
+            continue
+        name = (f"HiGHS ({method})" if previous is None else
+                f"HiGHS (dual simplex, warm from epsilon {previous:g})")
+        res = SolveResult(model.values(), model.objective, True, status, name,
+                          model.seconds - seconds, model.iterations - iterations, None)
+        point = Session(session.prog, session.criteria, session.names, tradeoff,
+                        session.belief, solver, session.tol, session.max_iter)
+        point.stats.update(build_seconds=build, solve_seconds=res.seconds,
+                           solver_iterations=res.iterations, n_variables=program.n_variables,
+                           n_constraints=program.n_constraints, nnz=program.nnz)
+        point.solver_name, build = name, 0.0
+        results[i] = _finish(point, _program_result(point, res, program))
+        model.set_method("highs-ds")
+        previous = float(eps[i])
+    return results
