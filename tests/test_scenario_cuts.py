@@ -123,3 +123,24 @@ def test_default_route_takes_bounded_deviations_only():
     for kw in ({"lam": 0.5}, {"utility_slack": 0.01}):
         res = optimize_policy(problem, belief, Independence(), **kw)
         assert not res.solver.startswith("scenario cuts")
+
+
+@pytest.mark.slow  # about 5 s: 100 cells, 8 scenarios, three solves
+def test_a_tolerance_infeasible_only_numerically_is_met_within_tol():
+    """Separation under a belief at epsilon = 0: its minimum is 0 (a constant policy),
+    but HiGHS finds the program infeasible within its tolerances (smallest deviation
+    about 4e-10). The tolerance is lifted by tol / 4 above the smallest deviation and the
+    policy meets epsilon within tol, with at most the utility of epsilon = tol / 2."""
+    from fairdecide import DirichletPosterior
+    from fairdecide.datasets import sample_logged_data
+
+    problem, world = make_tabular_problem(100, 4, 5, 2, random_state=0)
+    data = sample_logged_data(world, problem, 8000, random_state=0)
+    post = DirichletPosterior(prior=0.5).fit(data, problem)
+    belief = Belief.from_posterior(post, 8, random_state=0)
+    res = optimize_policy(problem, belief, Separation(), epsilon=0.0)
+    assert res.deviations["separation"] <= 1e-6
+    lifted = res.stats["epsilon_solved"][0]
+    assert 0.0 < lifted <= 0.5e-6
+    looser = optimize_policy(problem, belief, Separation(), epsilon=0.5e-6, solver="highs")
+    assert res.utility <= looser.utility + 1e-9

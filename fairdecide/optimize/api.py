@@ -117,6 +117,10 @@ def optimize_policy(
     ------
     InfeasibleToleranceError
         If no policy meets ``epsilon``; the message states the smallest deviation found.
+        A tolerance the solver finds infeasible only within its own tolerances (every
+        smallest deviation within ``tol / 4`` of its epsilon, e.g. epsilon = 0 for a
+        deviation whose minimum is 0) is solved at max(epsilon, smallest) + tol / 4
+        instead, so the policy meets epsilon within ``tol`` (``stats["epsilon_solved"]``).
     SolverError, VerificationError
 
     Notes

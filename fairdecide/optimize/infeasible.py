@@ -3,27 +3,54 @@ criterion, reported in the error so the user knows what to ask for instead."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import NoReturn
+
 import numpy as np
 
 from fairdecide.exceptions import InfeasibleToleranceError
 from fairdecide.optimize.generation import generate
 from fairdecide.optimize.linearization import successive_linearization
 from fairdecide.optimize.session import Session
-from fairdecide.optimize.tradeoff import UtilityConstraint, aggregated_deviations
+from fairdecide.optimize.tradeoff import (
+    FairnessConstraint,
+    UtilityConstraint,
+    aggregated_deviations,
+)
 
-__all__ = ["raise_infeasible"]
+__all__ = ["lifted_tolerances", "raise_infeasible"]
+
+
+def lifted_tolerances(session: Session) -> FairnessConstraint:
+    """The session's tolerances when the solver found them infeasible only numerically:
+    every criterion's smallest achievable deviation (exact: linear criteria) is within a
+    quarter of the verification tolerance of its epsilon (epsilon = 0 for a deviation
+    whose minimum is 0 up to HiGHS's feasibility tolerance). Each is then raised to
+    max(epsilon, smallest) + tol / 4, so a policy found for them meets the asked
+    tolerances within tol, as verification checks. Otherwise the tolerances are truly
+    infeasible and InfeasibleToleranceError is raised as by :func:`raise_infeasible`."""
+    tradeoff, tol = session.tradeoff, session.tol
+    low = _smallest(session, None)
+    eps = np.asarray(tradeoff.epsilon, dtype=float)
+    if np.all(low <= eps + tol / 4):
+        return replace(tradeoff, epsilon=tuple(np.maximum(eps, low) + tol / 4))
+    _raise(session, low)
 
 
 def raise_infeasible(session: Session, pi_best: np.ndarray | None) -> None:
     """Raise InfeasibleToleranceError with each violated criterion's smallest deviation
     (exact for linear criteria; the best of a dedicated local search and the point of
     least violation, ``pi_best``, otherwise)."""
-    tradeoff, belief = session.tradeoff, session.belief
-    eps, delta = tradeoff.epsilon, tradeoff.chance_delta
+    _raise(session, _smallest(session, pi_best))
+
+
+def _smallest(session: Session, pi_best: np.ndarray | None) -> np.ndarray:
+    """Each criterion's smallest achievable deviation (see raise_infeasible)."""
+    belief, delta = session.belief, session.tradeoff.chance_delta
     smallest_of = UtilityConstraint(chance_delta=delta)
     F_best = None if pi_best is None else aggregated_deviations(
         session.evaluate(pi_best)[1], belief, delta)
-    smallest = {}
+    lows = []
     for k, (crit, name, caps) in enumerate(zip(session.criteria, session.names,
                                                session.capabilities, strict=True)):
         if caps.cuts:
@@ -42,8 +69,17 @@ def raise_infeasible(session: Session, pi_best: np.ndarray | None) -> None:
             low = float(aggregated_deviations(sub.evaluate(found.pi)[1], belief, delta)[0])
             if F_best is not None:
                 low = min(low, float(F_best[k]))
-        if low > eps[k] + session.tol or len(session.criteria) == 1:
-            smallest[name] = low
+        lows.append(low)
+    return np.array(lows)
+
+
+def _raise(session: Session, lows: np.ndarray) -> NoReturn:
+    """InfeasibleToleranceError naming each criterion whose smallest deviation exceeds
+    its tolerance (or the only criterion)."""
+    eps, delta = session.tradeoff.epsilon, session.tradeoff.chance_delta
+    smallest = {name: float(low) for k, (name, low) in enumerate(zip(session.names, lows,
+                                                                     strict=True))
+                if low > eps[k] + session.tol or len(session.criteria) == 1}
     if smallest:
         parts = ", ".join(f"{n} >= {v:.6g} (asked <= {eps[session.names.index(n)]:g})"
                           for n, v in smallest.items())

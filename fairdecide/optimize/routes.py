@@ -19,7 +19,7 @@ import numpy as np
 from fairdecide.criteria.base import Capabilities
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.generation import generate
-from fairdecide.optimize.infeasible import raise_infeasible
+from fairdecide.optimize.infeasible import lifted_tolerances, raise_infeasible
 from fairdecide.optimize.linearization import successive_linearization
 from fairdecide.optimize.session import Session
 
@@ -80,6 +80,12 @@ class LinearRoute(Route):
                                {"utility": run.utility, "f": run.f,
                                 "objective": run.objective})
         res = session.solve(tr, session.criteria)
+        if not res.ok and tr.bounds_deviations and res.status.startswith("infeasible"):
+            # infeasible only within the solver's tolerances (e.g. epsilon = 0 for a
+            # deviation whose minimum is 0), or truly (then this raises)
+            lifted = lifted_tolerances(session)
+            res = session.solve(lifted, session.criteria)
+            session.stats["epsilon_solved"] = lifted.epsilon
         return _program_result(session, res, session.last_program)
 
 
