@@ -51,8 +51,9 @@ def pareto_frontier(
 
     Notes
     -----
-    When the tolerances are one exact linear program on HiGHS's route (linear criteria,
-    the default or a HiGHS solver), the program is built once and re-solved warm: the
+    When the tolerances are one exact linear program whose HiGHS method is the dual
+    simplex (linear criteria; small programs, two actions or ``solver="highs-ds"``), the
+    program is built once and re-solved warm: the
     tolerances are visited from the largest down, each by the dual simplex from the
     last optimum's basis (:mod:`fairdecide.optimize._warm_frontier`; ``solver`` says
     "warm from epsilon ..."). Every point is verified on its decision tables, as by
