@@ -205,3 +205,38 @@ def test_every_solver_agrees(solver):
     tol = 1e-4 if solver == "CLARABEL" else 1e-6
     res = optimize_policy(problem, world, Separation(), epsilon=0.1, solver=solver, tol=tol)
     assert res.utility == pytest.approx(want_u, abs=10 * tol)
+
+
+# The hand-solved problem above on every solver the router can be asked for, as a world
+# and as beliefs of identical scenarios (whose mean and worst equal the world's values).
+# The tolerance is the one asked of the solver: HiGHS's simplex and interior point with
+# crossover are exact to 1e-9 here; Clarabel is an interior-point conic solver without
+# crossover, asked for tol = 1e-6.
+HAND_SOLVED = [
+    ({}, [], 0.75, None),
+    ({"epsilon": 0.3}, [Independence()], 0.58, 0.3),
+    ({"epsilon": 0.0}, [Independence()], 0.55, 0.0),
+    ({"lam": 0.05}, [Independence()], 0.75, 2.0),
+    ({"lam": 0.5}, [Independence()], 0.55, 0.0),
+    ({"utility_slack": 0.1}, [Independence()], 0.65, 1.0),
+    ({"tradeoff": FairnessConstraint(1.9)}, [Independence()], 0.74, 1.9),
+]
+SOLVERS = [None, "highs", "highs-ds", "highs-ipm", "structured", "scenarios", "CLARABEL"]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("model", ["world", "mean", "worst"])
+@pytest.mark.parametrize(("kwargs", "criteria", "want_u", "want_f"), HAND_SOLVED)
+def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, want_f):
+    from fairdecide import Belief
+
+    world = WORLD if model == "world" else Belief((WORLD, WORLD, WORLD), aggregate=model)
+    tol = 1e-6 if solver == "CLARABEL" else 1e-9
+    res = optimize_policy(PROBLEM, world, criteria, solver=solver, tol=max(tol, 1e-7),
+                          **kwargs)
+    assert res.utility == pytest.approx(want_u, abs=tol)
+    if want_f is not None:
+        assert res.deviations["independence"] == pytest.approx(want_f, abs=tol)
+    if solver in ("structured", "scenarios") and model != "world":
+        assert res.solver.startswith({"structured": "structured",
+                                      "scenarios": "scenario cuts"}[solver])
