@@ -221,22 +221,35 @@ HAND_SOLVED = [
     ({"utility_slack": 0.1}, [Independence()], 0.65, 1.0),
     ({"tradeoff": FairnessConstraint(1.9)}, [Independence()], 0.74, 1.9),
 ]
-SOLVERS = [None, "highs", "highs-ds", "highs-ipm", "structured", "scenarios", "CLARABEL"]
+# "interior": the default route with HiGHS's method by size forced to the interior point,
+# as for a large belief (no crossover; see fairdecide.optimize.solvers._solve_interior).
+SOLVERS = [None, "highs", "highs-ds", "highs-ipm", "structured", "scenarios", "CLARABEL",
+           "interior"]
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("model", ["world", "mean", "worst"])
 @pytest.mark.parametrize(("kwargs", "criteria", "want_u", "want_f"), HAND_SOLVED)
 def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, want_f):
+    from contextlib import ExitStack
+    from unittest import mock
+
     from fairdecide import Belief
+    from fairdecide.optimize import session, solvers
 
     world = WORLD if model == "world" else Belief((WORLD, WORLD, WORLD), aggregate=model)
     tol = 1e-6 if solver == "CLARABEL" else 1e-9
-    res = optimize_policy(PROBLEM, world, criteria, solver=solver, tol=max(tol, 1e-7),
-                          **kwargs)
+    with ExitStack() as stack:
+        if solver == "interior":
+            stack.enter_context(mock.patch.object(solvers, "highs_method",
+                                                  lambda prog: "highs-ipm"))
+            stack.enter_context(mock.patch.object(session, "scenario_cuts_suit",
+                                                  lambda s: False))
+        res = optimize_policy(PROBLEM, world, criteria, tol=max(tol, 1e-7), **kwargs,
+                              solver=None if solver == "interior" else solver)
     assert res.utility == pytest.approx(want_u, abs=tol)
     if want_f is not None:
         assert res.deviations["independence"] == pytest.approx(want_f, abs=tol)
-    if solver in ("structured", "scenarios") and model != "world":
-        assert res.solver.startswith({"structured": "structured",
-                                      "scenarios": "scenario cuts"}[solver])
+    if solver in ("structured", "scenarios", "interior") and model != "world":
+        assert res.solver.startswith({"structured": "structured", "scenarios": "scenario cuts",
+                                      "interior": "HiGHS (interior point"}[solver])

@@ -99,6 +99,11 @@ def scenario_gradient(rows: np.ndarray, p_xz: np.ndarray, p_y: np.ndarray,
 class ScenarioSGD:
     """Stochastic gradient ascent on E_theta[U - lam F] over fresh posterior draws.
 
+    An experiment's tool, not one of the optimiser's solvers: ``optimize_policy`` never
+    routes to it, and its policy comes with no certificate (a stochastic gradient's
+    average, not an optimum verified on decision tables). The Bayesian-fairness
+    experiment compares it with the exact LP over fixed draws at equal time.
+
     Parameters
     ----------
     steps : int, default=300

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
 from fairdecide.optimize.api import _finish, _session, optimize_policy
@@ -68,18 +67,15 @@ def warm_frontier(problem: Any, world: Any, criterion: Criterion,
     if program.kl or not len(program.tolerance_rows) or method != "highs-ds" or (
             solver is None and structured_suits(program)):
         return None  # warm starts are the simplex method's: see the module
-    m_ub = program.A_ub.shape[0]
-    lo = np.concatenate([np.full(m_ub, -np.inf), program.b_eq])
-    hi = np.concatenate([program.b_ub, program.b_eq])
-    model = HighsModel(program.c, program.lb, program.ub,
-                       sp.vstack([program.A_ub, program.A_eq]), lo, hi)
+    model = HighsModel.from_program(program)
     model.set_method(method)
     rows = program.tolerance_rows
+    below = np.full(len(rows), -np.inf)  # tolerance rows are inequality rows
     results: list[OptimizeResult | None] = [None] * len(eps)
     previous = None
     for i in order:
         tradeoff = FairnessConstraint((float(eps[i]),))
-        model.set_row_bounds(rows, lo[rows], np.full(len(rows), eps[i]))
+        model.set_row_bounds(rows, below, np.full(len(rows), eps[i]))
         iterations, seconds = model.iterations, model.seconds
         ok, status = model.solve()
         if not ok:  # infeasible, or HiGHS failed: alone, diagnosed as everywhere

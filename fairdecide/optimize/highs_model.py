@@ -26,6 +26,10 @@ FEASIBILITY_TOL = 1e-9
 #: can stall from a warm basis: a 419 x 609 scenario-cut master took 387,259 dual
 #: simplex iterations (37 s) where a few hundred usually suffice.
 WARM_ITERATIONS, WARM_ITERATIONS_MIN = 2, 2_000
+#: Relative primal-dual objective gap at which the interior point stops when it is not
+#: crossed over to a basis (HiGHS's default is 1e-8); measured on a 32-scenario belief of
+#: 1000 x 4 x 5 cells it costs 33 iterations against 28.
+IPM_GAP_TOL = 1e-10
 
 
 class HighsModel:
@@ -69,6 +73,16 @@ class HighsModel:
         self.h = h
         self.n_rows, self.n_cols = A.shape
         self.iterations, self.seconds, self.cold_restarts = 0, 0.0, 0
+
+    @classmethod
+    def from_program(cls, program: Any, time_limit: float | None = None) -> HighsModel:
+        """The model of an assembled :class:`~fairdecide.optimize.program.Program`: its
+        inequality rows first, then its equality rows."""
+        m_ub = program.A_ub.shape[0]
+        lo = np.concatenate([np.full(m_ub, -np.inf), program.b_eq])
+        hi = np.concatenate([program.b_ub, program.b_eq])
+        return cls(program.c, program.lb, program.ub,
+                   sp.vstack([program.A_ub, program.A_eq]), lo, hi, time_limit)
 
     # ------------------------------------------------------------------ growing
     def add_rows(self, A: Any, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -115,12 +129,16 @@ class HighsModel:
         if len(cols):
             self.h.changeColsCost(len(cols), cols, np.asarray(cost, float))
 
-    def set_method(self, method: str) -> None:
+    def set_method(self, method: str, crossover: bool = True) -> None:
         """The next solves' method: "highs-ipm" (interior point, crossed over to a
-        basis) or "highs-ds" (dual simplex, from the last basis)."""
+        basis unless ``crossover`` is False, then stopped at a relative primal-dual gap
+        of IPM_GAP_TOL) or "highs-ds" (dual simplex, from the last basis)."""
         self.h.setOptionValue("solver", "ipm" if method == "highs-ipm" else "simplex")
         if method == "highs-ds":
             self.h.setOptionValue("simplex_strategy", 1)
+        if method == "highs-ipm":
+            self.h.setOptionValue("run_crossover", "on" if crossover else "off")
+            self.h.setOptionValue("ipm_optimality_tolerance", IPM_GAP_TOL)
 
     # ------------------------------------------------------------------ solving
     def solve(self) -> tuple[bool, str]:
@@ -143,6 +161,17 @@ class HighsModel:
         self.seconds += time.perf_counter() - t0
         return (status == self._hs.HighsModelStatus.kOptimal,
                 self.h.modelStatusToString(status).lower())
+
+    def accuracy(self) -> dict[str, float | int]:
+        """The last solve's certificate as HiGHS reports it: the relative primal-dual
+        objective gap, the largest primal and dual infeasibilities, interior-point and
+        crossover iterations."""
+        info = self.h.getInfo()
+        return {"gap": float(info.primal_dual_objective_error),
+                "primal_infeasibility": float(info.max_primal_infeasibility),
+                "dual_infeasibility": float(info.max_dual_infeasibility),
+                "ipm_iterations": int(info.ipm_iteration_count),
+                "crossover_iterations": int(info.crossover_iteration_count)}
 
     @property
     def objective(self) -> float:

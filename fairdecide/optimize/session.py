@@ -86,7 +86,7 @@ class Session:
                           n_constraints=program.n_constraints, nnz=program.nnz)
         self.solver_name = res.solver
         if res.details is not None:
-            self.stats["structured"] = res.details
+            self.stats.update(res.details)
         return res
 
     def solve_by_scenarios(self, tradeoff: Tradeoff, criteria: list[Criterion]

@@ -41,7 +41,8 @@ class SolveResult:
     solver: str
     seconds: float
     iterations: int | None = None
-    #: the structured solver's statistics and certificate (or why it fell back)
+    #: the solver's statistics and certificate by solver ("structured": its rounds and
+    #: gap, or why it fell back; "interior_point": the uncrossed interior point's gap)
     details: dict[str, Any] | None = None
 
 
@@ -98,11 +99,11 @@ def _solve_structured(prog: Program, time_limit: float | None) -> SolveResult:
                  f"{run.details.get('units', 0)} units free, {run.details.get('rounds', 0)} "
                  "rounds")
         return SolveResult(run.x, run.objective, run.ok, run.status, where, seconds,
-                           run.iterations, run.details)
+                           run.iterations, {"structured": run.details})
     res = _solve_scipy(prog, "highs", time_limit)
     res.seconds += seconds
     res.solver += f", after the structured solver fell back ({run.status})"
-    res.details = run.details
+    res.details = {**(res.details or {}), "structured": run.details}
     return res
 
 
@@ -115,6 +116,8 @@ def highs_method(prog: Program) -> str:
 
 def _solve_scipy(prog: Program, name: str, time_limit: float | None) -> SolveResult:
     method = SCIPY_METHODS[name] or highs_method(prog)
+    if name == "highs" and method == "highs-ipm" and prog.n_scenarios > 1:
+        return _solve_interior(prog, time_limit)
     options: dict[str, Any] = {"presolve": True}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
@@ -146,6 +149,33 @@ def _solve_scipy(prog: Program, name: str, time_limit: float | None) -> SolveRes
         seconds=seconds,
         iterations=int(getattr(res, "nit", 0) or 0),
     )
+
+
+def _solve_interior(prog: Program, time_limit: float | None) -> SolveResult:
+    """HiGHS's interior point without crossover, for a belief's whole program.
+
+    A belief's optimum randomises in many units, and crossing the interior solution over
+    to a basis is then most of the work: on 32 scenarios of 1000 x 4 x 5 cells under
+    epsilon 0.01, 486 s with crossover against 25 s without (137,520 crossover simplex
+    iterations after 28 interior-point ones). The solution is stopped at a relative
+    primal-dual gap of ``IPM_GAP_TOL`` and reported in ``details`` (the objective lies
+    within about 1e-8 relative of the vertex's; the policy is verified on its decision
+    tables like every other). ``solver="highs-ipm"`` still crosses over.
+    """
+    from fairdecide.optimize.highs_model import HighsModel
+
+    t0 = time.perf_counter()
+    model = HighsModel.from_program(prog, time_limit)
+    model.set_method("highs-ipm", crossover=False)
+    ok, status = model.solve()
+    seconds = time.perf_counter() - t0
+    details = {"interior_point": model.accuracy()}
+    iterations = details["interior_point"]["ipm_iterations"]
+    if not ok:
+        return SolveResult(None, np.nan, False, status, "HiGHS (interior point, no "
+                           "crossover)", seconds, iterations, details)
+    return SolveResult(model.values(), model.objective, True, "optimal",
+                       "HiGHS (interior point, no crossover)", seconds, iterations, details)
 
 
 def _solve_cvxpy(prog: Program, solver: str, time_limit: float | None) -> SolveResult:
