@@ -7,10 +7,11 @@ after the other:
   verify on every scenario's decision table): for a belief of linear group criteria under
   epsilon the scenario-cut solver (:mod:`fairdecide.optimize.scenario_cuts`), unless it
   hands the program back (``solver`` then names the route that solved it), under lam
-  the structured solver's sifting;
-- ``landed``: ``optimize_policy(..., solver="highs")``, the route every belief took before
-  (the whole program, HiGHS's method chosen by size), end to end; skipped above
-  ``--landed-max`` variables;
+  HiGHS on the whole program (above 5,000 variables its interior point without
+  crossover);
+- ``landed``: ``optimize_policy(..., solver=<HiGHS's method by size>)``, the route every
+  belief took before issue 24 (the whole program, dual simplex or interior point with
+  crossover), end to end; skipped above ``--landed-max`` variables;
 - ``raw ds`` / ``raw ipm``: the same whole program handed to ``scipy.optimize.linprog``
   (HiGHS dual simplex, interior point), ``--time-limit`` seconds each (inf: not finished).
 
@@ -25,6 +26,8 @@ Usage::
 
     python benchmarks/bench_beliefs.py                       # 300 and 1000 cells, K = 32
     python benchmarks/bench_beliefs.py --quick               # 100 cells, K = 8
+    python benchmarks/bench_beliefs.py --sizes 1000 --epsilon --match-lam  # lam beside
+        # the constraint form at the deviation lam's optimum reached
     FAIRDECIDE_DATA=... python benchmarks/bench_beliefs.py --sizes --compas 32 128 512 2048
 """
 
@@ -44,6 +47,7 @@ from scipy.optimize import linprog
 import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem, sample_logged_data
 from fairdecide.optimize.program import PolicyProgram
+from fairdecide.optimize.solvers import highs_method
 from fairdecide.optimize.tradeoff import make_tradeoff
 
 OUT = Path(__file__).parent / "results" / "beliefs.txt"
@@ -75,26 +79,28 @@ def raw(problem, belief, crits, blind, kw, method, limit):
                   bounds=bounds, method=method, options={"time_limit": limit})
     seconds = time.perf_counter() - t0
     ok = res.status == 0
-    return (seconds if ok else np.inf), (-float(res.fun) if ok else np.nan), prog.n_variables
+    return (seconds if ok else np.inf), (-float(res.fun) if ok else np.nan), prog
 
 
 def run_case(name, problem, belief, crits, blind, kw, args):
     t0 = time.perf_counter()
     res = fd.optimize_policy(problem, belief, crits, group_blind=blind, **kw)
     cuts_s = time.perf_counter() - t0
-    ds_s, ds_v, n_var = raw(problem, belief, crits, blind, kw, "highs-ds", args.time_limit)
+    ds_s, ds_v, prog = raw(problem, belief, crits, blind, kw, "highs-ds", args.time_limit)
     ipm_s, ipm_v, _ = raw(problem, belief, crits, blind, kw, "highs-ipm", args.time_limit)
+    n_var = prog.n_variables
     landed_s = np.nan
     if n_var <= args.landed_max:
         t0 = time.perf_counter()
-        fd.optimize_policy(problem, belief, crits, group_blind=blind, solver="highs", **kw)
+        fd.optimize_policy(problem, belief, crits, group_blind=blind,
+                           solver=highs_method(prog), **kw)
         landed_s = time.perf_counter() - t0
     best = ds_v if np.isfinite(ds_v) else ipm_v
     rel = abs(res.objective - best) / max(1.0, abs(best)) if np.isfinite(best) else np.nan
     d = res.stats.get("scenario_cuts", {})
     speed = min(ds_s, ipm_s, landed_s if np.isfinite(landed_s) else np.inf) / cuts_s
-    tradeoff = ", ".join(f"{k}={v}" for k, v in kw.items())
-    return (f"| {name} | {tradeoff} | {belief.n_scenarios} | {n_var} | {cuts_s:.3f} | "
+    tradeoff = ", ".join(f"{k}={v:.6g}" for k, v in kw.items())
+    return res, (f"| {name} | {tradeoff} | {belief.n_scenarios} | {n_var} | {cuts_s:.3f} | "
             f"{landed_s:.3f} | {ds_s:.3f} | {ipm_s:.3f} | {speed:.1f} | {rel:.1e} | "
             f"{d.get('rounds', '-')} | {d.get('working_units', '-')}/{d.get('units', '-')} | "
             f"{d.get('cuts', '-')} | {res.solver.split(':')[0]} |")
@@ -110,6 +116,9 @@ def main() -> None:
     parser.add_argument("--lams", type=float, nargs="*", default=[0.5])
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--landed-max", type=int, default=30_000)
+    parser.add_argument("--match-lam", action="store_true",
+                        help="after each lam, the constraint form at the deviation the "
+                             "penalty's optimum reached (penalty and constraint alike)")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args()
     sizes = args.sizes if args.sizes is not None else ([100] if args.quick else [300, 1000])
@@ -119,7 +128,8 @@ def main() -> None:
         f"# command: python benchmarks/{Path(__file__).name} {shlex.join(sys.argv[1:])}",
         f"# date: {datetime.date.today()}, {platform.machine()}, python "
         f"{platform.python_version()}; one process, cases in turn; raw limit "
-        f"{args.time_limit:g} s (inf: not finished); landed = solver='highs' (skipped: nan)",
+        f"{args.time_limit:g} s (inf: not finished); landed = solver=HiGHS's method by size, "
+        "crossed over (skipped: nan)",
         "",
         "| case | trade-off | K | variables | default s | landed s | raw ds s | raw ipm s | "
         "speed-up | rel diff | rounds | free units | cuts | solver |",
@@ -134,9 +144,15 @@ def main() -> None:
     for name, make, tradeoffs in cases:
         problem, belief, crits, blind = make()
         for kw in tradeoffs:
-            line = run_case(name, problem, belief, crits, blind, kw, args)
+            res, line = run_case(name, problem, belief, crits, blind, kw, args)
             print(line, flush=True)
             lines.append(line)
+            if args.match_lam and "lam" in kw:  # the same deviation as a constraint
+                eps = {"epsilon": max(res.deviations.values())}
+                _, line = run_case(name + " (lam's deviation)", problem, belief, crits,
+                                   blind, eps, args)
+                print(line, flush=True)
+                lines.append(line)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text("\n".join(lines) + "\n")
 
