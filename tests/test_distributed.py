@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import fairdecide as fd
 from fairdecide.datasets import make_bail_problem
-from fairdecide.exceptions import FairdecideError
+from fairdecide.exceptions import FairdecideError, VerificationError
 from fairdecide.optimize import optimize_distributed, outcome_columns
 
 PRED = fd.DecisionProblem([[1.0, -1.0], [-0.5, 0.5]], outcome_depends_on_action=False)
@@ -108,3 +108,51 @@ def test_bad_input_is_named():
         optimize_distributed(PRED, units, [fd.Independence()])
     with pytest.raises(FairdecideError, match="units must be"):
         optimize_distributed(PRED, units.to_numpy(), [fd.Independence()], epsilon=0.1)
+
+
+@pytest.mark.parametrize("kw", [{"epsilon": 0.02}, {"lam": 0.3}])
+def test_a_policy_whose_recomputation_disagrees_raises(monkeypatch, kw):
+    """The verification pass recomputes M from the units; a pass that disagrees with the
+    master (here: every unit's mass moved to action 0, which breaks the utility check and,
+    under epsilon, is still fair) raises instead of returning a result marked unverified."""
+    import fairdecide.optimize.distributed as dist
+
+    units, *_ = population(300, 2, 5, PRED)
+    good = optimize_distributed(PRED, units, [fd.Independence()], **kw)
+    assert good.verification.checks["solver utility matches recomputation"]
+    assert good.marginal[:, 1].sum() > 0.05  # moving it to action 0 changes the utility
+
+    real = dist._mixture_part_with
+
+    def all_to_action_0(part, lam, problem, *args):
+        M = real(part, lam, problem, *args).reshape(-1, problem.n_actions,
+                                                    problem.n_outcomes)
+        out = np.zeros_like(M)
+        out[:, 0] = M.sum(axis=1)
+        return out.reshape(-1)
+
+    monkeypatch.setattr(dist, "_mixture_part_with", all_to_action_0)
+    with pytest.raises(VerificationError, match="utility"):
+        optimize_distributed(PRED, units, [fd.Independence()], **kw)
+
+
+def test_a_broken_tolerance_raises(monkeypatch):
+    """Under epsilon, a recomputed deviation above the tolerance fails the trade-off's own
+    check (the same check optimize_policy makes)."""
+    import fairdecide.optimize.distributed as dist
+
+    units, *_ = population(300, 2, 6, PRED)
+    good = optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02)
+    assert good.marginal[0, 0].sum() > 0.05  # moving it to action 1 is unfair
+    real = dist._mixture_part_with
+
+    def unfair(part, lam, problem, *args):
+        M = real(part, lam, problem, *args).reshape(-1, problem.n_actions,
+                                                    problem.n_outcomes).copy()
+        M[0, 1] += M[0, 0]  # group 0: every unit's mass to action 1
+        M[0, 0] = 0.0
+        return M.reshape(-1)
+
+    monkeypatch.setattr(dist, "_mixture_part_with", unfair)
+    with pytest.raises(VerificationError, match="independence <= epsilon"):
+        optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02)

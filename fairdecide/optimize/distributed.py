@@ -24,7 +24,9 @@ objective.
 The policy is never collected: it is the mixture of the vertices that the master's duals
 y_k pick, recomputed unit by unit when asked (:meth:`DistributedResult.action_proba`),
 and it is **verified** by a further pass that recomputes M, hence the utility and every
-deviation, from the units and that mixture, independently of the master.
+deviation, from the units and that mixture, independently of the master; the checks are
+the trade-off's own (as :func:`~fairdecide.optimize.optimize_policy` makes them), and a
+failed check raises :class:`~fairdecide.exceptions.VerificationError`.
 
 The units are a pandas DataFrame or a Dask DataFrame (``pip install 'fairdecide[dask]'``;
 on Dask every pass runs on the workers) with a group column, a weight column
@@ -46,7 +48,7 @@ from scipy.optimize import linprog
 
 from fairdecide._dask import is_dask_frame
 from fairdecide.criteria.base import Criterion, resolve_names
-from fairdecide.exceptions import FairdecideError, SolverError
+from fairdecide.exceptions import FairdecideError, SolverError, VerificationError
 from fairdecide.optimize._unit_pass import (
     BLOCKS_PER_PARTITION,
     _arrays,
@@ -58,6 +60,7 @@ from fairdecide.optimize._unit_pass import (
     _vertex_part,
     outcome_columns,
 )
+from fairdecide.optimize.result import Verification
 from fairdecide.problem import DecisionProblem
 from fairdecide.table import DecisionTable
 
@@ -85,9 +88,11 @@ class DistributedResult:
     columns : int
         Vertex columns of the final master.
     seconds : float
-    verified : bool
-        Whether the recomputed deviations satisfy the trade-off's tolerances and the
-        recomputed utility equals the master's (to 1e-7).
+    verification : Verification
+        The checks made on the recomputed marginal: the recomputed utility equals the
+        master's (to 1e-7) and the trade-off's constraints hold within ``tol``. A failed
+        check raises :class:`~fairdecide.exceptions.VerificationError`, so a returned
+        result has passed them all.
     objective : float
         The trade-off's objective (to maximise).
     """
@@ -99,13 +104,18 @@ class DistributedResult:
     rounds: int
     columns: int
     seconds: float
-    verified: bool
+    verification: Verification
     objective: float
     problem: DecisionProblem = field(repr=False)
     duals: list = field(repr=False, default_factory=list)
     mixture: list = field(repr=False, default_factory=list)
     group: str = field(repr=False, default="z")
     weight: str = field(repr=False, default="w")
+
+    @property
+    def verified(self) -> bool:
+        """Whether verification passed (always True: a failed verification raises)."""
+        return self.verification.passed
 
     def action_proba(self, part: pd.DataFrame, partition: int = 0) -> np.ndarray:
         """pi(a | unit) of the units of partition ``partition`` of the units table (a
@@ -133,8 +143,9 @@ def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
         p_y = p_y[:, 0, :]
     world = TabularWorld(p_z[None, :] / p_z.sum(), p_y[None])
     tradeoff = make_tradeoff(len(criteria), lam, epsilon, None)
-    prog = PolicyProgram(problem, Belief.plug_in(world), False)
-    return prog.build(criteria, tradeoff), prog
+    belief = Belief.plug_in(world)
+    prog = PolicyProgram(problem, belief, False)
+    return prog.build(criteria, tradeoff), prog, tradeoff, belief
 
 
 def _check(problem: Any, units: Any, criteria: Any, group: str, weight: str) -> list:
@@ -217,7 +228,7 @@ def optimize_distributed(
         raise FairdecideError(f"groups must be coded 0..n_z-1 with at least two, each with "
                               f"units; found units in groups {np.flatnonzero(present)}")
     p_zay = stats[65:].reshape(64, n_a, n_y)[:n_z] / total
-    program, prog = _master(problem, p_zay, criteria, lam, epsilon)
+    program, prog, tradeoff, belief = _master(problem, p_zay, criteria, lam, epsilon)
     n_pi, n_m, n_free = prog.n_pi, prog.n_m, prog.n_free
     if program.A_ub.shape[0] and abs(program.A_ub.tocsr()[:, :n_pi]).sum() > 0:
         raise FairdecideError("criteria: a criterion writes rows on the policy columns")
@@ -307,10 +318,19 @@ def optimize_distributed(
     devs = {n: float(c.deviation_from_table(table, problem))
             for n, c in zip(names, criteria, strict=True)}
     master_u = float(prog.U_m @ res.x[len(cols_g):len(cols_g) + n_m])
-    ok = abs(utility - master_u) <= 1e-7 * max(1.0, abs(utility))
-    if epsilon is not None:
-        eps = np.broadcast_to(np.atleast_1d(np.asarray(epsilon, dtype=float)), len(devs))
-        ok &= all(d <= e + tol for d, e in zip(devs.values(), eps, strict=True))
+    U_k, F_ck = np.array([utility]), np.array([[d] for d in devs.values()])
+    checks = {"solver utility matches recomputation":
+              bool(abs(utility - master_u) <= 1e-7 * max(1.0, abs(utility)))}
+    checks.update(tradeoff.checks(U_k, F_ck, belief, names, tol, 1e-7))
+    verification = Verification(utility, devs, master_u, 0.0, checks, tol, U_k,
+                                {n: F_ck[c] for c, n in enumerate(names)})
+    if not verification.passed:
+        failed = [k for k, ok in checks.items() if not ok]
+        raise VerificationError(
+            f"the distributed policy failed verification ({'; '.join(failed)}): utility "
+            f"{utility:.9g} recomputed from the units against the master's "
+            f"{master_u:.9g}, deviations {devs}. Raise max_rounds, loosen tol, or solve "
+            "the population in memory with optimize_policy if it fits")
     return DistributedResult(utility, devs, M, gap, rounds, len(cols_g),
-                             time.perf_counter() - t0, bool(ok), -float(res.fun), problem,
-                             duals, per_part, group, weight)
+                             time.perf_counter() - t0, verification, -float(res.fun),
+                             problem, duals, per_part, group, weight)
