@@ -358,9 +358,10 @@ def _entries() -> list[Entry]:
         # ---------------------------------------------------------------- optimiser
         E("optimize_policy", fd.optimize_policy,
           {"problem": PROBLEM, "world": WORLD, "criteria": fd.Independence(),
-           "epsilon": 0.05, "tol": 1e-6, "max_iter": 50, "group_blind": False},
+           "epsilon": 0.05, "tol": 1e-6, "max_iter": 50, "group_blind": False,
+           "progress": None},
           {"problem": "object", "world": "object", "criteria": "object", "epsilon": "real",
-           "tol": "real", "max_iter": "size", "group_blind": "flag"},
+           "tol": "real", "max_iter": "size", "group_blind": "flag", "progress": "object"},
           accepts={"epsilon": {"inf", "list"}}),  # no constraint; one per criterion
         E("optimize_policy(tradeoff=)", fd.optimize_policy,
           {"problem": PROBLEM, "world": WORLD, "criteria": fd.Independence(),
@@ -586,8 +587,9 @@ def _entries() -> list[Entry]:
         # ---------------------------------------------------------------- distributed
         E("optimize_distributed", fd.optimize.optimize_distributed,
           {"problem": CLS, "units": UNITS, "criteria": [fd.Independence()],
-           "epsilon": 0.05},
-          {"problem": "object", "units": "object", "criteria": "object", "epsilon": "real"},
+           "epsilon": 0.05, "progress": None},
+          {"problem": "object", "units": "object", "criteria": "object", "epsilon": "real",
+           "progress": "object"},
           accepts={"epsilon": {"inf"}}),
         E("outcome_columns", fd.optimize.outcome_columns, {"problem": CLS},
           {"problem": "object"}),
@@ -663,6 +665,9 @@ EXEMPT = {
     "SMALL_CELL_THRESHOLD": "a constant", "MECHANISMS": "a constant",
     "AuditReport": "a result container built by audit_report (fuzzed)",
     "DistributedResult": "a result container built by optimize_distributed (fuzzed)",
+    "Progress": "a record the solvers' loops build",
+    "reporting": "checks its callback as optimize_policy(progress=) does, which calls it "
+                 "(fuzzed)",
     "InfeasibleToleranceError": "an exception",
     "SolverError": "an exception", "VerificationError": "an exception",
     "DataNotFoundError": "an exception",

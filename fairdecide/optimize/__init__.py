@@ -8,6 +8,7 @@ from fairdecide.optimize.distributed import (
     outcome_columns,
 )
 from fairdecide.optimize.frontier import pareto_frontier
+from fairdecide.optimize.progress import Progress, reporting
 from fairdecide.optimize.result import OptimizeResult, Verification
 from fairdecide.optimize.tradeoff import (
     FairnessConstraint,
@@ -23,6 +24,7 @@ __all__ = [
     "MaxUtility",
     "Mixture",
     "OptimizeResult",
+    "Progress",
     "Tradeoff",
     "UtilityConstraint",
     "Verification",
@@ -30,4 +32,5 @@ __all__ = [
     "optimize_policy",
     "outcome_columns",
     "pareto_frontier",
+    "reporting",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,7 @@ from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize import gradient  # noqa: F401  (registers the gradient route)
 from fairdecide.optimize.parametric import ParametricSession, check_parametric_settings
 from fairdecide.optimize.program import PolicyProgram
+from fairdecide.optimize.progress import Progress, reporting
 from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.routes import RouteResult, choose_route
 from fairdecide.optimize.session import Session
@@ -45,6 +46,7 @@ def optimize_policy(
     policy: ParametricPolicy | type[ParametricPolicy] | None = None,
     n_restarts: int | None = None,
     random_state: Any = None,
+    progress: Callable[[Progress], Any] | None = None,
 ) -> OptimizeResult:
     """Find the best tabular policy under one of the book's fairness trade-offs.
 
@@ -108,6 +110,11 @@ def optimize_policy(
         coefficients, then random ones).
     random_state : int, RandomState or None
         Parametric policies only: seeds the random starts.
+    progress : callable, optional
+        Called with a :class:`~fairdecide.optimize.progress.Progress` (round, objective,
+        gap, seconds) after every round of the long loops: scenario cuts, the structured
+        solver's sifting, constraint generation. Every round is also logged at DEBUG to
+        ``fairdecide.optimize.progress``; one-shot solves report nothing.
 
     Returns
     -------
@@ -192,7 +199,15 @@ def optimize_policy(
     >>> abs(same.utility - fair.utility) < 1e-9
     True
     """
-    tradeoff_args = (lam, epsilon, utility_slack, chance_delta, tradeoff)
+    with reporting(progress):
+        return _optimize(problem, world, criteria, (lam, epsilon, utility_slack, chance_delta,
+                                                    tradeoff), group_blind, solver, tol,
+                         max_iter, policy, n_restarts, random_state)
+
+
+def _optimize(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple,
+              group_blind: Any, solver: Any, tol: Any, max_iter: Any, policy: Any,
+              n_restarts: Any, random_state: Any) -> OptimizeResult:
     family = _family(policy)
     if family is None:
         if n_restarts is not None or random_state is not None:

@@ -60,6 +60,7 @@ from fairdecide.optimize._unit_pass import (
     _vertex_part,
     outcome_columns,
 )
+from fairdecide.optimize.progress import Progress, report, reporting
 from fairdecide.optimize.result import Verification
 from fairdecide.problem import DecisionProblem
 from fairdecide.table import DecisionTable
@@ -176,7 +177,7 @@ def _check(problem: Any, units: Any, criteria: Any, group: str, weight: str) -> 
 def optimize_distributed(
     problem: DecisionProblem, units: Any, criteria: Sequence[Criterion], *,
     epsilon: Any = None, lam: float | None = None, group: str = "z", weight: str = "w",
-    tol: float = 1e-7, max_rounds: int = MAX_ROUNDS,
+    tol: float = 1e-7, max_rounds: int = MAX_ROUNDS, progress: Any = None,
 ) -> DistributedResult:
     """The optimal policy of a population given as a (Dask) table of units.
 
@@ -196,6 +197,10 @@ def optimize_distributed(
     tol : float, default=1e-7
         Verification tolerance on the recomputed deviations.
     max_rounds : int, default=300
+    progress : callable, optional
+        Called with a :class:`~fairdecide.optimize.progress.Progress` after every round
+        (the master's objective, the duality gap, seconds, columns); every round is also
+        logged at DEBUG to ``fairdecide.optimize.progress``.
 
     Returns
     -------
@@ -215,6 +220,14 @@ def optimize_distributed(
     >>> res.verified, res.deviations["independence"] <= 0.02 + 1e-9
     (True, True)
     """
+    with reporting(progress):
+        return _optimize_distributed(problem, units, criteria, epsilon, lam, group, weight,
+                                     tol, max_rounds)
+
+
+def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any, lam: Any,
+                          group: str, weight: str, tol: Any, max_rounds: Any
+                          ) -> DistributedResult:
     t0 = time.perf_counter()
     criteria = _check(problem, units, criteria, group, weight)
     tol = float(tol)
@@ -294,6 +307,8 @@ def optimize_distributed(
         # a block's vertex column (-g, e_b) has reduced cost g . y_m - sigma_b
         reduced = G_new @ y[:n_m] - sigma
         gap = float(np.sum(np.clip(-reduced, 0.0, None)))
+        report(Progress("distributed", rounds, float(res.fun), gap,
+                        time.perf_counter() - t0, {"columns": len(cols_g)}))
         if gap <= GAP * max(1.0, abs(res.fun)):
             duals.pop()
             break

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from fairdecide.criteria.base import Criterion
 from fairdecide.optimize.assembly import Assembly, CriterionBlock
 from fairdecide.optimize.program import Program
+from fairdecide.optimize.progress import Progress, report
 from fairdecide.optimize.session import Session
 from fairdecide.optimize.solvers import SCIPY_METHODS, SolveResult, solve_program
 from fairdecide.optimize.tradeoff import Tradeoff
@@ -69,6 +70,7 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
     cut_tol = CUT_TOL_SHARE * session.tol
     rounds, searches = 0, {}
     last: dict[int, tuple[np.ndarray, float, np.ndarray | None]] = {}
+    t_start = time.perf_counter()
     while True:
         rounds += 1
         res = highs.solve() if highs is not None else solve_program(program, session.solver)
@@ -94,6 +96,12 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
             last[c] = (rows, threshold, found.pending)
             if len(new):
                 fresh[c] = new
+        report(Progress("constraint generation", rounds, float(res.objective),
+                        max((float(s[0].max_violation) for s in searches.values()),
+                            default=0.0),
+                        time.perf_counter() - t_start,
+                        {"new_cuts": sum(len(n) for n in fresh.values()),
+                         "cuts": sum(len(p) for p in pools.values())}))
         if not fresh or rounds >= session.max_iter:
             break
         for c, new in fresh.items():

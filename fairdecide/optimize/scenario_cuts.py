@@ -49,10 +49,11 @@ from fairdecide.criteria.base import Criterion
 from fairdecide.optimize._scenario_terms import NotSuited, Terms, record
 from fairdecide.optimize.assembly import Assembly, _Rows
 from fairdecide.optimize.highs_model import FEASIBILITY_TOL, HighsModel
+from fairdecide.optimize.progress import Progress, report
 
 __all__ = ["SOLVER", "ScenarioRun", "scenario_cuts_suit", "solve_scenario_cuts"]
 
-#: Each round (objective, gap, cuts, working units, seconds) at DEBUG; a hand-back at INFO.
+#: A hand-back and its reason at INFO (each round goes to fairdecide.optimize.progress).
 logger = logging.getLogger(__name__)
 
 #: The solver's name for optimize_policy(..., solver=SOLVER).
@@ -187,14 +188,13 @@ def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
         viol[state.in_work] = 0.0
         gap = float(np.clip(viol, 0.0, None).sum())
         objective = model.objective
+        report(Progress("scenario cuts", rounds, objective, gap, time.perf_counter() - t0,
+                        {"new_cuts": sum(len(n[0]) for n in new),
+                         "working_units": len(state.working)}))
         tol = GAP * max(1.0, abs(objective))
         if not new and gap <= tol:
             break
         join = np.flatnonzero(viol > tol / N)
-        logger.debug("round %d: objective %.12g, gap %.3g, %d new cuts, %d working units, "
-                     "%d joining, %.2f s", rounds, objective, gap,
-                     sum(len(n[0]) for n in new), len(state.working), len(join),
-                     time.perf_counter() - t0)
         stalled = stalled + 1 if (not len(join) and objective == last) else 0
         reanchor = len(state.working) - anchored >= REANCHOR
         # the master is as hard as the whole program: too many units work, the gap

@@ -43,6 +43,7 @@ import numpy as np
 
 from fairdecide.optimize._block_lp import RestrictedModel, block_structure
 from fairdecide.optimize._coarsen import with_bins
+from fairdecide.optimize.progress import Progress, report
 
 __all__ = ["StructuredRun", "solve_structured", "structured_suits"]
 
@@ -147,6 +148,8 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
         gap = float(viol.sum())
         value = float(model.h.getInfo().objective_function_value)
         value += 0.0 if phase_one else model.constant
+        report(Progress("structured", rounds, value, gap, time.perf_counter() - t0,
+                        {"working_units": int(in_work.sum()), "phase_one": phase_one}))
         tol = GAP * max(1.0, abs(value))
         if gap <= tol:
             elastic = float(e.sum())

@@ -1,0 +1,119 @@
+"""Progress of long solves: each loop reports every round it runs, in order, and its last
+report is the certificate the result carries; nothing is reported without a callback
+except to the DEBUG log."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import fairdecide as fd
+from fairdecide.datasets import make_tabular_problem
+from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize import Progress, optimize_distributed, outcome_columns, reporting
+from fairdecide.optimize.scenario_cuts import GAP as CUTS_GAP
+from fairdecide.optimize.structured import GAP as STRUCTURED_GAP
+
+
+def _rounds_in_order(seen: list[Progress], solver: str) -> None:
+    assert seen and all(isinstance(p, Progress) for p in seen)
+    assert {p.solver for p in seen} == {solver}
+    assert [p.round for p in seen] == list(range(1, len(seen) + 1))
+    assert all(np.isfinite(p.objective) and p.gap >= 0 for p in seen)
+    assert np.all(np.diff([p.seconds for p in seen]) >= 0)
+
+
+def test_scenario_cuts_report_every_round_and_end_certified():
+    problem, world = make_tabular_problem(30, 2, 3, random_state=3)
+    other = make_tabular_problem(30, 2, 3, random_state=4)[1]
+    belief = fd.Belief([world, fd.TabularWorld(world.p_xz, other.p_y)])
+    seen: list[Progress] = []
+    res = fd.optimize_policy(problem, belief, fd.Independence(), epsilon=0.02,
+                             progress=seen.append)
+    assert res.solver.startswith("scenario cuts")
+    _rounds_in_order(seen, "scenario cuts")
+    assert len(seen) == res.stats["scenario_cuts"]["rounds"]
+    last = seen[-1]
+    assert last.gap == res.stats["scenario_cuts"]["gap"]
+    assert last.gap <= CUTS_GAP * max(1.0, abs(last.objective))
+    # the master minimises -U: its last objective is the verified utility
+    assert -last.objective == pytest.approx(res.utility, abs=1e-9)
+
+
+def test_structured_sifting_reports_its_rounds():
+    problem, world = make_tabular_problem(2000, 3, 3, random_state=1)
+    seen: list[Progress] = []
+    res = fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.01,
+                             solver="structured", progress=seen.append)
+    _rounds_in_order(seen, "structured")
+    assert len(seen) == res.stats["structured"]["rounds"] > 1
+    assert seen[-1].gap <= STRUCTURED_GAP * max(1.0, abs(seen[-1].objective))
+    assert -seen[-1].objective == pytest.approx(res.utility, abs=1e-9)
+
+
+def test_constraint_generation_reports_the_largest_violation():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    z = np.arange(40) % 2
+    p = 1 / (1 + np.exp(-3 * X[:, 0] - z))
+    world = fd.SampleWorld(X, z, np.c_[1 - p, p])
+    problem = fd.DecisionProblem.classification(2)
+    seen: list[Progress] = []
+    res = fd.optimize_policy(problem, world, fd.Lipschitz(constant=0.3), epsilon=0.0,
+                             progress=seen.append)
+    _rounds_in_order(seen, "constraint generation")
+    cert = res.certificates["lipschitz"]
+    assert len(seen) == cert["rounds"] == res.stats["generation_rounds"]
+    # each report's gap is that round's largest violation; the last is the certificate's
+    assert seen[-1].gap == pytest.approx(cert["max_violation"], abs=1e-12)
+    assert seen[0].gap > seen[-1].gap
+    assert seen[-1].details["new_cuts"] == 0
+
+
+def test_distributed_master_reports_and_pareto_frontier_through_reporting():
+    rng = np.random.RandomState(2)
+    z = rng.randint(0, 2, 400)
+    p1 = 1 / (1 + np.exp(-rng.normal(size=400) - z))
+    problem = fd.DecisionProblem.classification(2)
+    units = pd.DataFrame(dict(zip(["z", "w", *outcome_columns(problem)],
+                                  [z, np.ones(400), 1 - p1, p1], strict=True)))
+    seen: list[Progress] = []
+    res = optimize_distributed(problem, units, [fd.Independence()], epsilon=0.02,
+                               progress=seen.append)
+    _rounds_in_order(seen, "distributed")
+    assert len(seen) == res.rounds
+    assert -seen[-1].objective == pytest.approx(res.objective, abs=1e-12)
+    assert seen[-1].details["columns"] == res.columns
+
+    # pareto_frontier calls optimize_policy(progress=None) for each tolerance of a large
+    # world (structured solver): the enclosing block's callback stays in force
+    prob, world = make_tabular_problem(3000, 3, 3, random_state=1)
+    frontier_rounds: list[Progress] = []
+    with reporting(frontier_rounds.append):
+        frontier = fd.pareto_frontier(prob, world, fd.Independence(), [0.05, 0.02])
+    assert {p.solver for p in frontier_rounds} == {"structured"}
+    assert sum(p.round == 1 for p in frontier_rounds) == len(frontier) == 2
+    n_reported = len(frontier_rounds)
+    fd.optimize_policy(prob, world, fd.Independence(), epsilon=0.05)
+    assert len(frontier_rounds) == n_reported  # the callback is gone once the block ends
+
+
+def test_silent_without_a_callback_except_the_debug_log(caplog):
+    problem, world = make_tabular_problem(10, 2, 2, random_state=0)
+    belief = fd.Belief([world, world])
+    with caplog.at_level(logging.INFO, logger="fairdecide.optimize.progress"):
+        fd.optimize_policy(problem, belief, fd.Independence(), epsilon=0.01)
+    assert not caplog.records
+    with caplog.at_level(logging.DEBUG, logger="fairdecide.optimize.progress"):
+        fd.optimize_policy(problem, belief, fd.Independence(), epsilon=0.01)
+    assert any("scenario cuts round 1" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("bad", [1, "print", [print]])
+def test_a_progress_that_is_not_callable_is_named(bad):
+    problem, world = make_tabular_problem(5, 2, 2, random_state=0)
+    with pytest.raises(FairdecideError, match="progress must be a callable"):
+        fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.1, progress=bad)
