@@ -47,8 +47,8 @@ from scipy.optimize import linprog
 import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem, sample_logged_data
 from fairdecide.optimize.program import PolicyProgram
+from fairdecide.optimize.shorthand import make_tradeoff
 from fairdecide.optimize.solvers import highs_method
-from fairdecide.optimize.tradeoff import make_tradeoff
 
 OUT = Path(__file__).parent / "results" / "beliefs.txt"
 

@@ -19,8 +19,9 @@ from fairdecide.optimize.progress import Progress, reporting
 from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.routes import RouteResult, choose_route
 from fairdecide.optimize.session import Session
+from fairdecide.optimize.shorthand import make_tradeoff
 from fairdecide.optimize.solvers import check_solver
-from fairdecide.optimize.tradeoff import Tradeoff, make_tradeoff
+from fairdecide.optimize.tradeoff import Tradeoff
 from fairdecide.optimize.verify import verify_solution
 from fairdecide.policies.base import ParametricPolicy
 from fairdecide.problem import DecisionProblem

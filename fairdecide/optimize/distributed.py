@@ -134,7 +134,7 @@ def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
     master's."""
     from fairdecide.beliefs import Belief
     from fairdecide.optimize.program import PolicyProgram
-    from fairdecide.optimize.tradeoff import make_tradeoff
+    from fairdecide.optimize.shorthand import make_tradeoff
     from fairdecide.world import TabularWorld
 
     p_z = p_zay[:, 0, :].sum(axis=1)

@@ -24,7 +24,7 @@ result is a local optimum.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -37,9 +37,7 @@ from fairdecide.optimize.gradient_program import run_program as _run
 from fairdecide.optimize.parametric import ParametricSession
 from fairdecide.optimize.routes import Route, RouteResult, register_route
 from fairdecide.optimize.tradeoff import (
-    FairnessConstraint,
     MaxUtility,
-    Tradeoff,
     UtilityConstraint,
     aggregated_deviations,
 )
@@ -72,24 +70,6 @@ def best_utility(session: ParametricSession) -> float:
     return best
 
 
-def _violation(session: ParametricSession, tradeoff: Tradeoff, U: np.ndarray, F: np.ndarray
-               ) -> float:
-    """How far the exact values miss the trade-off's constraints (0 if they hold)."""
-    if isinstance(tradeoff, FairnessConstraint):
-        agg = aggregated_deviations(F, session.belief, None)
-        return float(np.max(np.maximum(agg - np.asarray(tradeoff.epsilon), 0.0), initial=0))
-    if isinstance(tradeoff, UtilityConstraint) and tradeoff.utility_min is not None:
-        return max(0.0, tradeoff.utility_min - session.belief.combine(U))
-    return 0.0
-
-
-def _tightened(tradeoff: Tradeoff, miss: float) -> Tradeoff:
-    if isinstance(tradeoff, FairnessConstraint):
-        return replace(tradeoff, epsilon=tuple(max(0.0, e - 2 * miss)
-                                               for e in tradeoff.epsilon))
-    return replace(tradeoff, utility_min=tradeoff.utility_min + 2 * miss)
-
-
 @dataclass
 class _EndPoint:
     theta: np.ndarray
@@ -106,21 +86,20 @@ def _solve_from(session: ParametricSession, theta0: np.ndarray, continuation: bo
     an end point that misses a constraint is re-solved with it tightened by twice the
     miss (at most twice)."""
     tr, every = session.tradeoff, list(range(len(session.criteria)))
-    if continuation and isinstance(tr, FairnessConstraint):
-        agg = aggregated_deviations(session.evaluate(theta0)[1], session.belief, None)
+    if continuation and tr.bounds_deviations:
+        agg = aggregated_deviations(session.evaluate(theta0)[1], session.belief,
+                                    tr.chance_delta)
         for share in (0.5, 0.2, 0.05):
-            eps = tuple(e + share * max(0.0, a - e) if np.isfinite(e) else e
-                        for e, a in zip(tr.epsilon, agg, strict=True))
-            theta0 = _run(session, replace(tr, epsilon=eps), every, theta0)[0]
-    limit = session.utility_tol if isinstance(tr, UtilityConstraint) else session.tol
+            theta0 = _run(session, tr.relaxed(agg, share), every, theta0)[0]
+    limit = tr.violation_tol(session.tol, session.utility_tol)
     target = tr
     for _ in range(3):
         theta, ok, _ = _run(session, target, every, theta0)
         U, F = session.evaluate(theta)
-        miss = _violation(session, tr, U, F)
+        miss = tr.violation(U, F, session.belief)
         if miss <= limit:
             break
-        target, theta0 = _tightened(target, miss), theta
+        target, theta0 = target.tightened(miss), theta
     return _EndPoint(theta, ok, tr.merit(U, F, session.belief), miss, miss <= limit)
 
 
@@ -130,13 +109,13 @@ def search(session: ParametricSession) -> RouteResult:
     exactly-feasible end point."""
     ends = [_solve_from(session, theta0, continuation=i == 1)
             for i, theta0 in enumerate(_starts(session))]
-    if not any(e.feasible for e in ends) and isinstance(session.tradeoff, FairnessConstraint):
+    if not any(e.feasible for e in ends) and session.tradeoff.bounds_deviations:
         every = list(range(len(session.criteria)))
         least = min(ends, key=lambda e: e.miss).theta
         for theta0 in (session.template.parameters, least):
             fair = _run(session, UtilityConstraint(), every, theta0)[0]
             U, F = session.evaluate(fair)
-            miss = _violation(session, session.tradeoff, U, F)
+            miss = session.tradeoff.violation(U, F, session.belief)
             if miss <= session.tol:
                 ends += [_EndPoint(fair, True, session.tradeoff.merit(U, F, session.belief),
                                    miss, True), _solve_from(session, fair, False)]
@@ -153,11 +132,11 @@ def search(session: ParametricSession) -> RouteResult:
 def _raise_infeasible(session: ParametricSession, theta_least: np.ndarray) -> None:
     """The smallest deviation (or the best utility) the search reached, in the error."""
     tr, belief = session.tradeoff, session.belief
-    if isinstance(tr, UtilityConstraint):
+    if tr.utility_floor is not None:
         U, _ = session.evaluate(theta_least)
         raise FairdecideError(
             f"utility_slack could not be met: the search reached utility "
-            f"{belief.combine(U):.6g} against the floor U* - slack = {tr.utility_min:.6g}")
+            f"{belief.combine(U):.6g} against the floor U* - slack = {tr.utility_floor:.6g}")
     smallest = {}
     for c, name in enumerate(session.names):
         reached = [aggregated_deviations(session.evaluate(theta_least)[1], belief, None)[c]]
@@ -166,7 +145,8 @@ def _raise_infeasible(session: ParametricSession, theta_least: np.ndarray) -> No
             reached.append(aggregated_deviations(session.evaluate(theta)[1], belief,
                                                  None)[c])
         smallest[name] = float(min(reached))
-    parts = ", ".join(f"{n} >= {v:.6g} (asked <= {tr.epsilon[session.names.index(n)]:g})"
+    bounds = tr.deviation_bounds(len(session.names))
+    parts = ", ".join(f"{n} >= {v:.6g} (asked <= {bounds[session.names.index(n)]:g})"
                       for n, v in smallest.items())
     raise InfeasibleToleranceError(
         f"epsilon could not be met by this policy family: the smallest deviation the "

@@ -18,10 +18,7 @@ from scipy.optimize import minimize
 
 from fairdecide.optimize.parametric import ParametricSession
 from fairdecide.optimize.tradeoff import (
-    FairnessConstraint,
-    Mixture,
     Tradeoff,
-    UtilityConstraint,
 )
 
 __all__ = ["EPIGRAPH_LIMIT", "run_program"]
@@ -140,16 +137,14 @@ class _Program:
 
     @property
     def _maximises(self) -> bool:
-        return not isinstance(self.tr, UtilityConstraint)
+        return self._weights[2] < 0
 
     @property
     def _weights(self) -> tuple[float, float, float]:
         """V_k = wu U_k + wf sum_c F_ck, and the sign that makes the aggregate of V a
-        value to minimise: the mixture (1 - lam) U - lam F, U alone (epsilon, utility),
-        or the total deviation F (slack, minimised)."""
-        if isinstance(self.tr, Mixture):
-            return 1.0 - self.tr.lam, -self.tr.lam, -1.0
-        return (1.0, 0.0, -1.0) if self._maximises else (0.0, 1.0, 1.0)
+        value to minimise (:meth:`Tradeoff.value_weights`): the mixture (1 - lam) U -
+        lam F, U alone (epsilon, utility), or the total deviation F (slack, minimised)."""
+        return self.tr.value_weights()
 
     def _values(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-scenario values V_k the trade-off aggregates (to maximise for utility
@@ -210,9 +205,10 @@ class _Program:
             else:
                 rows.append(x[self.sigma] - V)
                 jac.append(e - G)
-        if isinstance(self.tr, FairnessConstraint):
+        bounds = self.tr.deviation_bounds(len(self.s.criteria))
+        if any(np.isfinite(bounds)):
             for c in self.ci:
-                eps = self.tr.epsilon[c]
+                eps = bounds[c]
                 if not np.isfinite(eps):
                     continue
                 F = [self._fhat(x, c, k) for k in range(self.K)]
@@ -227,14 +223,15 @@ class _Program:
             value, grad = constraint(x[:self.n_theta])
             rows.append(value)
             jac.append(np.hstack([grad, np.zeros((len(value), self.n_x - self.n_theta))]))
-        if isinstance(self.tr, UtilityConstraint) and self.tr.utility_min is not None:
+        floor = self.tr.utility_floor
+        if floor is not None:
             g = np.zeros((self.K, self.n_x))
             g[:, :self.n_theta] = at["dU"]
             if self.worst:
-                rows.append(at["U"] - self.tr.utility_min)
+                rows.append(at["U"] - floor)
                 jac.append(g)
             else:
-                rows.append(np.array([self.b @ at["U"] - self.tr.utility_min]))
+                rows.append(np.array([self.b @ at["U"] - floor]))
                 jac.append((self.b @ g)[None])
         if not rows:
             return np.zeros(0), np.zeros((0, self.n_x))
@@ -285,13 +282,14 @@ def _smoothing(session: ParametricSession, tradeoff: Tradeoff, crit_index: list[
              if not session.capabilities[c].parametric]
     if all(t.combine == "sum" for t in terms):
         return [None]
-    if isinstance(tradeoff, Mixture) and session.belief.aggregate == "mean":
+    if tradeoff.penalises_deviations and session.belief.aggregate == "mean":
         return [1e-2, 1e-4, 1e-6]
     sizes = [t.values.size for t in terms]
     if session.belief.n_scenarios * sum(sizes) <= EPIGRAPH_LIMIT:
         return [None]
-    if isinstance(tradeoff, FairnessConstraint):
-        eps = [tradeoff.epsilon[c] for c in crit_index if np.isfinite(tradeoff.epsilon[c])
+    bounds = tradeoff.deviation_bounds(len(session.criteria))
+    if tradeoff.bounds_deviations:
+        eps = [bounds[c] for c in crit_index if np.isfinite(bounds[c])
                and not session.capabilities[c].parametric]
         if eps and min(eps) == 0:
             return [None]

@@ -29,7 +29,6 @@ __all__ = [
     "Mixture",
     "Tradeoff",
     "UtilityConstraint",
-    "make_tradeoff",
 ]
 
 
@@ -106,6 +105,45 @@ class Tradeoff(abc.ABC):
     def write(self, asm: Assembly) -> None:
         """Write the objective and constraints into the program being assembled."""
 
+    # What the routes that do not write a program (the gradient route) ask of a
+    # trade-off, so that none of them dispatches on its class.
+    def deviation_bounds(self, n: int) -> tuple[float, ...]:
+        """Each criterion's bound on its aggregated deviation (inf: unbounded)."""
+        return (np.inf,) * n
+
+    @property
+    def utility_floor(self) -> float | None:
+        """The floor on the aggregated utility, if the trade-off sets one."""
+        return None
+
+    def value_weights(self) -> tuple[float, float, float]:
+        """(wu, wf, sign): the per-scenario value V_k = wu U_k + wf sum_c F_ck that the
+        trade-off aggregates, and the sign that makes sign x aggregate(V) a value to
+        minimise. Default: U, maximised."""
+        return 1.0, 0.0, -1.0
+
+    @property
+    def penalises_deviations(self) -> bool:
+        """Whether the deviations enter the objective only (never a constraint)."""
+        return False
+
+    def violation(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
+        """How far exact values miss the trade-off's constraints (0 when they hold)."""
+        return 0.0
+
+    def violation_tol(self, tol: float, utility_tol: float) -> float:
+        """The tolerance :meth:`violation` is held to."""
+        return tol
+
+    def tightened(self, miss: float) -> Tradeoff:
+        """The trade-off with its constraints tightened by twice ``miss``."""
+        return self
+
+    def relaxed(self, deviations: np.ndarray, share: float) -> Tradeoff | None:
+        """The constraints moved toward the aggregated ``deviations`` of a start, by
+        ``share`` of the way (a continuation stage); None when nothing is bounded."""
+        return None
+
 
 @dataclass(frozen=True)
 class MaxUtility(Tradeoff):
@@ -140,6 +178,13 @@ class Mixture(Tradeoff):
     @property
     def tight_deviations(self) -> bool:
         return self.lam > 0
+
+    @property
+    def penalises_deviations(self) -> bool:
+        return True
+
+    def value_weights(self) -> tuple[float, float, float]:
+        return 1.0 - self.lam, -self.lam, -1.0
 
     def describe(self, names: Sequence[str]) -> str:
         return f"maximise (1 - lam) U - lam F with lam = {self.lam:g}"
@@ -197,6 +242,21 @@ class FairnessConstraint(Tradeoff):
         agg = aggregated_deviations(F, belief, self.chance_delta)
         return bool(np.all(agg <= np.asarray(self.epsilon) + tol))
 
+    def deviation_bounds(self, n: int) -> tuple[float, ...]:
+        return self.epsilon
+
+    def violation(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
+        agg = aggregated_deviations(F, belief, self.chance_delta)
+        return float(np.max(np.maximum(agg - np.asarray(self.epsilon), 0.0), initial=0.0))
+
+    def tightened(self, miss: float) -> Tradeoff:
+        return replace(self, epsilon=tuple(max(0.0, e - 2 * miss) for e in self.epsilon))
+
+    def relaxed(self, deviations: np.ndarray, share: float) -> Tradeoff | None:
+        return replace(self, epsilon=tuple(
+            e + share * max(0.0, a - e) if np.isfinite(e) else e
+            for e, a in zip(self.epsilon, deviations, strict=True)))
+
     def checks(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
                tol: float, utility_tol: float) -> dict[str, bool]:
         agg = aggregated_deviations(F, belief, self.chance_delta)
@@ -235,6 +295,26 @@ class UtilityConstraint(Tradeoff):
     @property
     def needs_utility_optimum(self) -> bool:
         return self.utility_min is None and self.slack is not None
+
+    @property
+    def utility_floor(self) -> float | None:
+        return self.utility_min
+
+    def value_weights(self) -> tuple[float, float, float]:
+        return 0.0, 1.0, 1.0  # the total deviation, minimised
+
+    def violation(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
+        if self.utility_min is None:
+            return 0.0
+        return max(0.0, self.utility_min - belief.combine(U))
+
+    def violation_tol(self, tol: float, utility_tol: float) -> float:
+        return utility_tol
+
+    def tightened(self, miss: float) -> Tradeoff:
+        if self.utility_min is None:
+            return self
+        return replace(self, utility_min=self.utility_min + 2 * miss)
 
     def with_utility_optimum(self, u_star: float) -> Tradeoff:
         return replace(self, utility_min=u_star - self.slack)
@@ -296,88 +376,6 @@ class MinViolation(Tradeoff):
 
     def write(self, asm: Assembly) -> None:
         asm.minimize_violation(self.epsilon, self.chance_delta)
-
-
-def make_tradeoff(n_criteria: int, lam: Any, epsilon: Any, utility_slack: Any,
-                  chance_delta: Any = None, tradeoff: Any = None) -> Tradeoff:
-    """The trade-off that optimize_policy's keyword arguments ask for, validated: a
-    ``tradeoff`` object as given (checked against the criteria), or the one the keywords
-    (its shorthand) describe."""
-    given = [k for k, v in (("lam", lam), ("epsilon", epsilon), ("utility_slack", utility_slack))
-             if v is not None]
-    if tradeoff is not None:
-        return _given_tradeoff(tradeoff, n_criteria, given + (
-            ["chance_delta"] if chance_delta is not None else []))
-    if n_criteria == 0:
-        if given:
-            raise FairdecideError(f"{given[0]} needs at least one fairness criterion")
-        if chance_delta is not None:
-            raise FairdecideError("chance_delta applies to the epsilon trade-off only")
-        return MaxUtility()
-    if len(given) != 1:
-        raise FairdecideError(
-            "give exactly one trade-off: lam (mixture (1-lam) U - lam F), epsilon "
-            "(max U s.t. F <= epsilon) or utility_slack (min F s.t. U >= U* - slack); "
-            f"got {given or 'none'}"
-        )
-    if chance_delta is not None and epsilon is None:
-        raise FairdecideError("chance_delta applies to the epsilon trade-off only")
-    if lam is not None:
-        return Mixture(_number(lam, "lam"))
-    if epsilon is not None:
-        items = epsilon if isinstance(epsilon, list | tuple | np.ndarray) else [epsilon]
-        for e in np.ravel(np.asarray(items, dtype=object)):
-            _number(e, "epsilon")
-        try:
-            eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-        except (TypeError, ValueError):
-            raise FairdecideError(f"epsilon must be a number or a sequence, got {epsilon!r}"
-                                  ) from None
-        if eps.size == 1:
-            eps = np.repeat(eps, n_criteria)
-        if eps.shape != (n_criteria,):
-            raise FairdecideError(
-                f"epsilon must be a number or one per criterion ({n_criteria}), got {epsilon!r}"
-            )
-        if np.any(~np.isfinite(eps) & ~np.isposinf(eps)) or np.any(eps < 0):
-            raise FairdecideError(f"epsilon must be >= 0 (inf allowed), got {epsilon!r}")
-        delta = None
-        if chance_delta is not None:
-            delta = _number(chance_delta, "chance_delta")
-            if not 0.0 < delta < 1.0:
-                raise FairdecideError(f"chance_delta must lie in (0, 1), got {chance_delta!r}")
-        return FairnessConstraint(tuple(float(e) for e in eps), delta)
-    s = _number(utility_slack, "utility_slack")
-    if not np.isfinite(s) or s < 0:
-        raise FairdecideError(f"utility_slack must be a finite number >= 0, got {utility_slack!r}")
-    return UtilityConstraint(s)
-
-
-def _given_tradeoff(tradeoff: Any, n_criteria: int, keywords: list[str]) -> Tradeoff:
-    """``tradeoff=`` checked: a Tradeoff, alone, that fits the number of criteria."""
-    if not isinstance(tradeoff, Tradeoff):
-        raise FairdecideError(
-            "tradeoff must be a trade-off object (fairdecide.optimize.Mixture, "
-            "FairnessConstraint, UtilityConstraint or MaxUtility), got "
-            f"{type(tradeoff).__name__} {tradeoff!r}")
-    if keywords:
-        raise FairdecideError(
-            f"give the trade-off once: tradeoff={tradeoff!r} or the keyword "
-            f"{keywords[0]}, not both")
-    if tradeoff.n_criteria == 0 and n_criteria:
-        raise FairdecideError(
-            f"{type(tradeoff).__name__}() takes no fairness criteria (got {n_criteria}); "
-            "leave criteria out, or give another trade-off")
-    if tradeoff.n_criteria is None and not n_criteria:
-        raise FairdecideError(f"{tradeoff!r} needs at least one fairness criterion")
-    eps = tradeoff.epsilon if tradeoff.bounds_deviations else None
-    if eps is not None and len(eps) != n_criteria:
-        if len(eps) != 1:
-            raise FairdecideError(
-                f"FairnessConstraint has {len(eps)} tolerances for {n_criteria} criteria: "
-                "give one, or one per criterion")
-        tradeoff = replace(tradeoff, epsilon=eps * n_criteria)
-    return tradeoff
 
 
 def _check_delta(delta: float | None) -> None:

@@ -1,0 +1,105 @@
+"""The trade-off keywords of :func:`~fairdecide.optimize.optimize_policy` (``lam``,
+``epsilon``, ``utility_slack``, ``chance_delta``) as shorthand for the trade-off objects
+of :mod:`fairdecide.optimize.tradeoff`, and a ``tradeoff=`` object checked against the
+criteria: one place that turns what a caller gave into one validated :class:`Tradeoff`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize.tradeoff import (
+    FairnessConstraint,
+    MaxUtility,
+    Mixture,
+    Tradeoff,
+    UtilityConstraint,
+    _number,
+)
+
+__all__ = ["make_tradeoff"]
+
+
+def make_tradeoff(n_criteria: int, lam: Any, epsilon: Any, utility_slack: Any,
+                  chance_delta: Any = None, tradeoff: Any = None) -> Tradeoff:
+    """The trade-off that optimize_policy's keyword arguments ask for, validated: a
+    ``tradeoff`` object as given (checked against the criteria), or the one the keywords
+    (its shorthand) describe."""
+    given = [k for k, v in (("lam", lam), ("epsilon", epsilon), ("utility_slack", utility_slack))
+             if v is not None]
+    if tradeoff is not None:
+        return _given_tradeoff(tradeoff, n_criteria, given + (
+            ["chance_delta"] if chance_delta is not None else []))
+    if n_criteria == 0:
+        if given:
+            raise FairdecideError(f"{given[0]} needs at least one fairness criterion")
+        if chance_delta is not None:
+            raise FairdecideError("chance_delta applies to the epsilon trade-off only")
+        return MaxUtility()
+    if len(given) != 1:
+        raise FairdecideError(
+            "give exactly one trade-off: lam (mixture (1-lam) U - lam F), epsilon "
+            "(max U s.t. F <= epsilon) or utility_slack (min F s.t. U >= U* - slack); "
+            f"got {given or 'none'}"
+        )
+    if chance_delta is not None and epsilon is None:
+        raise FairdecideError("chance_delta applies to the epsilon trade-off only")
+    if lam is not None:
+        return Mixture(_number(lam, "lam"))
+    if epsilon is not None:
+        items = epsilon if isinstance(epsilon, list | tuple | np.ndarray) else [epsilon]
+        for e in np.ravel(np.asarray(items, dtype=object)):
+            _number(e, "epsilon")
+        try:
+            eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
+        except (TypeError, ValueError):
+            raise FairdecideError(f"epsilon must be a number or a sequence, got {epsilon!r}"
+                                  ) from None
+        if eps.size == 1:
+            eps = np.repeat(eps, n_criteria)
+        if eps.shape != (n_criteria,):
+            raise FairdecideError(
+                f"epsilon must be a number or one per criterion ({n_criteria}), got {epsilon!r}"
+            )
+        if np.any(~np.isfinite(eps) & ~np.isposinf(eps)) or np.any(eps < 0):
+            raise FairdecideError(f"epsilon must be >= 0 (inf allowed), got {epsilon!r}")
+        delta = None
+        if chance_delta is not None:
+            delta = _number(chance_delta, "chance_delta")
+            if not 0.0 < delta < 1.0:
+                raise FairdecideError(f"chance_delta must lie in (0, 1), got {chance_delta!r}")
+        return FairnessConstraint(tuple(float(e) for e in eps), delta)
+    s = _number(utility_slack, "utility_slack")
+    if not np.isfinite(s) or s < 0:
+        raise FairdecideError(f"utility_slack must be a finite number >= 0, got {utility_slack!r}")
+    return UtilityConstraint(s)
+
+
+def _given_tradeoff(tradeoff: Any, n_criteria: int, keywords: list[str]) -> Tradeoff:
+    """``tradeoff=`` checked: a Tradeoff, alone, that fits the number of criteria."""
+    if not isinstance(tradeoff, Tradeoff):
+        raise FairdecideError(
+            "tradeoff must be a trade-off object (fairdecide.optimize.Mixture, "
+            "FairnessConstraint, UtilityConstraint or MaxUtility), got "
+            f"{type(tradeoff).__name__} {tradeoff!r}")
+    if keywords:
+        raise FairdecideError(
+            f"give the trade-off once: tradeoff={tradeoff!r} or the keyword "
+            f"{keywords[0]}, not both")
+    if tradeoff.n_criteria == 0 and n_criteria:
+        raise FairdecideError(
+            f"{type(tradeoff).__name__}() takes no fairness criteria (got {n_criteria}); "
+            "leave criteria out, or give another trade-off")
+    if tradeoff.n_criteria is None and not n_criteria:
+        raise FairdecideError(f"{tradeoff!r} needs at least one fairness criterion")
+    eps = tradeoff.epsilon if tradeoff.bounds_deviations else None
+    if eps is not None and len(eps) != n_criteria:
+        if len(eps) != 1:
+            raise FairdecideError(
+                f"FairnessConstraint has {len(eps)} tolerances for {n_criteria} criteria: "
+                "give one, or one per criterion")
+        tradeoff = replace(tradeoff, epsilon=eps * n_criteria)
+    return tradeoff
