@@ -19,10 +19,10 @@ import numpy as np
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize.session import SessionBase
 from fairdecide.optimize.tradeoff import Tradeoff
 from fairdecide.policies.base import ParametricPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.values import scenario_values
 from fairdecide.world import world_arrays
 
 __all__ = ["MarginalModel", "ParametricSession"]
@@ -61,36 +61,27 @@ class MarginalModel:
         return self.evaluator.pullback(theta, G[:, :, None])[0]
 
 
-class ParametricSession:
-    """Carries one parametric optimisation (the gradient route's counterpart of
-    :class:`~fairdecide.optimize.session.Session`)."""
+class ParametricSession(SessionBase):
+    """A parametric family's optimisation (the gradient route): the family fitted to the
+    units, its marginal model with Jacobians, and the search settings. Evaluation is
+    the base's, from the decision tables of the policy at theta (never from the gradient
+    model)."""
 
     def __init__(self, problem: DecisionProblem, belief: Belief, family: ParametricPolicy,
                  criteria: list[Criterion], names: list[str], tradeoff: Tradeoff, tol: float,
                  max_iter: int, n_restarts: int, random_state: Any) -> None:
-        self.problem, self.belief = problem, belief
-        self.criteria, self.names, self.tradeoff = criteria, names, tradeoff
-        self.tol, self.max_iter = tol, max_iter
-        self.n_restarts, self.random_state = n_restarts, random_state
-        self.capabilities = [c.capabilities(problem) for c in criteria]
         units = belief.worlds[0].units()
         self.template = family.for_units(units, problem.n_actions)
+        super().__init__(problem, belief, criteria, names, tradeoff, tol, max_iter,
+                         {"solve_seconds": 0.0, "iterations": 0,
+                          "n_parameters": self.template.parameters.size})
+        self.n_restarts, self.random_state = n_restarts, random_state
         self.model = MarginalModel(self.template.evaluator(units), belief, problem)
         self.utility = np.asarray(problem.utility, dtype=float)
-        self.utility_tol = tol * max(1.0, float(np.abs(self.utility).max()))
-        self.stats: dict[str, Any] = {"solve_seconds": 0.0, "iterations": 0,
-                                      "n_parameters": self.template.parameters.size}
-        self.solver_name = "none"
         self.cache: dict[str, Any] = {}
 
-    def policy_of(self, theta: np.ndarray) -> ParametricPolicy:
-        return self.template.with_parameters(theta)
-
-    def evaluate(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Exact utilities (K,) and deviations (n_criteria, K), from the decision tables
-        of the policy at ``theta`` (never from the gradient model)."""
-        return scenario_values(self.policy_of(theta), self.belief.worlds, self.problem,
-                               self.criteria)
+    def policy_of(self, params: np.ndarray) -> ParametricPolicy:
+        return self.template.with_parameters(params)
 
 
 def check_parametric_settings(group_blind: bool, solver: Any, chance_delta: Any,

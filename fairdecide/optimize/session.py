@@ -1,9 +1,13 @@
-"""One optimisation in progress, shared by the routes: the program, the criteria and
-their declared capabilities, the trade-off, the belief, solver settings and statistics.
+"""One optimisation in progress, shared by the routes: the criteria and their declared
+capabilities, the trade-off, the belief, the tolerances, statistics and the one way a
+policy is evaluated (:class:`SessionBase`); a free (tabular) policy's program and solver
+settings (:class:`Session`). The parametric family's session
+(:class:`~fairdecide.optimize.parametric.ParametricSession`) is the other kind.
 """
 
 from __future__ import annotations
 
+import abc
 from typing import Any
 
 import numpy as np
@@ -19,30 +23,64 @@ from fairdecide.optimize.scenario_cuts import (
 )
 from fairdecide.optimize.solvers import SolveResult, solve_program
 from fairdecide.optimize.tradeoff import MaxUtility, Tradeoff
+from fairdecide.problem import DecisionProblem
 from fairdecide.values import scenario_values
 
-__all__ = ["Session"]
+__all__ = ["Session", "SessionBase"]
 
 
-class Session:
-    """Carries one optimisation: what every route needs, and the one way it evaluates a
-    policy (:func:`fairdecide.values.scenario_values`, from the decision tables)."""
+class SessionBase(abc.ABC):
+    """What every route needs, whatever the policy family: the problem, belief, criteria
+    (with their capabilities), trade-off, tolerances and statistics, and the one way a
+    policy is evaluated (:func:`fairdecide.values.scenario_values`, from the decision
+    tables). A kind of session says what its parameters are (:meth:`policy_of`)."""
+
+    def __init__(self, problem: DecisionProblem, belief: Belief, criteria: list[Criterion],
+                 names: list[str], tradeoff: Tradeoff, tol: float, max_iter: int,
+                 stats: dict[str, Any]) -> None:
+        self.problem, self.belief = problem, belief
+        self.criteria, self.names, self.tradeoff = criteria, names, tradeoff
+        self.tol, self.max_iter = tol, max_iter
+        self.capabilities = [c.capabilities(problem) for c in criteria]
+        self.utility_tol = tol * max(1.0, float(np.abs(problem.utility).max()))
+        self.stats = stats
+        self.solver_name = "none"
+
+    @abc.abstractmethod
+    def policy_of(self, params: np.ndarray) -> Any:
+        """The policy with parameters ``params`` (free rows, or a family's theta)."""
+
+    def evaluate(self, params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Exact utilities (K,) and deviations (n_criteria, K) of the policy at
+        ``params``, from its decision tables in every scenario."""
+        return scenario_values(self.policy_of(params), self.belief.worlds, self.problem,
+                               self.criteria)
+
+    def merit(self, params: np.ndarray, tradeoff: Tradeoff) -> float:
+        """The exact objective of ``tradeoff`` (to minimise) at ``params``."""
+        U, F = self.evaluate(params)
+        return tradeoff.merit(U, F, self.belief)
+
+    def feasible(self, params: np.ndarray, tradeoff: Tradeoff) -> bool:
+        U, F = self.evaluate(params)
+        return tradeoff.feasible(U, F, self.belief, self.tol, self.utility_tol)
+
+
+class Session(SessionBase):
+    """A free (tabular) policy's optimisation: its program, the solver asked for, and
+    the routes' ways to solve it."""
 
     def __init__(self, prog: PolicyProgram, criteria: list[Criterion], names: list[str],
                  tradeoff: Tradeoff, belief: Belief, solver: str | None, tol: float,
                  max_iter: int, stats: dict[str, Any] | None = None) -> None:
-        self.prog, self.criteria, self.names = prog, criteria, names
-        self.tradeoff, self.belief = tradeoff, belief
-        self.solver, self.tol, self.max_iter = solver, tol, max_iter
-        self.problem = prog.problem
-        self.capabilities = [c.capabilities(self.problem) for c in criteria]
+        super().__init__(prog.problem, belief, criteria, names, tradeoff, tol, max_iter,
+                         stats if stats is not None else {
+                             "solve_seconds": 0.0, "linearisation_steps": 0,
+                             "solver_iterations": 0})
+        self.prog, self.solver = prog, solver
         if any(c.reads == "rows" for c in self.capabilities):
             prog.keep_unit_rows = True
-        self.stats: dict[str, Any] = stats if stats is not None else {
-            "solve_seconds": 0.0, "linearisation_steps": 0, "solver_iterations": 0}
-        self.solver_name = "none"
         self.last_program: Program | None = None
-        self.utility_tol = tol * max(1.0, float(np.abs(self.problem.utility).max()))
 
     def restricted(self, criteria: list[Criterion], names: list[str], tradeoff: Tradeoff
                    ) -> Session:
@@ -52,23 +90,9 @@ class Session:
                        self.tol, self.max_iter, self.stats)
 
     # ---------------------------------------------------------------- evaluation
-    def policy_of(self, pi: np.ndarray) -> Any:
-        """The policy with free rows ``pi``."""
-        return self.prog.policy(pi)
-
-    def evaluate(self, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Utility (K,) and deviations (n_criteria, K) of free rows ``pi`` per scenario."""
-        return scenario_values(self.prog.policy(pi), self.belief.worlds, self.problem,
-                               self.criteria)
-
-    def merit(self, pi: np.ndarray, tradeoff: Tradeoff) -> float:
-        """The exact objective of ``tradeoff`` (to minimise) at free rows ``pi``."""
-        U, F = self.evaluate(pi)
-        return tradeoff.merit(U, F, self.belief)
-
-    def feasible(self, pi: np.ndarray, tradeoff: Tradeoff) -> bool:
-        U, F = self.evaluate(pi)
-        return tradeoff.feasible(U, F, self.belief, self.tol, self.utility_tol)
+    def policy_of(self, params: np.ndarray) -> Any:
+        """The policy with free rows ``params``."""
+        return self.prog.policy(params)
 
     # ---------------------------------------------------------------- solving
     def solve(self, tradeoff: Tradeoff, criteria: list[Criterion], *,
