@@ -3,6 +3,8 @@
 import cvxpy as cp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fairdecide import (
     DecisionProblem,
@@ -253,3 +255,37 @@ def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, wa
     if solver in ("structured", "scenarios", "interior") and model != "world":
         assert res.solver.startswith({"structured": "structured", "scenarios": "scenario cuts",
                                       "interior": "HiGHS (interior point"}[solver])
+
+
+# ------------------------------------------------------------------ dual values
+@pytest.mark.parametrize("model", ["world", "mean", "worst"])
+@pytest.mark.parametrize(("eps", "price"), [(0.3, 0.1), (1.0, 0.1), (1.9, 0.1), (5.0, 0.0)])
+def test_tolerance_price_by_hand(model, eps, price):
+    # U*(eps) = 0.55 + 0.1 min(eps, 2): each unit of tolerance is worth 0.1 utility below
+    # 2 and nothing above; under the worst case it is spread over the scenarios' rows
+    from fairdecide import Belief
+
+    world = WORLD if model == "world" else Belief((WORLD, WORLD, WORLD), aggregate=model)
+    res = optimize_policy(PROBLEM, world, Independence(), epsilon=eps, solver="highs")
+    assert res.stats["tolerance_prices"]["independence"] == pytest.approx(price, abs=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), crit=st.sampled_from(["independence", "separation"]),
+       eps=st.floats(0.02, 0.3))
+def test_tolerance_price_is_a_supergradient_of_the_frontier(seed, crit, eps):
+    # U*(eps) is concave, so its price p at eps lies between the slopes of the chords to
+    # eps - h and eps + h, each U* solved on its own (to 1e-9 each: the slack 4e-9 / h)
+    problem, world = make_tabular_problem(6, 2, 3, random_state=seed)
+    criterion = Independence() if crit == "independence" else Separation()
+    h = 1e-3
+
+    def u_star(e):
+        return optimize_policy(problem, world, criterion, epsilon=e, solver="highs")
+
+    res = u_star(eps)
+    p = res.stats["tolerance_prices"][crit]
+    slack = 4e-9 / h
+    assert (u_star(eps + h).utility - res.utility) / h <= p + slack
+    assert p <= (res.utility - u_star(eps - h).utility) / h + slack
+    assert p >= -1e-12

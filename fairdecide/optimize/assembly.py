@@ -90,6 +90,7 @@ class Assembly:
         self.F = np.zeros((0, self.K), dtype=int)
         #: the inequality rows whose right-hand side is a criterion's tolerance
         self.tolerance_rows: list[int] = []
+        self.tolerance_of: list[int] = []  # the criterion of each tolerance row
 
     @classmethod
     def extending(cls, prog: Any, n_existing: int) -> Assembly:
@@ -148,6 +149,7 @@ class Assembly:
         first = self.ub.n
         self._bound_deviation(c, epsilon, chance_delta)
         self.tolerance_rows.extend(range(first, self.ub.n))
+        self.tolerance_of.extend([c] * (self.ub.n - first))
 
     def _bound_deviation(self, c: int, epsilon: float, chance_delta: float | None) -> None:
         if chance_delta is not None:

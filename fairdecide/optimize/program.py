@@ -62,6 +62,8 @@ class Program:
     n_scenarios: int = 1
     #: the rows of A_ub whose right-hand side is a criterion's tolerance (epsilon)
     tolerance_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: the criterion whose tolerance each of those rows bounds
+    tolerance_of: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def n_variables(self) -> int:
@@ -217,4 +219,5 @@ class PolicyProgram:
         return Program(cost, A_ub, b_ub, A_eq, b_eq, lb, ubd, m_slices,
                        [list(map(int, r)) for r in asm.F], asm.kl, n_actions=self.n_a,
                        n_units=self.n_free, n_scenarios=self.K,
-                       tolerance_rows=np.asarray(asm.tolerance_rows, dtype=np.int64))
+                       tolerance_rows=np.asarray(asm.tolerance_rows, dtype=np.int64),
+                       tolerance_of=np.asarray(asm.tolerance_of, dtype=np.int64))

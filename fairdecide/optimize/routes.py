@@ -123,6 +123,13 @@ def _program_result(session: Session, res: Any, program: Any) -> RouteResult:
     f = np.array([[res.x[i] for i in row] for row in program.f_index])
     values = {"utility": prog.utilities(ms),
               "f": f.reshape(len(session.criteria), prog.K), "objective": res.objective}
+    if res.ub_duals is not None and len(program.tolerance_rows):
+        # the program minimises -U: d U* / d epsilon_c is minus the summed duals of
+        # the rows whose right-hand side is epsilon_c (one, or one per scenario)
+        duals = res.ub_duals[program.tolerance_rows]
+        session.stats["tolerance_prices"] = {
+            n: float(-duals[program.tolerance_of == c].sum())
+            for c, n in enumerate(session.names) if np.any(program.tolerance_of == c)}
     return RouteResult(pi, viol, "optimal", values)
 
 

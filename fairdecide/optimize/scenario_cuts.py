@@ -110,7 +110,7 @@ class _Master(Assembly):
         self.eq, self.ub = _Rows(), _Rows()
         self.lb_parts, self.ub_parts = [np.full(self.K, -np.inf)], [np.full(self.K, np.inf)]
         self.n = self.K
-        self.kl, self.costs, self.tolerance_rows = [], {}, []
+        self.kl, self.costs, self.tolerance_rows, self.tolerance_of = [], {}, [], []
         self.F = self.new_vars(n_criteria * self.K).reshape(n_criteria, self.K)
 
     def scenario_utility(self, k: int, scale: float = 1.0) -> tuple[np.ndarray, np.ndarray]:

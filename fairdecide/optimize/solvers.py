@@ -44,6 +44,9 @@ class SolveResult:
     #: the solver's statistics and certificate by solver ("structured": its rounds and
     #: gap, or why it fell back; "interior_point": the uncrossed interior point's gap)
     details: dict[str, Any] | None = None
+    #: d objective / d b_ub at the optimum (the inequality rows' duals), where the
+    #: solver reports them at a vertex (HiGHS through scipy)
+    ub_duals: np.ndarray | None = None
 
 
 def check_solver(solver: Any) -> None:
@@ -148,6 +151,8 @@ def _solve_scipy(prog: Program, name: str, time_limit: float | None) -> SolveRes
         solver=f"HiGHS ({method})",
         seconds=seconds,
         iterations=int(getattr(res, "nit", 0) or 0),
+        ub_duals=(np.asarray(res.ineqlin.marginals, dtype=float)
+                  if ok and prog.A_ub.shape[0] else None),
     )
 
 
