@@ -43,10 +43,15 @@ def test_methods_agree_with_merit_and_feasibility(seed, K, C, aggregate, lam, to
         # smallest: combine() takes the smallest, so a minimised V is combined negated
         value = sign * belief.combine(V) if sign < 0 else -belief.combine(-V)
         assert np.isclose(value, tr.merit(U, F, belief), atol=1e-12)
-        # violation within its tolerance exactly when the trade-off calls it feasible
+        # feasibility, from violation and violation_tol, against the constraints
+        # written out here: each aggregated deviation within epsilon + tol, the
+        # aggregated utility above the floor - utility_tol
         utility_tol = tol / 2
-        within = tr.violation(U, F, belief) <= tr.violation_tol(tol, utility_tol)
-        assert within == tr.feasible(U, F, belief, tol, utility_tol)
+        agg = np.array([belief.combine_deviation(f) for f in F])
+        want = {FairnessConstraint: bool(np.all(agg <= np.asarray(eps) + tol)),
+                UtilityConstraint: tr.utility_floor is None or bool(
+                    belief.combine(U) >= floor - utility_tol)}.get(type(tr), True)
+        assert tr.feasible(U, F, belief, tol, utility_tol) == want
         # the bounds and the floor are the trade-off's own
         bounds = tr.deviation_bounds(C)
         assert len(bounds) == C

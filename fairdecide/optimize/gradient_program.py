@@ -206,19 +206,18 @@ class _Program:
                 rows.append(x[self.sigma] - V)
                 jac.append(e - G)
         bounds = self.tr.deviation_bounds(len(self.s.criteria))
-        if any(np.isfinite(bounds)):
-            for c in self.ci:
-                eps = bounds[c]
-                if not np.isfinite(eps):
-                    continue
-                F = [self._fhat(x, c, k) for k in range(self.K)]
-                if self.worst:
-                    rows.append(np.array([eps - f for f, _ in F]))
-                    jac.append(-np.array([g for _, g in F]))
-                else:
-                    rows.append(np.array([eps - sum(b * f for b, (f, _) in zip(
-                        self.b, F, strict=True))]))
-                    jac.append(-(self.b @ np.array([g for _, g in F]))[None])
+        for c in self.ci:
+            eps = bounds[c]
+            if not np.isfinite(eps):  # every bound of a trade-off that sets none
+                continue
+            F = [self._fhat(x, c, k) for k in range(self.K)]
+            if self.worst:
+                rows.append(np.array([eps - f for f, _ in F]))
+                jac.append(-np.array([g for _, g in F]))
+            else:
+                rows.append(np.array([eps - sum(b * f for b, (f, _) in zip(
+                    self.b, F, strict=True))]))
+                jac.append(-(self.b @ np.array([g for _, g in F]))[None])
         for constraint in self.param:
             value, grad = constraint(x[:self.n_theta])
             rows.append(value)
@@ -287,8 +286,8 @@ def _smoothing(session: ParametricSession, tradeoff: Tradeoff, crit_index: list[
     sizes = [t.values.size for t in terms]
     if session.belief.n_scenarios * sum(sizes) <= EPIGRAPH_LIMIT:
         return [None]
-    bounds = tradeoff.deviation_bounds(len(session.criteria))
     if tradeoff.bounds_deviations:
+        bounds = tradeoff.deviation_bounds(len(session.criteria))
         eps = [bounds[c] for c in crit_index if np.isfinite(bounds[c])
                and not session.capabilities[c].parametric]
         if eps and min(eps) == 0:

@@ -69,8 +69,8 @@ class Tradeoff(abc.ABC):
 
     def feasible(self, U: np.ndarray, F: np.ndarray, belief: Belief, tol: float,
                  utility_tol: float) -> bool:
-        """Whether the constraints hold (within the tolerances)."""
-        return True
+        """Whether the constraints hold: :meth:`violation` within :meth:`violation_tol`."""
+        return self.violation(U, F, belief) <= self.violation_tol(tol, utility_tol)
 
     def checks(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
                tol: float, utility_tol: float) -> dict[str, bool]:
@@ -237,17 +237,14 @@ class FairnessConstraint(Tradeoff):
     def merit(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
         return -belief.combine(U)
 
-    def feasible(self, U: np.ndarray, F: np.ndarray, belief: Belief, tol: float,
-                 utility_tol: float) -> bool:
-        agg = aggregated_deviations(F, belief, self.chance_delta)
-        return bool(np.all(agg <= np.asarray(self.epsilon) + tol))
-
     def deviation_bounds(self, n: int) -> tuple[float, ...]:
         return self.epsilon
 
     def violation(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
         agg = aggregated_deviations(F, belief, self.chance_delta)
-        return float(np.max(np.maximum(agg - np.asarray(self.epsilon), 0.0), initial=0.0))
+        eps = np.asarray(self.epsilon)
+        over = np.where(np.isinf(eps), 0.0, agg - eps)  # inf: no bound, whatever agg is
+        return float(np.max(np.maximum(over, 0.0), initial=0.0))
 
     def tightened(self, miss: float) -> Tradeoff:
         return replace(self, epsilon=tuple(max(0.0, e - 2 * miss) for e in self.epsilon))
@@ -331,12 +328,6 @@ class UtilityConstraint(Tradeoff):
 
     def objective(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
         return self.merit(U, F, belief)
-
-    def feasible(self, U: np.ndarray, F: np.ndarray, belief: Belief, tol: float,
-                 utility_tol: float) -> bool:
-        if self.utility_min is None:
-            return True
-        return belief.combine(U) >= self.utility_min - utility_tol
 
     def checks(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
                tol: float, utility_tol: float) -> dict[str, bool]:
