@@ -78,7 +78,8 @@ elif route == "pandas":
     t0 = time.perf_counter()
     res = optimize_distributed(problem, units, [crit], epsilon=eps)
     out.update(utility=res.utility, deviation=res.deviations["separation"],
-               rounds=res.rounds, verified=res.verified, columns=res.columns)
+               rounds=res.stats["distributed"]["rounds"], verified=True,
+               columns=res.stats["distributed"]["columns"])
 else:
     import dask.dataframe as dd
     from dask.distributed import Client, LocalCluster, wait
@@ -91,7 +92,8 @@ else:
     t0 = time.perf_counter()
     res = optimize_distributed(problem, units, [crit], epsilon=eps)
     out.update(utility=res.utility, deviation=res.deviations["separation"],
-               rounds=res.rounds, verified=res.verified, columns=res.columns)
+               rounds=res.stats["distributed"]["rounds"], verified=True,
+               columns=res.stats["distributed"]["columns"])
     client.close(); cluster.close()
 out["solve_s"] = time.perf_counter() - t0
 out["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -81,7 +81,7 @@ class Belief:
                 raise FairdecideError(
                     f"worlds[{i}] must be a World such as TabularWorld, got "
                     f"{type(w).__name__}")
-        first = worlds[0].units()
+        first = worlds[0].units() if len(worlds) > 1 else None  # one world: nothing to match
         for i, w in enumerate(worlds[1:], start=1):
             if not w.units().same_as(first) or w.outcome_shape() != worlds[0].outcome_shape():
                 raise FairdecideError(

@@ -43,6 +43,7 @@ class DecisionTable:
     n_groups: int
     rows: np.ndarray | None = None
     units: Units | None = None
+    row_error: float | None = None
 
     @classmethod
     def from_marginal(cls, M: np.ndarray) -> DecisionTable:
@@ -54,6 +55,15 @@ class DecisionTable:
                 "a group marginal P(z, a, y) must be a finite, non-negative array of shape "
                 f"(n_groups, n_actions, n_outcomes), got shape {M.shape}")
         return cls(joint=M, group=np.arange(M.shape[0]), n_groups=M.shape[0])
+
+    def simplex_error(self) -> float:
+        """The largest error of a policy row off the simplex (a negative entry or a row
+        sum other than one): from :attr:`rows`, or ``row_error`` where the world summed
+        the table without keeping the rows (0 if neither is known)."""
+        if self.rows is not None:
+            return float(max(np.max(np.abs(self.rows.sum(axis=1) - 1.0), initial=0.0),
+                             -min(float(self.rows.min(initial=0.0)), 0.0)))
+        return float(self.row_error or 0.0)
 
     def group_marginal(self) -> np.ndarray:
         """P(z, a, y): the table summed within each group, shape (n_groups, n_a, n_y)."""
@@ -95,10 +105,12 @@ def decision_table(policy: Policy, world: World, problem: DecisionProblem) -> De
     1.0
     """
     _check_pair(policy, world, problem)
-    units, w, p_y = world_arrays(world, problem)
     if policy.n_actions != problem.n_actions:
         raise FairdecideError(
             f"policy has {policy.n_actions} actions but the problem has {problem.n_actions}")
+    if not world.units_in_memory:  # a world that sums its table by group
+        return world.summed_table(policy, problem)
+    units, w, p_y = world_arrays(world, problem)
     pi = policy.proba(units)
     joint = w[:, None, None] * pi[:, :, None] * p_y
     return DecisionTable(joint=joint, group=units.group, n_groups=units.n_groups, rows=pi,

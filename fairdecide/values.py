@@ -41,19 +41,29 @@ def scenario_values(
     >>> U.shape, F.shape, float(F[0, 0])
     ((1,), (1, 1), 0.0)
     """
-    crits = as_criteria(criteria)
+    U, F, _ = tables_values(policy, worlds, problem, as_criteria(criteria))
+    return U, F
+
+
+def tables_values(policy: Policy, worlds: Sequence[World], problem: DecisionProblem,
+                  crits: list[Criterion]) -> tuple[np.ndarray, np.ndarray, float]:
+    """:func:`scenario_values` and the largest error of the policy's rows off the
+    simplex, read from the first world's table (verification checks it)."""
     if (isinstance(worlds, World | str | bytes) or not isinstance(worlds, Sequence)
             or not worlds):
         raise FairdecideError("worlds must be a non-empty sequence of worlds, e.g. "
                               "belief.worlds or [world]")
     U = np.zeros(len(worlds))
     F = np.zeros((len(crits), len(worlds)))
+    row_error = 0.0
     for k, world in enumerate(worlds):
         table = decision_table(policy, world, problem)
+        if k == 0:
+            row_error = table.simplex_error()
         U[k] = table.utility(problem.utility)
         for c, crit in enumerate(crits):
             F[c, k] = crit.deviation_from_table(table, problem)
     if not (np.all(np.isfinite(U)) and np.all(np.isfinite(F))):
         raise FairdecideError("a utility or deviation is not finite: check the world's "
                               "probabilities and the criteria")
-    return U, F
+    return U, F, row_error

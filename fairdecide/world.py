@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -40,6 +40,9 @@ class World(abc.ABC):
     """
 
     group_labels: tuple
+    #: Whether the units can be held in memory as arrays (the decision table over every
+    #: unit); False for a world that sums its table by group (:meth:`summed_table`).
+    units_in_memory: ClassVar[bool] = True
 
     @abc.abstractmethod
     def units(self) -> Units:
@@ -61,6 +64,13 @@ class World(abc.ABC):
     @abc.abstractmethod
     def outcome_shape(self) -> tuple[int, ...]:
         """Shape of the world's outcome parameters (scenarios of a belief share it)."""
+
+    def summed_table(self, policy: Any, problem: DecisionProblem) -> Any:
+        """The decision table of ``policy`` summed by group, for a world that declares
+        ``units_in_memory = False`` (:class:`~fairdecide.frame_world.FrameWorld`);
+        :func:`fairdecide.table.decision_table` calls it, after checking the pair."""
+        raise FairdecideError(f"{type(self).__name__} has its units in memory: use "
+                              "fairdecide.decision_table(policy, world, problem)")
 
     def free_policy(self) -> type:
         """The policy family with one free row per unit group that the exact program

@@ -52,16 +52,18 @@ def test_same_optimum_as_the_exact_program(seed, n_z, crit, tradeoff):
     kw = {tradeoff[0]: tradeoff[1]}
     ref = in_memory(PRED, z, w, p, n_z, criterion, **kw)
     res = optimize_distributed(PRED, units, [criterion], **kw)
-    assert res.verified
+    assert isinstance(res, fd.OptimizeResult) and res.status == "optimal"
     assert res.objective == pytest.approx(ref.objective, abs=1e-8)
     assert res.utility == pytest.approx(ref.utility, abs=1e-6 if kw.get("lam") else 1e-8)
-    # the policy, recomputed unit by unit, gives the verified marginal
-    pi = res.action_proba(units)
+    # the policy, recomputed unit by unit here, gives the result's utility and deviation
+    pi = res.policy.frame_proba(units)
     np.testing.assert_allclose(pi.sum(axis=1), 1.0, atol=1e-12)
+    assert pi.min() >= 0
     M = np.zeros((n_z, 2, 2))
     np.add.at(M, z, (w / w.sum())[:, None, None] * pi[:, :, None] * p[:, None, :])
-    np.testing.assert_allclose(M, res.marginal, atol=1e-12)
+    assert np.einsum("zay,ay->", M, PRED.utility) == pytest.approx(res.utility, abs=1e-12)
     dev = criterion.deviation_from_table(fd.DecisionTable.from_marginal(M), PRED)
+    assert dev == pytest.approx(res.deviations[criterion.label], abs=1e-12)
     if "epsilon" in kw:
         assert dev <= kw["epsilon"] + 1e-9
 
@@ -72,7 +74,7 @@ def test_interventions_with_independence():
     for kw in ({"epsilon": 0.02}, {"lam": 0.5}):
         ref = in_memory(problem, z, w, p, 3, fd.Independence(), **kw)
         res = optimize_distributed(problem, units, [fd.Independence()], **kw)
-        assert res.verified and res.objective == pytest.approx(ref.objective, abs=1e-8)
+        assert res.objective == pytest.approx(ref.objective, abs=1e-8)
 
 
 def test_dask_local_cluster_gives_the_same_optimum():
@@ -86,10 +88,17 @@ def test_dask_local_cluster_gives_the_same_optimum():
         dask_units = dd.from_pandas(units, npartitions=3).persist()
         res = optimize_distributed(PRED, dask_units, [fd.Separation()], epsilon=0.02)
         parts = [d.compute() for d in dask_units.to_delayed()]
-    assert res.verified
     assert res.utility == pytest.approx(local.utility, abs=1e-10)
-    pi = np.vstack([res.action_proba(part, i) for i, part in enumerate(parts)])
+    assert res.stats["distributed"]["partitions"] == 3
+    pi = np.vstack([res.policy.frame_proba(part, i) for i, part in enumerate(parts)])
     np.testing.assert_allclose(pi.sum(axis=1), 1.0, atol=1e-12)
+    # the rows of the collected units give the utility the workers' pass verified
+    whole = pd.concat(parts)
+    p1 = whole["p_1"].to_numpy()
+    wn = whole["w"].to_numpy() / whole["w"].sum()
+    u = np.sum(wn[:, None] * pi * (np.outer(1 - p1, PRED.utility[:, 0])
+                                   + np.outer(p1, PRED.utility[:, 1])))
+    assert u == pytest.approx(res.utility, abs=1e-12)
 
 
 def test_bad_input_is_named():
@@ -108,30 +117,56 @@ def test_bad_input_is_named():
         optimize_distributed(PRED, units, [fd.Independence()])
     with pytest.raises(FairdecideError, match="units must be"):
         optimize_distributed(PRED, units.to_numpy(), [fd.Independence()], epsilon=0.1)
+    with pytest.raises(FairdecideError, match="at least one criterion"):
+        optimize_distributed(PRED, units, [], epsilon=0.1)
+
+
+def test_the_mixture_policy_names_bad_input():
+    units, *_ = population(60, 2, 0, PRED)
+    res = optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02)
+    pol = res.policy
+    with pytest.raises(FairdecideError, match="index must be below"):
+        pol.frame_proba(units, 1)
+    with pytest.raises(FairdecideError, match="block"):
+        pol.proba(fd.Units(group=[0, 1], n_groups=2))
+    with pytest.raises(FairdecideError, match="of one shape"):
+        fd.policies.VertexMixturePolicy([np.zeros((2, 2, 2))], np.ones((3, 2)))
+    with pytest.raises(FairdecideError, match="not made on a units table"):
+        fd.policies.VertexMixturePolicy([np.zeros((2, 2, 2))], np.ones((3, 1))
+                                        ).frame_proba(units)
+
+
+def _corrupt_pass(monkeypatch, change):
+    """Make the verification pass (FrameWorld.decision_table, partition by partition)
+    return change(M) instead of the marginal it summed."""
+    import fairdecide.frame_world as fw
+
+    real = fw._part_table
+
+    def corrupted(part, index, policy, problem, *args):
+        out = real(part, index, policy, problem, *args)
+        M = out[:-1].reshape(-1, problem.n_actions, problem.n_outcomes).copy()
+        return np.append(change(M).reshape(-1), out[-1])
+
+    monkeypatch.setattr(fw, "_part_table", corrupted)
 
 
 @pytest.mark.parametrize("kw", [{"epsilon": 0.02}, {"lam": 0.3}])
 def test_a_policy_whose_recomputation_disagrees_raises(monkeypatch, kw):
     """The verification pass recomputes M from the units; a pass that disagrees with the
     master (here: every unit's mass moved to action 0, which breaks the utility check and,
-    under epsilon, is still fair) raises instead of returning a result marked unverified."""
-    import fairdecide.optimize.distributed as dist
-
+    under epsilon, is still fair) raises instead of returning a result."""
     units, *_ = population(300, 2, 5, PRED)
     good = optimize_distributed(PRED, units, [fd.Independence()], **kw)
     assert good.verification.checks["solver utility matches recomputation"]
-    assert good.marginal[:, 1].sum() > 0.05  # moving it to action 0 changes the utility
+    assert good.policy.frame_proba(units)[:, 1].sum() > 0.05 * len(units)
 
-    real = dist._mixture_part_with
-
-    def all_to_action_0(part, lam, problem, *args):
-        M = real(part, lam, problem, *args).reshape(-1, problem.n_actions,
-                                                    problem.n_outcomes)
+    def all_to_action_0(M):
         out = np.zeros_like(M)
         out[:, 0] = M.sum(axis=1)
-        return out.reshape(-1)
+        return out
 
-    monkeypatch.setattr(dist, "_mixture_part_with", all_to_action_0)
+    _corrupt_pass(monkeypatch, all_to_action_0)
     with pytest.raises(VerificationError, match="utility"):
         optimize_distributed(PRED, units, [fd.Independence()], **kw)
 
@@ -139,20 +174,28 @@ def test_a_policy_whose_recomputation_disagrees_raises(monkeypatch, kw):
 def test_a_broken_tolerance_raises(monkeypatch):
     """Under epsilon, a recomputed deviation above the tolerance fails the trade-off's own
     check (the same check optimize_policy makes)."""
-    import fairdecide.optimize.distributed as dist
-
-    units, *_ = population(300, 2, 6, PRED)
+    units, z, *_ = population(300, 2, 6, PRED)
     good = optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02)
-    assert good.marginal[0, 0].sum() > 0.05  # moving it to action 1 is unfair
-    real = dist._mixture_part_with
+    assert good.policy.frame_proba(units)[z == 0, 0].sum() > 0.05 * len(units)
 
-    def unfair(part, lam, problem, *args):
-        M = real(part, lam, problem, *args).reshape(-1, problem.n_actions,
-                                                    problem.n_outcomes).copy()
+    def unfair(M):
         M[0, 1] += M[0, 0]  # group 0: every unit's mass to action 1
         M[0, 0] = 0.0
-        return M.reshape(-1)
+        return M
 
-    monkeypatch.setattr(dist, "_mixture_part_with", unfair)
+    _corrupt_pass(monkeypatch, unfair)
     with pytest.raises(VerificationError, match="independence <= epsilon"):
+        optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02)
+
+
+def test_rows_off_the_simplex_fail_verification(monkeypatch):
+    """The pass reports how far the policy's rows are off the simplex; verification
+    checks it as it checks every optimised policy's rows."""
+    import fairdecide.policies.mixture as mixture
+
+    units, *_ = population(200, 2, 7, PRED)
+    real = mixture.VertexMixturePolicy.proba
+    monkeypatch.setattr(mixture.VertexMixturePolicy, "proba",
+                        lambda self, u: 1.01 * real(self, u))
+    with pytest.raises(VerificationError, match="simplex"):
         optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02)

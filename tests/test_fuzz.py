@@ -664,7 +664,9 @@ EXEMPT = {
     "RateInterval": "a result container built by rate_interval (fuzzed)",
     "SMALL_CELL_THRESHOLD": "a constant", "MECHANISMS": "a constant",
     "AuditReport": "a result container built by audit_report (fuzzed)",
-    "DistributedResult": "a result container built by optimize_distributed (fuzzed)",
+    "VertexMixturePolicy": "the policy optimize_distributed returns (fuzzed); "
+                           "tests/test_distributed.py gives its constructor and "
+                           "frame_proba bad input",
     "Progress": "a record the solvers' loops build",
     "reporting": "checks its callback as optimize_policy(progress=) does, which calls it "
                  "(fuzzed)",

@@ -84,9 +84,9 @@ def test_distributed_master_reports_and_pareto_frontier_through_reporting():
     res = optimize_distributed(problem, units, [fd.Independence()], epsilon=0.02,
                                progress=seen.append)
     _rounds_in_order(seen, "distributed")
-    assert len(seen) == res.rounds
+    assert len(seen) == res.stats["distributed"]["rounds"]
     assert -seen[-1].objective == pytest.approx(res.objective, abs=1e-12)
-    assert seen[-1].details["columns"] == res.columns
+    assert seen[-1].details["columns"] == res.stats["distributed"]["columns"]
 
     # pareto_frontier calls optimize_policy(progress=None) for each tolerance of a large
     # world (structured solver): the enclosing block's callback stays in force

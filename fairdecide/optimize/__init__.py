@@ -2,11 +2,7 @@
 verification and Pareto frontiers."""
 
 from fairdecide.optimize.api import optimize_policy
-from fairdecide.optimize.distributed import (
-    DistributedResult,
-    optimize_distributed,
-    outcome_columns,
-)
+from fairdecide.optimize.distributed import optimize_distributed, outcome_columns
 from fairdecide.optimize.frontier import pareto_frontier
 from fairdecide.optimize.progress import Progress, reporting
 from fairdecide.optimize.result import OptimizeResult, Verification
@@ -19,7 +15,6 @@ from fairdecide.optimize.tradeoff import (
 )
 
 __all__ = [
-    "DistributedResult",
     "FairnessConstraint",
     "MaxUtility",
     "Mixture",

@@ -22,11 +22,13 @@ the least reduced cost d is the Lagrangian duality gap, certified at most 1e-9 o
 objective.
 
 The policy is never collected: it is the mixture of the vertices that the master's duals
-y_k pick, recomputed unit by unit when asked (:meth:`DistributedResult.action_proba`),
-and it is **verified** by a further pass that recomputes M, hence the utility and every
-deviation, from the units and that mixture, independently of the master; the checks are
-the trade-off's own (as :func:`~fairdecide.optimize.optimize_policy` makes them), and a
-failed check raises :class:`~fairdecide.exceptions.VerificationError`.
+y_k pick (:class:`~fairdecide.policies.mixture.VertexMixturePolicy`), recomputed unit by
+unit when asked. It is **verified** as every optimised policy is
+(:func:`~fairdecide.optimize.verify.verify_solution`): its decision table in the units'
+world (:class:`~fairdecide.frame_world.FrameWorld`, a further pass that sums the group
+marginal from the units and that mixture, independently of the master) gives the utility
+and every deviation, checked against the master's values and the trade-off's own
+constraints; a failed check raises :class:`~fairdecide.exceptions.VerificationError`.
 
 The units are a pandas DataFrame or a Dask DataFrame (``pip install 'fairdecide[dask]'``;
 on Dask every pass runs on the workers) with a group column, a weight column
@@ -38,7 +40,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,84 +48,26 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from fairdecide._dask import is_dask_frame
-from fairdecide.criteria.base import Criterion, resolve_names
-from fairdecide.exceptions import FairdecideError, SolverError, VerificationError
-from fairdecide.optimize._unit_pass import (
+from fairdecide.beliefs import Belief
+from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
+from fairdecide.exceptions import FairdecideError, SolverError
+from fairdecide.frame_world import (
     BLOCKS_PER_PARTITION,
-    _arrays,
-    _block_sizes,
-    _map_parts,
-    _masses,
-    _mixture_part_with,
-    _mixture_rows,
-    _vertex_part,
+    FrameWorld,
+    map_partitions,
     outcome_columns,
 )
+from fairdecide.optimize._unit_pass import _block_sizes, _masses, _vertex_part
 from fairdecide.optimize.progress import Progress, report, reporting
-from fairdecide.optimize.result import Verification
+from fairdecide.optimize.result import OptimizeResult
+from fairdecide.optimize.verify import verify_solution
+from fairdecide.policies.mixture import VertexMixturePolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import DecisionTable
 
-__all__ = ["DistributedResult", "optimize_distributed", "outcome_columns"]
+__all__ = ["optimize_distributed", "outcome_columns"]
 
 GAP = 1e-9
 MAX_ROUNDS = 300
-
-@dataclass
-class DistributedResult:
-    """The solution of :func:`optimize_distributed`.
-
-    Attributes
-    ----------
-    utility : float
-        Expected utility of the policy, recomputed from the units (verification pass).
-    deviations : dict of str to float
-        Each criterion's deviation, recomputed from the units' group marginal.
-    marginal : ndarray of shape (n_groups, n_actions, n_outcomes)
-        That marginal.
-    gap : float
-        The certified Lagrangian duality gap.
-    rounds : int
-        Master solves (each one pass over the units).
-    columns : int
-        Vertex columns of the final master.
-    seconds : float
-    verification : Verification
-        The checks made on the recomputed marginal: the recomputed utility equals the
-        master's (to 1e-7) and the trade-off's constraints hold within ``tol``. A failed
-        check raises :class:`~fairdecide.exceptions.VerificationError`, so a returned
-        result has passed them all.
-    objective : float
-        The trade-off's objective (to maximise).
-    """
-
-    utility: float
-    deviations: dict
-    marginal: np.ndarray
-    gap: float
-    rounds: int
-    columns: int
-    seconds: float
-    verification: Verification
-    objective: float
-    problem: DecisionProblem = field(repr=False)
-    duals: list = field(repr=False, default_factory=list)
-    mixture: list = field(repr=False, default_factory=list)
-    group: str = field(repr=False, default="z")
-    weight: str = field(repr=False, default="w")
-
-    @property
-    def verified(self) -> bool:
-        """Whether verification passed (always True: a failed verification raises)."""
-        return self.verification.passed
-
-    def action_proba(self, part: pd.DataFrame, partition: int = 0) -> np.ndarray:
-        """pi(a | unit) of the units of partition ``partition`` of the units table (a
-        pandas DataFrame: the whole table when it was one)."""
-        z, w, p = _arrays(part, self.problem, self.group, self.weight)
-        n_z = self.marginal.shape[0]
-        return _mixture_rows(z, w, p, self.duals, self.mixture[partition], n_z,
-                             self.problem.n_actions)
 
 
 def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
@@ -152,13 +95,11 @@ def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
 def _check(problem: Any, units: Any, criteria: Any, group: str, weight: str) -> list:
     if not isinstance(problem, DecisionProblem):
         raise FairdecideError(f"problem must be a DecisionProblem, got {problem!r:.60}")
-    if isinstance(criteria, Criterion):
-        criteria = [criteria]
-    if isinstance(criteria, str) or not isinstance(criteria, Sequence) or not criteria:
-        raise FairdecideError(f"criteria must be a list of criteria, got {criteria!r}")
+    criteria = as_criteria(criteria)
+    if not criteria:
+        raise FairdecideError("criteria must name at least one criterion, e.g. "
+                              "[Independence()]")
     for c in criteria:
-        if not isinstance(c, Criterion):
-            raise FairdecideError(f"criteria must be Criterion objects, got {c!r}")
         cap = c.capabilities(problem)
         if cap.reads != "marginal" or not cap.linear:
             raise FairdecideError(
@@ -171,14 +112,14 @@ def _check(problem: Any, units: Any, criteria: Any, group: str, weight: str) -> 
     missing = [c for c in need if c not in units.columns]
     if missing:
         raise FairdecideError(f"units lacks the columns {missing}")
-    return list(criteria)
+    return criteria
 
 
 def optimize_distributed(
     problem: DecisionProblem, units: Any, criteria: Sequence[Criterion], *,
     epsilon: Any = None, lam: float | None = None, group: str = "z", weight: str = "w",
     tol: float = 1e-7, max_rounds: int = MAX_ROUNDS, progress: Any = None,
-) -> DistributedResult:
+) -> OptimizeResult:
     """The optimal policy of a population given as a (Dask) table of units.
 
     Parameters
@@ -204,7 +145,13 @@ def optimize_distributed(
 
     Returns
     -------
-    DistributedResult
+    OptimizeResult
+        Verified as :func:`~fairdecide.optimize_policy`'s results are. ``policy`` is a
+        :class:`~fairdecide.policies.mixture.VertexMixturePolicy` (its
+        ``frame_proba(partition, index)`` gives the rows of one partition of ``units``);
+        ``stats["distributed"]`` holds the certified duality ``gap``, the ``rounds``
+        (passes over the units), the master's ``columns``, the ``blocks`` and
+        ``partitions``.
 
     Examples
     --------
@@ -217,8 +164,10 @@ def optimize_distributed(
     >>> units = pd.DataFrame({"z": z, "w": 1.0, "p_0": 1 - p1, "p_1": p1})
     >>> res = optimize_distributed(fd.DecisionProblem.classification(2), units,
     ...                            [fd.Independence()], epsilon=0.02)
-    >>> res.verified, res.deviations["independence"] <= 0.02 + 1e-9
+    >>> res.deviations["independence"] <= 0.02 + 1e-9, res.stats["distributed"]["gap"] < 1e-8
     (True, True)
+    >>> res.policy.frame_proba(units).shape
+    (500, 2)
     """
     with reporting(progress):
         return _optimize_distributed(problem, units, criteria, epsilon, lam, group, weight,
@@ -227,12 +176,12 @@ def optimize_distributed(
 
 def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any, lam: Any,
                           group: str, weight: str, tol: Any, max_rounds: Any
-                          ) -> DistributedResult:
+                          ) -> OptimizeResult:
     t0 = time.perf_counter()
     criteria = _check(problem, units, criteria, group, weight)
     tol = float(tol)
     n_a, n_y = problem.n_actions, problem.n_outcomes
-    stats = np.sum(_map_parts(units, _masses, problem, group, weight), axis=0)
+    stats = np.sum(map_partitions(units, _masses, problem, group, weight), axis=0)
     total, present = stats[0], stats[1:65]
     if not total > 0:
         raise FairdecideError("the units' weights must have a positive sum")
@@ -248,7 +197,7 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
     A_eq = program.A_eq.tocsr()[n_free:, n_pi:]  # marginal rows first, then the rest
     A_ub = program.A_ub.tocsr()[:, n_pi:]
     c_rest, lb, ub = program.c[n_pi:], program.lb[n_pi:], program.ub[n_pi:]
-    sizes = _map_parts(units, _block_sizes, group, n_z)
+    sizes = map_partitions(units, _block_sizes, group, n_z)
     block_ids = [np.flatnonzero(s > 0) for s in sizes]  # nonempty blocks per partition
     offsets = np.cumsum([0] + [len(b) for b in block_ids])
     n_blocks = int(offsets[-1])
@@ -258,7 +207,7 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
     duals: list[np.ndarray] = []
 
     def price(Y: np.ndarray) -> np.ndarray:
-        parts = _map_parts(units, _vertex_part, problem, group, weight, Y, n_z)
+        parts = map_partitions(units, _vertex_part, problem, group, weight, Y, n_z)
         return np.concatenate([g[b] for g, b in zip(parts, block_ids, strict=True)]) / total
 
     def add(G: np.ndarray, which: np.ndarray) -> None:
@@ -315,37 +264,36 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
         if rounds >= max_rounds:
             raise SolverError(f"not certified after {max_rounds} rounds (gap {gap:.3g})")
         add(G_new, np.flatnonzero(reduced < 0))
-    lam_cols = np.clip(res.x[:len(cols_g)], 0.0, None)
+    C = len(cols_g)
+    lam_cols = np.clip(res.x[:C], 0.0, None)
     mix = np.zeros((n_blocks, len(duals)))
     np.add.at(mix, (np.array(cols_block), np.array(cols_round)), lam_cols)
     mix /= mix.sum(axis=1, keepdims=True)
-    per_part = []
-    for i, b in enumerate(block_ids):  # each partition's lam[block, k] over all its blocks
-        full = np.zeros((BLOCKS_PER_PARTITION * n_z, len(duals)))
-        full[b] = mix[offsets[i]:offsets[i + 1]]
-        per_part.append(full)
-    # Verification: M recomputed from the units and the mixture, then U and F from it.
-    M = (np.sum(_map_parts(units, _mixture_part_with, problem, group, weight, duals, n_z,
-                           per_part=per_part), axis=0) / total).reshape(n_z, n_a, n_y)
-    table = DecisionTable.from_marginal(M)
-    utility = float(np.einsum("zay,ay->", M, problem.utility))
+    per = BLOCKS_PER_PARTITION * n_z
+    lam_all = np.zeros((len(block_ids) * per, len(duals)))
+    lam_all[:, 0] = 1.0  # blocks without units: any row on the simplex
+    for i, b in enumerate(block_ids):  # partition i's blocks, then the next partition's
+        lam_all[i * per + b] = mix[offsets[i]:offsets[i + 1]]
+    world = FrameWorld(units, problem, n_z, total, group, weight)
+    policy = VertexMixturePolicy(duals, lam_all, world)
+    # the master's own values, for verification to compare with the recomputed ones
+    x_prog = np.concatenate([np.zeros(n_pi), res.x[C:]])
+    ms = np.stack([x_prog[sl] for sl in program.m_slices])
+    f = np.array([[x_prog[i] for i in row] for row in program.f_index])
+    solver_values = {"utility": prog.utilities(ms), "f": f.reshape(len(criteria), 1)}
     names = resolve_names(criteria)
-    devs = {n: float(c.deviation_from_table(table, problem))
-            for n, c in zip(names, criteria, strict=True)}
-    master_u = float(prog.U_m @ res.x[len(cols_g):len(cols_g) + n_m])
-    U_k, F_ck = np.array([utility]), np.array([[d] for d in devs.values()])
-    checks = {"solver utility matches recomputation":
-              bool(abs(utility - master_u) <= 1e-7 * max(1.0, abs(utility)))}
-    checks.update(tradeoff.checks(U_k, F_ck, belief, names, tol, 1e-7))
-    verification = Verification(utility, devs, master_u, 0.0, checks, tol, U_k,
-                                {n: F_ck[c] for c, n in enumerate(names)})
-    if not verification.passed:
-        failed = [k for k, ok in checks.items() if not ok]
-        raise VerificationError(
-            f"the distributed policy failed verification ({'; '.join(failed)}): utility "
-            f"{utility:.9g} recomputed from the units against the master's "
-            f"{master_u:.9g}, deviations {devs}. Raise max_rounds, loosen tol, or solve "
-            "the population in memory with optimize_policy if it fits")
-    return DistributedResult(utility, devs, M, gap, rounds, len(cols_g),
-                             time.perf_counter() - t0, verification, -float(res.fun),
-                             problem, duals, per_part, group, weight)
+    belief = Belief.plug_in(world, label="the units")
+    verification = verify_solution(policy, belief, problem, criteria, names, tradeoff,
+                                   solver_values, 0.0, tol, 1e-7)
+    U_k, F = verification.scenario_utilities, np.array(
+        [verification.scenario_deviations[n] for n in names])
+    seconds = time.perf_counter() - t0
+    stats = {"distributed": {"gap": gap, "rounds": rounds, "columns": C,
+                             "blocks": n_blocks, "partitions": len(block_ids)},
+             "solve_seconds": seconds}
+    return OptimizeResult(
+        policy=policy, utility=verification.utility, deviations=verification.deviations,
+        objective=float(tradeoff.objective(U_k, F, belief)), status="optimal",
+        tradeoff=tradeoff.describe(names),
+        solver=f"distributed (Dantzig-Wolfe over {len(block_ids)} partition(s))",
+        stats=stats, verification=verification)

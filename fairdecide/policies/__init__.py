@@ -3,6 +3,7 @@
 from fairdecide.policies.adapters import CallablePolicy, ClassifierPolicy, as_policy
 from fairdecide.policies.base import ParametricPolicy, Policy
 from fairdecide.policies.individual import IndividualPolicy
+from fairdecide.policies.mixture import VertexMixturePolicy
 from fairdecide.policies.softmax import LinearSoftmaxPolicy
 from fairdecide.policies.tabular import TabularPolicy
 
@@ -14,5 +15,6 @@ __all__ = [
     "ParametricPolicy",
     "Policy",
     "TabularPolicy",
+    "VertexMixturePolicy",
     "as_policy",
 ]

@@ -1,0 +1,210 @@
+"""A world whose units are the rows of a pandas or Dask DataFrame, read partition by
+partition: the population of :func:`~fairdecide.optimize.optimize_distributed`.
+
+One row per unit: a group column (integer code 0..n_z-1), a weight column (P(x, z) of a
+cell, or 1/N of a person; normalised to sum to one) and the outcome probabilities,
+columns ``p_<y>`` for prediction problems or ``p_<a>_<y>`` for interventions
+(:func:`outcome_columns`). What a policy may read of a unit: its group, its **block**
+as the cell (partition i, row range r of :data:`BLOCKS_PER_PARTITION`, group z: the code
+(i * BLOCKS_PER_PARTITION + r) * n_z + z), and as features its weight and outcome
+probabilities.
+
+The decision table of a policy in this world is its group marginal
+M[z, a, y] = sum_{u in z} w_u pi(a | u) P(y | a, u), summed partition by partition (on
+the workers for Dask) without collecting the units, together with the largest error of a
+policy row off the simplex; every criterion that reads only the group marginal, and the
+expected utility, are computed from it (:func:`~fairdecide.values.scenario_values`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from fairdecide._dask import is_dask_frame
+from fairdecide.exceptions import FairdecideError
+from fairdecide.problem import DecisionProblem
+from fairdecide.table import DecisionTable
+from fairdecide.units import Units
+from fairdecide.world import World
+
+if TYPE_CHECKING:
+    from fairdecide.policies.base import Policy
+
+__all__ = ["BLOCKS_PER_PARTITION", "FrameWorld", "outcome_columns"]
+
+#: Each partition's units are split into this many row ranges; a block is a range's
+#: units of one group (the distributed solver gives each its own convexity row).
+BLOCKS_PER_PARTITION = 16
+
+
+def outcome_columns(problem: DecisionProblem) -> list[str]:
+    """The names of the outcome-probability columns the units table must have:
+    ``p_<y>`` (prediction) or ``p_<a>_<y>`` (intervention), by code.
+
+    Examples
+    --------
+    >>> import fairdecide as fd
+    >>> from fairdecide.optimize import outcome_columns
+    >>> outcome_columns(fd.DecisionProblem.classification(2))
+    ['p_0', 'p_1']
+    """
+    if not isinstance(problem, DecisionProblem):
+        raise FairdecideError(f"problem must be a DecisionProblem, got {problem!r:.60}")
+    if problem.outcome_depends_on_action:
+        return [f"p_{a}_{y}" for a in range(problem.n_actions)
+                for y in range(problem.n_outcomes)]
+    return [f"p_{y}" for y in range(problem.n_outcomes)]
+
+
+def frame_arrays(part: pd.DataFrame, problem: DecisionProblem, group: str, weight: str
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(z, w, p) of a partition; p of shape (n, n_a, n_y) for both kinds of problem."""
+    z = part[group].to_numpy(dtype=np.int64)
+    w = part[weight].to_numpy(dtype=float)
+    p = part[outcome_columns(problem)].to_numpy(dtype=float)
+    n_a, n_y = problem.n_actions, problem.n_outcomes
+    p = p.reshape(len(z), n_a, n_y) if problem.outcome_depends_on_action else \
+        np.broadcast_to(p[:, None, :], (len(z), n_a, n_y))
+    return z, w, p
+
+
+def unit_blocks(n: int, z: np.ndarray, n_z: int) -> np.ndarray:
+    """Block of each unit of a partition (within it): its row range times n_z plus its
+    group."""
+    rng_id = (np.arange(n) * BLOCKS_PER_PARTITION) // max(n, 1)
+    return rng_id * n_z + z
+
+
+def map_partitions(units: Any, fn: Any, *args: Any, per_part: list | None = None) -> list:
+    """fn(partition, *args) for each partition, in order, on the workers for Dask (a
+    pandas DataFrame is one partition); with ``per_part``, fn(partition, per_part[i],
+    *args) for partition i."""
+    dask_frame = is_dask_frame(units)
+    parts = units.to_delayed() if dask_frame else [units]
+    extra = [()] * len(parts) if per_part is None else [(x,) for x in per_part]
+    if len(extra) != len(parts):
+        raise FairdecideError("per_part must have one entry per partition")
+    if dask_frame:
+        import dask
+
+        return list(dask.compute(*[dask.delayed(fn)(d, *x, *args)
+                                   for d, x in zip(parts, extra, strict=True)]))
+    return [fn(d, *x, *args) for d, x in zip(parts, extra, strict=True)]
+
+
+def _part_units(part: pd.DataFrame, index: int, problem: DecisionProblem, group: str,
+                weight: str, n_z: int, n_parts: int, total: float
+                ) -> tuple[Units, np.ndarray, np.ndarray]:
+    """The units of partition ``index``, their normalised weights and P(y | a, u)."""
+    z, w, p = frame_arrays(part, problem, group, weight)
+    per = BLOCKS_PER_PARTITION * n_z
+    cell = index * per + unit_blocks(len(z), z, n_z)
+    w = w / total
+    features = np.column_stack([w, p.reshape(len(z), -1)])
+    return Units(group=z, n_groups=n_z, cell=cell, n_cells=n_parts * per,
+                 features=features), w, p
+
+
+def _part_table(part: pd.DataFrame, index: int, policy: Policy, problem: DecisionProblem,
+                group: str, weight: str, n_z: int, n_parts: int, total: float
+                ) -> np.ndarray:
+    """[M (flattened), row error] of one partition under ``policy``."""
+    n_m = n_z * problem.n_actions * problem.n_outcomes
+    if len(part) == 0:
+        return np.zeros(n_m + 1)
+    units, w, p = _part_units(part, index, problem, group, weight, n_z, n_parts, total)
+    rows = np.asarray(policy.proba(units), dtype=float)
+    err = float(max(np.max(np.abs(rows.sum(axis=1) - 1.0)), -min(rows.min(), 0.0)))
+    contrib = (w[:, None, None] * rows[:, :, None] * p).reshape(len(w), -1)
+    M = np.zeros((n_z, contrib.shape[1]))
+    np.add.at(M, units.group, contrib)
+    return np.append(M.reshape(-1), err)
+
+
+class FrameWorld(World):
+    """The units of a pandas or Dask DataFrame (see the module's description).
+
+    Built by :func:`~fairdecide.optimize.optimize_distributed`, which has checked the
+    columns and found the number of groups and the total weight in one pass; its
+    :meth:`summed_table` (what :func:`~fairdecide.table.decision_table` returns for it)
+    never collects the units. :meth:`units` does (all
+    partitions, in order): use it on populations that fit in memory.
+
+    Parameters
+    ----------
+    frame : pandas or Dask DataFrame
+    problem : DecisionProblem
+        Says which outcome columns the units have.
+    n_groups : int
+    total : float
+        The sum of the weight column (the weights are divided by it).
+    group, weight : str
+        Column names.
+    """
+
+    def __init__(self, frame: Any, problem: DecisionProblem, n_groups: int, total: float,
+                 group: str = "z", weight: str = "w") -> None:
+        self.frame, self.problem = frame, problem
+        self.group, self.weight = group, weight
+        self.total = float(total)
+        self.group_labels = tuple(range(int(n_groups)))
+        self.n_parts = frame.npartitions if is_dask_frame(frame) else 1
+
+    def units(self) -> Units:
+        parts = [u for u, _, _ in self._indexed()]
+        first = parts[0]
+        return Units(group=np.concatenate([u.group for u in parts]),
+                     n_groups=first.n_groups, cell=np.concatenate([u.cell for u in parts]),
+                     n_cells=first.n_cells,
+                     features=np.vstack([u.features for u in parts]))
+
+    def _indexed(self) -> list[tuple[Units, np.ndarray, np.ndarray]]:
+        parts = (self.frame.to_delayed() if is_dask_frame(self.frame) else [self.frame])
+        out = []
+        for i, d in enumerate(parts):
+            part = d.compute() if is_dask_frame(self.frame) else d
+            out.append(_part_units(part, i, self.problem, self.group, self.weight,
+                                   self.n_groups, self.n_parts, self.total))
+        return out
+
+    def unit_weights(self) -> np.ndarray:
+        return np.concatenate([w for _, w, _ in self._indexed()])
+
+    def unit_outcomes(self, problem: DecisionProblem) -> np.ndarray:
+        self.check_problem(problem)
+        return np.concatenate([p for _, _, p in self._indexed()])
+
+    def check_problem(self, problem: DecisionProblem) -> None:
+        if not isinstance(problem, DecisionProblem):
+            raise FairdecideError(f"problem must be a DecisionProblem, got {problem!r:.60}")
+        if outcome_columns(problem) != outcome_columns(self.problem):
+            raise FairdecideError(
+                f"the units table has the outcome columns {outcome_columns(self.problem)}; "
+                f"this problem needs {outcome_columns(problem)}")
+
+    def outcome_shape(self) -> tuple[int, ...]:
+        return (len(outcome_columns(self.problem)),)
+
+    units_in_memory = False
+
+    def summed_table(self, policy: Policy, problem: DecisionProblem) -> DecisionTable:
+        """The group marginal of ``policy``, summed over the partitions (on the workers
+        for Dask), as a :class:`~fairdecide.table.DecisionTable` of the groups, with the
+        largest row error off the simplex it found."""
+        self.check_problem(problem)
+        n_z, n_a, n_y = self.n_groups, problem.n_actions, problem.n_outcomes
+        per_part = list(range(self.n_parts))
+        out = map_partitions(self.frame, _part_table, policy, problem, self.group,
+                             self.weight, n_z, self.n_parts, self.total, per_part=per_part)
+        M = np.sum([o[:-1] for o in out], axis=0).reshape(n_z, n_a, n_y)
+        table = DecisionTable.from_marginal(M)
+        return DecisionTable(table.joint, table.group, table.n_groups,
+                             row_error=max(float(o[-1]) for o in out))
+
+    def __repr__(self) -> str:
+        kind = "Dask" if is_dask_frame(self.frame) else "pandas"
+        return (f"FrameWorld({kind}, {self.n_parts} partition(s), n_z={self.n_groups}, "
+                f"columns {outcome_columns(self.problem)})")
