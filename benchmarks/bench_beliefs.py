@@ -5,7 +5,7 @@ after the other:
 
 - ``default``: ``optimize_policy`` with the default solver, end to end (build, solve,
   verify on every scenario's decision table): for a belief of linear group criteria under
-  epsilon the scenario-cut solver (:mod:`fairdecide.optimize.scenario_cuts`), unless it
+  epsilon the scenario-cut solver (:mod:`fairdecide.optimize.engine.scenario_cuts`), unless it
   hands the program back (``solver`` then names the route that solved it), under lam
   HiGHS on the whole program (above 5,000 variables its interior point without
   crossover);
@@ -46,9 +46,9 @@ from scipy.optimize import linprog
 
 import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem, sample_logged_data
-from fairdecide.optimize.program import PolicyProgram
-from fairdecide.optimize.shorthand import make_tradeoff
-from fairdecide.optimize.solvers import highs_method
+from fairdecide.optimize.engine.solvers import highs_method
+from fairdecide.optimize.program.policy_program import PolicyProgram
+from fairdecide.optimize.program.shorthand import make_tradeoff
 
 OUT = Path(__file__).parent / "results" / "beliefs.txt"
 

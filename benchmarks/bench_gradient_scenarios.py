@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 import fairdecide as fd
-import fairdecide.optimize.gradient_program as program
+import fairdecide.optimize.routes.gradient_program as program
 
 
 def belief(n: int, K: int, aggregate: str) -> fd.Belief:

@@ -7,7 +7,7 @@ dual simplex) and once with ``method="highs-ipm"`` (the method fairdecide picks 
 5,000 variables with more than two actions). fairdecide's time is end to end: building
 the program, solving, cleaning the policy and verifying it from the decision table,
 once with ``solver="structured"`` (the sifting solver of
-:mod:`fairdecide.optimize.structured`) and once with ``solver="highs"`` (the general
+:mod:`fairdecide.optimize.engine.structured`) and once with ``solver="highs"`` (the general
 route). ``--scenarios 32`` adds a belief of 32 Dirichlet-perturbed copies of the world
 (Bayes mean). The structured and general optima must agree to 1e-9 (relative).
 
@@ -35,8 +35,8 @@ from scipy.optimize import linprog
 
 from fairdecide import Belief, Independence, Separation, TabularWorld, optimize_policy
 from fairdecide.datasets import make_tabular_problem
-from fairdecide.optimize.program import PolicyProgram
-from fairdecide.optimize.tradeoff import FairnessConstraint
+from fairdecide.optimize.program.policy_program import PolicyProgram
+from fairdecide.optimize.program.tradeoff import FairnessConstraint
 
 EPSILON = 0.01
 

@@ -35,9 +35,9 @@ from fairdecide import (
     optimize_policy,
 )
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
-from fairdecide.optimize.program import PolicyProgram
-from fairdecide.optimize.solvers import solve_program
-from fairdecide.optimize.tradeoff import UtilityConstraint
+from fairdecide.optimize.engine.solvers import solve_program
+from fairdecide.optimize.program.policy_program import PolicyProgram
+from fairdecide.optimize.program.tradeoff import UtilityConstraint
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from fairdecide import (
     optimize_policy,
 )
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
-from fairdecide.optimize import session as session_module
-from fairdecide.optimize.solvers import SolveResult
+from fairdecide.optimize.engine.solvers import SolveResult
+from fairdecide.optimize.routes import session as session_module
 
 PROBLEM, WORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
 
@@ -155,7 +155,7 @@ def _malformed_cases():
     )
     from fairdecide.beliefs import cvar
     from fairdecide.optimize import FairnessConstraint, UtilityConstraint
-    from fairdecide.optimize.routes import register_route
+    from fairdecide.optimize.routes.router import register_route
     from fairdecide.policies import as_policy
 
     policy = TabularPolicy.constant(3, 2, [0.5, 0.5])

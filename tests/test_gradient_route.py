@@ -15,14 +15,14 @@ import pytest
 import fairdecide as fd
 from fairdecide.criteria.terms import conditional_terms
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
-from fairdecide.optimize.gradient_program import _Program
-from fairdecide.optimize.parametric import MarginalModel, ParametricSession
-from fairdecide.optimize.tradeoff import (
+from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,
     MaxUtility,
     Mixture,
     UtilityConstraint,
 )
+from fairdecide.optimize.routes.gradient_program import _Program
+from fairdecide.optimize.routes.parametric import MarginalModel, ParametricSession
 from fairdecide.policies.base import _JacobianEvaluator
 
 CRITERIA = [
@@ -339,7 +339,7 @@ def test_many_scenarios_are_smoothed_and_agree_with_the_epigraph_form(monkeypatc
     """Past EPIGRAPH_LIMIT epigraph variables the deviations are smoothed (an upper
     bound, so the tolerance still holds exactly); the result is within 1% of epsilon's
     worth of utility of the exact epigraph form, which is slower."""
-    import fairdecide.optimize.gradient_program as gradient
+    import fairdecide.optimize.routes.gradient_program as gradient
 
     problem = fd.DecisionProblem.classification(2)
     base = _sample_world(200, seed=16)
@@ -360,7 +360,7 @@ def test_many_scenarios_are_smoothed_and_agree_with_the_epigraph_form(monkeypatc
 
 
 def test_the_mean_mixture_runs_lbfgs_on_the_smoothed_objective(monkeypatch):
-    import fairdecide.optimize.gradient_program as gradient
+    import fairdecide.optimize.routes.gradient_program as gradient
 
     problem = fd.DecisionProblem.classification(2)
     world = _sample_world(400, seed=18)

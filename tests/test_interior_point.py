@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from fairdecide import Belief, Independence, Separation, optimize_policy
 from fairdecide.datasets import make_tabular_problem
-from fairdecide.optimize import scenario_cuts, solvers
-from fairdecide.optimize import session as session_module
-from fairdecide.optimize.highs_model import FEASIBILITY_TOL, IPM_GAP_TOL
+from fairdecide.optimize.engine import scenario_cuts, solvers
+from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, IPM_GAP_TOL
+from fairdecide.optimize.routes import session as session_module
 from tests.test_structured import make_belief as perturbed
 
 

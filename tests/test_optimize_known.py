@@ -224,7 +224,7 @@ HAND_SOLVED = [
     ({"tradeoff": FairnessConstraint(1.9)}, [Independence()], 0.74, 1.9),
 ]
 # "interior": the default route with HiGHS's method by size forced to the interior point,
-# as for a large belief (no crossover; see fairdecide.optimize.solvers._solve_interior).
+# as for a large belief (no crossover; see fairdecide.optimize.engine.solvers._solve_interior).
 SOLVERS = [None, "highs", "highs-ds", "highs-ipm", "structured", "scenarios", "CLARABEL",
            "interior"]
 
@@ -237,7 +237,8 @@ def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, wa
     from unittest import mock
 
     from fairdecide import Belief
-    from fairdecide.optimize import session, solvers
+    from fairdecide.optimize.engine import solvers
+    from fairdecide.optimize.routes import session
 
     world = WORLD if model == "world" else Belief((WORLD, WORLD, WORLD), aggregate=model)
     tol = 1e-6 if solver == "CLARABEL" else 1e-9

@@ -14,8 +14,8 @@ import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize import Progress, optimize_distributed, outcome_columns, reporting
-from fairdecide.optimize.scenario_cuts import GAP as CUTS_GAP
-from fairdecide.optimize.structured import GAP as STRUCTURED_GAP
+from fairdecide.optimize.engine.scenario_cuts import GAP as CUTS_GAP
+from fairdecide.optimize.engine.structured import GAP as STRUCTURED_GAP
 
 
 def _rounds_in_order(seen: list[Progress], solver: str) -> None:

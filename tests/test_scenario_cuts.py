@@ -18,7 +18,7 @@ from fairdecide import (
     optimize_policy,
 )
 from fairdecide.datasets import make_tabular_problem
-from fairdecide.optimize import scenario_cuts
+from fairdecide.optimize.engine import scenario_cuts
 from tests.test_structured import make_belief as perturbed
 
 REL = 1e-8

@@ -24,10 +24,10 @@ from fairdecide import (
     optimize_policy,
 )
 from fairdecide.datasets import make_tabular_problem
-from fairdecide.optimize import structured
-from fairdecide.optimize.program import PolicyProgram, Program
-from fairdecide.optimize.solvers import solve_program
-from fairdecide.optimize.tradeoff import FairnessConstraint, Mixture
+from fairdecide.optimize.engine import structured
+from fairdecide.optimize.engine.solvers import solve_program
+from fairdecide.optimize.program.policy_program import PolicyProgram, Program
+from fairdecide.optimize.program.tradeoff import FairnessConstraint, Mixture
 
 REL = 1e-9
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem
-from fairdecide.optimize.tradeoff import (
+from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,
     MaxUtility,
     Mixture,

@@ -101,7 +101,7 @@ class CutSearch:
 
 class ProgramBlock(Protocol):
     """What a criterion sees of the program for one scenario, and writes into it
-    (implemented by :class:`fairdecide.optimize.assembly.CriterionBlock`).
+    (implemented by :class:`fairdecide.optimize.program.assembly.CriterionBlock`).
 
     Attributes: ``problem``; ``units`` (the scenario's units), ``unit_weights`` (n_u,),
     ``unit_outcomes`` (n_u, n_a, n_y), ``n_groups``; ``f`` (the deviation variable to

@@ -10,7 +10,7 @@ pairs of a fixed population (a :class:`~fairdecide.SampleWorld`), computed exact
 blocked all-pairs search of :mod:`fairdecide.criteria._pairs`, and writes the pairs'
 rows into the optimisation program. The pairs are too many to write at once beyond a few
 thousand people, so by default the criterion declares its rows as *cuts*: the
-constraint-generation route (:mod:`fairdecide.optimize.generation`) starts from the
+constraint-generation route (:mod:`fairdecide.optimize.engine.generation`) starts from the
 nearest-neighbour pairs, adds the pairs the current policy violates, re-solves warm, and
 certifies the final policy against every pair.
 """

@@ -15,6 +15,13 @@ P_k(y | x, z), and dF / dM from the criterion's own smooth terms
 (:meth:`~fairdecide.criteria.ConditionalIndependence.gradient_terms`), a subgradient of
 the TV deviation. Steps are Adam's; since V is concave in pi, the returned policy is the
 average of the iterates' rows over the last ``average`` share of the steps.
+
+This is an **experiment's tool, not a solver**: the Bayesian-fairness experiment compares
+it with the exact LP over K fixed draws at equal time. It stops after a fixed number of
+steps, certifies nothing and is not verified; it is not behind
+:func:`~fairdecide.optimize_policy`. To act on its policy, evaluate it with
+:func:`~fairdecide.evaluate_under_belief` on posterior draws it did not see, or solve
+the exact program with ``optimize_policy(problem, belief, ...)``.
 """
 
 from __future__ import annotations

@@ -4,15 +4,15 @@ verification and Pareto frontiers."""
 from fairdecide.optimize.api import optimize_policy
 from fairdecide.optimize.distributed import optimize_distributed, outcome_columns
 from fairdecide.optimize.frontier import pareto_frontier
-from fairdecide.optimize.progress import Progress, reporting
-from fairdecide.optimize.result import OptimizeResult, Verification
-from fairdecide.optimize.tradeoff import (
+from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,
     MaxUtility,
     Mixture,
     Tradeoff,
     UtilityConstraint,
 )
+from fairdecide.optimize.progress import Progress, reporting
+from fairdecide.optimize.result import OptimizeResult, Verification
 
 __all__ = [
     "FairnessConstraint",

@@ -12,16 +12,16 @@ from fairdecide._validation import as_bool, as_int, as_real, check_random_state
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
-from fairdecide.optimize import gradient  # noqa: F401  (registers the gradient route)
-from fairdecide.optimize.parametric import ParametricSession, check_parametric_settings
-from fairdecide.optimize.program import PolicyProgram
+from fairdecide.optimize.engine.solvers import check_solver
+from fairdecide.optimize.program.policy_program import PolicyProgram
+from fairdecide.optimize.program.shorthand import make_tradeoff
+from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.progress import Progress, reporting
 from fairdecide.optimize.result import OptimizeResult
-from fairdecide.optimize.routes import RouteResult, choose_route
-from fairdecide.optimize.session import Session
-from fairdecide.optimize.shorthand import make_tradeoff
-from fairdecide.optimize.solvers import check_solver
-from fairdecide.optimize.tradeoff import Tradeoff
+from fairdecide.optimize.routes import gradient  # noqa: F401  (registers the gradient route)
+from fairdecide.optimize.routes.parametric import ParametricSession, check_parametric_settings
+from fairdecide.optimize.routes.router import RouteResult, choose_route
+from fairdecide.optimize.routes.session import Session
 from fairdecide.optimize.verify import verify_solution
 from fairdecide.policies.base import ParametricPolicy
 from fairdecide.problem import DecisionProblem
@@ -88,9 +88,9 @@ def optimize_policy(
     solver : str, optional
         None or "highs": HiGHS through scipy, dual simplex for small and interior point
         (with crossover) for large programs; "highs-ds"/"highs-ipm" force one;
-        "structured" sifts over the units (:mod:`fairdecide.optimize.structured`, the
+        "structured" sifts over the units (:mod:`fairdecide.optimize.engine.structured`, the
         default for large programs); "scenarios" solves a belief in the space of its
-        scenarios (:mod:`fairdecide.optimize.scenario_cuts`, the default for beliefs
+        scenarios (:mod:`fairdecide.optimize.engine.scenario_cuts`, the default for beliefs
         under ``epsilon`` and without criteria); any other name (e.g. "CLARABEL", "SCS",
         "HIGHS") goes through cvxpy. KL measures need an exponential-cone solver and
         default to Clarabel.
@@ -135,7 +135,7 @@ def optimize_policy(
     -----
     Route. Each criterion declares its capabilities for the problem
     (:class:`~fairdecide.criteria.Capabilities`); the first registered route that takes
-    them solves (:mod:`fairdecide.optimize.routes`): the exact program when every
+    them solves (:mod:`fairdecide.optimize.routes.router`): the exact program when every
     criterion is linear, successive linearisation otherwise.
 
     Method. The utility, and every criterion whose conditioning probabilities P(c, z) do
@@ -163,7 +163,7 @@ def optimize_policy(
     scenarios every scenario's expansion enters each program, and the exact objective
     and constraints (Bayes mean, worst case, CVaR) are those of the belief.
 
-    Parametric policies (:mod:`fairdecide.optimize.gradient`). Utility and each deviation
+    Parametric policies (:mod:`fairdecide.optimize.routes.gradient`). Utility and each deviation
     are functions of the group marginals M_k(theta), with analytic gradients through the
     family's Jacobian. TV and max deviations enter through epigraph variables (exact, no
     smoothing); the program in (theta, epigraph) is solved by SQP (SLSQP), or L-BFGS when

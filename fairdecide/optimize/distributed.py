@@ -57,7 +57,7 @@ from fairdecide.frame_world import (
     map_partitions,
     outcome_columns,
 )
-from fairdecide.optimize._unit_pass import _block_sizes, _masses, _vertex_part
+from fairdecide.optimize.engine._unit_pass import _block_sizes, _masses, _vertex_part
 from fairdecide.optimize.progress import Progress, report, reporting
 from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.verify import verify_solution
@@ -76,8 +76,8 @@ def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
     policy-independent masses P(z) and P(z, y) or P(y | a, z)), whose rows on M are the
     master's."""
     from fairdecide.beliefs import Belief
-    from fairdecide.optimize.program import PolicyProgram
-    from fairdecide.optimize.shorthand import make_tradeoff
+    from fairdecide.optimize.program.policy_program import PolicyProgram
+    from fairdecide.optimize.program.shorthand import make_tradeoff
     from fairdecide.world import TabularWorld
 
     p_z = p_zay[:, 0, :].sum(axis=1)

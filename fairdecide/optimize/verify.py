@@ -10,8 +10,8 @@ import numpy as np
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import VerificationError
+from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.result import Verification
-from fairdecide.optimize.tradeoff import Tradeoff
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
 from fairdecide.values import tables_values

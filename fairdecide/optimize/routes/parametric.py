@@ -19,8 +19,8 @@ import numpy as np
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
-from fairdecide.optimize.session import SessionBase
-from fairdecide.optimize.tradeoff import Tradeoff
+from fairdecide.optimize.program.tradeoff import Tradeoff
+from fairdecide.optimize.routes.session import SessionBase
 from fairdecide.policies.base import ParametricPolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import world_arrays

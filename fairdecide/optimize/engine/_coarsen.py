@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide.optimize._block_lp import BlockLP
+from fairdecide.optimize.engine._block_lp import BlockLP
 
 __all__ = ["with_bins"]
 

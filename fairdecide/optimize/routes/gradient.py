@@ -1,7 +1,7 @@
 """The gradient route: parametric policies (linear-softmax) under the book's trade-offs.
 
 Method. Utility and every criterion are functions of the scenarios' group marginals
-M_k(theta) (:mod:`fairdecide.optimize.parametric`). A criterion supplies its deviation
+M_k(theta) (:mod:`fairdecide.optimize.routes.parametric`). A criterion supplies its deviation
 as smooth terms r(M) combined by a sum of absolute values (TV), a maximum of absolute
 values (max) or a plain sum (KL) (:mod:`fairdecide.criteria.terms`). The optimiser
 writes |r_i| and the max through epigraph variables (t_i >= r_i, t_i >= -r_i), the
@@ -33,14 +33,14 @@ from threadpoolctl import threadpool_limits
 from fairdecide._validation import check_random_state
 from fairdecide.criteria.base import Capabilities
 from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError
-from fairdecide.optimize.gradient_program import run_program as _run
-from fairdecide.optimize.parametric import ParametricSession
-from fairdecide.optimize.routes import Route, RouteResult, register_route
-from fairdecide.optimize.tradeoff import (
+from fairdecide.optimize.program.tradeoff import (
     MaxUtility,
     UtilityConstraint,
     aggregated_deviations,
 )
+from fairdecide.optimize.routes.gradient_program import run_program as _run
+from fairdecide.optimize.routes.parametric import ParametricSession
+from fairdecide.optimize.routes.router import Route, RouteResult, register_route
 
 __all__ = ["GradientRoute", "best_utility"]
 

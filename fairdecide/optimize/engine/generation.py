@@ -27,12 +27,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
-from fairdecide.optimize.assembly import Assembly, CriterionBlock
-from fairdecide.optimize.program import Program
+from fairdecide.optimize.engine.solvers import SCIPY_METHODS, SolveResult, solve_program
+from fairdecide.optimize.program.assembly import Assembly, CriterionBlock
+from fairdecide.optimize.program.policy_program import Program
+from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.progress import Progress, report
-from fairdecide.optimize.session import Session
-from fairdecide.optimize.solvers import SCIPY_METHODS, SolveResult, solve_program
-from fairdecide.optimize.tradeoff import Tradeoff
+from fairdecide.optimize.routes.session import Session
 
 __all__ = ["Generated", "generate"]
 

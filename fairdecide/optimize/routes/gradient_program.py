@@ -1,5 +1,5 @@
 """The smooth program one start of the gradient route solves (see
-:mod:`fairdecide.optimize.gradient` for the method).
+:mod:`fairdecide.optimize.routes.gradient` for the method).
 
 For a trade-off over a parametric family, :class:`_Program` states the objective and the
 constraints in x = (theta, epigraph variables) with analytic gradients: utilities and
@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
-from fairdecide.optimize.parametric import ParametricSession
-from fairdecide.optimize.tradeoff import (
+from fairdecide.optimize.program.tradeoff import (
     Tradeoff,
 )
+from fairdecide.optimize.routes.parametric import ParametricSession
 
 __all__ = ["EPIGRAPH_LIMIT", "run_program"]
 

@@ -1,7 +1,7 @@
 """A tabular program seen as one simplex per unit plus a few coupling rows, and the
-restricted HiGHS model the structured solver grows (:mod:`fairdecide.optimize.structured`).
+restricted HiGHS model the structured solver grows (:mod:`fairdecide.optimize.engine.structured`).
 
-The program (:class:`~fairdecide.optimize.program.Program`) is
+The program (:class:`~fairdecide.optimize.program.policy_program.Program`) is
 
     min c_pi . pi + c_v . v   s.t.  sum_a pi_ua = 1, pi >= 0            (one row per unit)
                                     lo <= G_pi pi + G_v v <= hi          (coupling rows)
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide.optimize.highs_model import HighsModel
+from fairdecide.optimize.engine.highs_model import HighsModel
 
 __all__ = ["BlockLP", "RestrictedModel", "block_structure"]
 

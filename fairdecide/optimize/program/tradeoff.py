@@ -3,7 +3,7 @@
 Each trade-off knows its exact objective (to minimise, from per-scenario utilities U_k
 and deviations F_ck), when a policy is feasible, what verification checks, how to
 describe itself, and how to write its objective and constraints into a program
-(:class:`fairdecide.optimize.assembly.Assembly`). Aggregation over a belief's scenarios
+(:class:`fairdecide.optimize.program.assembly.Assembly`). Aggregation over a belief's scenarios
 (mean or worst case, CVaR for chance constraints) is part of each.
 """
 
@@ -20,7 +20,7 @@ from fairdecide.beliefs import Belief, cvar
 from fairdecide.exceptions import FairdecideError
 
 if TYPE_CHECKING:
-    from fairdecide.optimize.assembly import Assembly
+    from fairdecide.optimize.program.assembly import Assembly
 
 __all__ = [
     "FairnessConstraint",

@@ -1,6 +1,6 @@
 """The trade-off keywords of :func:`~fairdecide.optimize.optimize_policy` (``lam``,
 ``epsilon``, ``utility_slack``, ``chance_delta``) as shorthand for the trade-off objects
-of :mod:`fairdecide.optimize.tradeoff`, and a ``tradeoff=`` object checked against the
+of :mod:`fairdecide.optimize.program.tradeoff`, and a ``tradeoff=`` object checked against the
 criteria: one place that turns what a caller gave into one validated :class:`Tradeoff`."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide.exceptions import FairdecideError
-from fairdecide.optimize.tradeoff import (
+from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,
     MaxUtility,
     Mixture,

@@ -11,7 +11,7 @@ writes the objective and its constraints through the :class:`Assembly`. Introduc
 with its own defining equalities ``m = B pi`` keeps every group-fairness row sparse
 (SOLVERS.md: this cut nonzeros and interior-point time several-fold). The program is
 built directly as sparse matrices and handed to HiGHS through scipy
-(:mod:`fairdecide.optimize.solvers`).
+(:mod:`fairdecide.optimize.engine.solvers`).
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion, Expansion
-from fairdecide.optimize.assembly import Assembly, CriterionBlock, KLTerm
+from fairdecide.optimize.program.assembly import Assembly, CriterionBlock, KLTerm
 from fairdecide.policies.tabular import TabularPolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import world_arrays
 
 if TYPE_CHECKING:
     from fairdecide.beliefs import Belief
-    from fairdecide.optimize.tradeoff import Tradeoff
+    from fairdecide.optimize.program.tradeoff import Tradeoff
     from fairdecide.policies.base import Policy
 
 __all__ = ["CriterionBlock", "PolicyProgram", "Program"]

@@ -2,7 +2,7 @@
 
 A linear group criterion writes its deviation in a scenario as a weighted sum (or max)
 of absolute values |D_r m + d_r| of the scenario's group marginal m
-(:meth:`~fairdecide.optimize.assembly.CriterionBlock.add_abs_epigraph`). :func:`record`
+(:meth:`~fairdecide.optimize.program.assembly.CriterionBlock.add_abs_epigraph`). :func:`record`
 has each criterion write its rows into a recording block, for every scenario, and keeps
 them as one sparse matrix over the K marginals; a criterion that writes any other row is
 not suited (:class:`NotSuited`). :meth:`Terms.cuts` gives the pieces a marginal violates
@@ -53,7 +53,7 @@ class Terms:
 
 class _Recorder:
     """A program block that records a criterion's absolute-value rows for one scenario
-    (what :class:`~fairdecide.optimize.assembly.CriterionBlock` would write)."""
+    (what :class:`~fairdecide.optimize.program.assembly.CriterionBlock` would write)."""
 
     def __init__(self, prog: Any, k: int, point: np.ndarray) -> None:
         self.problem, self.units = prog.problem, prog.units

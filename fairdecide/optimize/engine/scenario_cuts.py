@@ -46,9 +46,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
-from fairdecide.optimize._scenario_terms import NotSuited, Terms, record
-from fairdecide.optimize.assembly import Assembly, _Rows
-from fairdecide.optimize.highs_model import FEASIBILITY_TOL, HighsModel
+from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, HighsModel
+from fairdecide.optimize.program._scenario_terms import NotSuited, Terms, record
+from fairdecide.optimize.program.assembly import Assembly, _Rows
 from fairdecide.optimize.progress import Progress, report
 
 __all__ = ["SOLVER", "ScenarioRun", "scenario_cuts_suit", "solve_scenario_cuts"]

@@ -1,7 +1,7 @@
 """Optimisation routes and the router that picks one from declared capabilities.
 
 A route says which criteria capabilities and policy kinds it accepts, and solves a
-:class:`~fairdecide.optimize.session.Session`. Registered routes are tried in order;
+:class:`~fairdecide.optimize.routes.session.Session`. Registered routes are tried in order;
 the first that accepts solves. The exact LP route takes criteria that are all linear for
 the problem; successive linearisation takes any criterion that supplies program rows
 (first-order and fixed-mass expansions). A gradient route for parametric policies
@@ -18,10 +18,10 @@ import numpy as np
 
 from fairdecide.criteria.base import Capabilities
 from fairdecide.exceptions import FairdecideError
-from fairdecide.optimize.generation import generate
-from fairdecide.optimize.infeasible import lifted_tolerances, raise_infeasible
-from fairdecide.optimize.linearization import successive_linearization
-from fairdecide.optimize.session import Session
+from fairdecide.optimize.engine.generation import generate
+from fairdecide.optimize.routes.infeasible import lifted_tolerances, raise_infeasible
+from fairdecide.optimize.routes.linearization import successive_linearization
+from fairdecide.optimize.routes.session import Session
 
 __all__ = ["GenerationRoute", "LinearRoute", "LinearizationRoute", "Route", "RouteResult",
            "choose_route", "register_route"]
@@ -90,7 +90,7 @@ class LinearRoute(Route):
 
 
 class GenerationRoute(Route):
-    """Constraint generation (:mod:`fairdecide.optimize.generation`): the exact program
+    """Constraint generation (:mod:`fairdecide.optimize.engine.generation`): the exact program
     over the cuts the policy violates, grown until none is, certified over all cuts."""
 
     name: ClassVar[str] = "constraint generation"

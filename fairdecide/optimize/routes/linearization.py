@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fairdecide.optimize.session import Session
-from fairdecide.optimize.tradeoff import MinViolation, Tradeoff, aggregated_deviations
+from fairdecide.optimize.program.tradeoff import MinViolation, Tradeoff, aggregated_deviations
+from fairdecide.optimize.routes.session import Session
 
 __all__ = ["Found", "local_search", "successive_linearization"]
 

@@ -1,5 +1,5 @@
 """Solvers for assembled programs: the structured solver for large tabular programs
-(:mod:`fairdecide.optimize.structured`), HiGHS through scipy, cvxpy by name.
+(:mod:`fairdecide.optimize.engine.structured`), HiGHS through scipy, cvxpy by name.
 
 KL terms need an exponential-cone solver and go to Clarabel through cvxpy. scipy's
 ``linprog`` and cvxpy are imported where first used, so ``import fairdecide`` stays fast.
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide.exceptions import FairdecideError, SolverError
-from fairdecide.optimize.program import Program
+from fairdecide.optimize.program.policy_program import Program
 
 __all__ = ["SCIPY_METHODS", "SolveResult", "check_solver", "solve_program"]
 
@@ -27,7 +27,7 @@ __all__ = ["SCIPY_METHODS", "SolveResult", "check_solver", "solve_program"]
 SIMPLEX_MAX_VARIABLES = 5_000
 SCIPY_METHODS = {"highs": None, "highs-ds": "highs-ds", "highs-ipm": "highs-ipm"}
 STRUCTURED = "structured"
-#: the scenario-cut solver of beliefs (fairdecide.optimize.scenario_cuts); a program it
+#: the scenario-cut solver of beliefs (fairdecide.optimize.engine.scenario_cuts); a program it
 #: hands back is solved as with the default
 SCENARIOS = "scenarios"
 
@@ -74,7 +74,7 @@ def solve_program(prog: Program, solver: str | None = None, time_limit: float | 
     (falling back to HiGHS, and saying so, when it cannot certify an optimum); "highs"
     picks HiGHS's method by size; "highs-ds" and "highs-ipm" force one; any other name
     is passed to cvxpy."""
-    from fairdecide.optimize.structured import structured_suits
+    from fairdecide.optimize.engine.structured import structured_suits
 
     if solver is not None and solver.lower() == SCENARIOS:
         solver = None
@@ -92,7 +92,7 @@ def solve_program(prog: Program, solver: str | None = None, time_limit: float | 
 def _solve_structured(prog: Program, time_limit: float | None) -> SolveResult:
     """The structured solver, or HiGHS (stated in ``solver`` and ``details``) when it
     cannot certify an optimum."""
-    from fairdecide.optimize.structured import solve_structured
+    from fairdecide.optimize.engine.structured import solve_structured
 
     t0 = time.perf_counter()
     run = solve_structured(prog, time_limit)
@@ -167,7 +167,7 @@ def _solve_interior(prog: Program, time_limit: float | None) -> SolveResult:
     within about 1e-8 relative of the vertex's; the policy is verified on its decision
     tables like every other). ``solver="highs-ipm"`` still crosses over.
     """
-    from fairdecide.optimize.highs_model import HighsModel
+    from fairdecide.optimize.engine.highs_model import HighsModel
 
     t0 = time.perf_counter()
     model = HighsModel.from_program(prog, time_limit)

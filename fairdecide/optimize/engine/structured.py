@@ -2,12 +2,12 @@
 
 A tabular fairness program is one simplex per unit (cell, or individual of a fixed
 population) tied together by a few coupling rows: the group marginals, the criteria's
-rows and the trade-off's (:mod:`fairdecide.optimize._block_lp`). Given prices y for the
+rows and the trade-off's (:mod:`fairdecide.optimize.engine._block_lp`). Given prices y for the
 coupling rows, each unit's best action is an argmin of its reduced costs
 d_ua = c_ua - G_ua . y, and an optimum randomises in at most as many units as there are
 binding coupling rows. The solver works on that structure, by *sifting*:
 
-1. **A coarse start.** Units are binned (:mod:`fairdecide.optimize._coarsen`): each
+1. **A coarse start.** Units are binned (:mod:`fairdecide.optimize.engine._coarsen`): each
    bin is a super-unit whose columns are its members' sums, so the program over bins is
    a restriction of the real one, small enough for HiGHS to solve at once.
 2. **Pricing.** With the restricted program's duals y, every unit still following its
@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide.optimize._block_lp import RestrictedModel, block_structure
-from fairdecide.optimize._coarsen import with_bins
+from fairdecide.optimize.engine._block_lp import RestrictedModel, block_structure
+from fairdecide.optimize.engine._coarsen import with_bins
 from fairdecide.optimize.progress import Progress, report
 
 __all__ = ["StructuredRun", "solve_structured", "structured_suits"]

@@ -9,14 +9,14 @@ from typing import NoReturn
 import numpy as np
 
 from fairdecide.exceptions import InfeasibleToleranceError
-from fairdecide.optimize.generation import generate
-from fairdecide.optimize.linearization import successive_linearization
-from fairdecide.optimize.session import Session
-from fairdecide.optimize.tradeoff import (
+from fairdecide.optimize.engine.generation import generate
+from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,
     UtilityConstraint,
     aggregated_deviations,
 )
+from fairdecide.optimize.routes.linearization import successive_linearization
+from fairdecide.optimize.routes.session import Session
 
 __all__ = ["lifted_tolerances", "raise_infeasible"]
 

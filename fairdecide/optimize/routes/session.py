@@ -2,7 +2,7 @@
 capabilities, the trade-off, the belief, the tolerances, statistics and the one way a
 policy is evaluated (:class:`SessionBase`); a free (tabular) policy's program and solver
 settings (:class:`Session`). The parametric family's session
-(:class:`~fairdecide.optimize.parametric.ParametricSession`) is the other kind.
+(:class:`~fairdecide.optimize.routes.parametric.ParametricSession`) is the other kind.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ import numpy as np
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, Expansion
 from fairdecide.exceptions import SolverError
-from fairdecide.optimize.program import PolicyProgram, Program
-from fairdecide.optimize.scenario_cuts import (
+from fairdecide.optimize.engine.scenario_cuts import (
     ScenarioRun,
     scenario_cuts_suit,
     solve_scenario_cuts,
 )
-from fairdecide.optimize.solvers import SolveResult, solve_program
-from fairdecide.optimize.tradeoff import MaxUtility, Tradeoff
+from fairdecide.optimize.engine.solvers import SolveResult, solve_program
+from fairdecide.optimize.program.policy_program import PolicyProgram, Program
+from fairdecide.optimize.program.tradeoff import MaxUtility, Tradeoff
 from fairdecide.problem import DecisionProblem
 from fairdecide.values import scenario_values
 
@@ -116,7 +116,7 @@ class Session(SessionBase):
     def solve_by_scenarios(self, tradeoff: Tradeoff, criteria: list[Criterion]
                            ) -> ScenarioRun | None:
         """The belief's program solved in the space of its scenarios
-        (:mod:`fairdecide.optimize.scenario_cuts`), or None when that solver does not
+        (:mod:`fairdecide.optimize.engine.scenario_cuts`), or None when that solver does not
         suit the session or hands the program back."""
         if not scenario_cuts_suit(self):
             return None

@@ -76,8 +76,9 @@ class HighsModel:
 
     @classmethod
     def from_program(cls, program: Any, time_limit: float | None = None) -> HighsModel:
-        """The model of an assembled :class:`~fairdecide.optimize.program.Program`: its
-        inequality rows first, then its equality rows."""
+        """The model of an assembled
+        :class:`~fairdecide.optimize.program.policy_program.Program`: its inequality rows
+        first, then its equality rows."""
         m_ub = program.A_ub.shape[0]
         lo = np.concatenate([np.full(m_ub, -np.inf), program.b_eq])
         hi = np.concatenate([program.b_ub, program.b_eq])

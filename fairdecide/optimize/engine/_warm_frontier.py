@@ -25,13 +25,13 @@ import numpy as np
 
 from fairdecide.criteria.base import Criterion
 from fairdecide.optimize.api import _finish, _session, optimize_policy
-from fairdecide.optimize.highs_model import HighsModel
+from fairdecide.optimize.engine.highs_model import HighsModel
+from fairdecide.optimize.engine.solvers import SolveResult, highs_method
+from fairdecide.optimize.engine.structured import structured_suits
+from fairdecide.optimize.program.tradeoff import FairnessConstraint
 from fairdecide.optimize.result import OptimizeResult
-from fairdecide.optimize.routes import _program_result
-from fairdecide.optimize.session import Session
-from fairdecide.optimize.solvers import SolveResult, highs_method
-from fairdecide.optimize.structured import structured_suits
-from fairdecide.optimize.tradeoff import FairnessConstraint
+from fairdecide.optimize.routes.router import _program_result
+from fairdecide.optimize.routes.session import Session
 
 __all__ = ["warm_frontier"]
 
