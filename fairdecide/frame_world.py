@@ -117,11 +117,9 @@ def _part_table(part: pd.DataFrame, index: int, policy: Policy, problem: Decisio
         return np.zeros(n_m + 1)
     units, w, p = _part_units(part, index, problem, group, weight, n_z, n_parts, total)
     rows = np.asarray(policy.proba(units), dtype=float)
-    err = float(max(np.max(np.abs(rows.sum(axis=1) - 1.0)), -min(rows.min(), 0.0)))
-    contrib = (w[:, None, None] * rows[:, :, None] * p).reshape(len(w), -1)
-    M = np.zeros((n_z, contrib.shape[1]))
-    np.add.at(M, units.group, contrib)
-    return np.append(M.reshape(-1), err)
+    table = DecisionTable(w[:, None, None] * rows[:, :, None] * p, units.group, n_z,
+                          rows=rows)
+    return np.append(table.group_marginal().reshape(-1), table.simplex_error())
 
 
 class FrameWorld(World):

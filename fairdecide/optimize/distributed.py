@@ -277,10 +277,8 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
     world = FrameWorld(units, problem, n_z, total, group, weight)
     policy = VertexMixturePolicy(duals, lam_all, world)
     # the master's own values, for verification to compare with the recomputed ones
-    x_prog = np.concatenate([np.zeros(n_pi), res.x[C:]])
-    ms = np.stack([x_prog[sl] for sl in program.m_slices])
-    f = np.array([[x_prog[i] for i in row] for row in program.f_index])
-    solver_values = {"utility": prog.utilities(ms), "f": f.reshape(len(criteria), 1)}
+    ms, f = program.read_solution(np.concatenate([np.zeros(n_pi), res.x[C:]]))
+    solver_values = {"utility": prog.utilities(ms), "f": f}
     names = resolve_names(criteria)
     belief = Belief.plug_in(world, label="the units")
     verification = verify_solution(policy, belief, problem, criteria, names, tradeoff,

@@ -69,6 +69,13 @@ class Program:
     def n_variables(self) -> int:
         return len(self.c)
 
+    def read_solution(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """At a solution ``x``: each scenario's group marginal, shape (K, n_m), and each
+        criterion's deviation variable per scenario, shape (n_criteria, K)."""
+        ms = np.stack([x[sl] for sl in self.m_slices])
+        f = np.array([[x[i] for i in row] for row in self.f_index])
+        return ms, f.reshape(len(self.f_index), len(self.m_slices))
+
     @property
     def n_constraints(self) -> int:
         return self.A_ub.shape[0] + self.A_eq.shape[0]

@@ -119,10 +119,8 @@ def _program_result(session: Session, res: Any, program: Any) -> RouteResult:
         raise session.fail(res, tr.kind)
     prog = session.prog
     pi, viol = prog.clean(res.x)
-    ms = np.stack([res.x[sl] for sl in program.m_slices])
-    f = np.array([[res.x[i] for i in row] for row in program.f_index])
-    values = {"utility": prog.utilities(ms),
-              "f": f.reshape(len(session.criteria), prog.K), "objective": res.objective}
+    ms, f = program.read_solution(res.x)
+    values = {"utility": prog.utilities(ms), "f": f, "objective": res.objective}
     if res.ub_duals is not None and len(program.tolerance_rows):
         # the program minimises -U: d U* / d epsilon_c is minus the summed duals of
         # the rows whose right-hand side is epsilon_c (one, or one per scenario)
