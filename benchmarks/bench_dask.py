@@ -117,9 +117,10 @@ print(json.dumps(out))
 '''
 
 
-def run_route(route: str, folder: Path, code: str = ROUTE) -> dict:
-    """Run ``code`` (a route script printing one JSON line) in a fresh process."""
-    run = subprocess.run([sys.executable, "-c", code, str(ROOT), route, str(folder)],
+def run_route(route: str, folder: Path, code: str = ROUTE, root: Path = ROOT) -> dict:
+    """Run ``code`` (a route script printing one JSON line) in a fresh process, with the
+    package of the source tree ``root``."""
+    run = subprocess.run([sys.executable, "-c", code, str(root), route, str(folder)],
                          capture_output=True, text=True)
     if run.returncode:
         raise SystemExit(f"route {route} failed:\n{run.stderr[-3000:]}")

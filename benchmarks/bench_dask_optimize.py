@@ -12,6 +12,10 @@ bail-like utility [[1, -1], [-0.5, 0.5]] of a prediction problem) is written as 
   over a LocalCluster of two single-threaded worker processes (the client's peak memory
   is reported; the workers hold the units).
 
+With ``--landed REV``, the dask route also runs on the package as it was at git revision
+REV (checked out in a temporary worktree), in the same run: the route landed before a
+change, beside it.
+
 Each route maximises utility subject to separation <= 0.02 and reports its time, the
 master rounds (passes over the units), the recomputed utility and deviation, and whether
 verification passed; the utilities of the routes agree to 1e-9 on each size.
@@ -20,6 +24,8 @@ Usage::
 
     python benchmarks/bench_dask_optimize.py --units 1e6 1e7 1e8 \\
         --out benchmarks/results/dask_optimize.txt
+    python benchmarks/bench_dask_optimize.py --units 1e8 --landed 5307494 \\
+        --out benchmarks/results/dask_optimize_1e8.txt
     python benchmarks/bench_dask_optimize.py --quick --out /tmp/o.txt   # 2e4 units (CI)
 """
 
@@ -27,11 +33,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from bench_dask import ROOT as TREE
 from bench_dask import run_route  # the same fresh-process runner (benchmarks/ is on the path)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,6 +66,14 @@ sys.path.insert(0, sys.argv[1])
 import fairdecide as fd
 from fairdecide.optimize import optimize_distributed
 route, folder = sys.argv[2], sys.argv[3]
+
+def outcome(res):
+    # an OptimizeResult verified (it raises otherwise), or before issue 24 a
+    # DistributedResult carrying its own rounds and verified flag
+    d = res.stats["distributed"] if hasattr(res, "stats") else vars(res)
+    return dict(utility=res.utility, deviation=res.deviations["separation"],
+                rounds=d["rounds"], columns=d["columns"],
+                verified=getattr(res, "verified", True))
 problem = fd.DecisionProblem([[1.0, -1.0], [-0.5, 0.5]], outcome_depends_on_action=False)
 crit, eps = fd.Separation(), 0.02
 out = {}
@@ -91,9 +107,7 @@ else:
     out["load_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     res = optimize_distributed(problem, units, [crit], epsilon=eps)
-    out.update(utility=res.utility, deviation=res.deviations["separation"],
-               rounds=res.stats["distributed"]["rounds"], verified=True,
-               columns=res.stats["distributed"]["columns"])
+    out.update(outcome(res))
     client.close(); cluster.close()
 out["solve_s"] = time.perf_counter() - t0
 out["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -108,12 +122,21 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--quick", action="store_true", help="2e4 units (CI)")
+    parser.add_argument("--landed", default=None, metavar="REV",
+                        help="also run the dask route on the package at git revision REV")
     args = parser.parse_args()
+    landed = None
+    if args.landed:
+        landed = Path(tempfile.mkdtemp()) / "landed"
+        subprocess.run(["git", "-C", str(TREE), "worktree", "add", "--detach", str(landed),
+                        args.landed], check=True, capture_output=True)
     sizes = [2e4] if args.quick else args.units
     base = args.data_dir or Path(tempfile.mkdtemp())
     lines = [f"# bench_dask_optimize.py{' --quick' if args.quick else ''}: max utility "
              f"s.t. separation <= 0.02 over N people; {os.cpu_count()} cores; each route in "
-             "a fresh process", "",
+             "a fresh process",
+             *([f"# dask, landed: the same route on the package at git revision "
+                f"{args.landed}"] if landed else []), "",
              "| units | route | load s | solve s | rounds | utility | separation | "
              "verified | peak MiB |", "|" + "---|" * 9]
     for n in (int(s) for s in sizes):
@@ -124,9 +147,12 @@ def main() -> None:
             print(f"generated {n} units in {time.perf_counter() - t:.1f} s", flush=True)
         routes = (["memory", "pandas", "dask"] if n <= args.memory_max else
                   ["pandas", "dask"] if n <= 10 * args.memory_max else ["dask"])
+        if landed:
+            routes.append("dask, landed")
         utilities = []
         for route in routes:
-            r = run_route(route, folder, ROUTE)
+            r = (run_route("dask", folder, ROUTE, landed) if route == "dask, landed" else
+                 run_route(route, folder, ROUTE))
             utilities.append(r["utility"])
             lines.append(
                 f"| {n:.0e} | {route} | "
@@ -140,6 +166,9 @@ def main() -> None:
                      f"{spread:.2e} | | | |")
         if spread > 1e-9:
             raise SystemExit(f"the routes disagree at {n} units by {spread:.3g}")
+    if landed:
+        subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force",
+                        str(landed)], check=True)
     text = "\n".join(lines) + "\n"
     args.out.write_text(text)
     print(text)

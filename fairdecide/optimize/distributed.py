@@ -45,7 +45,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from fairdecide._dask import is_dask_frame
 from fairdecide.beliefs import Belief
@@ -58,6 +57,7 @@ from fairdecide.frame_world import (
     outcome_columns,
 )
 from fairdecide.optimize.engine._unit_pass import _block_sizes, _masses, _vertex_part
+from fairdecide.optimize.engine.highs_model import HighsModel
 from fairdecide.optimize.progress import Progress, report, reporting
 from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.verify import verify_solution
@@ -226,46 +226,59 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
     for Y in starts:
         duals.append(Y)
         add(price(Y), np.arange(n_blocks))
-    rounds, gap, res = 0, np.inf, None
+    # the master, kept warm in one HiGHS model: the other columns (marginals, deviations,
+    # the trade-off's) first, then the vertex columns as they price out; rows: the
+    # equalities (marginal definitions first), a convexity row per block, the inequalities
+    n_rest, n_eq = A_eq.shape[1], A_eq.shape[0]
+    A0 = sp.vstack([A_eq, sp.csr_matrix((n_blocks, n_rest)), A_ub])
+    b_eq = np.concatenate([program.b_eq[n_free:], np.ones(n_blocks)])
+    model = HighsModel(c_rest, lb, ub, A0,
+                       np.concatenate([b_eq, np.full(A_ub.shape[0], -np.inf)]),
+                       np.concatenate([b_eq, program.b_ub]))
+    model.set_method("highs-ds")
+    n_in = 0  # vertex columns in the model
+
+    def grow() -> None:
+        """Append the vertex columns found since the last solve: -g on the marginal
+        rows, 1 on the block's convexity row."""
+        nonlocal n_in
+        new = slice(n_in, len(cols_g))
+        G = np.array(cols_g[new]).T.reshape(n_m, -1)
+        k = G.shape[1]
+        col = sp.vstack([sp.csr_matrix(-G), sp.csr_matrix((n_eq - n_m, k)),
+                         sp.csr_matrix((np.ones(k), (cols_block[new], np.arange(k))),
+                                       shape=(n_blocks, k)),
+                         sp.csr_matrix((A_ub.shape[0], k))])
+        model.add_cols(col, np.zeros(k), np.zeros(k), np.full(k, np.inf))
+        n_in = len(cols_g)
+
+    rounds, gap = 0, np.inf
     while True:
         rounds += 1
-        C = len(cols_g)
-        G = np.array(cols_g).T
-        conv = sp.csr_matrix((np.ones(C), (cols_block, np.arange(C))), shape=(n_blocks, C))
-        n_rest = A_eq.shape[1]
-        lam_part = sp.vstack([sp.csr_matrix(-G), sp.csr_matrix((A_eq.shape[0] - n_m, C)),
-                              conv])
-        rest_part = sp.vstack([A_eq, sp.csr_matrix((n_blocks, n_rest))])
-        Aeq = sp.hstack([lam_part, rest_part]).tocsr()
-        beq = np.concatenate([program.b_eq[n_free:], np.ones(n_blocks)])
-        kw = {}
-        if A_ub.shape[0]:
-            kw = {"A_ub": sp.hstack([sp.csr_matrix((A_ub.shape[0], C)), A_ub]).tocsr(),
-                  "b_ub": program.b_ub}
-        res = linprog(np.append(np.zeros(C), c_rest), A_eq=Aeq, b_eq=beq,
-                      bounds=np.column_stack([np.append(np.zeros(C), lb),
-                                              np.append(np.full(C, np.inf), ub)]),
-                      method="highs", **kw)
-        if res.status != 0:
-            raise SolverError(f"the master program failed: {res.message}")
-        y = res.eqlin.marginals
+        grow()
+        ok, status = model.solve()
+        if not ok:
+            raise SolverError(f"the master program failed: HiGHS says {status!r}")
+        objective = model.objective
+        y = model.row_duals()
         Y = y[:n_m].reshape(n_z, n_a, n_y)
-        sigma = y[-n_blocks:]
+        sigma = y[n_eq:n_eq + n_blocks]
         duals.append(Y)
         G_new = price(Y)
         # a block's vertex column (-g, e_b) has reduced cost g . y_m - sigma_b
         reduced = G_new @ y[:n_m] - sigma
         gap = float(np.sum(np.clip(-reduced, 0.0, None)))
-        report(Progress("distributed", rounds, float(res.fun), gap,
+        report(Progress("distributed", rounds, objective, gap,
                         time.perf_counter() - t0, {"columns": len(cols_g)}))
-        if gap <= GAP * max(1.0, abs(res.fun)):
+        if gap <= GAP * max(1.0, abs(objective)):
             duals.pop()
             break
         if rounds >= max_rounds:
             raise SolverError(f"not certified after {max_rounds} rounds (gap {gap:.3g})")
         add(G_new, np.flatnonzero(reduced < 0))
+    x = model.values()
     C = len(cols_g)
-    lam_cols = np.clip(res.x[:C], 0.0, None)
+    lam_cols = np.clip(x[n_rest:], 0.0, None)
     mix = np.zeros((n_blocks, len(duals)))
     np.add.at(mix, (np.array(cols_block), np.array(cols_round)), lam_cols)
     mix /= mix.sum(axis=1, keepdims=True)
@@ -277,7 +290,7 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
     world = FrameWorld(units, problem, n_z, total, group, weight)
     policy = VertexMixturePolicy(duals, lam_all, world)
     # the master's own values, for verification to compare with the recomputed ones
-    ms, f = program.read_solution(np.concatenate([np.zeros(n_pi), res.x[C:]]))
+    ms, f = program.read_solution(np.concatenate([np.zeros(n_pi), x[:n_rest]]))
     solver_values = {"utility": prog.utilities(ms), "f": f}
     names = resolve_names(criteria)
     belief = Belief.plug_in(world, label="the units")

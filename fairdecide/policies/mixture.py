@@ -19,12 +19,28 @@ if TYPE_CHECKING:
 __all__ = ["VertexMixturePolicy"]
 
 
-def least_cost_actions(w: np.ndarray, p: np.ndarray, Y: np.ndarray, z: np.ndarray
-                       ) -> np.ndarray:
+def least_cost_actions(p: np.ndarray, Y: np.ndarray, z: np.ndarray) -> np.ndarray:
     """Each unit's action of least reduced cost under marginal duals Y[z, a, y]:
-    argmin_a w_u sum_y Y[z_u, a, y] P(y | a, u)."""
-    score = w[:, None] * np.einsum("uay,uay->ua", p, Y[z])
-    return np.argmin(score, axis=1)
+    argmin_a w_u sum_y Y[z_u, a, y] P(y | a, u).
+
+    The weight w_u >= 0 scales a unit's costs alike and is left out, and the sum runs
+    elementwise in a fixed order: the pricing pass and the policy (which sees the weight
+    normalised, and P as features) must pick the same action bit for bit, and a factor
+    or a summation order that differs between them turned near-ties of one ulp into
+    different vertices (a policy that did not reproduce its master)."""
+    n_a, n_y = Y.shape[1], Y.shape[2]
+    best, action = None, np.zeros(len(z), dtype=np.int64)
+    for a in range(n_a):  # one action at a time, on 1-d arrays (a 3-d gather was slower)
+        score = p[:, a, 0] * Y[:, a, 0][z]
+        for y in range(1, n_y):
+            score += p[:, a, y] * Y[:, a, y][z]
+        if best is None:
+            best = score
+        else:  # strictly less: ties keep the first action, as argmin does
+            better = score < best
+            action[better] = a
+            best = np.where(better, score, best)
+    return action
 
 
 class VertexMixturePolicy(Policy):
@@ -79,13 +95,13 @@ class VertexMixturePolicy(Policy):
                 f"{units.features.shape[1]} features; the policy was made for {len(self.lam)}"
                 f" blocks, {n_z} groups and {1 + n_a * n_y} features (the same units table,"
                 " partitioned the same way)")
-        w, p = units.features[:, 0], units.features[:, 1:].reshape(units.n, n_a, n_y)
+        p = units.features[:, 1:].reshape(units.n, n_a, n_y)
         rows = np.zeros((units.n, n_a))
         at = np.arange(units.n)
         for k, Y in enumerate(self.duals):
             weight_k = self.lam[units.cell, k]
             if np.any(weight_k > 0):
-                rows[at, least_cost_actions(w, p, Y, units.group)] += weight_k
+                rows[at, least_cost_actions(p, Y, units.group)] += weight_k
         return rows
 
     def frame_proba(self, part: pd.DataFrame, index: int = 0) -> np.ndarray:
