@@ -265,17 +265,17 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
     B the pair-individual incidence (+1 at i, -1 at j), all variables >= 0; q is the
     rows' duals. A pair of q is a column pair (f_e, g_e), added after the exact search
     finds it violated, and the dual simplex goes on from the last basis."""
-    import highspy
+    import scipy.sparse as sp
+
+    from fairdecide.optimize.engine.highs_model import DUAL_ANSWER_TOL, HighsModel
 
     n = len(c)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    # q is the dual: HiGHS's default 1e-7 could leave pairs in the LP violated by that
-    h.setOptionValue("dual_feasibility_tolerance", 1e-10)
-    h.addRows(n, c, c, 0, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0))
-    idx, zero, inf = np.arange(n, dtype=np.int32), np.zeros(n), np.full(n, np.inf)
-    h.addCols(n, np.ones(n), zero, inf, n, idx, idx, np.ones(n))   # alpha_i: q_i <= 1
-    h.addCols(n, zero, zero, inf, n, idx, idx, -np.ones(n))        # beta_i: q_i >= 0
+    # alpha_i (cost 1: q_i <= 1) and beta_i (q_i >= 0), one balance row per individual;
+    # q is the rows' duals, so its tolerance is the dual one
+    eye = sp.identity(n, format="csc")
+    model = HighsModel(np.r_[np.ones(n), np.zeros(n)], np.zeros(2 * n),
+                       np.full(2 * n, np.inf), sp.hstack([eye, -eye]), c, c,
+                       dual_tol=DUAL_ANSWER_TOL)
     known = np.zeros(0, dtype=np.int64)
     pairs = (np.stack(np.triu_indices(n, 1), axis=1) if n <= ALL_PAIRS_N
              else nearest_pairs(F, NEIGHBOURS, pm, max_distance=1 / L))
@@ -285,21 +285,18 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
         pairs, r = pairs[r < 1], r[r < 1]  # D_TV <= 1: the others never bind
         m = len(pairs)
         if m:  # |q_i - q_j| <= L d_ij: f_e for q_i - q_j, g_e for q_j - q_i
-            start, index = np.arange(0, 2 * m, 2, dtype=np.int32), pairs.ravel().astype(np.int32)
+            rows, cols = pairs.ravel(), np.repeat(np.arange(m), 2)
             for sign in (1.0, -1.0):
-                h.addCols(m, r, np.zeros(m), np.full(m, np.inf), 2 * m, start, index,
-                          np.tile([sign, -sign], m))
+                model.add_cols(sp.csc_matrix((np.tile([sign, -sign], m), (rows, cols)),
+                                             shape=(n, m)), r, np.zeros(m),
+                               np.full(m, np.inf))
             known = np.union1d(known, pairs[:, 0].astype(np.int64) * n + pairs[:, 1])
-        t0 = time.perf_counter()
-        h.run()
-        stats["lp_seconds"] += time.perf_counter() - t0
-        stats["simplex_iterations"] += int(h.getInfo().simplex_iteration_count)
-        status = h.getModelStatus()
-        q = np.asarray(h.getSolution().row_dual)
-        if (status != highspy.HighsModelStatus.kOptimal
-                or abs(c @ q - h.getInfo().objective_function_value) > 1e-7):
-            raise SolverError(f"HiGHS stopped with status {h.modelStatusToString(status)!r} "
-                              f"in round {rounds} of the worst-case bias LP")
+        ok, status = model.solve()
+        stats["lp_seconds"], stats["simplex_iterations"] = model.seconds, model.iterations
+        q = model.row_duals()
+        if not ok or abs(c @ q - model.objective) > 1e-7:
+            raise SolverError(f"HiGHS stopped with status {status!r} in round {rounds} of "
+                              "the worst-case bias LP")
         q = np.clip(q, 0.0, 1.0)
         t0 = time.perf_counter()
         # each individual's PER_ROUND most violated pairs not in the LP yet (should those
@@ -317,16 +314,19 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
 
 def _transport(D: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     """Earth mover's distance min_gamma sum gamma_ij D_ij, marginals a and b."""
-    from scipy import sparse
-    from scipy.optimize import linprog
+    import scipy.sparse as sp
+
+    from fairdecide.optimize.engine.highs_model import HighsModel
 
     ns, nt = D.shape
-    A = sparse.vstack([sparse.kron(sparse.eye(ns), np.ones((1, nt))),
-                       sparse.kron(np.ones((1, ns)), sparse.eye(nt))]).tocsr()
-    res = linprog(D.ravel(), A_eq=A, b_eq=np.r_[a, b], bounds=(0, None), method="highs")
-    if res.status != 0:
-        raise SolverError(f"the transport LP failed: {res.message}")
-    return float(res.fun)
+    A = sp.vstack([sp.kron(sp.eye(ns), np.ones((1, nt))),
+                   sp.kron(np.ones((1, ns)), sp.eye(nt))])
+    model = HighsModel(D.ravel(), np.zeros(ns * nt), np.full(ns * nt, np.inf), A,
+                       np.r_[a, b], np.r_[a, b])
+    ok, status = model.solve()
+    if not ok:
+        raise SolverError(f"the transport LP failed: HiGHS says {status!r}")
+    return model.objective
 
 
 def worst_case_bias(X: Any, S: Any, T: Any, constant: float, metric: Any = "euclidean", *,

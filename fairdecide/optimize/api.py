@@ -86,7 +86,7 @@ def optimize_policy(
         share) by epsilon. This convex relaxation implies the chance constraint
         P(F > epsilon) <= delta under the belief.
     solver : str, optional
-        None or "highs": HiGHS through scipy, dual simplex for small and interior point
+        None or "highs": HiGHS on the whole program, dual simplex for small and interior point
         (with crossover) for large programs; "highs-ds"/"highs-ipm" force one;
         "structured" sifts over the units (:mod:`fairdecide.optimize.engine.structured`, the
         default for large programs); "scenarios" solves a belief in the space of its

@@ -24,7 +24,6 @@ infeasible; a solution using it is not a solution of the program.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,9 +117,7 @@ class RestrictedModel:
 
     def __init__(self, lp: BlockLP, anchors: np.ndarray, present: np.ndarray,
                  penalty: float, time_limit: float | None = None) -> None:
-        import highspy
-
-        self._hs, self.lp = highspy, lp
+        self.lp = lp
         self.anchors, self.penalty = anchors, float(penalty)
         act, self.constant = lp.anchored(anchors, present)
         m = lp.n_rows
@@ -134,12 +131,10 @@ class RestrictedModel:
                                 np.concatenate([lp.l_v, np.zeros(self.n_e)]),
                                 np.concatenate([lp.u_v, np.full(self.n_e, np.inf)]),
                                 A, lp.lo - act, lp.hi - act, time_limit)
-        h = self.model.h
-        self.h = h
         self.units = np.zeros(0, dtype=np.int64)     # working units, in column order
         self.size = np.zeros(0)                      # their t_u
         self.n_unit_rows = 0
-        self.iterations, self.seconds = 0, 0.0
+        self.iterations = 0
 
     @property
     def n_moves(self) -> int:
@@ -175,18 +170,14 @@ class RestrictedModel:
         upper = per_col
         if n_a > 2:  # sum_a z_ua <= t_u: one row per unit
             first = self.n_unit_rows
-            self.h.addRows(k, np.full(k, -np.inf), size, 0, np.zeros(k, np.int32),
-                           np.zeros(0, np.int32), np.zeros(0))
+            self.model.add_rows(sp.csr_matrix((k, self.model.n_cols)),
+                                np.full(k, -np.inf), size)
             rows = np.repeat(first + np.arange(k), n_a - 1)
             M = sp.vstack([M, sp.csc_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))),
                                             shape=(self.n_unit_rows + k, len(rows)))],
                           format="csc")
             self.n_unit_rows += k
-        M = M.tocsc()
-        M.sort_indices()
-        self.h.addCols(M.shape[1], cost, np.zeros(M.shape[1]), upper, M.nnz,
-                       M.indptr[:-1].astype(np.int32), M.indices.astype(np.int32),
-                       M.data.astype(float))
+        self.model.add_cols(M, cost, np.zeros(M.shape[1]), upper)
         self.units = np.concatenate([self.units, units])
         self.size = np.concatenate([self.size, size])
 
@@ -197,7 +188,7 @@ class RestrictedModel:
         pos = np.flatnonzero(np.isin(self.units, units))
         cols = (self.n_v + self.n_e + pos[:, None] * (n_a - 1) + np.arange(n_a - 1)).ravel()
         zero = np.zeros(len(cols))
-        self.h.changeColsBounds(len(cols), cols.astype(np.int32), zero, zero)
+        self.model.set_col_bounds(cols, zero, zero)
 
     def set_costs(self, phase_one: bool, penalty: float | None = None) -> None:
         """Phase one (only the elastic columns cost, 1 each) or the program's costs
@@ -215,24 +206,29 @@ class RestrictedModel:
                 _, move_cost, _ = self._moves(self.units)
                 cost[self.n_v + self.n_e:] = move_cost / np.repeat(self.size,
                                                                    self.lp.n_actions - 1)
-        self.h.changeColsCost(n, np.arange(n, dtype=np.int32), cost)
+        self.model.set_costs(np.arange(n), cost)
 
     def solve(self) -> tuple[bool, str]:
-        """Run HiGHS; returns (optimal, status word)."""
-        t0 = time.perf_counter()
-        self.h.run()
-        self.seconds += time.perf_counter() - t0
-        self.iterations = int(self.h.getInfo().simplex_iteration_count)
-        status = self.h.getModelStatus()
-        return (status == self._hs.HighsModelStatus.kOptimal,
-                self.h.modelStatusToString(status).lower())
+        """Run HiGHS; returns (optimal, status word). ``iterations`` are the last
+        solve's."""
+        before = self.model.iterations
+        ok, status = self.model.solve()
+        self.iterations = self.model.iterations - before
+        return ok, status
+
+    @property
+    def seconds(self) -> float:
+        return self.model.seconds
+
+    @property
+    def objective(self) -> float:
+        return self.model.objective
 
     def solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Other columns v, elastic values, the moves delta (working units x (n_a - 1))
         and the coupling rows' duals."""
-        sol = self.h.getSolution()
-        x = np.asarray(sol.col_value)
-        y = np.asarray(sol.row_dual)[: self.lp.n_rows]
+        x = self.model.values()
+        y = self.model.row_duals()[: self.lp.n_rows]
         v, e = x[: self.n_v], x[self.n_v: self.n_v + self.n_e]
         z = x[self.n_v + self.n_e:].reshape(len(self.units), self.lp.n_actions - 1)
         return v, e, z / self.size[:, None], y

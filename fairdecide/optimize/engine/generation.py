@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
+from fairdecide.optimize.engine.highs_model import HighsModel
 from fairdecide.optimize.engine.solvers import SCIPY_METHODS, SolveResult, solve_program
 from fairdecide.optimize.program.assembly import Assembly, CriterionBlock
 from fairdecide.optimize.program.policy_program import Program
@@ -114,7 +115,7 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
             continue
         # the program's marginal and deviation columns stay where they were: only the
         # new rows (and variables) go to HiGHS
-        ext, point = Assembly.extending(prog, highs.n_cols), prog.uniform()
+        ext, point = Assembly.extending(prog, highs.model.n_cols), prog.uniform()
         for c, new in fresh.items():
             piece = criteria[c].with_cuts(new)
             for k, f in enumerate(program.f_index[c]):
@@ -199,64 +200,41 @@ def _singletons_as_bounds(program: Program
 
 
 class _WarmHighs:
-    """A HiGHS model kept between rounds: rows are appended and the dual simplex resumes
-    from the last basis."""
+    """The program in the one warm HiGHS model (:class:`HighsModel`): rows are appended
+    and the dual simplex resumes from the last basis (rows added keep it dual
+    feasible)."""
 
     def __init__(self, program: Program) -> None:
-        import highspy
-
-        self._hs = highspy
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
-        h.setOptionValue("solver", "simplex")
-        h.setOptionValue("simplex_strategy", 1)  # dual: rows added keep the basis dual feasible
-        # rows within HiGHS's default 1e-7 would leave pairs violated by that much
-        h.setOptionValue("primal_feasibility_tolerance", 1e-9)
         A_ub, b_ub, lb, ub = _singletons_as_bounds(program)
-        A = sp.vstack([A_ub, program.A_eq], format="csc")
-        lp = highspy.HighsLp()
-        lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
-        lp.col_cost_ = np.asarray(program.c, dtype=float)
-        lp.col_lower_ = lb
-        lp.col_upper_ = ub
-        lp.row_lower_ = np.concatenate([np.full(A_ub.shape[0], -np.inf), program.b_eq])
-        lp.row_upper_ = np.concatenate([b_ub, program.b_eq])
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = A.indices.astype(np.int32)
-        lp.a_matrix_.value_ = A.data.astype(float)
-        h.passModel(lp)
-        self.h, self.n_cols = h, A.shape[1]
+        self.model = HighsModel(
+            program.c, lb, ub, sp.vstack([A_ub, program.A_eq]),
+            np.concatenate([np.full(A_ub.shape[0], -np.inf), program.b_eq]),
+            np.concatenate([b_ub, program.b_eq]))
+        self.model.set_method("highs-ds")
 
     def extend(self, ext: Assembly) -> dict[str, int]:
         """Append the extension's variables and rows; returns how many of each (and
         nonzeros) were added."""
-        n_new = ext.n - self.n_cols
+        model = self.model
+        n_new = ext.n - model.n_cols
         added = {"n_variables": n_new, "n_constraints": 0, "nnz": 0}
         if n_new:
-            self.h.addVars(n_new, np.concatenate(ext.lb_parts), np.concatenate(ext.ub_parts))
-            self.n_cols = ext.n
+            model.add_cols(sp.csc_matrix((model.n_rows, n_new)), np.zeros(n_new),
+                           np.concatenate(ext.lb_parts), np.concatenate(ext.ub_parts))
         for rows, is_eq in ((ext.ub, False), (ext.eq, True)):
             A, b = rows.matrix(ext.n)
             if not A.shape[0]:
                 continue
-            A = A.tocsr()
             added["n_constraints"] += A.shape[0]
             added["nnz"] += A.nnz
-            lower = b if is_eq else np.full(len(b), -np.inf)
-            self.h.addRows(A.shape[0], lower, b, A.nnz, A.indptr[:-1].astype(np.int32),
-                           A.indices.astype(np.int32), A.data.astype(float))
+            model.add_rows(A, b if is_eq else np.full(len(b), -np.inf), b)
         return added
 
     def solve(self) -> SolveResult:
-        t0 = time.perf_counter()
-        self.h.run()
-        seconds = time.perf_counter() - t0
-        status = self.h.getModelStatus()
-        ok = status == self._hs.HighsModelStatus.kOptimal
-        info = self.h.getInfo()
-        x = np.array(self.h.getSolution().col_value) if ok else None
-        text = self.h.modelStatusToString(status).lower()
-        return SolveResult(x, float(info.objective_function_value) if ok else np.nan, ok,
-                           "optimal" if ok else text, "HiGHS (warm dual simplex)", seconds,
-                           int(info.simplex_iteration_count))
+        model = self.model
+        iterations, seconds = model.iterations, model.seconds
+        ok, status = model.solve()
+        return SolveResult(model.values() if ok else None,
+                           model.objective if ok else np.nan, ok,
+                           "optimal" if ok else status, "HiGHS (warm dual simplex)",
+                           model.seconds - seconds, model.iterations - iterations)

@@ -15,12 +15,17 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["FEASIBILITY_TOL", "HighsModel"]
+__all__ = ["DUAL_ANSWER_TOL", "FEASIBILITY_TOL", "HighsModel"]
 
 #: Primal and dual feasibility tolerances of every restricted program. HiGHS's default
 #: (1e-7) would leave coupling rows violated by that much, and reduced costs
 #: (the certificates' gaps) unresolved below it.
 FEASIBILITY_TOL = 1e-9
+#: The dual feasibility tolerance of a program whose answer is its row duals: the
+#: worst-case bias LP of fairdecide.smoothness reads the policy q as the duals of a flow
+#: program and searches for pairs it violates by more than 1e-9, so the pairs already in
+#: it must hold to less than that.
+DUAL_ANSWER_TOL = 1e-10
 #: Simplex iterations a warm re-solve may take per row and column of the program (at
 #: least WARM_ITERATIONS_MIN) before it is restarted cold. Degenerate restricted masters
 #: can stall from a warm basis: a 419 x 609 scenario-cut master took 387,259 dual
@@ -42,18 +47,20 @@ class HighsModel:
     row_lo, row_hi : ndarray of shape (n_rows,)
     time_limit : float, optional
         Seconds allowed to each solve.
+    dual_tol : float, default FEASIBILITY_TOL
+        Dual feasibility tolerance (DUAL_ANSWER_TOL where the row duals are the answer).
     """
 
     def __init__(self, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, A: Any,
-                 row_lo: np.ndarray, row_hi: np.ndarray, time_limit: float | None = None
-                 ) -> None:
+                 row_lo: np.ndarray, row_hi: np.ndarray, time_limit: float | None = None,
+                 dual_tol: float = FEASIBILITY_TOL) -> None:
         import highspy
 
         self._hs = highspy
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("primal_feasibility_tolerance", FEASIBILITY_TOL)
-        h.setOptionValue("dual_feasibility_tolerance", FEASIBILITY_TOL)
+        h.setOptionValue("dual_feasibility_tolerance", float(dual_tol))
         if time_limit is not None:
             h.setOptionValue("time_limit", float(time_limit))
         A = sp.csc_matrix(A)
@@ -73,6 +80,7 @@ class HighsModel:
         self.h = h
         self.n_rows, self.n_cols = A.shape
         self.iterations, self.seconds, self.cold_restarts = 0, 0.0, 0
+        self._warm = False  # a basis from an earlier solve
 
     @classmethod
     def from_program(cls, program: Any, time_limit: float | None = None) -> HighsModel:
@@ -148,7 +156,9 @@ class HighsModel:
         WARM_ITERATIONS_MIN, simplex iterations) is dropped and the program solved
         again from scratch (``cold_restarts``)."""
         limit = max(WARM_ITERATIONS_MIN, WARM_ITERATIONS * (self.n_rows + self.n_cols))
-        self.h.setOptionValue("simplex_iteration_limit", int(limit))
+        # only a warm start is limited: a first solve (or a crossover) takes what it needs
+        self.h.setOptionValue("simplex_iteration_limit",
+                              int(limit) if self._warm else 2**31 - 1)
         t0 = time.perf_counter()
         self.h.run()
         self.iterations += int(self.h.getInfo().simplex_iteration_count)
@@ -156,10 +166,19 @@ class HighsModel:
         if status == self._hs.HighsModelStatus.kIterationLimit:
             self.cold_restarts += 1
             self.h.clearSolver()
+            self.h.setOptionValue("simplex_iteration_limit", 2**31 - 1)
             self.h.run()
             self.iterations += int(self.h.getInfo().simplex_iteration_count)
             status = self.h.getModelStatus()
+        if status == self._hs.HighsModelStatus.kUnboundedOrInfeasible:
+            # presolve could not tell which: the simplex without it says
+            self.h.setOptionValue("presolve", "off")
+            self.h.run()
+            self.h.setOptionValue("presolve", "choose")
+            self.iterations += int(self.h.getInfo().simplex_iteration_count)
+            status = self.h.getModelStatus()
         self.seconds += time.perf_counter() - t0
+        self._warm = True
         return (status == self._hs.HighsModelStatus.kOptimal,
                 self.h.modelStatusToString(status).lower())
 

@@ -1,8 +1,9 @@
 """Solvers for assembled programs: the structured solver for large tabular programs
-(:mod:`fairdecide.optimize.engine.structured`), HiGHS through scipy, cvxpy by name.
+(:mod:`fairdecide.optimize.engine.structured`), HiGHS (in the one HiGHS wrapper,
+:class:`~fairdecide.optimize.engine.highs_model.HighsModel`), cvxpy by name.
 
-KL terms need an exponential-cone solver and go to Clarabel through cvxpy. scipy's
-``linprog`` and cvxpy are imported where first used, so ``import fairdecide`` stays fast.
+KL terms need an exponential-cone solver and go to Clarabel through cvxpy. highspy and
+cvxpy are imported where first used, so ``import fairdecide`` stays fast.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class SolveResult:
     #: gap, or why it fell back; "interior_point": the uncrossed interior point's gap)
     details: dict[str, Any] | None = None
     #: d objective / d b_ub at the optimum (the inequality rows' duals), where the
-    #: solver reports them at a vertex (HiGHS through scipy)
+    #: solver reports them at a vertex (HiGHS on the whole program)
     ub_duals: np.ndarray | None = None
 
 
@@ -85,7 +86,7 @@ def solve_program(prog: Program, solver: str | None = None, time_limit: float | 
             solver is None and structured_suits(prog)):
         return _solve_structured(prog, time_limit)
     if solver is None or solver.lower() in SCIPY_METHODS:
-        return _solve_scipy(prog, (solver or "highs").lower(), time_limit)
+        return _solve_highs(prog, (solver or "highs").lower(), time_limit)
     return _solve_cvxpy(prog, solver, time_limit)
 
 
@@ -103,7 +104,7 @@ def _solve_structured(prog: Program, time_limit: float | None) -> SolveResult:
                  "rounds")
         return SolveResult(run.x, run.objective, run.ok, run.status, where, seconds,
                            run.iterations, {"structured": run.details})
-    res = _solve_scipy(prog, "highs", time_limit)
+    res = _solve_highs(prog, "highs", time_limit)
     res.seconds += seconds
     res.solver += f", after the structured solver fell back ({run.status})"
     res.details = {**(res.details or {}), "structured": run.details}
@@ -117,42 +118,30 @@ def highs_method(prog: Program) -> str:
     return "highs-ds" if small or prog.n_actions == 2 else "highs-ipm"
 
 
-def _solve_scipy(prog: Program, name: str, time_limit: float | None) -> SolveResult:
+def _solve_highs(prog: Program, name: str, time_limit: float | None) -> SolveResult:
+    """HiGHS on the whole program, in the one HiGHS wrapper (its tolerances): the method
+    by size for "highs", or the one named."""
+    from fairdecide.optimize.engine.highs_model import HighsModel
+
     method = SCIPY_METHODS[name] or highs_method(prog)
     if name == "highs" and method == "highs-ipm" and prog.n_scenarios > 1:
         return _solve_interior(prog, time_limit)
-    options: dict[str, Any] = {"presolve": True}
-    if time_limit is not None:
-        options["time_limit"] = float(time_limit)
-    from scipy.optimize import linprog
-
-    bounds = np.column_stack([prog.lb, prog.ub])
-    bounds = np.where(np.isinf(bounds), None, bounds)
     t0 = time.perf_counter()
-    res = linprog(
-        prog.c,
-        A_ub=prog.A_ub if prog.A_ub.shape[0] else None,
-        b_ub=prog.b_ub if prog.A_ub.shape[0] else None,
-        A_eq=prog.A_eq,
-        b_eq=prog.b_eq,
-        bounds=bounds,
-        method=method,
-        options=options,
-    )
+    model = HighsModel.from_program(prog, time_limit)
+    model.set_method(method)
+    ok, status = model.solve()
     seconds = time.perf_counter() - t0
-    names = {0: "optimal", 1: "iteration or time limit", 2: "infeasible", 3: "unbounded",
-             4: "numerical difficulties"}
-    ok = res.status == 0 and res.x is not None
+    m_ub = prog.A_ub.shape[0]
     return SolveResult(
-        x=res.x if ok else None,
-        objective=float(res.fun) if ok else np.nan,
+        x=model.values() if ok else None,
+        objective=model.objective if ok else np.nan,
         ok=ok,
-        status=names.get(res.status, str(res.status)) + ("" if ok else f": {res.message}"),
+        status="optimal" if ok else status,
         solver=f"HiGHS ({method})",
         seconds=seconds,
-        iterations=int(getattr(res, "nit", 0) or 0),
-        ub_duals=(np.asarray(res.ineqlin.marginals, dtype=float)
-                  if ok and prog.A_ub.shape[0] else None),
+        iterations=model.iterations,
+        # d objective / d b_ub: HiGHS's row duals of the inequality rows (first)
+        ub_duals=model.row_duals()[:m_ub] if ok and m_ub else None,
     )
 
 

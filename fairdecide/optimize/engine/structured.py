@@ -146,7 +146,7 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
         viol = np.einsum("ua,ua->u", rows[own], d) - d.min(axis=1)
         viol[lp.inert] = 0.0
         gap = float(viol.sum())
-        value = float(model.h.getInfo().objective_function_value)
+        value = model.objective
         value += 0.0 if phase_one else model.constant
         report(Progress("structured", rounds, value, gap, time.perf_counter() - t0,
                         {"working_units": int(in_work.sum()), "phase_one": phase_one}))

@@ -10,8 +10,9 @@ columns, or over the policy columns for criteria that read policy rows); the tra
 writes the objective and its constraints through the :class:`Assembly`. Introducing m
 with its own defining equalities ``m = B pi`` keeps every group-fairness row sparse
 (SOLVERS.md: this cut nonzeros and interior-point time several-fold). The program is
-built directly as sparse matrices and handed to HiGHS through scipy
-(:mod:`fairdecide.optimize.engine.solvers`).
+built directly as sparse matrices and handed to HiGHS
+(:mod:`fairdecide.optimize.engine.solvers`, through the one HiGHS wrapper
+:class:`~fairdecide.optimize.engine.highs_model.HighsModel`).
 """
 
 from __future__ import annotations
