@@ -206,9 +206,13 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
     cols_round: list[int] = []  # which duals[k] made it
     duals: list[np.ndarray] = []
 
-    def price(Y: np.ndarray) -> np.ndarray:
-        parts = map_partitions(units, _vertex_part, problem, group, weight, Y, n_z)
-        return np.concatenate([g[b] for g, b in zip(parts, block_ids, strict=True)]) / total
+    def price(Ys: list[np.ndarray]) -> np.ndarray:
+        """Each block's vertex for each set of duals in Ys (one pass over the units):
+        (len(Ys), n_blocks, n_m)."""
+        parts = map_partitions(units, _vertex_part, problem, group, weight, np.array(Ys),
+                               n_z)
+        return np.concatenate([g[:, b] for g, b in zip(parts, block_ids, strict=True)],
+                              axis=1) / total
 
     def add(G: np.ndarray, which: np.ndarray) -> None:
         k = len(duals) - 1
@@ -223,9 +227,9 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
         Y[:, a, :] = -1.0
         starts.append(Y)
     starts.append(-prog.U_m.reshape(n_z, n_a, n_y))  # the unconstrained best
-    for Y in starts:
+    for Y, G in zip(starts, price(starts), strict=True):
         duals.append(Y)
-        add(price(Y), np.arange(n_blocks))
+        add(G, np.arange(n_blocks))
     # the master, kept warm in one HiGHS model: the other columns (marginals, deviations,
     # the trade-off's) first, then the vertex columns as they price out; rows: the
     # equalities (marginal definitions first), a convexity row per block, the inequalities
@@ -264,7 +268,7 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
         Y = y[:n_m].reshape(n_z, n_a, n_y)
         sigma = y[n_eq:n_eq + n_blocks]
         duals.append(Y)
-        G_new = price(Y)
+        G_new = price([Y])[0]
         # a block's vertex column (-g, e_b) has reduced cost g . y_m - sigma_b
         reduced = G_new @ y[:n_m] - sigma
         gap = float(np.sum(np.clip(-reduced, 0.0, None)))
