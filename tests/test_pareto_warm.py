@@ -1,4 +1,4 @@
-"""The warm Pareto frontier (fairdecide.optimize.engine._warm_frontier) against each tolerance
+"""The warm Pareto frontier (fairdecide.optimize.routes.warm_frontier) against each tolerance
 solved alone by optimize_policy: the same verified optima, the route actually taken, the
 tolerances' order kept, and the cold route wherever the warm one does not apply."""
 

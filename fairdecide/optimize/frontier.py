@@ -14,8 +14,8 @@ from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.api import optimize_policy
-from fairdecide.optimize.engine._warm_frontier import warm_frontier
 from fairdecide.optimize.program.tradeoff import _number
+from fairdecide.optimize.routes.warm_frontier import warm_frontier
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import World
 
@@ -55,7 +55,7 @@ def pareto_frontier(
     simplex (linear criteria; small programs, two actions or ``solver="highs-ds"``), the
     program is built once and re-solved warm: the
     tolerances are visited from the largest down, each by the dual simplex from the
-    last optimum's basis (:mod:`fairdecide.optimize.engine._warm_frontier`; ``solver`` says
+    last optimum's basis (:mod:`fairdecide.optimize.routes.warm_frontier`; ``solver`` says
     "warm from epsilon ..."). Every point is verified on its decision tables, as by
     :func:`optimize_policy`, which solves each tolerance otherwise.
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,7 +33,9 @@ from fairdecide.optimize.program.assembly import Assembly, CriterionBlock
 from fairdecide.optimize.program.policy_program import Program
 from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.progress import Progress, report
-from fairdecide.optimize.routes.session import Session
+
+if TYPE_CHECKING:  # engine/ does not import routes/: the session is only read
+    from fairdecide.optimize.routes.session import Session
 
 __all__ = ["Generated", "generate"]
 
