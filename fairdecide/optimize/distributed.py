@@ -232,13 +232,12 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
         add(G, np.arange(n_blocks))
     # the master, kept warm in one HiGHS model: the other columns (marginals, deviations,
     # the trade-off's) first, then the vertex columns as they price out; rows: the
-    # equalities (marginal definitions first), a convexity row per block, the inequalities
-    n_rest, n_eq = A_eq.shape[1], A_eq.shape[0]
-    A0 = sp.vstack([A_eq, sp.csr_matrix((n_blocks, n_rest)), A_ub])
-    b_eq = np.concatenate([program.b_eq[n_free:], np.ones(n_blocks)])
-    model = HighsModel(c_rest, lb, ub, A0,
-                       np.concatenate([b_eq, np.full(A_ub.shape[0], -np.inf)]),
-                       np.concatenate([b_eq, program.b_ub]))
+    # inequalities, then the equalities (marginal definitions first) and a convexity row
+    # per block; eq is where the equalities' duals start
+    n_rest, n_eq, eq = A_eq.shape[1], A_eq.shape[0], A_ub.shape[0]
+    model = HighsModel.from_rows(
+        c_rest, lb, ub, A_ub, program.b_ub, sp.vstack([A_eq, sp.csr_matrix((n_blocks, n_rest))]),
+        np.concatenate([program.b_eq[n_free:], np.ones(n_blocks)]))
     model.set_method("highs-ds")
     n_in = 0  # vertex columns in the model
 
@@ -249,10 +248,10 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
         new = slice(n_in, len(cols_g))
         G = np.array(cols_g[new]).T.reshape(n_m, -1)
         k = G.shape[1]
-        col = sp.vstack([sp.csr_matrix(-G), sp.csr_matrix((n_eq - n_m, k)),
+        col = sp.vstack([sp.csr_matrix((eq, k)), sp.csr_matrix(-G),
+                         sp.csr_matrix((n_eq - n_m, k)),
                          sp.csr_matrix((np.ones(k), (cols_block[new], np.arange(k))),
-                                       shape=(n_blocks, k)),
-                         sp.csr_matrix((A_ub.shape[0], k))])
+                                       shape=(n_blocks, k))])
         model.add_cols(col, np.zeros(k), np.zeros(k), np.full(k, np.inf))
         n_in = len(cols_g)
 
@@ -264,9 +263,9 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
         if not ok:
             raise SolverError(f"the master program failed: HiGHS says {status!r}")
         objective = model.objective
-        y = model.row_duals()
+        y = model.row_duals()[eq:]
         Y = y[:n_m].reshape(n_z, n_a, n_y)
-        sigma = y[n_eq:n_eq + n_blocks]
+        sigma = y[n_eq:]
         duals.append(Y)
         G_new = price([Y])[0]
         # a block's vertex column (-g, e_b) has reduced cost g . y_m - sigma_b

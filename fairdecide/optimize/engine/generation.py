@@ -28,7 +28,7 @@ import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
 from fairdecide.optimize.engine.highs_model import HighsModel
-from fairdecide.optimize.engine.solvers import SCIPY_METHODS, SolveResult, solve_program
+from fairdecide.optimize.engine.solvers import HIGHS_METHODS, SolveResult, solve_program
 from fairdecide.optimize.program.assembly import Assembly, CriterionBlock
 from fairdecide.optimize.program.policy_program import Program
 from fairdecide.optimize.program.tradeoff import Tradeoff
@@ -175,7 +175,7 @@ def _unseen(cuts: np.ndarray, pool: np.ndarray) -> np.ndarray:
 
 
 def _warm_possible(solver: str | None, program: Program) -> bool:
-    return not program.kl and (solver is None or solver.lower() in SCIPY_METHODS)
+    return not program.kl and (solver is None or solver.lower() in HIGHS_METHODS)
 
 
 def _singletons_as_bounds(program: Program
@@ -208,10 +208,8 @@ class _WarmHighs:
 
     def __init__(self, program: Program) -> None:
         A_ub, b_ub, lb, ub = _singletons_as_bounds(program)
-        self.model = HighsModel(
-            program.c, lb, ub, sp.vstack([A_ub, program.A_eq]),
-            np.concatenate([np.full(A_ub.shape[0], -np.inf), program.b_eq]),
-            np.concatenate([b_ub, program.b_eq]))
+        self.model = HighsModel.from_rows(program.c, lb, ub, A_ub, b_ub, program.A_eq,
+                                          program.b_eq)
         self.model.set_method("highs-ds")
 
     def extend(self, ext: Assembly) -> dict[str, int]:
@@ -236,7 +234,5 @@ class _WarmHighs:
         model = self.model
         iterations, seconds = model.iterations, model.seconds
         ok, status = model.solve()
-        return SolveResult(model.values() if ok else None,
-                           model.objective if ok else np.nan, ok,
-                           "optimal" if ok else status, "HiGHS (warm dual simplex)",
-                           model.seconds - seconds, model.iterations - iterations)
+        return SolveResult.of_model(model, ok, status, "HiGHS (warm dual simplex)",
+                                    model.seconds - seconds, model.iterations - iterations)

@@ -83,15 +83,23 @@ class HighsModel:
         self._warm = False  # a basis from an earlier solve
 
     @classmethod
+    def from_rows(cls, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, A_ub: Any,
+                  b_ub: np.ndarray, A_eq: Any, b_eq: np.ndarray,
+                  time_limit: float | None = None) -> HighsModel:
+        """min c @ x  s.t.  A_ub x <= b_ub, A_eq x = b_eq, lb <= x <= ub: the inequality
+        rows first (row duals ``[:len(b_ub)]``), then the equality rows."""
+        m_ub = A_ub.shape[0]
+        return cls(c, lb, ub, sp.vstack([A_ub, A_eq]),
+                   np.concatenate([np.full(m_ub, -np.inf), b_eq]),
+                   np.concatenate([b_ub, b_eq]), time_limit)
+
+    @classmethod
     def from_program(cls, program: Any, time_limit: float | None = None) -> HighsModel:
         """The model of an assembled
-        :class:`~fairdecide.optimize.program.policy_program.Program`: its inequality rows
-        first, then its equality rows."""
-        m_ub = program.A_ub.shape[0]
-        lo = np.concatenate([np.full(m_ub, -np.inf), program.b_eq])
-        hi = np.concatenate([program.b_ub, program.b_eq])
-        return cls(program.c, program.lb, program.ub,
-                   sp.vstack([program.A_ub, program.A_eq]), lo, hi, time_limit)
+        :class:`~fairdecide.optimize.program.policy_program.Program`, rows as
+        :meth:`from_rows` lays them out."""
+        return cls.from_rows(program.c, program.lb, program.ub, program.A_ub,
+                             program.b_ub, program.A_eq, program.b_eq, time_limit)
 
     # ------------------------------------------------------------------ growing
     def add_rows(self, A: Any, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 from fairdecide.exceptions import FairdecideError, SolverError
 from fairdecide.optimize.program.policy_program import Program
 
-__all__ = ["SCIPY_METHODS", "SolveResult", "check_solver", "solve_program"]
+__all__ = ["HIGHS_METHODS", "SolveResult", "check_solver", "solve_program"]
 
 # Below this many variables HiGHS's dual simplex is fast and exact. Above it the dual
 # simplex is erratic with more than two actions: benchmarks/bench_lp_scaling.py measured
@@ -26,7 +26,7 @@ __all__ = ["SCIPY_METHODS", "SolveResult", "check_solver", "solve_program"]
 # some independence LPs. With two actions the dual simplex was faster in every case
 # measured (1.2-2.3x at 4e4-8e4 variables, and on the 32-scenario Bayes LPs).
 SIMPLEX_MAX_VARIABLES = 5_000
-SCIPY_METHODS = {"highs": None, "highs-ds": "highs-ds", "highs-ipm": "highs-ipm"}
+HIGHS_METHODS = {"highs": None, "highs-ds": "highs-ds", "highs-ipm": "highs-ipm"}
 STRUCTURED = "structured"
 #: the scenario-cut solver of beliefs (fairdecide.optimize.engine.scenario_cuts); a program it
 #: hands back is solved as with the default
@@ -49,6 +49,17 @@ class SolveResult:
     #: solver reports them at a vertex (HiGHS on the whole program)
     ub_duals: np.ndarray | None = None
 
+    @classmethod
+    def of_model(cls, model: Any, ok: bool, status: str, solver: str, seconds: float,
+                 iterations: int, details: dict[str, Any] | None = None, m_ub: int = 0
+                 ) -> SolveResult:
+        """The result of a solved HighsModel: its values and objective when ``ok``
+        (otherwise HiGHS's status word), and the duals of its first ``m_ub`` rows (the
+        inequality rows, as ``HighsModel.from_rows`` lays them out)."""
+        return cls(model.values() if ok else None, model.objective if ok else np.nan, ok,
+                   "optimal" if ok else status, solver, seconds, iterations, details,
+                   model.row_duals()[:m_ub] if ok and m_ub else None)
+
 
 def check_solver(solver: Any) -> None:
     """Raise unless ``solver`` is None, a HiGHS method name or an installed cvxpy solver."""
@@ -56,7 +67,7 @@ def check_solver(solver: Any) -> None:
         return
     if not isinstance(solver, str):
         raise FairdecideError(f"solver must be a string such as 'highs', got {solver!r}")
-    if solver.lower() in SCIPY_METHODS or solver.lower() in (STRUCTURED, SCENARIOS):
+    if solver.lower() in HIGHS_METHODS or solver.lower() in (STRUCTURED, SCENARIOS):
         return
     import cvxpy as cp
 
@@ -79,13 +90,13 @@ def solve_program(prog: Program, solver: str | None = None, time_limit: float | 
 
     if solver is not None and solver.lower() == SCENARIOS:
         solver = None
-    if prog.kl and (solver is None or solver.lower() in SCIPY_METHODS
+    if prog.kl and (solver is None or solver.lower() in HIGHS_METHODS
                     or solver.lower() == STRUCTURED):
         solver = "CLARABEL"
     if (solver is not None and solver.lower() == STRUCTURED) or (
             solver is None and structured_suits(prog)):
         return _solve_structured(prog, time_limit)
-    if solver is None or solver.lower() in SCIPY_METHODS:
+    if solver is None or solver.lower() in HIGHS_METHODS:
         return _solve_highs(prog, (solver or "highs").lower(), time_limit)
     return _solve_cvxpy(prog, solver, time_limit)
 
@@ -123,26 +134,17 @@ def _solve_highs(prog: Program, name: str, time_limit: float | None) -> SolveRes
     by size for "highs", or the one named."""
     from fairdecide.optimize.engine.highs_model import HighsModel
 
-    method = SCIPY_METHODS[name] or highs_method(prog)
+    method = HIGHS_METHODS[name] or highs_method(prog)
     if name == "highs" and method == "highs-ipm" and prog.n_scenarios > 1:
         return _solve_interior(prog, time_limit)
     t0 = time.perf_counter()
     model = HighsModel.from_program(prog, time_limit)
     model.set_method(method)
     ok, status = model.solve()
-    seconds = time.perf_counter() - t0
-    m_ub = prog.A_ub.shape[0]
-    return SolveResult(
-        x=model.values() if ok else None,
-        objective=model.objective if ok else np.nan,
-        ok=ok,
-        status="optimal" if ok else status,
-        solver=f"HiGHS ({method})",
-        seconds=seconds,
-        iterations=model.iterations,
-        # d objective / d b_ub: HiGHS's row duals of the inequality rows (first)
-        ub_duals=model.row_duals()[:m_ub] if ok and m_ub else None,
-    )
+    # d objective / d b_ub: HiGHS's row duals of the inequality rows
+    return SolveResult.of_model(model, ok, status, f"HiGHS ({method})",
+                                time.perf_counter() - t0, model.iterations,
+                                m_ub=prog.A_ub.shape[0])
 
 
 def _solve_interior(prog: Program, time_limit: float | None) -> SolveResult:
@@ -165,11 +167,8 @@ def _solve_interior(prog: Program, time_limit: float | None) -> SolveResult:
     seconds = time.perf_counter() - t0
     details = {"interior_point": model.accuracy()}
     iterations = details["interior_point"]["ipm_iterations"]
-    if not ok:
-        return SolveResult(None, np.nan, False, status, "HiGHS (interior point, no "
-                           "crossover)", seconds, iterations, details)
-    return SolveResult(model.values(), model.objective, True, "optimal",
-                       "HiGHS (interior point, no crossover)", seconds, iterations, details)
+    return SolveResult.of_model(model, ok, status, "HiGHS (interior point, no crossover)",
+                                seconds, iterations, details)
 
 
 def _solve_cvxpy(prog: Program, solver: str, time_limit: float | None) -> SolveResult:

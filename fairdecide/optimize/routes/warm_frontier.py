@@ -84,8 +84,8 @@ def warm_frontier(problem: Any, world: Any, criterion: Criterion,
             continue
         name = (f"HiGHS ({method})" if previous is None else
                 f"HiGHS (dual simplex, warm from epsilon {previous:g})")
-        res = SolveResult(model.values(), model.objective, True, status, name,
-                          model.seconds - seconds, model.iterations - iterations, None)
+        res = SolveResult.of_model(model, ok, status, name, model.seconds - seconds,
+                                   model.iterations - iterations)
         point = Session(session.prog, session.criteria, session.names, tradeoff,
                         session.belief, solver, session.tol, session.max_iter)
         point.stats.update(build_seconds=build, solve_seconds=res.seconds,
