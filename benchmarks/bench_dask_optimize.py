@@ -68,11 +68,13 @@ from fairdecide.optimize import optimize_distributed
 route, folder = sys.argv[2], sys.argv[3]
 
 def outcome(res):
-    # an OptimizeResult verified (it raises otherwise), or before issue 24 a
-    # DistributedResult carrying its own rounds and verified flag
+    # an OptimizeResult verified (it raises otherwise) with its certificate, or before
+    # issue 24 a DistributedResult carrying its own rounds and verified flag
     d = res.stats["distributed"] if hasattr(res, "stats") else vars(res)
+    rounds = (res.certificates["optimality"]["rounds"]
+              if "optimality" in getattr(res, "certificates", {}) else d["rounds"])
     return dict(utility=res.utility, deviation=res.deviations["separation"],
-                rounds=d["rounds"], columns=d["columns"],
+                rounds=rounds, columns=d["columns"],
                 verified=getattr(res, "verified", True))
 problem = fd.DecisionProblem([[1.0, -1.0], [-0.5, 0.5]], outcome_depends_on_action=False)
 crit, eps = fd.Separation(), 0.02
@@ -94,7 +96,7 @@ elif route == "pandas":
     t0 = time.perf_counter()
     res = optimize_distributed(problem, units, [crit], epsilon=eps)
     out.update(utility=res.utility, deviation=res.deviations["separation"],
-               rounds=res.stats["distributed"]["rounds"], verified=True,
+               rounds=res.certificates["optimality"]["rounds"], verified=True,
                columns=res.stats["distributed"]["columns"])
 else:
     import dask.dataframe as dd

@@ -84,7 +84,8 @@ def one_case(n_x: int, n_z: int, n_a: int, kind: str, K: int, time_limit: float,
     row = {
         "criterion": kind, "n_x": n_x, "n_z": n_z, "n_actions": n_a, "K": K,
         "variables": prog.n_variables, "structured_s": st_s,
-        "structured_solver": res.solver, "rounds": info.get("rounds"),
+        "structured_solver": res.solver,
+        "rounds": res.certificates.get("optimality", {}).get("rounds"),
         "free_units": info.get("working_units"), "units": info.get("units"),
         "utility": res.utility,
     }

@@ -38,7 +38,6 @@ ALL_PAIRS_N = 200      # up to this many individuals the first LP holds every pa
 NEIGHBOURS = 5         # otherwise each individual's nearest neighbours
 PER_ROUND = 4          # violated pairs added per individual and round (its worst ones)
 TOL = 1e-9             # a pair violated by more than this enters the LP
-MAX_ROUNDS = 500
 EMD_MAX_PAIRS = 40_000  # transport distances computed when |S| |T| is at most this
 
 
@@ -268,6 +267,7 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
     import scipy.sparse as sp
 
     from fairdecide.optimize.engine.highs_model import DUAL_ANSWER_TOL, HighsModel
+    from fairdecide.optimize.engine.rounds import Rounds
 
     n = len(c)
     # alpha_i (cost 1: q_i <= 1) and beta_i (q_i >= 0), one balance row per individual;
@@ -280,7 +280,8 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
     pairs = (np.stack(np.triu_indices(n, 1), axis=1) if n <= ALL_PAIRS_N
              else nearest_pairs(F, NEIGHBOURS, pm, max_distance=1 / L))
     stats = {"lp_seconds": 0.0, "search_seconds": 0.0, "simplex_iterations": 0}
-    for rounds in range(1, MAX_ROUNDS + 1):
+    rounds = Rounds("bias LP")
+    while True:
         r = L * pair_distances(F, pairs, pm, transformed=Z)
         pairs, r = pairs[r < 1], r[r < 1]  # D_TV <= 1: the others never bind
         m = len(pairs)
@@ -295,7 +296,8 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
         stats["lp_seconds"], stats["simplex_iterations"] = model.seconds, model.iterations
         q = model.row_duals()
         if not ok or abs(c @ q - model.objective) > 1e-7:
-            raise SolverError(f"HiGHS stopped with status {status!r} in round {rounds} of "
+            raise SolverError(f"HiGHS stopped with status {status!r} in round "
+                              f"{rounds.count + 1} of "
                               "the worst-case bias LP")
         q = np.clip(q, 0.0, 1.0)
         t0 = time.perf_counter()
@@ -307,9 +309,11 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
             found = violated_pairs(np.c_[q, 1 - q], F, L, pm, threshold=TOL)
             pairs = _unknown(found.pairs, known, n)
         stats["search_seconds"] += time.perf_counter() - t0
-        if not len(pairs):
-            return q, found, rounds, len(known), stats
-    raise SolverError(f"constraint generation did not converge in {MAX_ROUNDS} rounds")
+        if rounds.next(model.objective, max_violation=float(found.max_violation),
+                       violated=bool(len(pairs)), pairs=len(known)):
+            return q, found, rounds.count, len(known), stats
+        if (why := rounds.stop_reason()) is not None:
+            raise SolverError(f"constraint generation for the worst-case bias was {why}")
 
 
 def _transport(D: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:

@@ -68,6 +68,21 @@ def test_same_optimum_as_the_exact_program(seed, n_z, crit, tradeoff):
         assert dev <= kw["epsilon"] + 1e-9
 
 
+@pytest.mark.parametrize("kw", [
+    {"utility_slack": 0.01}, {"tradeoff": fd.optimize.UtilityConstraint(0.01)},
+    {"tradeoff": fd.optimize.Mixture(0.3)},
+    {"tradeoff": fd.optimize.FairnessConstraint((0.02,))}])
+def test_every_tradeoff_as_object_or_shorthand_gives_the_exact_optimum(kw):
+    """tradeoff= objects and utility_slack (whose U* comes from one pass over the
+    units) reach the in-memory program's optimum, solved by HiGHS."""
+    units, z, w, p = population(300, 3, 11, PRED)
+    ref = in_memory(PRED, z, w, p, 3, fd.Independence(), solver="highs", **kw)
+    res = optimize_distributed(PRED, units, [fd.Independence()], **kw)
+    assert res.tradeoff == ref.tradeoff
+    assert res.objective == pytest.approx(ref.objective, abs=1e-8)
+    assert res.utility == pytest.approx(ref.utility, abs=1e-6)
+
+
 def test_interventions_with_independence():
     problem, _ = make_bail_problem()
     units, z, w, p = population(600, 3, 1, problem)
@@ -119,6 +134,10 @@ def test_bad_input_is_named():
         optimize_distributed(PRED, units.to_numpy(), [fd.Independence()], epsilon=0.1)
     with pytest.raises(FairdecideError, match="at least one criterion"):
         optimize_distributed(PRED, units, [], epsilon=0.1)
+    with pytest.raises(FairdecideError, match="tradeoff must be a trade-off object"):
+        optimize_distributed(PRED, units, [fd.Independence()], tradeoff="epsilon")
+    with pytest.raises(FairdecideError, match="max_rounds must be a positive integer"):
+        optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.1, max_rounds=0)
 
 
 def test_the_mixture_policy_names_bad_input():

@@ -587,9 +587,9 @@ def _entries() -> list[Entry]:
         # ---------------------------------------------------------------- distributed
         E("optimize_distributed", fd.optimize.optimize_distributed,
           {"problem": CLS, "units": UNITS, "criteria": [fd.Independence()],
-           "epsilon": 0.05, "progress": None},
+           "epsilon": 0.05, "progress": None, "tradeoff": None, "max_rounds": 50},
           {"problem": "object", "units": "object", "criteria": "object", "epsilon": "real",
-           "progress": "object"},
+           "progress": "object", "tradeoff": "object", "max_rounds": "size"},
           accepts={"epsilon": {"inf"}}),
         E("outcome_columns", fd.optimize.outcome_columns, {"problem": CLS},
           {"problem": "object"}),

@@ -14,8 +14,7 @@ import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize import Progress, optimize_distributed, outcome_columns, reporting
-from fairdecide.optimize.engine.scenario_cuts import GAP as CUTS_GAP
-from fairdecide.optimize.engine.structured import GAP as STRUCTURED_GAP
+from fairdecide.optimize.engine.rounds import GAP
 
 
 def _rounds_in_order(seen: list[Progress], solver: str) -> None:
@@ -35,10 +34,11 @@ def test_scenario_cuts_report_every_round_and_end_certified():
                              progress=seen.append)
     assert res.solver.startswith("scenario cuts")
     _rounds_in_order(seen, "scenario cuts")
-    assert len(seen) == res.stats["scenario_cuts"]["rounds"]
+    cert = res.certificates["optimality"]
+    assert len(seen) == cert["rounds"]
     last = seen[-1]
-    assert last.gap == res.stats["scenario_cuts"]["gap"]
-    assert last.gap <= CUTS_GAP * max(1.0, abs(last.objective))
+    assert last.gap == cert["gap"] and last.objective == cert["objective"]
+    assert last.gap <= GAP * max(1.0, abs(last.objective))
     # the master minimises -U: its last objective is the verified utility
     assert -last.objective == pytest.approx(res.utility, abs=1e-9)
 
@@ -49,8 +49,8 @@ def test_structured_sifting_reports_its_rounds():
     res = fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.01,
                              solver="structured", progress=seen.append)
     _rounds_in_order(seen, "structured")
-    assert len(seen) == res.stats["structured"]["rounds"] > 1
-    assert seen[-1].gap <= STRUCTURED_GAP * max(1.0, abs(seen[-1].objective))
+    assert len(seen) == res.certificates["optimality"]["rounds"] > 1
+    assert seen[-1].gap <= GAP * max(1.0, abs(seen[-1].objective))
     assert -seen[-1].objective == pytest.approx(res.utility, abs=1e-9)
 
 
@@ -84,7 +84,7 @@ def test_distributed_master_reports_and_pareto_frontier_through_reporting():
     res = optimize_distributed(problem, units, [fd.Independence()], epsilon=0.02,
                                progress=seen.append)
     _rounds_in_order(seen, "distributed")
-    assert len(seen) == res.stats["distributed"]["rounds"]
+    assert len(seen) == res.certificates["optimality"]["rounds"]
     assert -seen[-1].objective == pytest.approx(res.objective, abs=1e-12)
     assert seen[-1].details["columns"] == res.stats["distributed"]["columns"]
 

@@ -19,6 +19,7 @@ from fairdecide import (
 )
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.optimize.engine import scenario_cuts
+from fairdecide.optimize.engine.rounds import GAP
 from tests.test_structured import make_belief as perturbed
 
 REL = 1e-8
@@ -60,8 +61,9 @@ def test_same_optimum_as_the_whole_program(n_x, n_z, n_a, K, aggregate, criterio
     assert cuts.solver.startswith("scenario cuts")
     assert not whole.solver.startswith("scenario cuts")
     assert abs(cuts.objective - whole.objective) <= REL * max(1.0, abs(whole.objective))
-    gap = cuts.stats["scenario_cuts"]["gap"]
-    assert 0.0 <= gap <= scenario_cuts.GAP * max(1.0, abs(cuts.objective)) + 1e-15
+    cert = cuts.certificates["optimality"]
+    assert cert["solver"] == "scenario cuts" and cert["certified"]
+    assert 0.0 <= cert["gap"] <= GAP * max(1.0, abs(cert["objective"]))
 
 
 def test_identical_scenarios_give_the_plug_in_optimum():

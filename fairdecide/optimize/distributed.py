@@ -18,8 +18,9 @@ its g a sum over them (a reduction). The units are split into blocks (a group's 
 a row range of a partition), each with its own convexity row, so one pass prices a
 vertex per block; those that price out enter the master, which HiGHS re-solves (columns
 in the thousands, whatever the population). The loop ends when no vertex prices out:
-the least reduced cost d is the Lagrangian duality gap, certified at most 1e-9 of the
-objective.
+the least reduced cost d is the Lagrangian duality gap, and the loop stops on the
+master loop's rule (:mod:`fairdecide.optimize.engine.rounds`: at most 1e-10 of the
+objective).
 
 The policy is never collected: it is the mixture of the vertices that the master's duals
 y_k pick (:class:`~fairdecide.policies.mixture.VertexMixturePolicy`), recomputed unit by
@@ -47,6 +48,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairdecide._dask import is_dask_frame
+from fairdecide._validation import as_int
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError, SolverError
@@ -58,7 +60,9 @@ from fairdecide.frame_world import (
 )
 from fairdecide.optimize.engine._unit_pass import _block_sizes, _masses, _vertex_part
 from fairdecide.optimize.engine.highs_model import HighsModel
-from fairdecide.optimize.progress import Progress, report, reporting
+from fairdecide.optimize.engine.rounds import MAX_ROUNDS, Rounds
+from fairdecide.optimize.program.tradeoff import Tradeoff
+from fairdecide.optimize.progress import reporting
 from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.verify import verify_solution
 from fairdecide.policies.mixture import VertexMixturePolicy
@@ -66,18 +70,15 @@ from fairdecide.problem import DecisionProblem
 
 __all__ = ["optimize_distributed", "outcome_columns"]
 
-GAP = 1e-9
-MAX_ROUNDS = 300
 
 
 def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
-            lam: float | None, epsilon: Any) -> Any:
+            tradeoff: Any) -> Any:
     """The in-memory program of a template world (one cell per group, the same
     policy-independent masses P(z) and P(z, y) or P(y | a, z)), whose rows on M are the
     master's."""
     from fairdecide.beliefs import Belief
     from fairdecide.optimize.program.policy_program import PolicyProgram
-    from fairdecide.optimize.program.shorthand import make_tradeoff
     from fairdecide.world import TabularWorld
 
     p_z = p_zay[:, 0, :].sum(axis=1)
@@ -86,7 +87,6 @@ def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
     if not problem.outcome_depends_on_action:
         p_y = p_y[:, 0, :]
     world = TabularWorld(p_z[None, :] / p_z.sum(), p_y[None])
-    tradeoff = make_tradeoff(len(criteria), lam, epsilon, None)
     belief = Belief.plug_in(world)
     prog = PolicyProgram(problem, belief, False)
     return prog.build(criteria, tradeoff), prog, tradeoff, belief
@@ -117,7 +117,8 @@ def _check(problem: Any, units: Any, criteria: Any, group: str, weight: str) -> 
 
 def optimize_distributed(
     problem: DecisionProblem, units: Any, criteria: Sequence[Criterion], *,
-    epsilon: Any = None, lam: float | None = None, group: str = "z", weight: str = "w",
+    epsilon: Any = None, lam: float | None = None, utility_slack: float | None = None,
+    tradeoff: Tradeoff | None = None, group: str = "z", weight: str = "w",
     tol: float = 1e-7, max_rounds: int = MAX_ROUNDS, progress: Any = None,
 ) -> OptimizeResult:
     """The optimal policy of a population given as a (Dask) table of units.
@@ -133,11 +134,17 @@ def optimize_distributed(
     criteria : list of Criterion
         Criteria of the group marginal linear in the policy for this problem
         (independence; separation in prediction problems), as their capabilities say.
-    epsilon, lam : float
-        The trade-off, as for :func:`~fairdecide.optimize_policy` (exactly one).
+    epsilon, lam, utility_slack : float
+        The trade-off's shorthand, as for :func:`~fairdecide.optimize_policy` (exactly
+        one of them, or ``tradeoff``). ``utility_slack`` first finds the best utility
+        U* in one pass over the units.
+    tradeoff : Mixture, FairnessConstraint or UtilityConstraint, optional
+        The trade-off as an object, as :func:`~fairdecide.optimize_policy` takes it.
     tol : float, default=1e-7
         Verification tolerance on the recomputed deviations.
-    max_rounds : int, default=300
+    max_rounds : int, default=500
+        Passes over the units after which the master, not yet certified, raises
+        :class:`~fairdecide.exceptions.SolverError`.
     progress : callable, optional
         Called with a :class:`~fairdecide.optimize.progress.Progress` after every round
         (the master's objective, the duality gap, seconds, columns); every round is also
@@ -149,9 +156,9 @@ def optimize_distributed(
         Verified as :func:`~fairdecide.optimize_policy`'s results are. ``policy`` is a
         :class:`~fairdecide.policies.mixture.VertexMixturePolicy` (its
         ``frame_proba(partition, index)`` gives the rows of one partition of ``units``);
-        ``stats["distributed"]`` holds the certified duality ``gap``, the ``rounds``
-        (passes over the units), the master's ``columns``, the ``blocks`` and
-        ``partitions``.
+        ``certificates["optimality"]`` holds the certified duality ``gap`` and the
+        ``rounds`` (passes over the units); ``stats["distributed"]`` the master's
+        ``columns``, the ``blocks`` and ``partitions``.
 
     Examples
     --------
@@ -164,21 +171,26 @@ def optimize_distributed(
     >>> units = pd.DataFrame({"z": z, "w": 1.0, "p_0": 1 - p1, "p_1": p1})
     >>> res = optimize_distributed(fd.DecisionProblem.classification(2), units,
     ...                            [fd.Independence()], epsilon=0.02)
-    >>> res.deviations["independence"] <= 0.02 + 1e-9, res.stats["distributed"]["gap"] < 1e-8
+    >>> cert = res.certificates["optimality"]
+    >>> res.deviations["independence"] <= 0.02 + 1e-9, cert["gap"] <= cert["bound"]
     (True, True)
     >>> res.policy.frame_proba(units).shape
     (500, 2)
     """
     with reporting(progress):
-        return _optimize_distributed(problem, units, criteria, epsilon, lam, group, weight,
-                                     tol, max_rounds)
+        return _optimize_distributed(problem, units, criteria, (lam, epsilon, utility_slack),
+                                     tradeoff, group, weight, tol, max_rounds)
 
 
-def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any, lam: Any,
-                          group: str, weight: str, tol: Any, max_rounds: Any
+def _optimize_distributed(problem: Any, units: Any, criteria: Any, shorthand: tuple,
+                          tradeoff: Any, group: str, weight: str, tol: Any, max_rounds: Any
                           ) -> OptimizeResult:
+    from fairdecide.optimize.program.shorthand import make_tradeoff
+
     t0 = time.perf_counter()
     criteria = _check(problem, units, criteria, group, weight)
+    tradeoff = make_tradeoff(len(criteria), *shorthand, tradeoff=tradeoff)
+    max_rounds = as_int(max_rounds, "max_rounds", minimum=1)
     tol = float(tol)
     n_a, n_y = problem.n_actions, problem.n_outcomes
     stats = np.sum(map_partitions(units, _masses, problem, group, weight), axis=0)
@@ -190,13 +202,10 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
         raise FairdecideError(f"groups must be coded 0..n_z-1 with at least two, each with "
                               f"units; found units in groups {np.flatnonzero(present)}")
     p_zay = stats[65:].reshape(64, n_a, n_y)[:n_z] / total
-    program, prog, tradeoff, belief = _master(problem, p_zay, criteria, lam, epsilon)
+    program, prog, tradeoff, belief = _master(problem, p_zay, criteria, tradeoff)
     n_pi, n_m, n_free = prog.n_pi, prog.n_m, prog.n_free
     if program.A_ub.shape[0] and abs(program.A_ub.tocsr()[:, :n_pi]).sum() > 0:
         raise FairdecideError("criteria: a criterion writes rows on the policy columns")
-    A_eq = program.A_eq.tocsr()[n_free:, n_pi:]  # marginal rows first, then the rest
-    A_ub = program.A_ub.tocsr()[:, n_pi:]
-    c_rest, lb, ub = program.c[n_pi:], program.lb[n_pi:], program.ub[n_pi:]
     sizes = map_partitions(units, _block_sizes, group, n_z)
     block_ids = [np.flatnonzero(s > 0) for s in sizes]  # nonempty blocks per partition
     offsets = np.cumsum([0] + [len(b) for b in block_ids])
@@ -230,6 +239,12 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
     for Y, G in zip(starts, price(starts), strict=True):
         duals.append(Y)
         add(G, np.arange(n_blocks))
+    if tradeoff.needs_utility_optimum:  # U*: the unconstrained best's utility
+        tradeoff = tradeoff.with_utility_optimum(float(prog.U_m @ np.sum(G, axis=0)))
+        program = _master(problem, p_zay, criteria, tradeoff)[0]
+    A_eq = program.A_eq.tocsr()[n_free:, n_pi:]  # marginal rows first, then the rest
+    A_ub = program.A_ub.tocsr()[:, n_pi:]
+    c_rest, lb, ub = program.c[n_pi:], program.lb[n_pi:], program.ub[n_pi:]
     # the master, kept warm in one HiGHS model: the other columns (marginals, deviations,
     # the trade-off's) first, then the vertex columns as they price out; rows: the
     # inequalities, then the equalities (marginal definitions first) and a convexity row
@@ -255,9 +270,8 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
         model.add_cols(col, np.zeros(k), np.zeros(k), np.full(k, np.inf))
         n_in = len(cols_g)
 
-    rounds, gap = 0, np.inf
+    rounds = Rounds("distributed", max_rounds=max_rounds)
     while True:
-        rounds += 1
         grow()
         ok, status = model.solve()
         if not ok:
@@ -271,13 +285,11 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
         # a block's vertex column (-g, e_b) has reduced cost g . y_m - sigma_b
         reduced = G_new @ y[:n_m] - sigma
         gap = float(np.sum(np.clip(-reduced, 0.0, None)))
-        report(Progress("distributed", rounds, objective, gap,
-                        time.perf_counter() - t0, {"columns": len(cols_g)}))
-        if gap <= GAP * max(1.0, abs(objective)):
+        if rounds.next(objective, gap, columns=len(cols_g)):
             duals.pop()
             break
-        if rounds >= max_rounds:
-            raise SolverError(f"not certified after {max_rounds} rounds (gap {gap:.3g})")
+        if (why := rounds.stop_reason()) is not None:
+            raise SolverError(f"the distributed master was {why}; raise max_rounds")
         add(G_new, np.flatnonzero(reduced < 0))
     x = model.values()
     C = len(cols_g)
@@ -302,8 +314,9 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, epsilon: Any,
     U_k, F = verification.scenario_utilities, np.array(
         [verification.scenario_deviations[n] for n in names])
     seconds = time.perf_counter() - t0
-    stats = {"distributed": {"gap": gap, "rounds": rounds, "columns": C,
-                             "blocks": n_blocks, "partitions": len(block_ids)},
+    stats = {"distributed": {"columns": C, "blocks": n_blocks,
+                             "partitions": len(block_ids)},
+             "certificates": {"optimality": rounds.certificate.as_dict()},
              "solve_seconds": seconds}
     return OptimizeResult(
         policy=policy, utility=verification.utility, deviations=verification.deviations,

@@ -48,8 +48,8 @@ class Progress:
     Attributes
     ----------
     solver : str
-        Which loop: "scenario cuts", "structured", "constraint generation" or
-        "distributed".
+        Which loop: "scenario cuts", "structured", "constraint generation",
+        "distributed" or "bias LP" (smoothness).
     round : int
         The round, from 1.
     objective : float
@@ -57,8 +57,9 @@ class Progress:
         trade-off objective once the restricted program is feasible (elastic penalties
         included before).
     gap : float
-        What the loop stops on: the Lagrangian duality gap (scenario cuts, structured,
-        distributed), or the largest violation of an unseen cut (constraint generation).
+        What the loop stops on (:mod:`fairdecide.optimize.engine.rounds`): the
+        Lagrangian duality gap (scenario cuts, structured, distributed), or the largest
+        violation of an unseen cut (constraint generation, smoothness' bias LP).
     seconds : float
         Since the loop began.
     details : dict

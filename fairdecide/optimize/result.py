@@ -120,6 +120,12 @@ class OptimizeResult:
                 f"solve {st.get('solve_seconds', np.nan):.3f} s, {steps}"
             )
         for name, cert in self.certificates.items():
+            if name == "optimality":  # the master loop's (engine/rounds.py)
+                word = "certified" if cert["certified"] else "NOT certified"
+                lines.append(
+                    f"  optimality    : {word} by {cert['solver']} in {cert['rounds']} "
+                    f"rounds, duality gap {cert['gap']:.3g} (bound {cert['bound']:.3g})")
+                continue
             if "lipschitz_bound" in cert:  # a parametric policy, certified by its weights
                 lines.append(
                     f"  {name} certificate: weight bound {cert['lipschitz_bound']:.6g} <= L "
@@ -142,7 +148,15 @@ class OptimizeResult:
 
     @property
     def certificates(self) -> dict[str, dict]:
-        """For each criterion solved by constraint generation (Lipschitz), its
+        """What the solver proved. ``"optimality"``, where a master loop solved the
+        program (the structured solver, scenario cuts, constraint generation,
+        ``optimize_distributed``; :mod:`fairdecide.optimize.engine.rounds`): ``solver``,
+        ``objective`` (the program's, minimised), ``gap`` (the Lagrangian duality gap of
+        its last duals: objective - optimum <= gap), ``bound`` (the gap the stopping rule
+        accepts, 1e-10 max(1, |objective|)), ``max_violation`` (of a row not in the
+        master), ``rounds``, ``seconds`` and ``certified``.
+
+        For each criterion solved by constraint generation (Lipschitz), its
         certificate: ``max_violation`` (the exact largest violation over all pairs, its
         deviation before clipping at 0), ``pairs_checked``, ``rounds``,
         ``cuts_in_program`` (pairs in the final program), ``cuts_added``,

@@ -28,11 +28,11 @@ import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
 from fairdecide.optimize.engine.highs_model import HighsModel
+from fairdecide.optimize.engine.rounds import Rounds
 from fairdecide.optimize.engine.solvers import HIGHS_METHODS, SolveResult, solve_program
 from fairdecide.optimize.program.assembly import Assembly, CriterionBlock
 from fairdecide.optimize.program.policy_program import Program
 from fairdecide.optimize.program.tradeoff import Tradeoff
-from fairdecide.optimize.progress import Progress, report
 
 if TYPE_CHECKING:  # engine/ does not import routes/: the session is only read
     from fairdecide.optimize.routes.session import Session
@@ -71,11 +71,9 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
             "nnz": program.nnz}
     added = dict.fromkeys(gen, 0)
     cut_tol = CUT_TOL_SHARE * session.tol
-    rounds, searches = 0, {}
+    rounds, searches = Rounds("constraint generation", max_rounds=session.max_iter), {}
     last: dict[int, tuple[np.ndarray, float, np.ndarray | None]] = {}
-    t_start = time.perf_counter()
     while True:
-        rounds += 1
         res = highs.solve() if highs is not None else solve_program(program, session.solver)
         session.stats["solve_seconds"] += res.seconds
         session.stats["solver_iterations"] += res.iterations or 0
@@ -99,13 +97,10 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
             last[c] = (rows, threshold, found.pending)
             if len(new):
                 fresh[c] = new
-        report(Progress("constraint generation", rounds, float(res.objective),
-                        max((float(s[0].max_violation) for s in searches.values()),
-                            default=0.0),
-                        time.perf_counter() - t_start,
-                        {"new_cuts": sum(len(n) for n in fresh.values()),
-                         "cuts": sum(len(p) for p in pools.values())}))
-        if not fresh or rounds >= session.max_iter:
+        worst = max((float(s[0].max_violation) for s in searches.values()), default=0.0)
+        if rounds.next(float(res.objective), max_violation=worst, violated=bool(fresh),
+                       new_cuts=sum(len(n) for n in fresh.values()),
+                       cuts=sum(len(p) for p in pools.values())) or rounds.stop_reason():
             break
         for c, new in fresh.items():
             pools[c] = np.concatenate([pools[c], new])
@@ -132,10 +127,11 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
             found = criteria[c].violated_cuts(rows, units, threshold, PER_UNIT)
         certificates[names[c]] = {
             "max_violation": float(found.max_violation), "pairs_checked": int(found.checked),
-            "rounds": rounds, "cuts_in_program": len(pools[c]),
+            "rounds": rounds.count, "cuts_in_program": len(pools[c]),
             "cuts_added": int(added[c]), "search_seconds": t_search[c],
             "certified": bool(found.max_violation <= threshold)}
-    session.stats.update(size, generation_rounds=rounds)
+    certificates["optimality"] = rounds.certificate.as_dict()
+    session.stats.update(size, generation_rounds=rounds.count)
     return Generated(res, program, certificates)
 
 

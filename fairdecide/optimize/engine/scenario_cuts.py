@@ -28,7 +28,8 @@ Nothing leaves the master, so rounds end.
 **Certificate.** With no cut violated (F_ck <= f_ck + cut tolerance) the master's policy
 is feasible for the whole program and its objective is exact; the sum over fixed units of
 d_u,anchor - min_a d_ua is the Lagrangian duality gap of the master's duals for the whole
-program. Both are reported; the gap is certified at most ``GAP`` of the objective.
+program. Both are reported (``result.certificates["optimality"]``); the loop stops on
+the master loop's rule (:mod:`fairdecide.optimize.engine.rounds`).
 
 **Feasibility.** The trade-off's rows have elastic columns of large cost, so a master is
 never infeasible; a certified optimum that still uses them is handed back (``None``) and
@@ -47,9 +48,9 @@ import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, HighsModel
+from fairdecide.optimize.engine.rounds import Certificate, Rounds
 from fairdecide.optimize.program._scenario_terms import NotSuited, Terms, record
 from fairdecide.optimize.program.assembly import Assembly, _Rows
-from fairdecide.optimize.progress import Progress, report
 
 __all__ = ["SOLVER", "ScenarioRun", "scenario_cuts_suit", "solve_scenario_cuts"]
 
@@ -58,14 +59,11 @@ logger = logging.getLogger(__name__)
 
 #: The solver's name for optimize_policy(..., solver=SOLVER).
 SOLVER = "scenarios"
-#: Certified when the duality gap is at most this share of the objective (at least 1).
-GAP = 1e-10
 #: A piece is cut off where it exceeds its bound by more than this (times max(1, value)):
 #: ten times the master's feasibility tolerance, within which HiGHS may leave a cut.
 CUT_TOL = 10 * FEASIBILITY_TOL
 #: Elastic cost relative to the largest utility; an elastic total below FEASIBLE is zero.
 PENALTY, FEASIBLE = 1e4, 1e-9
-MAX_ROUNDS = 500
 #: The master hands the program back once more units than this work (at least
 #: WORKING_MIN): its optimum then randomises in many units (tight tolerances, penalties)
 #: and HiGHS on the whole program is faster (benchmarks/results/beliefs.txt).
@@ -127,6 +125,7 @@ class ScenarioRun:
     f: np.ndarray
     objective: float
     details: dict[str, Any]
+    certificate: Certificate
 
 
 def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
@@ -166,9 +165,8 @@ def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
     state, onehot, layout = start(np.argmax(value.reshape(N, n_a), axis=1),
                                   np.zeros(0, dtype=np.int64), None)
     model, anchored, seconds, iterations, restarts = state.model, 0, 0.0, 0, 0
-    rounds, stalled, last = 0, 0, np.nan
+    rounds, stalled, last = Rounds("scenario cuts", time_limit=time_limit), 0, np.nan
     while True:
-        rounds += 1
         ok, _ = model.solve()
         if not ok:
             return None
@@ -188,24 +186,22 @@ def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
         viol[state.in_work] = 0.0
         gap = float(np.clip(viol, 0.0, None).sum())
         objective = model.objective
-        report(Progress("scenario cuts", rounds, objective, gap, time.perf_counter() - t0,
-                        {"new_cuts": sum(len(n[0]) for n in new),
-                         "working_units": len(state.working)}))
-        tol = GAP * max(1.0, abs(objective))
-        if not new and gap <= tol:
+        if rounds.next(objective, gap, violated=bool(new),
+                       new_cuts=sum(len(n[0]) for n in new),
+                       working_units=len(state.working)):
             break
-        join = np.flatnonzero(viol > tol / N)
+        join = np.flatnonzero(viol > rounds.unit_threshold(N))
         stalled = stalled + 1 if (not len(join) and objective == last) else 0
         reanchor = len(state.working) - anchored >= REANCHOR
         # the master is as hard as the whole program: too many units work, the gap
         # falls too slowly, or its simplex stalled from the warm basis
         crowded = len(state.working) > max(WORKING_MIN, WORKING_SHARE * N) or (
             reanchor and gap > PROGRESS * max(1.0, abs(objective))) or model.cold_restarts
-        if rounds >= MAX_ROUNDS or stalled >= STALL or crowded or (
-                time_limit is not None and time.perf_counter() - t0 > time_limit):
-            logger.info("scenario cuts hand the program back after %d rounds (%s)", rounds,
-                        "crowded" if crowded else "stalled" if stalled >= STALL
-                        else "round or time limit")
+        why = rounds.stop_reason()
+        if why is not None or stalled >= STALL or crowded:
+            logger.info("scenario cuts hand the program back after %d rounds (%s)",
+                        rounds.count, "crowded" if crowded else "stalled"
+                        if stalled >= STALL else why)
             return None
         last = objective
         if len(join) > JOIN_MAX:  # the most violated first: the duals move as they join
@@ -230,12 +226,12 @@ def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
     elastic = float(x[asm.n:asm.n + n_e].sum())
     if elastic > FEASIBLE * layout["scale"]:
         return None
-    details = {"rounds": rounds, "working_units": int(state.in_work.sum()), "units": N,
-               "cuts": state.n_cuts, "gap": gap, "restarts": restarts,
+    details = {"working_units": int(state.in_work.sum()), "units": N,
+               "cuts": state.n_cuts, "restarts": restarts,
                "seconds": time.perf_counter() - t0,
                "highs_seconds": seconds + model.seconds,
                "iterations": iterations + model.iterations}
-    return ScenarioRun(pi, x[:K], x[asm.F], objective, details)
+    return ScenarioRun(pi, x[:K], x[asm.F], objective, details, rounds.certificate)
 
 
 def _initial_model(asm: _Master, terms: list[Terms], prog: Any, m_fixed: np.ndarray,

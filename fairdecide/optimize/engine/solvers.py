@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide.exceptions import FairdecideError, SolverError
+from fairdecide.optimize.engine.rounds import Certificate
 from fairdecide.optimize.program.policy_program import Program
 
 __all__ = ["HIGHS_METHODS", "SolveResult", "check_solver", "solve_program"]
@@ -48,6 +49,8 @@ class SolveResult:
     #: d objective / d b_ub at the optimum (the inequality rows' duals), where the
     #: solver reports them at a vertex (HiGHS on the whole program)
     ub_duals: np.ndarray | None = None
+    #: the master loop's certificate (the structured solver)
+    certificate: Certificate | None = None
 
     @classmethod
     def of_model(cls, model: Any, ok: bool, status: str, solver: str, seconds: float,
@@ -110,11 +113,12 @@ def _solve_structured(prog: Program, time_limit: float | None) -> SolveResult:
     run = solve_structured(prog, time_limit)
     seconds = time.perf_counter() - t0
     if run.ok or run.infeasible:
+        rounds = run.certificate.rounds if run.certificate is not None else 0
         where = (f"structured: {run.details.get('working_units', 0)} of "
-                 f"{run.details.get('units', 0)} units free, {run.details.get('rounds', 0)} "
-                 "rounds")
+                 f"{run.details.get('units', 0)} units free, {rounds} rounds")
         return SolveResult(run.x, run.objective, run.ok, run.status, where, seconds,
-                           run.iterations, {"structured": run.details})
+                           run.iterations, {"structured": run.details},
+                           certificate=run.certificate)
     res = _solve_highs(prog, "highs", time_limit)
     res.seconds += seconds
     res.solver += f", after the structured solver fell back ({run.status})"

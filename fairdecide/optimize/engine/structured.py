@@ -18,11 +18,13 @@ binding coupling rows. The solver works on that structure, by *sifting*:
    W, so the restricted optimum never gets worse and the loop ends. (Small programs go
    to W whole, with no bins.)
 
-**Certificate.** When sum_u viol_u <= 1e-11 (relative to the objective; the sum runs
+**Certificate.** When sum_u viol_u meets the master loop's stopping rule
+(:mod:`fairdecide.optimize.engine.rounds`: at most 1e-10 of the objective; the sum runs
 over every unit, the working ones included), the restricted solution with the duals
 (y, mu_u = min_a d_ua) is primal feasible, dual feasible for the whole program up to
 that sum, and complementary: optimal. The sum is exactly the
-duality gap (restricted primal minus the Lagrangian bound at y) and is reported.
+duality gap (restricted primal minus the Lagrangian bound at y) and is reported in
+``result.certificates["optimality"]``.
 
 **Feasibility.** Each coupling row has an elastic column of large cost, so a restricted
 program is never infeasible. If the certified optimum still uses it, phase one
@@ -43,7 +45,7 @@ import numpy as np
 
 from fairdecide.optimize.engine._block_lp import RestrictedModel, block_structure
 from fairdecide.optimize.engine._coarsen import with_bins
-from fairdecide.optimize.progress import Progress, report
+from fairdecide.optimize.engine.rounds import Certificate, Rounds
 
 __all__ = ["StructuredRun", "solve_structured", "structured_suits"]
 
@@ -59,13 +61,10 @@ BINS_PER_ROW, BINS_MIN = 8, 400
 #: program of 8 bins per row would be the whole one. 100 bins freed fewer units than 400
 #: on 32-scenario beliefs (300 x 4 x 5 cells, lam = 0.5: 13 s against 24 s).
 BELIEF_BINS = 100
-#: Certified when the duality gap is at most this share of the objective (at least 1).
-GAP = 1e-11
 #: An elastic total below this counts as zero (HiGHS's primal feasibility tolerance).
 FEASIBLE = 1e-9
 #: Elastic cost relative to the largest program cost, and how often it may be raised.
 PENALTY, PENALTY_STEP, PENALTY_RAISES = 1e4, 1e3, 2
-MAX_ROUNDS = 200
 
 
 @dataclass
@@ -80,6 +79,7 @@ class StructuredRun:
     infeasible: bool = False
     iterations: int = 0
     details: dict[str, Any] = field(default_factory=dict)
+    certificate: Certificate | None = None
 
 
 def structured_suits(program: Any) -> bool:
@@ -131,9 +131,9 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
     model.add_units(first)
     in_work = np.zeros(N, dtype=bool)
     in_work[first[first < N]] = True
-    phase_one, raises, rounds, iterations = False, 0, 0, 0
+    phase_one, raises, iterations = False, 0, 0
+    rounds = Rounds("structured", time_limit=time_limit, scale=lp.scale)
     while True:
-        rounds += 1
         ok, status = model.solve()
         iterations += model.iterations
         if not ok:
@@ -148,10 +148,7 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
         gap = float(viol.sum())
         value = model.objective
         value += 0.0 if phase_one else model.constant
-        report(Progress("structured", rounds, value, gap, time.perf_counter() - t0,
-                        {"working_units": int(in_work.sum()), "phase_one": phase_one}))
-        tol = GAP * max(1.0, abs(value))
-        if gap <= tol:
+        if rounds.next(value, gap, working_units=int(in_work.sum()), phase_one=phase_one):
             elastic = float(e.sum())
             if elastic <= FEASIBLE:
                 if phase_one:  # feasible after all: back to the costs, a larger penalty
@@ -160,7 +157,7 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
                     continue
                 break
             if phase_one:  # certified least elastic total > 0: infeasible
-                details.update(rounds=rounds, least_elastic=elastic)
+                details.update(rounds=rounds.count, least_elastic=elastic)
                 return StructuredRun(None, np.nan, False,
                                      f"infeasible (phase one certified an elastic total "
                                      f"of {elastic:.3g} on the coupling rows)",
@@ -172,12 +169,9 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
             phase_one = True
             model.set_costs(True)
             continue
-        if rounds >= MAX_ROUNDS:
-            return _not_ok(f"not certified after {rounds} rounds (gap {gap:.3g})",
-                           details, iterations)
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
-            return _not_ok("time limit", details, iterations)
-        bad = (viol > tol / max(len(active), 1)) & ~in_work
+        if (why := rounds.stop_reason()) is not None:
+            return _not_ok(why, details, iterations)
+        bad = (viol > rounds.unit_threshold(len(active))) & ~in_work
         split = np.unique(member[bad & (member >= 0)])
         loose = np.flatnonzero(bad & (member < 0))
         if len(split):
@@ -193,11 +187,10 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
     own = np.where(member >= 0, member, np.arange(N))
     x = np.concatenate([rows[own].reshape(-1), v])
     objective = float(program.c @ x)
-    details.update(rounds=rounds, working_units=int(in_work.sum()), gap=gap / lp.scale,
-                   elastic_penalty=model.penalty, seconds=time.perf_counter() - t0,
-                   highs_seconds=model.seconds)
+    details.update(working_units=int(in_work.sum()), elastic_penalty=model.penalty,
+                   seconds=time.perf_counter() - t0, highs_seconds=model.seconds)
     return StructuredRun(x, objective, True, "optimal", iterations=iterations,
-                         details=details)
+                         details=details, certificate=rounds.certificate)
 
 
 def _not_ok(reason: str, details: dict[str, Any], iterations: int) -> StructuredRun:

@@ -187,8 +187,8 @@ class GradientRoute(Route):
                         for crit, name, caps in zip(session.criteria, session.names,
                                                     session.capabilities, strict=True)
                         if caps.parametric}
-        if certificates:
-            session.stats["certificates"] = certificates
+        for name, certificate in certificates.items():
+            session.certify(name, certificate)
         return found
 
 

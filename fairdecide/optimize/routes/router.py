@@ -106,7 +106,8 @@ class GenerationRoute(Route):
 
     def run(self, session: Session) -> RouteResult:
         found = generate(session, session.tradeoff, session.criteria, session.names)
-        session.stats["certificates"] = found.certificates
+        for name, certificate in found.certificates.items():
+            session.certify(name, certificate)
         return _program_result(session, found.res, found.program)
 
 

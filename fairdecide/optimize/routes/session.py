@@ -46,6 +46,11 @@ class SessionBase(abc.ABC):
         self.stats = stats
         self.solver_name = "none"
 
+    def certify(self, name: str, certificate: dict[str, Any]) -> None:
+        """Keep ``certificate`` as ``result.certificates[name]`` ("optimality": the master
+        loop's, :mod:`fairdecide.optimize.engine.rounds`; a criterion's name: its own)."""
+        self.stats.setdefault("certificates", {})[name] = certificate
+
     @abc.abstractmethod
     def policy_of(self, params: np.ndarray) -> Any:
         """The policy with parameters ``params`` (free rows, or a family's theta)."""
@@ -111,6 +116,8 @@ class Session(SessionBase):
         self.solver_name = res.solver
         if res.details is not None:
             self.stats.update(res.details)
+        if res.certificate is not None:
+            self.certify("optimality", res.certificate.as_dict())
         return res
 
     def solve_by_scenarios(self, tradeoff: Tradeoff, criteria: list[Criterion]
@@ -127,8 +134,9 @@ class Session(SessionBase):
         self.stats["solve_seconds"] += d["seconds"]
         self.stats["solver_iterations"] += d["iterations"]
         self.stats["scenario_cuts"] = d
+        self.certify("optimality", run.certificate.as_dict())
         self.solver_name = (f"scenario cuts: {d['working_units']} of {d['units']} units "
-                            f"free, {d['cuts']} cuts, {d['rounds']} rounds")
+                            f"free, {d['cuts']} cuts, {run.certificate.rounds} rounds")
         return run
 
     def fail(self, res: SolveResult, what: str) -> SolverError:
