@@ -19,7 +19,7 @@ a row range of a partition), each with its own convexity row, so one pass prices
 vertex per block; those that price out enter the master, which HiGHS re-solves (columns
 in the thousands, whatever the population). The loop ends when no vertex prices out:
 the least reduced cost d is the Lagrangian duality gap, and the loop stops on the
-master loop's rule (:mod:`fairdecide.optimize.engine.rounds`: at most 1e-10 of the
+master loop's rule (:mod:`fairdecide.optimize.engine.rounds`: at most 1e-9 of the
 objective).
 
 The policy is never collected: it is the mixture of the vertices that the master's duals

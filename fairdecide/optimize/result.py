@@ -153,7 +153,7 @@ class OptimizeResult:
         ``optimize_distributed``; :mod:`fairdecide.optimize.engine.rounds`): ``solver``,
         ``objective`` (the program's, minimised), ``gap`` (the Lagrangian duality gap of
         its last duals: objective - optimum <= gap), ``bound`` (the gap the stopping rule
-        accepts, 1e-10 max(1, |objective|)), ``max_violation`` (of a row not in the
+        accepts, 1e-9 max(1, |objective|)), ``max_violation`` (of a row not in the
         master), ``rounds``, ``seconds`` and ``certified``.
 
         For each criterion solved by constraint generation (Lipschitz), its

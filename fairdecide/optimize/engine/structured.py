@@ -19,7 +19,7 @@ binding coupling rows. The solver works on that structure, by *sifting*:
    to W whole, with no bins.)
 
 **Certificate.** When sum_u viol_u meets the master loop's stopping rule
-(:mod:`fairdecide.optimize.engine.rounds`: at most 1e-10 of the objective; the sum runs
+(:mod:`fairdecide.optimize.engine.rounds`: at most 1e-9 of the objective; the sum runs
 over every unit, the working ones included), the restricted solution with the duals
 (y, mu_u = min_a d_ua) is primal feasible, dual feasible for the whole program up to
 that sum, and complementary: optimal. The sum is exactly the
