@@ -91,6 +91,22 @@ def sweep_table(df: pd.DataFrame) -> pd.DataFrame:
     return table.dropna(axis=1, how="all")
 
 
+def paired_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (lambda, n, K): the Bayes policy's T minus the constant policy's T on the same
+    run (same training data and truth), its mean, standard error over runs, and in how
+    many runs Bayes was better by more than 1e-9."""
+    if "n" not in df:
+        df = df.assign(n=0)
+    key = ["n", "run", "lambda"]
+    const = df[df["method"] == "constant"][key + ["T"]].rename(columns={"T": "constant"})
+    bayes = df[df["method"] == "Bayes"].merge(const, on=key)
+    bayes["diff"] = bayes["T"] - bayes["constant"]
+    g = bayes.groupby(["lambda", "n", "K"])["diff"]
+    return pd.DataFrame({"runs": g.size(), "Bayes - constant": g.mean(),
+                         "std err": g.std(ddof=1) / np.sqrt(g.size()),
+                         "Bayes better": g.apply(lambda d: int((d > 1e-9).sum()))})
+
+
 def timing_table(df: pd.DataFrame) -> pd.DataFrame:
     """Seconds per solve (median, max), solver routes and iterations, per method and K."""
     fit = df[df["method"].isin(["Bayes", "maximin", "bootstrap", "SGD"])]
@@ -189,6 +205,8 @@ def main() -> None:
         with pd.option_context(*fmt):
             show(sweep_table(hold).to_string() if sweep else holdout_table(hold).to_string())
             if sweep:
+                show("\nBayes minus constant, paired by run\n"
+                     + paired_table(hold).to_string())
                 show("\nTimes per solve (s)\n" + timing_table(hold).to_string())
         bayes = hold[hold["method"] == "Bayes"]
         if not sweep:
@@ -206,6 +224,8 @@ def main() -> None:
         with pd.option_context(*fmt):
             show(sweep_table(semi).to_string() if sweep else semi_table(semi).to_string())
             if sweep:
+                show("\nBayes minus constant, paired by run\n"
+                     + paired_table(semi).to_string())
                 show("\nTimes per solve (s)\n" + timing_table(semi).to_string())
     if args.report:
         Path(args.report).write_text("\n".join(
