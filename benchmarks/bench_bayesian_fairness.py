@@ -98,7 +98,7 @@ def paired_table(df: pd.DataFrame) -> pd.DataFrame:
     if "n" not in df:
         df = df.assign(n=0)
     key = ["n", "run", "lambda"]
-    const = df[df["method"] == "constant"][key + ["T"]].rename(columns={"T": "constant"})
+    const = df[df["method"] == "constant"][[*key, "T"]].rename(columns={"T": "constant"})
     bayes = df[df["method"] == "Bayes"].merge(const, on=key)
     bayes["diff"] = bayes["T"] - bayes["constant"]
     g = bayes.groupby(["lambda", "n", "K"])["diff"]
