@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fairdecide import Belief, Independence, Separation, optimize_policy
 from fairdecide.datasets import make_tabular_problem
-from fairdecide.optimize.engine import scenario_cuts, solvers
+from fairdecide.optimize.engine import scenario_cuts, solvers, unit_ipm
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, IPM_GAP_TOL
 from fairdecide.optimize.routes import session as session_module
 from tests.test_structured import make_belief as perturbed
@@ -22,7 +22,13 @@ def interior_by_size():
     """The size rule lowered so that these small beliefs take the interior point, and the
     scenario cuts kept out, as for a large belief they hand back."""
     return (mock.patch.object(solvers, "SIMPLEX_MAX_VARIABLES", 0),
-            mock.patch.object(session_module, "scenario_cuts_suit", lambda session: False))
+            mock.patch.object(session_module, "scenario_cuts_suit", lambda session: False),
+            no_unit_ipm())
+
+
+def no_unit_ipm():
+    """The interior point over unit blocks kept out (it takes these beliefs first)."""
+    return mock.patch.object(unit_ipm, "unit_ipm_suits", lambda prog: False)
 
 
 @settings(max_examples=30, deadline=None, derandomize=True,
@@ -47,8 +53,8 @@ def test_same_optimum_as_the_vertex(n_x, n_z, n_a, K, aggregate, criterion, trad
              "max": [Independence(measure="max")]}[criterion]
     kw = {"epsilon": {"epsilon": eps}, "lam": {"lam": 0.1 + eps},
           }[tradeoff]
-    a, b = interior_by_size()
-    with a, b:
+    a, b, c = interior_by_size()
+    with a, b, c:
         ipm = optimize_policy(problem, belief, crits, group_blind=blind, **kw)
     vertex = optimize_policy(problem, belief, crits, group_blind=blind, solver="highs-ds",
                              **kw)
@@ -68,8 +74,12 @@ def test_a_handed_back_belief_takes_the_interior_point():
     belief = Belief(perturbed(problem, world, 4, rng))
     with mock.patch.object(solvers, "SIMPLEX_MAX_VARIABLES", 0), \
             mock.patch.object(scenario_cuts, "WORKING_MIN", 0):
-        res = optimize_policy(problem, belief, Separation(), epsilon=0.0)
+        unit = optimize_policy(problem, belief, Separation(), epsilon=0.0)
+        with no_unit_ipm():
+            res = optimize_policy(problem, belief, Separation(), epsilon=0.0)
     want = optimize_policy(problem, belief, Separation(), epsilon=0.0, solver="highs-ds")
+    assert unit.solver == "unit interior point (no crossover)"
+    assert unit.objective == pytest.approx(want.objective, abs=1e-8)
     assert res.solver == "HiGHS (interior point, no crossover)"
     assert res.objective == pytest.approx(want.objective, abs=1e-8)
 

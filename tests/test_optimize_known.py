@@ -225,8 +225,8 @@ HAND_SOLVED = [
 ]
 # "interior": the default route with HiGHS's method by size forced to the interior point,
 # as for a large belief (no crossover; see fairdecide.optimize.engine.solvers._solve_interior).
-SOLVERS = [None, "highs", "highs-ds", "highs-ipm", "structured", "scenarios", "CLARABEL",
-           "interior"]
+SOLVERS = [None, "highs", "highs-ds", "highs-ipm", "structured", "scenarios", "unit-ipm",
+           "CLARABEL", "interior"]
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -237,7 +237,7 @@ def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, wa
     from unittest import mock
 
     from fairdecide import Belief
-    from fairdecide.optimize.engine import solvers
+    from fairdecide.optimize.engine import solvers, unit_ipm
     from fairdecide.optimize.routes import session
 
     world = WORLD if model == "world" else Belief((WORLD, WORLD, WORLD), aggregate=model)
@@ -248,14 +248,17 @@ def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, wa
                                                   lambda prog: "highs-ipm"))
             stack.enter_context(mock.patch.object(session, "scenario_cuts_suit",
                                                   lambda s: False))
+            stack.enter_context(mock.patch.object(unit_ipm, "unit_ipm_suits",
+                                                  lambda prog: False))
         res = optimize_policy(PROBLEM, world, criteria, tol=max(tol, 1e-7), **kwargs,
                               solver=None if solver == "interior" else solver)
     assert res.utility == pytest.approx(want_u, abs=tol)
     if want_f is not None:
         assert res.deviations["independence"] == pytest.approx(want_f, abs=tol)
-    if solver in ("structured", "scenarios", "interior") and model != "world":
+    if solver in ("structured", "scenarios", "interior", "unit-ipm") and model != "world":
         assert res.solver.startswith({"structured": "structured", "scenarios": "scenario cuts",
-                                      "interior": "HiGHS (interior point"}[solver])
+                                      "interior": "HiGHS (interior point",
+                                      "unit-ipm": "unit interior point"}[solver])
 
 
 # ------------------------------------------------------------------ dual values

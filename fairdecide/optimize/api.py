@@ -91,7 +91,9 @@ def optimize_policy(
         "structured" sifts over the units (:mod:`fairdecide.optimize.engine.structured`, the
         default for large programs); "scenarios" solves a belief in the space of its
         scenarios (:mod:`fairdecide.optimize.engine.scenario_cuts`, the default for beliefs
-        under ``epsilon`` and without criteria); any other name (e.g. "CLARABEL", "SCS",
+        under ``epsilon`` and without criteria); "unit-ipm" is the interior point over unit
+        blocks (:mod:`fairdecide.optimize.engine.unit_ipm`, the default for a large belief's
+        whole program); any other name (e.g. "CLARABEL", "SCS",
         "HIGHS") goes through cvxpy. KL measures need an exponential-cone solver and
         default to Clarabel.
     tol : float, default=1e-6

@@ -1,0 +1,121 @@
+"""The interior point over unit blocks (fairdecide.optimize.engine.unit_ipm): its normal
+equations against a dense solve, its optima against HiGHS's on random beliefs, and its
+hand-back on programs it cannot solve."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fairdecide import Belief, Independence, Separation, optimize_policy
+from fairdecide.datasets import make_tabular_problem
+from fairdecide.optimize.engine._block_lp import block_structure
+from fairdecide.optimize.engine.solvers import solve_program
+from fairdecide.optimize.engine.unit_ipm import TOL, _Normal, solve_unit_ipm, unit_ipm_suits
+from fairdecide.optimize.program.policy_program import PolicyProgram, Program
+from fairdecide.optimize.program.tradeoff import FairnessConstraint, Mixture
+from tests.test_structured import make_belief
+
+#: HiGHS's optimum is exact to its tolerances (1e-9, relative to the objective's scale),
+#: the interior point's to a relative gap and residuals of 1e-9: their objectives agree
+#: to the sum, with a factor of five for the sum over a program's rows.
+REL = 1e-8
+
+
+def _program(n_x, n_z, n_a, K, blind, tradeoff, seed=0, criteria=None):
+    problem, world = make_tabular_problem(n_x, n_z, n_a, 2, random_state=seed)
+    worlds = make_belief(problem, world, K, np.random.default_rng(seed))
+    prog = PolicyProgram(problem, Belief(worlds), group_blind=blind)
+    return problem, worlds, prog.build(criteria or [Independence()], tradeoff)
+
+
+@pytest.mark.parametrize("blind", [False, True])
+def test_the_normal_equations_equal_a_dense_solve(blind):
+    """The block elimination solves A D A^T dy = r as numpy's dense solve does, for a
+    random positive D."""
+    _, _, program = _program(12, 3, 3, 4, blind, Mixture(0.3), seed=1)
+    lp = block_structure(program)
+    ne = _Normal(lp, lp.G_v)
+    rng = np.random.default_rng(0)
+    n = ne.G.shape[1]
+    d = rng.uniform(0.05, 3.0, n)
+    ne.factor(d)
+    # A written out independently: the simplex rows, then the coupling rows with a slack
+    # per inequality row
+    ineq = np.flatnonzero(np.isinf(lp.lo))
+    E = sp.kron(sp.identity(lp.n_units), np.ones((1, lp.n_actions)))
+    top = sp.hstack([E, sp.csr_matrix((lp.n_units, n - lp.n_units * lp.n_actions))])
+    slack = sp.csr_matrix((np.ones(len(ineq)), (ineq, np.arange(len(ineq)))),
+                          shape=(lp.n_rows, len(ineq)))
+    A = sp.vstack([top, sp.hstack([lp.G_pi, lp.G_v, slack])]).toarray()
+    r = rng.normal(size=A.shape[0])
+    want = np.linalg.solve(A @ np.diag(d) @ A.T, r)
+    np.testing.assert_allclose(ne.solve(r), want, rtol=1e-8, atol=1e-8 * np.abs(want).max())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n_x=st.integers(4, 30), n_z=st.integers(2, 3), n_a=st.integers(2, 4),
+       K=st.integers(2, 5), blind=st.booleans(),
+       criterion=st.sampled_from(["independence", "separation", "max"]),
+       tradeoff=st.sampled_from(["epsilon", "lam", "slack"]),
+       aggregate=st.sampled_from(["mean", "worst"]),
+       eps=st.sampled_from([0.0, 0.01, 0.05]), seed=st.integers(0, 1000))
+def test_same_optimum_as_highs(n_x, n_z, n_a, K, blind, criterion, tradeoff, aggregate,
+                               eps, seed):
+    problem, world = make_tabular_problem(n_x, n_z, n_a, 2, random_state=seed)
+    worlds = make_belief(problem, world, K, np.random.default_rng(seed))
+    belief = Belief(worlds, aggregate=aggregate)
+    crit = {"independence": Independence(), "separation": Separation(),
+            "max": Independence(measure="max")}[criterion]
+    kw = {"epsilon": {"epsilon": eps}, "lam": {"lam": 0.1 + eps},
+          "slack": {"utility_slack": eps}}[tradeoff]
+    ipm = optimize_policy(problem, belief, crit, group_blind=blind, solver="unit-ipm", **kw)
+    ref = optimize_policy(problem, belief, crit, group_blind=blind, solver="highs-ds", **kw)
+    tol = REL * max(1.0, abs(ref.objective))
+    if tradeoff == "slack":
+        # the least deviation under U >= U* - slack moves with U*, which the interior
+        # point finds to its tolerance (TOL of |U*|): the frontier's slope there, from
+        # HiGHS at a slack 1e-6 larger, scales that error
+        wider = optimize_policy(problem, belief, crit, group_blind=blind,
+                                solver="highs-ds", utility_slack=eps + 1e-6)
+        slope = abs(ref.objective - wider.objective) / 1e-6
+        tol += slope * 10 * TOL * max(1.0, abs(ref.utility))
+    assert abs(ipm.objective - ref.objective) <= tol
+    if tradeoff == "slack" and eps == 0.0 and "fell back" in ipm.solver:
+        # a floor at the utility optimum leaves the program no interior: the interior
+        # point may stall there and hand it to HiGHS, as it says
+        assert "not converged" in ipm.solver
+        return
+    assert ipm.solver.startswith("unit interior point")
+    assert ipm.stats["unit_ipm"]["gap"] < 1e-9
+
+
+def test_an_infeasible_program_is_handed_to_highs():
+    """No interior point converges on a program no policy meets: HiGHS takes it and says
+    it is infeasible, and the result says the interior point fell back."""
+    problem, world = make_tabular_problem(20, 2, 3, 2, random_state=2)
+    prog = PolicyProgram(problem, Belief.plug_in(world), group_blind=False)
+    base = prog.build([Independence()], FairnessConstraint((0.05,)))
+    w = np.zeros(base.n_variables)  # P(a = 0) >= 1.5
+    w[: prog.n_pi: prog.n_a] = prog.unit_weight[prog.free_of_unit]
+    bad = Program(base.c, sp.vstack([base.A_ub, sp.csr_matrix(-w)], format="csr"),
+                  np.append(base.b_ub, -1.5), base.A_eq, base.b_eq, base.lb, base.ub,
+                  base.m_slices, base.f_index, n_actions=base.n_actions,
+                  n_units=base.n_units)
+    x, _, status, _ = solve_unit_ipm(bad)
+    assert x is None and status != "optimal"
+    res = solve_program(bad, "unit-ipm")
+    assert not res.ok and res.status.startswith("infeasible")
+    assert "after the unit interior point fell back" in res.solver
+
+
+def test_programs_without_small_unit_blocks_are_not_taken():
+    _, _, program = _program(10, 2, 3, 2, False, Mixture(0.3))
+    assert unit_ipm_suits(program)
+    program.n_units = 0  # no unit blocks declared
+    assert not unit_ipm_suits(program)
+    res = solve_program(program, "unit-ipm")
+    assert res.ok and "fell back" in res.solver
