@@ -76,9 +76,10 @@ class OptimizeResult:
         Solver statistics: seconds for building and solving, iterations, variables,
         constraints, nonzeros, linearisation steps or generation rounds, and the
         constraint-generation certificates (see :attr:`certificates`). Under
-        ``epsilon``, where the solver reports duals at a vertex (HiGHS on the whole program:
-        small programs, or ``solver="highs-ds"`` / ``"highs-ipm"``), ``tolerance_prices``: for each
-        criterion the utility one more unit of its tolerance would buy, d U* / d
+        ``epsilon``, where the solver reports the tolerance rows' duals (HiGHS on the whole
+        program: small programs, or ``solver="highs-ds"`` / ``"highs-ipm"``; the interior
+        point over unit blocks: a large belief's whole program), ``tolerance_prices``: for
+        each criterion the utility one more unit of its tolerance would buy, d U* / d
         epsilon_c (a supergradient where U* has a kink).
     verification : Verification
     """

@@ -153,10 +153,11 @@ def _solve_unit_ipm(prog: Program, time_limit: float | None) -> SolveResult:
     if unit_ipm_suits(prog):
         x, objective, status, info = solve_unit_ipm(prog, time_limit)
         if x is not None:
+            ub_duals = info.pop("ub_duals")
             return SolveResult(x, objective, True, "optimal",
                                "unit interior point (no crossover)",
                                time.perf_counter() - t0, info.get("iterations"),
-                               {"unit_ipm": info})
+                               {"unit_ipm": info}, ub_duals)
     else:
         status, info = "the program's unit blocks are not small enough", {}
     method = highs_method(prog)

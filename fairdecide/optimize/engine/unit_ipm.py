@@ -252,7 +252,10 @@ def _cholesky(P: np.ndarray, scale: float) -> Any:
 def solve_unit_ipm(program: Any, time_limit: float | None = None
                    ) -> tuple[np.ndarray | None, float, str, dict[str, Any]]:
     """Solve ``program`` (see the module): its variables, objective, status ("optimal",
-    or why not) and statistics (iterations, final gap and residuals, seconds)."""
+    or why not) and statistics (iterations, final gap and residuals, seconds, and
+    ``ub_duals``: d objective / d b_ub, the inequality rows' duals, at the interior
+    optimum; where the optimum's duals are not unique, those of the optimal face's
+    centre, a supergradient like any other)."""
     t0 = time.perf_counter()
     lp = block_structure(program)
     if isinstance(lp, str):
@@ -294,6 +297,10 @@ def solve_unit_ipm(program: Any, time_limit: float | None = None
     except np.linalg.LinAlgError as exc:
         return None, np.nan, str(exc), info
     info["seconds"] = time.perf_counter() - t0
+    # rows: the simplices, the equalities after them, then the inequalities (the
+    # program's A_ub, in order); the objective was scaled by lp.scale
+    m_ub = program.A_ub.shape[0]
+    info["ub_duals"] = y[len(y) - m_ub:] / lp.scale if m_ub else np.zeros(0)
     n_var = program.n_variables
     x_prog = x[:n_var].copy()
     x_prog[ne.n_pi + free] -= x[n_var:n_var + len(free)]
