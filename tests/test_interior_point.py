@@ -28,7 +28,7 @@ def interior_by_size():
 
 def no_unit_ipm():
     """The interior point over unit blocks kept out (it takes these beliefs first)."""
-    return mock.patch.object(unit_ipm, "unit_ipm_suits", lambda prog: False)
+    return mock.patch.object(unit_ipm, "analyse", lambda prog: "kept out by the test")
 
 
 @settings(max_examples=30, deadline=None, derandomize=True,

@@ -248,8 +248,8 @@ def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, wa
                                                   lambda prog: "highs-ipm"))
             stack.enter_context(mock.patch.object(session, "scenario_cuts_suit",
                                                   lambda s: False))
-            stack.enter_context(mock.patch.object(unit_ipm, "unit_ipm_suits",
-                                                  lambda prog: False))
+            stack.enter_context(mock.patch.object(unit_ipm, "analyse",
+                                                  lambda prog: "kept out by the test"))
         res = optimize_policy(PROBLEM, world, criteria, tol=max(tol, 1e-7), **kwargs,
                               solver=None if solver == "interior" else solver)
     assert res.utility == pytest.approx(want_u, abs=tol)

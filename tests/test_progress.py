@@ -25,10 +25,24 @@ def _rounds_in_order(seen: list[Progress], solver: str) -> None:
     assert np.all(np.diff([p.seconds for p in seen]) >= 0)
 
 
+def two_scenarios(n_x: int) -> tuple[fd.DecisionProblem, fd.Belief]:
+    """A belief of two worlds that share the cells and differ in the outcomes."""
+    problem, world = make_tabular_problem(n_x, 2, 3, random_state=3)
+    other = make_tabular_problem(n_x, 2, 3, random_state=4)[1]
+    return problem, fd.Belief([world, fd.TabularWorld(world.p_xz, other.p_y)])
+
+
+def lipschitz_population() -> tuple[fd.DecisionProblem, fd.SampleWorld]:
+    """40 people in two groups whose outcome rises with the first feature."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    z = np.arange(40) % 2
+    p = 1 / (1 + np.exp(-3 * X[:, 0] - z))
+    return fd.DecisionProblem.classification(2), fd.SampleWorld(X, z, np.c_[1 - p, p])
+
+
 def test_scenario_cuts_report_every_round_and_end_certified():
-    problem, world = make_tabular_problem(30, 2, 3, random_state=3)
-    other = make_tabular_problem(30, 2, 3, random_state=4)[1]
-    belief = fd.Belief([world, fd.TabularWorld(world.p_xz, other.p_y)])
+    problem, belief = two_scenarios(30)
     seen: list[Progress] = []
     res = fd.optimize_policy(problem, belief, fd.Independence(), epsilon=0.02,
                              progress=seen.append)
@@ -55,12 +69,7 @@ def test_structured_sifting_reports_its_rounds():
 
 
 def test_constraint_generation_reports_the_largest_violation():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(40, 2))
-    z = np.arange(40) % 2
-    p = 1 / (1 + np.exp(-3 * X[:, 0] - z))
-    world = fd.SampleWorld(X, z, np.c_[1 - p, p])
-    problem = fd.DecisionProblem.classification(2)
+    problem, world = lipschitz_population()
     seen: list[Progress] = []
     res = fd.optimize_policy(problem, world, fd.Lipschitz(constant=0.3), epsilon=0.0,
                              progress=seen.append)

@@ -8,16 +8,16 @@ objective is the optimum."""
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 import pytest
 
 import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem
-from fairdecide.optimize import optimize_distributed, outcome_columns
+from fairdecide.optimize import optimize_distributed
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL
 from fairdecide.optimize.engine.rounds import GAP, Rounds
 from fairdecide.optimize.progress import Progress
+from tests.test_distributed import PRED, in_memory, population
+from tests.test_progress import lipschitz_population, two_scenarios
 
 
 def test_the_rule_certifies_below_the_bound_and_only_without_violated_cuts():
@@ -70,9 +70,7 @@ def test_structured_rounds_and_certificate_bound_the_optimum():
 
 
 def test_scenario_cut_rounds_bound_the_optimum_of_the_belief():
-    problem, world = make_tabular_problem(40, 2, 3, random_state=3)
-    other = make_tabular_problem(40, 2, 3, random_state=4)[1]
-    belief = fd.Belief([world, fd.TabularWorld(world.p_xz, other.p_y)])
+    problem, belief = two_scenarios(40)
     seen: list[Progress] = []
     res = fd.optimize_policy(problem, belief, fd.Independence(), epsilon=0.02,
                              progress=seen.append)
@@ -84,31 +82,18 @@ def test_scenario_cut_rounds_bound_the_optimum_of_the_belief():
 
 
 def test_distributed_rounds_bound_the_optimum_of_the_same_population():
-    rng = np.random.RandomState(5)
-    n = 600
-    z = rng.randint(0, 3, n)
-    p1 = 1 / (1 + np.exp(-rng.normal(size=n) - 0.7 * z))
-    problem = fd.DecisionProblem.classification(2)
-    units = pd.DataFrame(dict(zip(["z", "w", *outcome_columns(problem)],
-                                  [z, np.ones(n), 1 - p1, p1], strict=True)))
+    units, z, w, p = population(600, 3, 5, PRED)
     seen: list[Progress] = []
-    res = optimize_distributed(problem, units, [fd.Independence()], epsilon=0.02,
+    res = optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02,
                                progress=seen.append)
-    world = fd.SampleWorld(np.zeros((n, 1)), z, np.c_[1 - p1, p1])
-    whole = fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.02,
-                               solver="highs")
+    whole = in_memory(PRED, z, w, p, 3, fd.Independence(), epsilon=0.02, solver="highs")
     _every_round_bounds_the_optimum(seen, -whole.utility)
     cert = res.certificates["optimality"]
     assert cert["certified"] and cert["rounds"] == len(seen)
 
 
 def test_constraint_generation_certifies_by_its_separation_oracle():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(40, 2))
-    z = np.arange(40) % 2
-    p = 1 / (1 + np.exp(-3 * X[:, 0] - z))
-    world = fd.SampleWorld(X, z, np.c_[1 - p, p])
-    problem = fd.DecisionProblem.classification(2)
+    problem, world = lipschitz_population()
     res = fd.optimize_policy(problem, world, fd.Lipschitz(constant=0.3), epsilon=0.0)
     cert, pairs = res.certificates["optimality"], res.certificates["lipschitz"]
     assert cert["solver"] == "constraint generation" and cert["certified"]

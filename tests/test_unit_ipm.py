@@ -12,9 +12,14 @@ from hypothesis import strategies as st
 
 from fairdecide import Belief, Independence, Separation, optimize_policy
 from fairdecide.datasets import make_tabular_problem
-from fairdecide.optimize.engine._block_lp import block_structure
 from fairdecide.optimize.engine.solvers import solve_program
-from fairdecide.optimize.engine.unit_ipm import TOL, _Normal, solve_unit_ipm, unit_ipm_suits
+from fairdecide.optimize.engine.unit_ipm import (
+    TOL,
+    _Normal,
+    analyse,
+    solve_unit_ipm,
+    unit_ipm_suits,
+)
 from fairdecide.optimize.program.policy_program import PolicyProgram, Program
 from fairdecide.optimize.program.tradeoff import FairnessConstraint, Mixture
 from tests.test_structured import make_belief
@@ -37,8 +42,8 @@ def test_the_normal_equations_equal_a_dense_solve(blind):
     """The block elimination solves A D A^T dy = r as numpy's dense solve does, for a
     random positive D."""
     _, _, program = _program(12, 3, 3, 4, blind, Mixture(0.3), seed=1)
-    lp = block_structure(program)
-    ne = _Normal(lp, lp.G_v)
+    lp, blocks, border = analyse(program)
+    ne = _Normal(lp, lp.G_v, blocks, border)
     rng = np.random.default_rng(0)
     n = ne.G.shape[1]
     d = rng.uniform(0.05, 3.0, n)

@@ -137,32 +137,29 @@ def _belief_interior(prog: Program, time_limit: float | None) -> SolveResult:
     interior point over unit blocks where its blocks are small enough (3.5-4x faster
     than HiGHS's on 32 scenarios of 1000 x 4 x 5 cells under epsilon 0.01 and lam 0.5,
     benchmarks/results/beliefs_unit_ipm.txt), HiGHS's without crossover otherwise."""
-    from fairdecide.optimize.engine.unit_ipm import unit_ipm_suits
+    from fairdecide.optimize.engine.unit_ipm import analyse
 
-    if unit_ipm_suits(prog):
-        return _solve_unit_ipm(prog, time_limit)
-    return _solve_interior(prog, time_limit)
+    layout = analyse(prog)
+    if isinstance(layout, str):
+        return _solve_interior(prog, time_limit)
+    return _solve_unit_ipm(prog, time_limit, layout)
 
 
-def _solve_unit_ipm(prog: Program, time_limit: float | None) -> SolveResult:
-    """The interior point over unit blocks, or HiGHS by size (stated in ``solver`` and
-    ``details``) when the program does not suit it or it does not converge."""
-    from fairdecide.optimize.engine.unit_ipm import solve_unit_ipm, unit_ipm_suits
+def _solve_unit_ipm(prog: Program, time_limit: float | None, layout: Any = None
+                    ) -> SolveResult:
+    """The interior point over unit blocks (on :func:`unit_ipm.analyse`'s ``layout``,
+    if the caller has it), or HiGHS by size (stated in ``solver`` and ``details``) when
+    the program does not suit it or it does not converge."""
+    from fairdecide.optimize.engine.unit_ipm import solve_unit_ipm
 
     t0 = time.perf_counter()
-    if unit_ipm_suits(prog):
-        x, objective, status, info = solve_unit_ipm(prog, time_limit)
-        if x is not None:
-            ub_duals = info.pop("ub_duals")
-            return SolveResult(x, objective, True, "optimal",
-                               "unit interior point (no crossover)",
-                               time.perf_counter() - t0, info.get("iterations"),
-                               {"unit_ipm": info}, ub_duals)
-    else:
-        status, info = "the program's unit blocks are not small enough", {}
-    method = highs_method(prog)
-    res = (_solve_interior(prog, time_limit) if method == "highs-ipm" and prog.n_scenarios > 1
-           else _solve_highs(prog, method, time_limit))
+    x, objective, status, info = solve_unit_ipm(prog, time_limit, layout)
+    if x is not None:
+        ub_duals = info.pop("ub_duals")
+        return SolveResult(x, objective, True, "optimal", "unit interior point (no crossover)",
+                           time.perf_counter() - t0, info.get("iterations"),
+                           {"unit_ipm": info}, ub_duals)
+    res = _solve_highs(prog, "highs", time_limit, unit_ipm=False)
     res.seconds += time.perf_counter() - t0
     res.solver += f", after the unit interior point fell back ({status})"
     res.details = {**(res.details or {}), "unit_ipm": {**info, "fallback_reason": status}}
@@ -176,14 +173,16 @@ def highs_method(prog: Program) -> str:
     return "highs-ds" if small or prog.n_actions == 2 else "highs-ipm"
 
 
-def _solve_highs(prog: Program, name: str, time_limit: float | None) -> SolveResult:
+def _solve_highs(prog: Program, name: str, time_limit: float | None,
+                 unit_ipm: bool = True) -> SolveResult:
     """HiGHS on the whole program, in the one HiGHS wrapper (its tolerances): the method
     by size for "highs", or the one named."""
     from fairdecide.optimize.engine.highs_model import HighsModel
 
     method = HIGHS_METHODS[name] or highs_method(prog)
     if name == "highs" and method == "highs-ipm" and prog.n_scenarios > 1:
-        return _belief_interior(prog, time_limit)
+        return (_belief_interior(prog, time_limit) if unit_ipm
+                else _solve_interior(prog, time_limit))
     t0 = time.perf_counter()
     model = HighsModel.from_program(prog, time_limit)
     model.set_method(method)

@@ -25,7 +25,7 @@ equations A D A^T dy = r by block elimination in the order the structure gives:
    number) is factored last.
 
 A block larger than ``MAX_BLOCK`` rows (a group-blind policy at many scenarios) is not
-taken: :func:`unit_ipm_suits` says no and HiGHS solves the program. The solver stops at a
+taken: :func:`analyse` says why and HiGHS solves the program. The solver stops at a
 relative primal-dual gap, primal and dual infeasibility all below ``TOL``, without a
 crossover (the solution randomises on the optimal face, like HiGHS's interior point
 without crossover); it returns not ``ok`` with the reason when it does not (infeasible
@@ -45,7 +45,7 @@ from scipy.sparse.csgraph import connected_components
 
 from fairdecide.optimize.engine._block_lp import BlockLP, block_structure
 
-__all__ = ["SOLVER", "solve_unit_ipm", "unit_ipm_suits"]
+__all__ = ["SOLVER", "analyse", "solve_unit_ipm", "unit_ipm_suits"]
 
 #: The solver's name for optimize_policy(..., solver=SOLVER).
 SOLVER = "unit-ipm"
@@ -67,20 +67,30 @@ STEP = 0.995
 REGULARISATION = 1e-9
 
 
+def analyse(program: Any) -> tuple[BlockLP, list[np.ndarray], np.ndarray] | str:
+    """The program's unit blocks, its inner row blocks and border rows (what
+    :func:`solve_unit_ipm` factors), or why this solver does not take it."""
+    lp = block_structure(program)
+    if isinstance(lp, str):
+        return lp
+    if np.any(np.isfinite(lp.lo) & (lp.lo < lp.hi)):
+        return "a coupling row bounded on both sides"
+    if np.any((lp.l_v != 0.0) & np.isfinite(lp.l_v)) or np.any(np.isfinite(lp.u_v)):
+        return "variable bounds other than v >= 0 or free"
+    blocks, border = _row_blocks(lp)
+    largest = max([len(border), *(len(b) for b in blocks)])
+    if largest > MAX_BLOCK:
+        return f"a block of {largest} rows to factor densely (at most {MAX_BLOCK})"
+    return lp, blocks, border
+
+
 def unit_ipm_suits(program: Any) -> bool:
     """Whether ``program`` has unit blocks whose inner blocks and border are small
     enough to factor densely."""
-    lp = block_structure(program)
-    if isinstance(lp, str) or np.any(np.isfinite(lp.lo) & (lp.lo < lp.hi)):
-        return False
-    if np.any((lp.l_v != 0.0) & np.isfinite(lp.l_v)) or np.any(np.isfinite(lp.u_v)):
-        return False  # bounds other than v >= 0 or free
-    blocks, border = _row_blocks(lp)
-    return max((len(b) for b in blocks), default=0) <= MAX_BLOCK and len(border) <= MAX_BLOCK
+    return not isinstance(analyse(program), str)
 
 
-def _row_blocks(lp: BlockLP, G_v: sp.spmatrix | None = None
-                ) -> tuple[list[np.ndarray], np.ndarray]:
+def _row_blocks(lp: BlockLP) -> tuple[list[np.ndarray], np.ndarray]:
     """The inner rows' blocks (rows linked through a unit's columns or another column)
     and the border rows (no policy column touches them)."""
     m = lp.n_rows
@@ -91,7 +101,7 @@ def _row_blocks(lp: BlockLP, G_v: sp.spmatrix | None = None
     pos = np.full(m, -1)
     pos[inner] = np.arange(len(inner))
     src, dst = [], []
-    for M, per in ((Gp, lp.n_actions), ((lp.G_v if G_v is None else G_v).tocsc(), 1)):
+    for M, per in ((Gp, lp.n_actions), (lp.G_v.tocsc(), 1)):
         col = np.repeat(np.arange(M.shape[1]) // per, np.diff(M.indptr))
         keep = touched[M.indices]
         ind, col = M.indices[keep], col[keep]
@@ -122,7 +132,8 @@ class _Normal:
     """The normal equations A D A^T dy = r of the program, solved by block elimination
     (see the module)."""
 
-    def __init__(self, lp: BlockLP, G_v: sp.spmatrix) -> None:
+    def __init__(self, lp: BlockLP, G_v: sp.spmatrix, blocks: list[np.ndarray],
+                 border: np.ndarray) -> None:
         N, n_a, m = lp.n_units, lp.n_actions, lp.n_rows
         self.N, self.n_a, self.n_pi, self.m = N, n_a, N * n_a, m
         ineq = np.flatnonzero(np.isinf(lp.lo))
@@ -132,7 +143,7 @@ class _Normal:
         self.GT = self.G.T.tocsr()
         self.Gp = lp.G_pi.tocsr()
         self.H_part = sp.hstack([G_v, slack], format="csc")
-        self.blocks, self.border = _row_blocks(lp, G_v)
+        self.blocks, self.border = blocks, border
         self.local = np.full(m, -1)
         block_of = np.full(m, -1)
         for b, rows in enumerate(self.blocks):
@@ -249,21 +260,24 @@ def _cholesky(P: np.ndarray, scale: float) -> Any:
     raise np.linalg.LinAlgError("the normal equations are not positive definite")
 
 
-def solve_unit_ipm(program: Any, time_limit: float | None = None
+def solve_unit_ipm(program: Any, time_limit: float | None = None,
+                   layout: tuple[BlockLP, list[np.ndarray], np.ndarray] | str | None = None
                    ) -> tuple[np.ndarray | None, float, str, dict[str, Any]]:
     """Solve ``program`` (see the module): its variables, objective, status ("optimal",
     or why not) and statistics (iterations, final gap and residuals, seconds, and
     ``ub_duals``: d objective / d b_ub, the inequality rows' duals, at the interior
     optimum; where the optimum's duals are not unique, those of the optimal face's
-    centre, a supergradient like any other)."""
+    centre, a supergradient like any other). ``layout`` is :func:`analyse`'s answer, if
+    the caller has it."""
     t0 = time.perf_counter()
-    lp = block_structure(program)
-    if isinstance(lp, str):
-        return None, np.nan, lp, {}
-    # a free variable v is v+ - v-, both >= 0
+    layout = analyse(program) if layout is None else layout
+    if isinstance(layout, str):
+        return None, np.nan, layout, {}
+    lp, blocks, border = layout
+    # a free variable v is v+ - v-, both >= 0 (its rows, and so the blocks, unchanged)
     free = np.flatnonzero(np.isinf(lp.l_v))
     G_v = sp.hstack([lp.G_v, -lp.G_v[:, free]], format="csc")
-    ne = _Normal(lp, G_v)
+    ne = _Normal(lp, G_v, blocks, border)
     ineq = np.isinf(lp.lo)
     b = np.concatenate([np.ones(lp.n_units), np.where(ineq, lp.hi, lp.lo)])
     c = np.concatenate([lp.c_pi.ravel(), lp.c_v, -lp.c_v[free], np.zeros(int(ineq.sum()))])
