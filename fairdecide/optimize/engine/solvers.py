@@ -34,6 +34,10 @@ STRUCTURED = "structured"
 SCENARIOS = "scenarios"
 #: the interior point over unit blocks (fairdecide.optimize.engine.unit_ipm)
 UNIT_IPM = "unit-ipm"
+#: the interior point in the policy's space for penalised beliefs with many terms
+#: (fairdecide.optimize.engine.term_ipm); a program it does not take is solved as with
+#: the default
+TERM_IPM = "term-ipm"
 
 
 @dataclass
@@ -73,15 +77,15 @@ def check_solver(solver: Any) -> None:
     if not isinstance(solver, str):
         raise FairdecideError(f"solver must be a string such as 'highs', got {solver!r}")
     if solver.lower() in HIGHS_METHODS or solver.lower() in (STRUCTURED, SCENARIOS,
-                                                              UNIT_IPM):
+                                                              UNIT_IPM, TERM_IPM):
         return
     import cvxpy as cp
 
     if solver.upper() not in cp.installed_solvers():
         raise SolverError(
             f"solver {solver!r} is not usable here: use 'structured', 'scenarios', "
-            f"'unit-ipm', 'highs', 'highs-ds' or 'highs-ipm', or one of the installed cvxpy "
-            "solvers "
+            "'unit-ipm', 'term-ipm', 'highs', 'highs-ds' or 'highs-ipm', or one of the "
+            "installed cvxpy solvers "
             f"{cp.installed_solvers()}"
         )
 
@@ -95,7 +99,7 @@ def solve_program(prog: Program, solver: str | None = None, time_limit: float | 
     is passed to cvxpy."""
     from fairdecide.optimize.engine.structured import structured_suits
 
-    if solver is not None and solver.lower() == SCENARIOS:
+    if solver is not None and solver.lower() in (SCENARIOS, TERM_IPM):
         solver = None
     if prog.kl and (solver is None or solver.lower() in HIGHS_METHODS
                     or solver.lower() == STRUCTURED):

@@ -21,6 +21,7 @@ from fairdecide.optimize.engine.scenario_cuts import (
     solve_scenario_cuts,
 )
 from fairdecide.optimize.engine.solvers import SolveResult, solve_program
+from fairdecide.optimize.engine.term_ipm import solve_term_ipm
 from fairdecide.optimize.program.policy_program import PolicyProgram, Program
 from fairdecide.optimize.program.tradeoff import MaxUtility, Tradeoff
 from fairdecide.problem import DecisionProblem
@@ -122,21 +123,31 @@ class Session(SessionBase):
 
     def solve_by_scenarios(self, tradeoff: Tradeoff, criteria: list[Criterion]
                            ) -> ScenarioRun | None:
-        """The belief's program solved in the space of its scenarios
-        (:mod:`fairdecide.optimize.engine.scenario_cuts`), or None when that solver does not
-        suit the session or hands the program back."""
-        if not scenario_cuts_suit(self):
+        """The belief's program solved without writing its scenarios' marginals: in the
+        policy's space when a penalty's terms far outnumber the policy's columns
+        (:mod:`fairdecide.optimize.engine.term_ipm`), else in the space of its scenarios
+        (:mod:`fairdecide.optimize.engine.scenario_cuts`); None when neither suits the
+        session or the solver hands the program back."""
+        run = solve_term_ipm(self, tradeoff, criteria)
+        if run is not None:
+            d = run.details
+            self.stats["term_ipm"] = d
+            self.solver_name = (f"term interior point: {d['terms']} terms over "
+                                f"{d['columns']} policy columns, {d['steps']} steps")
+        elif scenario_cuts_suit(self):
+            run = solve_scenario_cuts(self, tradeoff, criteria)
+            if run is None:
+                return None
+            d = run.details
+            self.stats["scenario_cuts"] = d
+            self.solver_name = (f"scenario cuts: {d['working_units']} of {d['units']} "
+                                f"units free, {d['cuts']} cuts, {run.certificate.rounds} "
+                                "rounds")
+        else:
             return None
-        run = solve_scenario_cuts(self, tradeoff, criteria)
-        if run is None:
-            return None
-        d = run.details
         self.stats["solve_seconds"] += d["seconds"]
         self.stats["solver_iterations"] += d["iterations"]
-        self.stats["scenario_cuts"] = d
         self.certify("optimality", run.certificate.as_dict())
-        self.solver_name = (f"scenario cuts: {d['working_units']} of {d['units']} units "
-                            f"free, {d['cuts']} cuts, {run.certificate.rounds} rounds")
         return run
 
     def fail(self, res: SolveResult, what: str) -> SolverError:
