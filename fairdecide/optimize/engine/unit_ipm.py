@@ -43,6 +43,7 @@ import scipy.linalg as sl
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
+from fairdecide._threads import one_blas_thread
 from fairdecide.optimize.engine._block_lp import BlockLP, block_structure
 
 __all__ = ["SOLVER", "analyse", "solve_unit_ipm", "unit_ipm_suits"]
@@ -268,7 +269,16 @@ def solve_unit_ipm(program: Any, time_limit: float | None = None,
     ``ub_duals``: d objective / d b_ub, the inequality rows' duals, at the interior
     optimum; where the optimum's duals are not unique, those of the optimal face's
     centre, a supergradient like any other). ``layout`` is :func:`analyse`'s answer, if
-    the caller has it."""
+    the caller has it. Its BLAS runs on one thread (:func:`fairdecide._threads.one_blas_thread`:
+    it alternates numpy's products with scipy's factorisations, whose two thread pools
+    halved its speed on two cores)."""
+    with one_blas_thread():
+        return _interior_point(program, time_limit, layout)
+
+
+def _interior_point(program: Any, time_limit: float | None,
+                    layout: tuple[BlockLP, list[np.ndarray], np.ndarray] | str | None
+                    ) -> tuple[np.ndarray | None, float, str, dict[str, Any]]:
     t0 = time.perf_counter()
     layout = analyse(program) if layout is None else layout
     if isinstance(layout, str):

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from fairdecide._threads import one_blas_thread
 from fairdecide._validation import check_random_state
 from fairdecide.criteria.base import Capabilities
 from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError
@@ -174,7 +174,7 @@ class GradientRoute(Route):
         # One BLAS thread: the route's products are skinny (people x inputs x a few
         # columns); with two threads on a busy two-core machine the workers spin, and
         # phi' s for 31,655 x 4 inputs took 67 ms against 0.4 ms with one (measured).
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             if session.tradeoff.needs_utility_optimum:  # U*: the best the search finds
                 session.tradeoff = session.tradeoff.with_utility_optimum(
                     best_utility(session))

@@ -1,0 +1,25 @@
+"""fairdecide._threads.one_blas_thread: every loaded BLAS at one thread inside, the
+previous counts restored after (the test session itself runs at one thread, so the
+counts are raised first to see them restored)."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg  # noqa: F401  (loads scipy's own BLAS beside numpy's)
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from fairdecide._threads import one_blas_thread
+
+
+def _counts() -> list[int]:
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_one_thread_inside_and_restored_after():
+    np.ones(2) @ np.ones(2)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _counts()
+        assert before and all(c == 2 for c in before)
+        with one_blas_thread():
+            assert all(c == 1 for c in _counts())
+        assert _counts() == before
