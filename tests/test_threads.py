@@ -19,7 +19,9 @@ def test_one_thread_inside_and_restored_after():
     np.ones(2) @ np.ones(2)
     with threadpool_limits(limits=2, user_api="blas"):
         before = _counts()
-        assert before and all(c == 2 for c in before)
+        # numpy's and scipy's OpenBLAS at least (a library built single-threaded, which
+        # a test environment may load too, stays at one)
+        assert sum(c == 2 for c in before) >= 2
         with one_blas_thread():
             assert all(c == 1 for c in _counts())
         assert _counts() == before
