@@ -114,7 +114,9 @@ def timing_table(df: pd.DataFrame) -> pd.DataFrame:
     for (method, K), g in fit.groupby(["method", "K"]):
         rows.append({"method": method, "K": int(K), "solves": len(g),
                      "s median": g["seconds"].median(), "s max": g["seconds"].max(),
-                     "solver": ", ".join(sorted(set(map(str, g["solver"])))),
+                     # the route's name, without each run's own counts after ':'
+                     "solver": ", ".join(sorted({str(v).split(":")[0]
+                                                 for v in g["solver"]})),
                      "iterations median": g["iterations"].median()})
     return pd.DataFrame(rows).set_index(["method", "K"])
 
