@@ -216,8 +216,9 @@ def _steps(x: _Point, d: _Point) -> tuple[float, float]:
 
 
 class _Newton:
-    """The Newton system at one iterate, the terms' variables eliminated and M
-    factored (see the module); :meth:`direction` solves it for a complementarity
+    """The Newton system at one iterate: its residuals on construction, then (once the
+    caller knows it must step) :meth:`factor` eliminates the terms' variables and
+    factors M (see the module); :meth:`direction` solves it for a complementarity
     target."""
 
     def __init__(self, tp: TermProblem, x: _Point, unit: np.ndarray) -> None:
@@ -230,6 +231,15 @@ class _Newton:
         self.re = tp.rho - x.y1 - x.y2
         self.d1, self.d2, self.dw = x.y1 / x.s1, x.y2 / x.s2, x.zw / x.w
         self.W = self.d1 + self.d2
+
+    def residual(self) -> float:
+        """The largest primal or dual residual."""
+        return max(float(np.abs(r).max(initial=0.0))
+                   for r in (self.ra, self.rb, self.rw, self.rd, self.re))
+
+    def factor(self) -> None:
+        """Form M and factor it by Cholesky (LinAlgError when it cannot be)."""
+        tp, x, G = self.tp, self.x, self.tp.G
         sq = np.sqrt(4.0 * self.d1 * self.d2 / self.W)
         n, k = G.shape[1], tp.n_a - 1
         M = np.zeros((n, n))
@@ -299,21 +309,21 @@ def solve_terms(tp: TermProblem, time_limit: float | None = None) -> TermRun:
     converged, it, resid = False, 0, np.inf
     while it < MAX_ITER:
         it += 1
-        try:
-            nt = _Newton(tp, x, unit)
-        except np.linalg.LinAlgError:
-            break
+        nt = _Newton(tp, x, unit)
         mu = sum(a @ b for a, b in x.pairs()) / n_pairs
         primal = tp.q @ x.u + tp.rho @ x.t
         dual = tp.h @ (x.y1 - x.y2) - x.zw.sum()
         scale = max(1.0, abs(primal))
-        resid = max(float(np.abs(r).max(initial=0.0))
-                    for r in (nt.ra, nt.rb, nt.rw, nt.rd, nt.re))
+        resid = nt.residual()
         if resid <= RESIDUAL_TOL * scale and (abs(primal - dual) <= TOL * scale
                                               or mu <= MU_MIN * scale):
             converged = True
             break
         if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            break
+        try:            # factored only when a step is taken
+            nt.factor()
+        except np.linalg.LinAlgError:
             break
         aff = nt.direction(*(-a * b for a, b in x.pairs()))
         ap, ad = _steps(x, aff)
