@@ -140,7 +140,7 @@ def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
     except NotSuited:
         return None
     K, n_m, n_a, N = prog.K, prog.n_m, prog.n_a, prog.n_free
-    B = sp.vstack(prog.B, format="csr")                                   # (K n_m, N n_a)
+    B = prog.B_stacked                                                    # (K n_m, N n_a)
     BT = B.T.tocsr()
 
     asm = _Master(prog, len(criteria))
@@ -161,7 +161,7 @@ def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
         return state, onehot, layout
 
     # anchors: each unit's best action for the belief's mean utility
-    value = BT @ np.kron(prog.weights, prog.U_m)
+    value = prog.mean_utility_prices()
     state, onehot, layout = start(np.argmax(value.reshape(N, n_a), axis=1),
                                   np.zeros(0, dtype=np.int64), None)
     model, anchored, seconds, iterations, restarts = state.model, 0, 0.0, 0, 0

@@ -138,9 +138,9 @@ def term_problem(session: Any, tradeoff: Any, criteria: list
     R = sum(len(t.d) for t in terms)
     if R * n > MAX_ENTRIES or not (asked or R >= TERMS_PER_COLUMN * n):
         return None
-    B = sp.vstack(prog.B, format="csr")                          # (K n_m, N n_a)
+    B = prog.B_stacked                                           # (K n_m, N n_a)
     w = prog.weights
-    q_full = sign * wu * (B.T @ np.kron(w, prog.U_m))
+    q_full = sign * wu * prog.mean_utility_prices()
     D = sp.vstack([t.D for t in terms], format="csr")              # (R, K n_m)
     rho = np.concatenate([sign * wf * w[t.scenario] * t.weight for t in terms])
     T, first = _first_action_eliminated(N, n_a)

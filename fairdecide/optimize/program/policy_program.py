@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -154,6 +155,16 @@ class PolicyProgram:
     def utilities(self, ms: np.ndarray) -> np.ndarray:
         """Expected utility in each scenario, from marginals of shape (K, n_m)."""
         return ms @ self.U_m
+
+    @cached_property
+    def B_stacked(self) -> sp.csr_matrix:
+        """Every scenario's marginal map, stacked: (K n_m, n_pi), all marginals at once."""
+        return sp.vstack(self.B, format="csr")
+
+    def mean_utility_prices(self) -> np.ndarray:
+        """The belief's weighted utility per policy column, B' (w kron U_m): d/d pi of
+        sum_k w_k U_k(pi), shape (n_pi,)."""
+        return self.B_stacked.T @ np.kron(self.weights, self.U_m)
 
     def unit_rows(self, pi: np.ndarray) -> np.ndarray:
         """Each unit's row from the free rows; units of weight zero in every scenario get
