@@ -46,19 +46,25 @@ def compas_belief(K: int):
     return problem, fd.Belief.from_posterior(post, K, random_state=0), bf.balance()
 
 
+class _Caught(Exception):
+    """Stops optimize_policy once the session's reduced program is caught (its own
+    class, so that a real Ctrl-C is never swallowed)."""
+
+
 def reduced(problem, belief, crit, lam):
-    """The session's program in the policy's space (the term interior point's input)."""
+    """The session's program in the policy's space (the term interior point's input),
+    caught where the default route would solve it."""
     caught = {}
     original = session_module.Session.solve_by_scenarios
 
     def catch(self, tradeoff, criteria):
         caught["tp"] = term_problem(self, tradeoff, criteria)
-        raise KeyboardInterrupt
+        raise _Caught
 
     session_module.Session.solve_by_scenarios = catch
     try:
         fd.optimize_policy(problem, belief, crit, lam=lam, group_blind=True)
-    except KeyboardInterrupt:
+    except _Caught:
         pass
     finally:
         session_module.Session.solve_by_scenarios = original
