@@ -9,9 +9,10 @@ value of one scenario's deviation, F_ck = sum_r weight_r |D_r m_k + d_r| with th
 marginal m_k = B_k pi (:mod:`fairdecide.optimize.program._scenario_terms`), so that
 g_r = D_r B_k and rho_r = lam w_k weight_r >= 0. When the terms far outnumber the
 policy's columns (COMPAS: 141 cells x 2 actions, 2048 scenarios, 49,152 terms) the whole
-program's coupling rows are a dense block that HiGHS crosses row by row (380 s at
-K = 2048; benchmarks/results/dense_block.txt), and its dual, with one row per policy
-column, is still priced over every term at every simplex step (about 10 s).
+program's coupling rows are a dense block that HiGHS crosses row by row (188 s and
+209 s at K = 2048, lam 0.5 and 1; benchmarks/results/dense_block.txt), and its dual,
+with one row per policy column, is still priced over every term at every simplex step
+(5.9 s at lam 0.5; at lam 1 HiGHS stopped without an optimum after 1,209 s).
 
 This solver never writes the marginals. Each unit's first action is eliminated
 (pi_u0 = 1 - sum of the others: u >= 0, sum u <= 1), each term gets t_r >= |e_r| with
