@@ -25,6 +25,7 @@ from fairdecide import (
 )
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.optimize.engine import structured
+from fairdecide.optimize.engine._coarsen import sub_bins
 from fairdecide.optimize.engine.solvers import solve_program
 from fairdecide.optimize.program.policy_program import PolicyProgram, Program
 from fairdecide.optimize.program.tradeoff import FairnessConstraint, Mixture
@@ -190,3 +191,62 @@ def test_automatic_choice_by_size():
     big = make_tabular_problem(1500, 2, 2, 2, random_state=0)
     res = optimize_policy(*big, Independence(), epsilon=0.01)
     assert res.solver.startswith("structured")
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 120), n_parent=st.integers(1, 4), n_best=st.integers(1, 3),
+       parts=st.integers(2, 9), seed=st.integers(0, 10_000))
+def test_sub_bins_share_members_by_best_action_and_margin(n, n_parent, n_best, parts, seed):
+    rng = np.random.default_rng(seed)
+    parent = rng.integers(0, n_parent, n)
+    best = rng.integers(0, n_best, n)
+    margin = rng.random(n)
+    label = sub_bins(parent, best, margin, parts)
+    for p in np.unique(parent):
+        for b in np.unique(best):
+            group = (parent == p) & (best == b)
+            size = int(group.sum())
+            if not size:
+                continue
+            labs = label[group]
+            # a run of one moves alone; otherwise at most `parts` sub-bins of the group
+            if -(-size // parts) == 1:
+                assert np.all(labs == -1)
+                continue
+            assert np.all(labs >= 0) and len(np.unique(labs)) <= parts
+            # no sub-bin crosses a parent or an action, and each is a run of margins
+            for lab in np.unique(labs):
+                inside = label == lab
+                assert np.all(group[inside])
+                lo, hi = margin[inside].min(), margin[inside].max()
+                between = group & (margin > lo) & (margin < hi)
+                assert np.all(label[between] == lab)
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(n_x=st.integers(20, 60), n_a=st.integers(2, 4), parts=st.integers(2, 3),
+       criterion=st.sampled_from(["independence", "separation"]),
+       eps=st.sampled_from([0.0, 0.005, 0.03]), seed=st.integers(0, 10_000))
+def test_bins_split_in_levels_reach_the_same_optimum(n_x, n_a, parts, criterion, eps, seed):
+    # two or three sub-bins a split: bins of tens of units are split over several
+    # rounds, each level re-anchored at the last prices, before single units move
+    problem, world = make_tabular_problem(n_x, 2, n_a, 2, random_state=seed)
+    crit = Independence() if criterion == "independence" else Separation()
+    general = optimize_policy(problem, world, crit, epsilon=eps, solver="highs")
+    with small_bins(), mock.patch.object(structured, "SPLIT_PARTS", parts):
+        fast = optimize_policy(problem, world, crit, epsilon=eps, solver="structured")
+    assert fast.solver.startswith("structured"), fast.solver
+    assert agree(fast.objective, general.objective), (fast.objective, general.objective)
+    assert fast.certificates["optimality"]["certified"]
+
+
+def test_sub_bins_are_made_and_counted():
+    problem, world = make_tabular_problem(50, 2, 3, 2, random_state=2)
+    general = optimize_policy(problem, world, Separation(), epsilon=0.005, solver="highs")
+    with small_bins(), mock.patch.object(structured, "SPLIT_PARTS", 2):
+        fast = optimize_policy(problem, world, Separation(), epsilon=0.005,
+                               solver="structured")
+    assert fast.stats["structured"]["sub_bins"] > 0
+    assert fast.certificates["optimality"]["rounds"] >= 3
+    assert agree(fast.objective, general.objective)

@@ -119,8 +119,8 @@ class RestrictedModel:
                  penalty: float, time_limit: float | None = None) -> None:
         self.lp = lp
         self.anchors, self.penalty = anchors, float(penalty)
-        act, self.constant = lp.anchored(anchors, present)
-        m = lp.n_rows
+        self.act, self.constant = lp.anchored(anchors, present)
+        act, m = self.act, lp.n_rows
         # elastic columns: +e on rows that can be too low, -e on rows that can be too high
         up_rows, down_rows = np.flatnonzero(np.isfinite(lp.lo)), np.flatnonzero(np.isfinite(lp.hi))
         E = sp.hstack([_unit_columns(up_rows, m, 1.0), _unit_columns(down_rows, m, -1.0)],
@@ -180,6 +180,40 @@ class RestrictedModel:
         self.model.add_cols(M, cost, np.zeros(M.shape[1]), upper)
         self.units = np.concatenate([self.units, units])
         self.size = np.concatenate([self.size, size])
+
+    def reanchor(self, units: np.ndarray, new: np.ndarray) -> None:
+        """Move ``units``, not working yet, to anchors ``new`` before they join the
+        working set: the coupling rows' bounds and the constant follow. A working unit
+        can take any row, so the last restricted solution stays feasible (this is a
+        change of variables for it); chosen as each unit's best action at the last
+        duals, its moves start dual feasible and the dual simplex only repairs the rows
+        (at COMPAS scale, one pivot per unit that really moves, not one per unit)."""
+        units = np.asarray(units, dtype=np.int64)
+        change = new != self.anchors[units]
+        units, new = units[change], np.asarray(new)[change]
+        if not len(units):
+            return
+        lp, n_a = self.lp, self.lp.n_actions
+        old_cols, new_cols = units * n_a + self.anchors[units], units * n_a + new
+        delta = (np.asarray(lp.G_pi[:, new_cols].sum(axis=1)).ravel()
+                 - np.asarray(lp.G_pi[:, old_cols].sum(axis=1)).ravel())
+        flat = lp.c_pi.reshape(-1)
+        self.constant += float(flat[new_cols].sum() - flat[old_cols].sum())
+        self.act = self.act + delta
+        rows = np.flatnonzero(delta)
+        self.model.set_row_bounds(rows, lp.lo[rows] - self.act[rows],
+                                  lp.hi[rows] - self.act[rows])
+        self.anchors[units] = new
+
+    def add_bins(self, lp: BlockLP, anchors: np.ndarray) -> np.ndarray:
+        """Take ``lp`` (this model's program followed by new super-units, whose members
+        are already at ``anchors``, one per new super-unit) and let the new super-units
+        move; their indices."""
+        new = np.arange(self.lp.n_units, lp.n_units)
+        self.lp = lp
+        self.anchors = np.concatenate([self.anchors, anchors])
+        self.add_units(new)
+        return new
 
     def retire(self, units: np.ndarray) -> None:
         """Hold the moves of working ``units`` at zero (a bin whose members now move

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from fairdecide.optimize.engine._block_lp import BlockLP
 
-__all__ = ["with_bins"]
+__all__ = ["add_bins", "sub_bins", "with_bins"]
 
 
 def with_bins(lp: BlockLP, active: np.ndarray, n_bins: int) -> tuple[BlockLP, np.ndarray]:
@@ -39,6 +39,45 @@ def with_bins(lp: BlockLP, active: np.ndarray, n_bins: int) -> tuple[BlockLP, np
                    c_pi=np.vstack([lp.c_pi, c]),
                    inert=np.concatenate([lp.inert, np.zeros(n_c, dtype=bool)])
                    ), label + lp.n_units
+
+
+def add_bins(lp: BlockLP, members: np.ndarray, label: np.ndarray) -> BlockLP:
+    """``lp`` followed by new super-units, one per value of ``label`` (0, 1, ...): the
+    sums of the program's units ``members`` that carry it."""
+    n_a = lp.n_actions
+    k = int(label.max()) + 1
+    cols = (members[:, None] * n_a + np.arange(n_a)).ravel()
+    to = (label[:, None] * n_a + np.arange(n_a)).ravel()
+    S = sp.csr_matrix((np.ones(len(cols)), (np.arange(len(cols)), to)),
+                      shape=(len(cols), k * n_a))
+    c = np.zeros((k, n_a))
+    np.add.at(c, label, lp.c_pi[members])
+    return replace(lp, n_units=lp.n_units + k,
+                   G_pi=sp.hstack([lp.G_pi, (lp.G_pi[:, cols] @ S).tocsc()], format="csc"),
+                   c_pi=np.vstack([lp.c_pi, c]),
+                   inert=np.concatenate([lp.inert, np.zeros(k, dtype=bool)]))
+
+
+def sub_bins(parent: np.ndarray, best: np.ndarray, margin: np.ndarray, parts: int
+             ) -> np.ndarray:
+    """Split the members of bins (``parent``) into about ``parts`` sub-bins each: by
+    their best action at the last prices, then in runs of their ``margin`` (how much
+    the next action costs more), so that members that would switch together at nearby
+    prices stay together. A label per member (0, 1, ...), or -1 for members of a run of
+    one, who move on their own."""
+    order = np.lexsort((margin, best, parent))
+    p, b = parent[order], best[order]
+    start = np.r_[True, (p[1:] != p[:-1]) | (b[1:] != b[:-1])]
+    group = np.cumsum(start) - 1
+    size = np.bincount(group)
+    pos = np.arange(len(order)) - np.flatnonzero(start)[group]
+    chunk = -(-size // parts)
+    run = group.astype(np.int64) * (int(size.max(initial=1)) + 1) + pos // chunk[group]
+    label = np.full(len(order), -1, dtype=np.int64)
+    shared = chunk[group] > 1
+    if shared.any():
+        label[order[shared]] = np.unique(run[shared], return_inverse=True)[1].ravel()
+    return label
 
 
 def _bins(lp: BlockLP, active: np.ndarray, n_bins: int) -> np.ndarray:
