@@ -11,6 +11,11 @@ once with ``solver="structured"`` (the sifting solver of
 route). ``--scenarios 32`` adds a belief of 32 Dirichlet-perturbed copies of the world
 (Bayes mean). The structured and general optima must agree to 1e-9 (relative).
 
+With ``--landed REV`` the default route (``optimize_policy`` without ``solver=``) also
+runs, end to end, on the package as it was at git revision REV (a temporary worktree),
+and again on this package, each in a fresh process after one small warm-up solve (so
+neither pays the imports), in the same run: the route landed before a change, beside it.
+
 Usage::
 
     python benchmarks/bench_lp_scaling.py                 # full grid (takes a while)
@@ -18,6 +23,8 @@ Usage::
     python benchmarks/bench_lp_scaling.py --time-limit 60 # cap each raw solve
     python benchmarks/bench_lp_scaling.py --sizes 1000 10000 100000 --groups 2 4 12 \
         --scenarios 1 32 --general-max 250000
+    python benchmarks/bench_lp_scaling.py --sizes 10000 100000 --groups 2 12 \
+        --actions 5 --criteria independence separation --general-max 0 --landed 5307494
 
 Writes benchmarks/results/lp_scaling.csv and prints a markdown table.
 """
@@ -26,6 +33,11 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,6 +51,34 @@ from fairdecide.optimize.program.policy_program import PolicyProgram
 from fairdecide.optimize.program.tradeoff import FairnessConstraint
 
 EPSILON = 0.01
+TREE = Path(__file__).resolve().parents[1]
+#: One case on the package first on PYTHONPATH, public API only (it also runs on older
+#: revisions): a warm-up solve, then the default route timed end to end.
+ONE_CASE = """
+import json, sys, time
+from fairdecide import Belief, Independence, Separation, optimize_policy
+from fairdecide.datasets import make_tabular_problem
+n_x, n_z, n_a, kind = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+eps = float(sys.argv[5])
+crit = Independence() if kind == "independence" else Separation()
+warm = make_tabular_problem(50, 2, n_a, 2, random_state=1)
+optimize_policy(warm[0], Belief.plug_in(warm[1]), crit, epsilon=0.01)
+problem, world = make_tabular_problem(n_x, n_z, n_a, 2, random_state=0)
+belief = Belief.plug_in(world)
+t0 = time.perf_counter()
+res = optimize_policy(problem, belief, crit, epsilon=eps)
+print(json.dumps({"seconds": time.perf_counter() - t0, "objective": res.objective,
+                  "solver": res.solver}))
+"""
+
+
+def fresh_process(tree: Path, n_x: int, n_z: int, n_a: int, kind: str) -> dict:
+    """The default route on the package at ``tree``, in a fresh process (ONE_CASE)."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run([sys.executable, "-c", ONE_CASE, str(n_x), str(n_z), str(n_a),
+                          kind, str(EPSILON)], env=env, cwd=tempfile.gettempdir(), check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def raw_solve(prog, method: str, time_limit: float) -> tuple[float, float, str]:
@@ -72,7 +112,7 @@ def timed(f):
 
 
 def one_case(n_x: int, n_z: int, n_a: int, kind: str, K: int, time_limit: float,
-             general_max: int) -> dict:
+             general_max: int, landed: Path | None = None) -> dict:
     problem, world = make_tabular_problem(n_x, n_z, n_a, 2, random_state=0)
     belief = make_belief(world, K)
     crit = Independence() if kind == "independence" else Separation()
@@ -89,6 +129,12 @@ def one_case(n_x: int, n_z: int, n_a: int, kind: str, K: int, time_limit: float,
         "free_units": info.get("working_units"), "units": info.get("units"),
         "utility": res.utility,
     }
+    if landed is not None and K == 1:
+        now, old = (fresh_process(t, n_x, n_z, n_a, kind) for t in (TREE, landed))
+        row.update(default_s=now["seconds"], landed_s=old["seconds"],
+                   landed_solver=old["solver"],
+                   landed_rel_diff=abs(now["objective"] - old["objective"])
+                   / max(1.0, abs(old["objective"])))
     if prog.n_variables <= general_max:
         gen_s, gen = timed(lambda: optimize_policy(problem, belief, crit, epsilon=EPSILON,
                                                    solver="highs"))
@@ -119,18 +165,33 @@ def main() -> None:
                              "and raw HiGHS")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" /
                                              "lp_scaling.csv"))
+    parser.add_argument("--landed", default=None, metavar="REV",
+                        help="also run the default route on the package at git revision "
+                             "REV, and on this one, each in a fresh process (K = 1)")
     args = parser.parse_args()
+    landed = None
+    if args.landed:
+        landed = Path(tempfile.mkdtemp()) / "landed"
+        subprocess.run(["git", "-C", str(TREE), "worktree", "add", "--detach", str(landed),
+                        args.landed], check=True, capture_output=True)
     sizes = args.sizes or ([100, 1000] if args.quick else [100, 1000, 10000])
     rows = []
     for kind, K, n_x, n_z, n_a in itertools.product(args.criteria, args.scenarios, sizes,
                                                     args.groups, args.actions):
-        row = one_case(n_x, n_z, n_a, kind, K, args.time_limit, args.general_max)
+        row = one_case(n_x, n_z, n_a, kind, K, args.time_limit, args.general_max, landed)
         rows.append(row)
         print(f"{kind:12s} K={K:3d} n_x={n_x:6d} n_z={n_z:2d} n_a={n_a}: "
               f"{row['variables']:8d} vars, structured {row['structured_s']:.3f} s "
               f"({row['rounds']} rounds, {row['free_units']} of {row['units']} units free), "
               f"general {row['general_s']:.3f} s, raw ds {row['raw_ds_s']:.3f} s, "
-              f"raw ipm {row['raw_ipm_s']:.3f} s, rel diff {row['rel_diff']:.1e}", flush=True)
+              f"raw ipm {row['raw_ipm_s']:.3f} s, rel diff {row['rel_diff']:.1e}"
+              + (f"; fresh process: default {row['default_s']:.3f} s, landed "
+                 f"{row['landed_s']:.3f} s ({row['landed_s'] / row['default_s']:.1f}x), "
+                 f"rel diff {row['landed_rel_diff']:.1e}" if "landed_s" in row else ""),
+              flush=True)
+    if landed is not None:
+        subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force",
+                        str(landed)], check=True)
     df = pd.DataFrame(rows)
     best = df[["general_s", "raw_ds_s", "raw_ipm_s"]].min(axis=1)
     df["speedup_vs_best_general"] = best / df["structured_s"]
@@ -139,6 +200,9 @@ def main() -> None:
     cols = ["criterion", "K", "n_x", "n_z", "n_actions", "variables", "structured_s",
             "general_s", "raw_ds_s", "raw_ipm_s", "speedup_vs_best_general", "rel_diff",
             "structured_solver"]
+    if "landed_s" in df:
+        df["landed_over_default"] = df["landed_s"] / df["default_s"]
+        cols[7:7] = ["default_s", "landed_s", "landed_over_default", "landed_rel_diff"]
     print()
     print(df[cols].to_markdown(index=False, floatfmt=".3g"))
     agree = df["rel_diff"].dropna()
