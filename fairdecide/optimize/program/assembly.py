@@ -35,21 +35,33 @@ class KLTerm:
 
 
 class _Rows:
-    """Accumulates sparse rows (COO triplets) and right-hand sides."""
+    """Accumulates sparse rows and right-hand sides: COO triplets, or whole CSR blocks
+    (the simplex rows and the marginal definitions, millions of entries at scale, are
+    written in CSR directly rather than sorted again from triplets). Each ``add`` owns
+    its own rows, so the blocks stack in order."""
 
     def __init__(self) -> None:
-        self.r: list[np.ndarray] = []
-        self.c: list[np.ndarray] = []
-        self.v: list[np.ndarray] = []
+        # each part: ("coo", rows, cols, vals) or ("csr", indptr, indices, data)
+        self.parts: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []
         self.b: list[np.ndarray] = []
         self.n = 0
 
     def add(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, rhs: np.ndarray) -> None:
-        self.r.append(np.asarray(rows) + self.n)
-        self.c.append(np.asarray(cols))
-        self.v.append(np.asarray(vals, dtype=float))
-        self.b.append(np.atleast_1d(np.asarray(rhs, dtype=float)))
-        self.n += len(self.b[-1])
+        rhs = np.atleast_1d(np.asarray(rhs, dtype=float))
+        self.parts.append(("coo", np.asarray(rows), np.asarray(cols),
+                           np.asarray(vals, dtype=float)))
+        self.b.append(rhs)
+        self.n += len(rhs)
+
+    def add_csr(self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                rhs: np.ndarray) -> None:
+        """Rows given in CSR form (``len(indptr) - 1`` of them; indices sorted within a
+        row, no duplicates)."""
+        rhs = np.atleast_1d(np.asarray(rhs, dtype=float))
+        self.parts.append(("csr", np.asarray(indptr), np.asarray(indices),
+                           np.asarray(data, dtype=float)))
+        self.b.append(rhs)
+        self.n += len(rhs)
 
     def add_dense(self, mat: Any, cols: np.ndarray, rhs: np.ndarray) -> None:
         if sp.issparse(mat):
@@ -60,12 +72,28 @@ class _Rows:
         self.add(rr, cols[cc], mat[rr, cc], rhs)
 
     def matrix(self, n_cols: int) -> tuple[sp.csr_matrix, np.ndarray]:
-        if not self.r:
+        if not self.parts:
             return sp.csr_matrix((0, n_cols)), np.zeros(0)
-        A = sp.csr_matrix(
-            (np.concatenate(self.v), (np.concatenate(self.r), np.concatenate(self.c))),
-            shape=(self.n, n_cols),
-        )
+        blocks, run = [], []
+
+        def flush() -> None:  # consecutive triplet parts: one COO -> CSR conversion
+            if run:
+                offsets = np.cumsum([0] + [len(b) for _, b in run])
+                r = np.concatenate([p[1] + o for (p, _), o in zip(run, offsets, strict=False)])
+                blocks.append(sp.csr_matrix(
+                    (np.concatenate([p[3] for p, _ in run]),
+                     (r, np.concatenate([p[2] for p, _ in run]))),
+                    shape=(int(offsets[-1]), n_cols)))
+                run.clear()
+
+        for part, rhs in zip(self.parts, self.b, strict=True):
+            if part[0] == "coo":
+                run.append((part, rhs))
+                continue
+            flush()
+            blocks.append(sp.csr_matrix((part[3], part[2], part[1]), shape=(len(rhs), n_cols)))
+        flush()
+        A = blocks[0] if len(blocks) == 1 else sp.vstack(blocks, format="csr")
         return A, np.concatenate(self.b)
 
 
