@@ -250,3 +250,27 @@ def test_sub_bins_are_made_and_counted():
     assert fast.stats["structured"]["sub_bins"] > 0
     assert fast.certificates["optimality"]["rounds"] >= 3
     assert agree(fast.objective, general.objective)
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(n_x=st.integers(15, 40), n_a=st.integers(2, 3), eps=st.floats(0.01, 0.2),
+       criterion=st.sampled_from(["independence", "separation"]),
+       seed=st.integers(0, 10_000))
+def test_binned_tolerance_price_is_a_supergradient(n_x, n_a, eps, criterion, seed):
+    # the price read from a binned, split master lies between the chords of U*(eps),
+    # each U* from HiGHS on the whole program (to 1e-9 each: the slack 4e-9 / h)
+    problem, world = make_tabular_problem(n_x, 2, n_a, 2, random_state=seed)
+    crit = Independence() if criterion == "independence" else Separation()
+    h = 1e-3
+
+    def u_star(e):
+        return optimize_policy(problem, world, crit, epsilon=e, solver="highs").utility
+
+    with small_bins():
+        res = optimize_policy(problem, world, crit, epsilon=eps, solver="structured")
+    assert res.solver.startswith("structured")
+    p = res.stats["tolerance_prices"][criterion]
+    slack = 4e-9 / h
+    assert (u_star(eps + h) - res.utility) / h <= p + slack
+    assert p <= (res.utility - u_star(eps - h)) / h + slack

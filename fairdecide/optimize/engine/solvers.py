@@ -127,7 +127,7 @@ def _solve_structured(prog: Program, time_limit: float | None) -> SolveResult:
         where = (f"structured: {run.details.get('working_units', 0)} of "
                  f"{run.details.get('units', 0)} units free, {rounds} rounds")
         return SolveResult(run.x, run.objective, run.ok, run.status, where, seconds,
-                           run.iterations, {"structured": run.details},
+                           run.iterations, {"structured": run.details}, run.ub_duals,
                            certificate=run.certificate)
     res = _solve_highs(prog, "highs", time_limit)
     res.seconds += seconds

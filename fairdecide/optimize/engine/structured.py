@@ -90,6 +90,8 @@ class StructuredRun:
     iterations: int = 0
     details: dict[str, Any] = field(default_factory=dict)
     certificate: Certificate | None = None
+    #: d objective / d b_ub: the inequality rows' duals at the certified optimum
+    ub_duals: np.ndarray | None = None
 
 
 def structured_suits(program: Any) -> bool:
@@ -198,8 +200,14 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
     objective = float(program.c @ x)
     details.update(working_units=int(in_work.sum()), elastic_penalty=model.penalty,
                    seconds=time.perf_counter() - t0, highs_seconds=model.seconds)
+    # the master's row duals price the coupling rows (the equalities after the
+    # simplices, then the inequalities) in the scaled objective; the gap certifies them
+    # as duals of the whole program to the stopping rule
+    m_ub = program.A_ub.shape[0]
+    ub_duals = y[lp.n_rows - m_ub:] / lp.scale if m_ub else np.zeros(0)
     return StructuredRun(x, objective, True, "optimal", iterations=iterations,
-                         details=details, certificate=rounds.certificate)
+                         details=details, certificate=rounds.certificate,
+                         ub_duals=ub_duals)
 
 
 def _split(model: RestrictedModel, member: np.ndarray, split: np.ndarray,
