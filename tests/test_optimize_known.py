@@ -266,7 +266,7 @@ def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, wa
 
 
 # ------------------------------------------------------------------ dual values
-@pytest.mark.parametrize("solver", ["highs", "unit-ipm", "structured"])
+@pytest.mark.parametrize("solver", ["highs", "unit-ipm", "structured", "scenarios"])
 @pytest.mark.parametrize("model", ["world", "mean", "worst"])
 @pytest.mark.parametrize(("eps", "price"), [(0.3, 0.1), (1.0, 0.1), (1.9, 0.1), (5.0, 0.0)])
 def test_tolerance_price_by_hand(solver, model, eps, price):
@@ -281,9 +281,12 @@ def test_tolerance_price_by_hand(solver, model, eps, price):
     # and gap (TOL, relative to the objective, at most 1 here), summed over <= 3 rows
     # the structured solver's are its master's vertex duals, certified to the stopping
     # rule's gap (1e-9 of the objective)
-    tol = {"highs": 1e-12, "structured": 1e-9}.get(solver, 10 * TOL)
+    tol = {"highs": 1e-12, "structured": 1e-9, "scenarios": 1e-9}.get(solver, 10 * TOL)
     assert res.solver.startswith("unit interior point") == (solver == "unit-ipm")
     assert res.solver.startswith("structured") == (solver == "structured")
+    # the scenario cuts take beliefs (a world is one program, solved by HiGHS)
+    assert res.solver.startswith("scenario cuts") == (solver == "scenarios"
+                                                      and model != "world")
     assert res.stats["tolerance_prices"]["independence"] == pytest.approx(price, abs=tol)
 
 

@@ -146,3 +146,31 @@ def test_a_tolerance_infeasible_only_numerically_is_met_within_tol():
     assert 0.0 < lifted <= 0.5e-6
     looser = optimize_policy(problem, belief, Separation(), epsilon=0.5e-6, solver="highs")
     assert res.utility <= looser.utility + 1e-9
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(n_x=st.integers(4, 15), n_a=st.integers(2, 3), K=st.integers(2, 5),
+       aggregate=st.sampled_from(["mean", "worst"]), eps=st.floats(0.01, 0.2),
+       criterion=st.sampled_from(["independence", "separation"]),
+       seed=st.integers(0, 10_000))
+def test_tolerance_price_is_a_supergradient(n_x, n_a, K, aggregate, eps, criterion, seed):
+    """The master's tolerance-row duals price the whole belief: the price lies between
+    the chords of U*(eps) to eps +- h, each end solved by HiGHS on the whole program
+    (to 1e-9 each: the slack 4e-9 / h)."""
+    rng = np.random.RandomState(seed)
+    problem, world = make_tabular_problem(n_x, 2, n_a, 2, random_state=rng)
+    belief = Belief(perturbed(problem, world, K, rng), aggregate=aggregate)
+    crit = Independence() if criterion == "independence" else Separation()
+    h = 1e-3
+
+    def u_star(e):
+        return optimize_policy(problem, belief, crit, epsilon=e, solver="highs").utility
+
+    with engine_alone():
+        res = optimize_policy(problem, belief, crit, epsilon=eps, solver="scenarios")
+    assert res.solver.startswith("scenario cuts")
+    p = res.stats["tolerance_prices"][criterion]
+    slack = 4e-9 / h
+    assert (u_star(eps + h) - res.utility) / h <= p + slack
+    assert p <= (res.utility - u_star(eps - h)) / h + slack

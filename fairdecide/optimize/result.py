@@ -79,7 +79,8 @@ class OptimizeResult:
         ``epsilon``, where the solver reports the tolerance rows' duals (HiGHS on the whole
         program: small programs, or ``solver="highs-ds"`` / ``"highs-ipm"``; the interior
         point over unit blocks: a large belief's whole program; the structured solver:
-        large tabular programs, its master's duals), ``tolerance_prices``: for
+        large tabular programs, its master's duals; the scenario cuts: a belief under a
+        loose tolerance), ``tolerance_prices``: for
         each criterion the utility one more unit of its tolerance would buy, d U* / d
         epsilon_c (a supergradient where U* has a kink).
     verification : Verification

@@ -126,6 +126,9 @@ class ScenarioRun:
     objective: float
     details: dict[str, Any]
     certificate: Certificate
+    #: the master's duals of the trade-off's tolerance rows and each row's criterion
+    #: (d objective / d epsilon; at a certified optimum, the whole program's)
+    tolerance_duals: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
@@ -231,7 +234,10 @@ def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
                "seconds": time.perf_counter() - t0,
                "highs_seconds": seconds + model.seconds,
                "iterations": iterations + model.iterations}
-    return ScenarioRun(pi, x[:K], x[asm.F], objective, details, rounds.certificate)
+    # the master's first rows are the trade-off's inequalities, as the assembly wrote them
+    rows = np.asarray(asm.tolerance_rows, dtype=np.int64)
+    return ScenarioRun(pi, x[:K], x[asm.F], objective, details, rounds.certificate,
+                       (y[rows], np.asarray(asm.tolerance_of, dtype=np.int64)))
 
 
 def _initial_model(asm: _Master, terms: list[Terms], prog: Any, m_fixed: np.ndarray,

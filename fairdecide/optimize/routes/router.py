@@ -122,13 +122,8 @@ def _program_result(session: Session, res: Any, program: Any) -> RouteResult:
     pi, viol = prog.clean(res.x)
     ms, f = program.read_solution(res.x)
     values = {"utility": prog.utilities(ms), "f": f, "objective": res.objective}
-    if res.ub_duals is not None and len(program.tolerance_rows):
-        # the program minimises -U: d U* / d epsilon_c is minus the summed duals of
-        # the rows whose right-hand side is epsilon_c (one, or one per scenario)
-        duals = res.ub_duals[program.tolerance_rows]
-        session.stats["tolerance_prices"] = {
-            n: float(-duals[program.tolerance_of == c].sum())
-            for c, n in enumerate(session.names) if np.any(program.tolerance_of == c)}
+    if res.ub_duals is not None:
+        session.price_tolerances(res.ub_duals[program.tolerance_rows], program.tolerance_of)
     return RouteResult(pi, viol, "optimal", values)
 
 

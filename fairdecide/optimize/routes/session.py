@@ -148,7 +148,18 @@ class Session(SessionBase):
         self.stats["solve_seconds"] += d["seconds"]
         self.stats["solver_iterations"] += d["iterations"]
         self.certify("optimality", run.certificate.as_dict())
+        if run.tolerance_duals is not None:
+            self.price_tolerances(*run.tolerance_duals)
         return run
+
+    def price_tolerances(self, duals: np.ndarray, tolerance_of: np.ndarray) -> None:
+        """``stats["tolerance_prices"]``: for each criterion, d U* / d epsilon_c from
+        ``duals`` (d objective / d b, the program minimising -U) of its tolerance rows
+        (``tolerance_of``: each row's criterion; one row, or one per scenario)."""
+        if len(duals):
+            self.stats["tolerance_prices"] = {
+                n: float(-duals[tolerance_of == c].sum())
+                for c, n in enumerate(self.names) if np.any(tolerance_of == c)}
 
     def fail(self, res: SolveResult, what: str) -> SolverError:
         return SolverError(
