@@ -1,5 +1,7 @@
 """A bank of problems with known optimal values, for every trade-off and linear criterion."""
 
+from typing import Any
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -229,27 +231,34 @@ SOLVERS = [None, "highs", "highs-ds", "highs-ipm", "structured", "scenarios", "u
            "term-ipm", "CLARABEL", "interior"]
 
 
+def forced_interior(on: bool) -> Any:
+    """With ``on``, the default route with HiGHS's method by size forced to the interior
+    point (no crossover), the scenario cuts and the unit interior point kept out."""
+    from contextlib import ExitStack
+    from unittest import mock
+
+    from fairdecide.optimize.engine import solvers, unit_ipm
+    from fairdecide.optimize.routes import session
+
+    stack = ExitStack()
+    if on:
+        stack.enter_context(mock.patch.object(solvers, "highs_method",
+                                              lambda prog: "highs-ipm"))
+        stack.enter_context(mock.patch.object(session, "scenario_cuts_suit", lambda s: False))
+        stack.enter_context(mock.patch.object(unit_ipm, "analyse",
+                                              lambda prog: "kept out by the test"))
+    return stack
+
+
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("model", ["world", "mean", "worst"])
 @pytest.mark.parametrize(("kwargs", "criteria", "want_u", "want_f"), HAND_SOLVED)
 def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, want_f):
-    from contextlib import ExitStack
-    from unittest import mock
-
     from fairdecide import Belief
-    from fairdecide.optimize.engine import solvers, unit_ipm
-    from fairdecide.optimize.routes import session
 
     world = WORLD if model == "world" else Belief((WORLD, WORLD, WORLD), aggregate=model)
     tol = 1e-6 if solver == "CLARABEL" else 1e-9
-    with ExitStack() as stack:
-        if solver == "interior":
-            stack.enter_context(mock.patch.object(solvers, "highs_method",
-                                                  lambda prog: "highs-ipm"))
-            stack.enter_context(mock.patch.object(session, "scenario_cuts_suit",
-                                                  lambda s: False))
-            stack.enter_context(mock.patch.object(unit_ipm, "analyse",
-                                                  lambda prog: "kept out by the test"))
+    with forced_interior(solver == "interior"):
         res = optimize_policy(PROBLEM, world, criteria, tol=max(tol, 1e-7), **kwargs,
                               solver=None if solver == "interior" else solver)
     assert res.utility == pytest.approx(want_u, abs=tol)
@@ -266,22 +275,29 @@ def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, wa
 
 
 # ------------------------------------------------------------------ dual values
-@pytest.mark.parametrize("solver", ["highs", "unit-ipm", "structured", "scenarios"])
+@pytest.mark.parametrize("solver", ["highs", "unit-ipm", "structured", "scenarios",
+                                    "interior"])
 @pytest.mark.parametrize("model", ["world", "mean", "worst"])
 @pytest.mark.parametrize(("eps", "price"), [(0.3, 0.1), (1.0, 0.1), (1.9, 0.1), (5.0, 0.0)])
 def test_tolerance_price_by_hand(solver, model, eps, price):
     # U*(eps) = 0.55 + 0.1 min(eps, 2): each unit of tolerance is worth 0.1 utility below
     # 2 and nothing above; under the worst case it is spread over the scenarios' rows
     from fairdecide import Belief
+    from fairdecide.optimize.engine.highs_model import IPM_GAP_TOL
     from fairdecide.optimize.engine.unit_ipm import TOL
 
     world = WORLD if model == "world" else Belief((WORLD, WORLD, WORLD), aggregate=model)
-    res = optimize_policy(PROBLEM, world, Independence(), epsilon=eps, solver=solver)
-    # HiGHS's duals at a vertex are exact; the interior point's to its dual residual
-    # and gap (TOL, relative to the objective, at most 1 here), summed over <= 3 rows
-    # the structured solver's are its master's vertex duals, certified to the stopping
-    # rule's gap (1e-9 of the objective)
-    tol = {"highs": 1e-12, "structured": 1e-9, "scenarios": 1e-9}.get(solver, 10 * TOL)
+    with forced_interior(solver == "interior"):
+        res = optimize_policy(PROBLEM, world, Independence(), epsilon=eps,
+                              solver=None if solver == "interior" else solver)
+    # HiGHS's duals at a vertex are exact; the interior points' to their dual residual
+    # and gap (TOL or IPM_GAP_TOL, relative to the objective, at most 1 here), summed
+    # over <= 3 rows; the structured solver's and the scenario cuts' are their masters'
+    # vertex duals, certified to the stopping rule's gap (1e-9 of the objective)
+    tol = {"highs": 1e-12, "structured": 1e-9, "scenarios": 1e-9,
+           "interior": 10 * IPM_GAP_TOL}.get(solver, 10 * TOL)
+    if solver == "interior" and model != "world":
+        assert res.solver.startswith("HiGHS (interior point, no crossover")
     assert res.solver.startswith("unit interior point") == (solver == "unit-ipm")
     assert res.solver.startswith("structured") == (solver == "structured")
     # the scenario cuts take beliefs (a world is one program, solved by HiGHS)

@@ -76,12 +76,11 @@ class OptimizeResult:
         Solver statistics: seconds for building and solving, iterations, variables,
         constraints, nonzeros, linearisation steps or generation rounds, and the
         constraint-generation certificates (see :attr:`certificates`). Under
-        ``epsilon``, where the solver reports the tolerance rows' duals (HiGHS on the whole
-        program: small programs, or ``solver="highs-ds"`` / ``"highs-ipm"``; the interior
-        point over unit blocks: a large belief's whole program; the structured solver:
-        large tabular programs, its master's duals; the scenario cuts: a belief under a
-        loose tolerance), ``tolerance_prices``: for
-        each criterion the utility one more unit of its tolerance would buy, d U* / d
+        ``epsilon``, where the solver reports the tolerance rows' duals (every linear
+        program's solver: HiGHS on the whole program, with or without crossover, the
+        interior point over unit blocks, the structured solver and the scenario cuts;
+        not cvxpy's solvers, successive linearisation or the gradient route),
+        ``tolerance_prices``: for each criterion the utility one more unit of its tolerance would buy, d U* / d
         epsilon_c (a supergradient where U* has a kink).
     verification : Verification
     """

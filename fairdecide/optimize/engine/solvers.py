@@ -217,8 +217,10 @@ def _solve_interior(prog: Program, time_limit: float | None) -> SolveResult:
     seconds = time.perf_counter() - t0
     details = {"interior_point": model.accuracy()}
     iterations = details["interior_point"]["ipm_iterations"]
+    # the inequality rows' duals at the interior optimum: those of the optimal face's
+    # centre where they are not unique (a supergradient like any other)
     return SolveResult.of_model(model, ok, status, "HiGHS (interior point, no crossover)",
-                                seconds, iterations, details)
+                                seconds, iterations, details, m_ub=prog.A_ub.shape[0])
 
 
 def _solve_cvxpy(prog: Program, solver: str, time_limit: float | None) -> SolveResult:
