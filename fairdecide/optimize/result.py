@@ -80,8 +80,8 @@ class OptimizeResult:
         program's solver: HiGHS on the whole program, with or without crossover, the
         interior point over unit blocks, the structured solver and the scenario cuts;
         not cvxpy's solvers, successive linearisation or the gradient route),
-        ``tolerance_prices``: for each criterion the utility one more unit of its tolerance would buy, d U* / d
-        epsilon_c (a supergradient where U* has a kink).
+        ``tolerance_prices``: for each criterion the utility one more unit of its
+        tolerance would buy, d U* / d epsilon_c (a supergradient where U* has a kink).
     verification : Verification
     """
 
