@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import io
 import math
 import tempfile
 import warnings
@@ -630,6 +631,8 @@ def _entries() -> list[Entry]:
           {"counts": [[0, 3], [12, 40]], "threshold": 10},
           {"counts": "array", "threshold": "size"}, accepts={"counts": {"shape", "empty"}}),
         # ---------------------------------------------------------------- the report
+        E("ProgressBar", fd.optimize.ProgressBar, {"stream": io.StringIO(), "interval": 0.5},
+          {"stream": "object", "interval": "real"}),
         E("audit_report", rp.audit_report,
           {"data": FRAME, "group": "z", "action": "a", "outcome": "y", "features": ["x"],
            "utility": BAIL_UTILITY, "kind": "intervention", "criterion": "independence",

@@ -4,6 +4,7 @@ except to the DEBUG log."""
 
 from __future__ import annotations
 
+import io
 import logging
 
 import numpy as np
@@ -13,7 +14,13 @@ import pytest
 import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.exceptions import FairdecideError
-from fairdecide.optimize import Progress, optimize_distributed, outcome_columns, reporting
+from fairdecide.optimize import (
+    Progress,
+    ProgressBar,
+    optimize_distributed,
+    outcome_columns,
+    reporting,
+)
 from fairdecide.optimize.engine.rounds import GAP
 
 
@@ -126,3 +133,78 @@ def test_a_progress_that_is_not_callable_is_named(bad):
     problem, world = make_tabular_problem(5, 2, 2, random_state=0)
     with pytest.raises(FairdecideError, match="progress must be a callable"):
         fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.1, progress=bad)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _structured_rounds(progress) -> tuple[fd.OptimizeResult, list[Progress]]:
+    """A structured solve of several rounds, each round to ``progress`` and kept."""
+    problem, world = make_tabular_problem(2000, 3, 3, random_state=1)
+    seen: list[Progress] = []
+
+    def both(p: Progress) -> None:
+        seen.append(p)
+        if progress is not None:
+            progress(p)
+
+    res = fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.01,
+                             solver="structured", progress=both)
+    return res, seen
+
+
+def test_progress_bar_writes_a_line_a_round_to_a_log():
+    out = io.StringIO()
+    bar = ProgressBar(out, interval=0.0)
+    res, seen = _structured_rounds(bar)
+    bar.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == len(seen) == res.certificates["optimality"]["rounds"] > 1
+    for k, (line, p) in enumerate(zip(lines, seen, strict=True), start=1):
+        assert line.startswith(f"structured: round {k}, gap {p.gap:.2e}, ")
+    assert out.getvalue().endswith("\n")
+
+
+def test_progress_bar_throttles_a_log_and_close_writes_the_last_round():
+    out = io.StringIO()
+    bar = ProgressBar(out, interval=1e9)
+    _, seen = _structured_rounds(bar)
+    assert out.getvalue().splitlines() == [ProgressBar.line(seen[0])]
+    bar.close()
+    assert out.getvalue().splitlines() == [ProgressBar.line(seen[0]),
+                                           ProgressBar.line(seen[-1])]
+    bar.close()  # closing twice writes nothing more
+    assert len(out.getvalue().splitlines()) == 2
+
+
+def test_progress_bar_rewrites_one_line_on_a_terminal():
+    out = _Terminal()
+    bar = ProgressBar(out)
+    _, seen = _structured_rounds(bar)
+    text = out.getvalue()
+    assert text.count("\r") == len(seen) and "\n" not in text
+    bar.close()
+    text = out.getvalue()
+    assert text.endswith("\n")
+    assert text.rsplit("\r", 1)[-1].rstrip() == ProgressBar.line(seen[-1])
+
+
+def test_progress_true_shows_the_bar_on_stderr(capsys):
+    problem, world = make_tabular_problem(2000, 3, 3, random_state=1)
+    res = fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.01,
+                             solver="structured", progress=True)
+    err = capsys.readouterr().err.splitlines()
+    rounds = res.certificates["optimality"]["rounds"]
+    assert err and err[-1].startswith(f"structured: round {rounds}, gap ")
+    # False is silent, like None
+    fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.01,
+                       solver="structured", progress=False)
+    assert "round" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", [-1.0, "often", np.nan])
+def test_progress_bar_interval_is_checked(bad):
+    with pytest.raises(FairdecideError, match="interval must be"):
+        ProgressBar(io.StringIO(), interval=bad)

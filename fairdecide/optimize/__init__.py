@@ -11,7 +11,7 @@ from fairdecide.optimize.program.tradeoff import (
     Tradeoff,
     UtilityConstraint,
 )
-from fairdecide.optimize.progress import Progress, reporting
+from fairdecide.optimize.progress import Progress, ProgressBar, reporting
 from fairdecide.optimize.result import OptimizeResult, Verification
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "Mixture",
     "OptimizeResult",
     "Progress",
+    "ProgressBar",
     "Tradeoff",
     "UtilityConstraint",
     "Verification",

@@ -47,7 +47,7 @@ def optimize_policy(
     policy: ParametricPolicy | type[ParametricPolicy] | None = None,
     n_restarts: int | None = None,
     random_state: Any = None,
-    progress: Callable[[Progress], Any] | None = None,
+    progress: Callable[[Progress], Any] | bool | None = None,
 ) -> OptimizeResult:
     """Find the best tabular policy under one of the book's fairness trade-offs.
 
@@ -113,11 +113,13 @@ def optimize_policy(
         coefficients, then random ones).
     random_state : int, RandomState or None
         Parametric policies only: seeds the random starts.
-    progress : callable, optional
+    progress : callable or True, optional
         Called with a :class:`~fairdecide.optimize.progress.Progress` (round, objective,
         gap, seconds) after every round of the long loops: scenario cuts, the structured
-        solver's sifting, constraint generation. Every round is also logged at DEBUG to
-        ``fairdecide.optimize.progress``; one-shot solves report nothing.
+        solver's sifting, constraint generation. True shows the last round on one line
+        of standard error (:class:`~fairdecide.optimize.progress.ProgressBar`). Every
+        round is also logged at DEBUG to ``fairdecide.optimize.progress``; one-shot
+        solves report nothing.
 
     Returns
     -------

@@ -145,10 +145,11 @@ def optimize_distributed(
     max_rounds : int, default=500
         Passes over the units after which the master, not yet certified, raises
         :class:`~fairdecide.exceptions.SolverError`.
-    progress : callable, optional
+    progress : callable or True, optional
         Called with a :class:`~fairdecide.optimize.progress.Progress` after every round
-        (the master's objective, the duality gap, seconds, columns); every round is also
-        logged at DEBUG to ``fairdecide.optimize.progress``.
+        (the master's objective, the duality gap, seconds, columns); True shows the last
+        round on one line of standard error; every round is also logged at DEBUG to
+        ``fairdecide.optimize.progress``.
 
     Returns
     -------
