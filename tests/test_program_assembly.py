@@ -50,10 +50,21 @@ def test_marginal_map_is_the_group_marginal(n_u, n_z, n_a, n_y, zeros, shared, s
     free = rng.integers(0, max(1, n_u // 2), n_u) if shared else np.arange(n_u)
     n_free = int(free.max()) + 1
     pi = rng.dirichlet(np.ones(n_a), n_free)
+
+    def by_loops(v):
+        m = np.zeros((n_z, n_a, n_y))
+        for u in range(n_u):
+            for a in range(n_a):
+                for y in range(n_y):
+                    m[group[u], a, y] += v[u, a, y] * pi[free[u], a]
+        return m.ravel()
+
     B = _marginal_map(vals, group, free, n_z * n_a * n_y, n_free * n_a)
-    m = np.zeros((n_z, n_a, n_y))
-    for u in range(n_u):
-        for a in range(n_a):
-            for y in range(n_y):
-                m[group[u], a, y] += vals[u, a, y] * pi[free[u], a]
-    np.testing.assert_allclose(B @ pi.ravel(), m.ravel(), atol=1e-14)
+    np.testing.assert_allclose(B @ pi.ravel(), by_loops(vals), atol=1e-14)
+    # a belief's scenarios share the pattern: the second map reuses the first's
+    layout = [None]
+    other = rng.random(vals.shape) + 0.1
+    for v in (vals, other):
+        B = _marginal_map(v, group, free, n_z * n_a * n_y, n_free * n_a, layout)
+        np.testing.assert_allclose(B @ pi.ravel(), by_loops(v), atol=1e-14)
+    assert layout[0] is not None

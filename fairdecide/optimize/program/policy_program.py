@@ -128,11 +128,12 @@ class PolicyProgram:
         self.unit_weight = np.zeros(n_u)
         self.p_y_units = np.zeros((n_u, n_a, n_y))
         group = units.group
+        layout: list[Any] = [None]  # the scenarios' shared pattern, once known
         for world, wk in zip(self.worlds, self.weights, strict=True):
             _, w, p_y = world_arrays(world, problem)
             # B: m[(z, a, y)] = sum_u [group(u) = z] w_u pi[free(u), a] P(y | a, u)
             self.B.append(_marginal_map(w[:, None, None] * p_y, group, self.free_of_unit,
-                                        self.n_m, self.n_pi))
+                                        self.n_m, self.n_pi, layout))
             self.unit_w.append(w)
             self.unit_p_y.append(p_y)
             self.unit_weight += w
@@ -243,23 +244,52 @@ class PolicyProgram:
 
 
 def _marginal_map(vals: np.ndarray, group: np.ndarray, free_of_unit: np.ndarray,
-                  n_m: int, n_pi: int) -> sp.csr_matrix:
+                  n_m: int, n_pi: int, layout: list[Any] | None = None) -> sp.csr_matrix:
     """B with m[(z, a, y)] = sum_u [group(u) = z] vals[u, a, y] pi[free(u), a]: from
-    ``vals`` (units, actions, outcomes) = w_u P(y | a, u). With every entry nonzero (the
-    usual case) the triplets are a regular grid and, when each unit has its own free
-    row, B is written by columns directly: at 1.2 million units this took 0.3 s where
-    the general triplets took 1.5 s."""
+    ``vals`` (units, actions, outcomes) = w_u P(y | a, u).
+
+    With every entry nonzero (the usual case) the entries form a regular grid whose CSR
+    pattern (:func:`_grid_pattern`) is the same in every scenario of a belief:
+    ``layout`` (a one-item list, None at first) keeps it, so the next scenarios only
+    gather or sum their values into it (COMPAS, K = 2048: the 2048 maps took 0.46 s
+    as triplets).
+    """
     n_u, n_a, n_y = vals.shape
     flat = vals.reshape(-1)
     if n_u and np.all(flat != 0.0):
-        uu = np.repeat(np.arange(n_u), n_a * n_y)
-        aa = np.tile(np.repeat(np.arange(n_a), n_y), n_u)
-        rows = (group[uu] * n_a + aa) * n_y + np.tile(np.arange(n_y), n_u * n_a)
-        if n_u * n_a == n_pi and np.array_equal(free_of_unit, np.arange(n_u)):
-            return sp.csc_matrix((flat, rows, np.arange(n_pi + 1) * n_y),
-                                 shape=(n_m, n_pi)).tocsr()
-        return sp.csr_matrix((flat, (rows, free_of_unit[uu] * n_a + aa)), shape=(n_m, n_pi))
+        pattern = layout[0] if layout is not None else None
+        if pattern is None:
+            pattern = _grid_pattern(group, free_of_unit, n_a, n_y, n_m, n_pi)
+            if layout is not None:
+                layout[0] = pattern
+        indptr, indices, source, into = pattern
+        data = (flat[source] if into is None
+                else np.bincount(into, weights=flat, minlength=len(indices)))
+        return sp.csr_matrix((data, indices, indptr), shape=(n_m, n_pi))
     idx = np.flatnonzero(flat)
     uu, aa = idx // (n_a * n_y), idx // n_y % n_a
     rows = (group[uu] * n_a + aa) * n_y + idx % n_y
     return sp.csr_matrix((flat[idx], (rows, free_of_unit[uu] * n_a + aa)), shape=(n_m, n_pi))
+
+
+def _grid_pattern(group: np.ndarray, free_of_unit: np.ndarray, n_a: int, n_y: int,
+                  n_m: int, n_pi: int) -> tuple[np.ndarray, ...]:
+    """The CSR pattern of B over the full grid of (unit, action, outcome) entries in C
+    order: its indptr and indices, and for each CSR entry the grid entry it takes
+    (``source``, when each unit has its own free row: no entry is shared) or, for each
+    grid entry, the CSR entry it is summed into (``into``, when units share rows)."""
+    n_u = len(group)
+    uu = np.repeat(np.arange(n_u), n_a * n_y)
+    aa = np.tile(np.repeat(np.arange(n_a), n_y), n_u)
+    rows = (group[uu] * n_a + aa) * n_y + np.tile(np.arange(n_y), n_u * n_a)
+    if n_u * n_a == n_pi and np.array_equal(free_of_unit, np.arange(n_u)):
+        # column (u, a) holds its n_y distinct rows in grid order: written by columns
+        # and converted, the entries' grid positions come out in CSR order (1.2 million
+        # units: 0.3 s, against 1.5 s for the triplets)
+        pos = sp.csc_matrix((np.arange(len(rows), dtype=float), rows,
+                             np.arange(n_pi + 1) * n_y), shape=(n_m, n_pi)).tocsr()
+        return pos.indptr, pos.indices, pos.data.astype(np.int64), None
+    key = rows.astype(np.int64) * n_pi + free_of_unit[uu] * n_a + aa
+    ukey, into = np.unique(key, return_inverse=True)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(ukey // n_pi, minlength=n_m))])
+    return indptr, ukey % n_pi, None, into.ravel()
