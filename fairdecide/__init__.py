@@ -34,6 +34,11 @@ from fairdecide.exceptions import (
     VerificationError,
 )
 from fairdecide.logged_counts import LoggedCounts
+
+# eager, not lazy: a lazy name equal to its submodule's is replaced by the submodule as
+# soon as anything imports ``fairdecide.meritocracy`` (fd.meritocracy was then the
+# module, not the function)
+from fairdecide.meritocracy import meritocracy
 from fairdecide.policies import LinearSoftmaxPolicy, Policy, TabularPolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.sample_world import SampleWorld
@@ -75,7 +80,6 @@ _LAZY = {
     "DirichletPosterior": "fairdecide.models.dirichlet",
     "parity": "fairdecide.smoothness",
     "worst_case_bias": "fairdecide.smoothness",
-    "meritocracy": "fairdecide.meritocracy",
 }
 
 
