@@ -372,8 +372,7 @@ def solve_term_ipm(session: Any, tradeoff: Any, criteria: list,
     F = np.array([np.bincount(t.scenario, weights=t.weight * np.abs(t.D @ ms.reshape(-1)
                                                                      + t.d),
                               minlength=prog.K) for t in terms])
-    details = {"terms": len(tp.h), "columns": tp.G.shape[1], "steps": run.iterations,
-               "residual": run.residual, "seconds": time.perf_counter() - t0,
-               "iterations": run.iterations}
+    details = {"terms": len(tp.h), "columns": tp.G.shape[1], "iterations": run.iterations,
+               "residual": run.residual, "seconds": time.perf_counter() - t0}
     return ScenarioRun(pi, U, F, float(tradeoff.merit(U, F, session.belief)), details,
                        certificate)

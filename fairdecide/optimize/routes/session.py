@@ -133,7 +133,7 @@ class Session(SessionBase):
             d = run.details
             self.stats["term_ipm"] = d
             self.solver_name = (f"term interior point: {d['terms']} terms over "
-                                f"{d['columns']} policy columns, {d['steps']} steps")
+                                f"{d['columns']} policy columns, {d['iterations']} steps")
         elif scenario_cuts_suit(self):
             run = solve_scenario_cuts(self, tradeoff, criteria)
             if run is None:
