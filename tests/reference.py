@@ -104,3 +104,12 @@ def reference_solve(problem, world, kind=None, *, measure="tv", epsilon=None, la
         best = U @ run(-U)
         x = run(F, [-U], [-(best - slack)])
     return float(U @ x), float(F @ x)
+
+
+def assert_between_chords(price, utility, u_star, eps, h=1e-3):
+    """A tolerance price p at eps is a supergradient of the concave frontier U*: it lies
+    between the slopes of the chords to eps + h and eps - h, each U* (``u_star(e)``, a
+    float) solved on its own to 1e-9 (hence the slack 4e-9 / h)."""
+    slack = 4e-9 / h
+    assert (u_star(eps + h) - utility) / h <= price + slack
+    assert price <= (utility - u_star(eps - h)) / h + slack
