@@ -62,13 +62,18 @@ class BlockLP:
         """d = c_pi - G_pi^T y per unit and action, for row duals ``y``."""
         return self.c_pi - (self.G_piT @ y).reshape(self.n_units, self.n_actions)
 
+    def at_actions(self, units: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, float]:
+        """The coupling rows' activity and the cost of ``units``, each wholly at its
+        entry of ``actions``."""
+        cols = units * self.n_actions + actions
+        act = np.asarray(self.G_pi[:, cols].sum(axis=1)).ravel()
+        return act, float(self.c_pi.reshape(-1)[cols].sum())
+
     def anchored(self, anchors: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, float]:
         """The coupling rows' activity and the cost of the ``present`` units at their
         anchors."""
         units = np.flatnonzero(present)
-        cols = units * self.n_actions + anchors[units]
-        act = np.asarray(self.G_pi[:, cols].sum(axis=1)).ravel()
-        return act, float(self.c_pi[units, anchors[units]].sum())
+        return self.at_actions(units, anchors[units])
 
 
 def block_structure(program: Any) -> BlockLP | str:
@@ -193,12 +198,11 @@ class RestrictedModel:
         units, new = units[change], np.asarray(new)[change]
         if not len(units):
             return
-        lp, n_a = self.lp, self.lp.n_actions
-        old_cols, new_cols = units * n_a + self.anchors[units], units * n_a + new
-        delta = (np.asarray(lp.G_pi[:, new_cols].sum(axis=1)).ravel()
-                 - np.asarray(lp.G_pi[:, old_cols].sum(axis=1)).ravel())
-        flat = lp.c_pi.reshape(-1)
-        self.constant += float(flat[new_cols].sum() - flat[old_cols].sum())
+        lp = self.lp
+        (act_new, cost_new), (act_old, cost_old) = (lp.at_actions(units, new),
+                                                    lp.at_actions(units, self.anchors[units]))
+        delta = act_new - act_old
+        self.constant += cost_new - cost_old
         self.act = self.act + delta
         rows = np.flatnonzero(delta)
         self.model.set_row_bounds(rows, lp.lo[rows] - self.act[rows],
