@@ -47,19 +47,18 @@ class _Rows:
         self.n = 0
 
     def add(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, rhs: np.ndarray) -> None:
-        rhs = np.atleast_1d(np.asarray(rhs, dtype=float))
-        self.parts.append(("coo", np.asarray(rows), np.asarray(cols),
-                           np.asarray(vals, dtype=float)))
-        self.b.append(rhs)
-        self.n += len(rhs)
+        self._append("coo", rows, cols, vals, rhs)
 
     def add_csr(self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
                 rhs: np.ndarray) -> None:
         """Rows given in CSR form (``len(indptr) - 1`` of them; indices sorted within a
         row, no duplicates)."""
+        self._append("csr", indptr, indices, data, rhs)
+
+    def _append(self, kind: str, first: Any, second: Any, values: Any, rhs: Any) -> None:
         rhs = np.atleast_1d(np.asarray(rhs, dtype=float))
-        self.parts.append(("csr", np.asarray(indptr), np.asarray(indices),
-                           np.asarray(data, dtype=float)))
+        self.parts.append((kind, np.asarray(first), np.asarray(second),
+                           np.asarray(values, dtype=float)))
         self.b.append(rhs)
         self.n += len(rhs)
 
