@@ -262,8 +262,7 @@ class _Newton:
             self.L = np.linalg.cholesky(M)
 
     def E(self, v: np.ndarray) -> np.ndarray:
-        """Per unit, the sum of its free columns."""
-        return np.bincount(self.unit, weights=v, minlength=self.tp.n_units)
+        return _per_unit(v, self.unit, self.tp.n_units)
 
     def direction(self, f1: np.ndarray, f2: np.ndarray, fw: np.ndarray, fz: np.ndarray
                   ) -> _Point:
@@ -284,6 +283,11 @@ class _Newton:
                       (f2 - x.y2 * ds2) / x.s2, (fw - x.zw * dw) / x.w, (fz - x.z * du) / x.u)
 
 
+def _per_unit(v: np.ndarray, unit: np.ndarray, n_units: int) -> np.ndarray:
+    """Per unit, the sum of its free columns' entries of ``v`` (E v)."""
+    return np.bincount(unit, weights=v, minlength=n_units)
+
+
 def _start(tp: TermProblem, unit: np.ndarray) -> _Point:
     """The uniform policy, t above |e|, y at the middle of its box, z and zw from the
     stationarity residual (so that it starts near zero)."""
@@ -297,7 +301,7 @@ def _start(tp: TermProblem, unit: np.ndarray) -> _Point:
     g = q + G.T @ (y1 - y2)
     shift = 1e-2 * max(1e-8, float(np.abs(g).max()))
     zw = np.maximum(-np.minimum(g.reshape(tp.n_units, k).min(axis=1), 0.0), 0.0) + shift
-    w = 1.0 - np.bincount(unit, weights=u, minlength=tp.n_units)
+    w = 1.0 - _per_unit(u, unit, tp.n_units)
     return _Point(u, t, t - e, t + e, w, y1, y2, zw, np.maximum(g + zw[unit], shift))
 
 
