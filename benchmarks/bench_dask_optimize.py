@@ -33,13 +33,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from bench_dask import ROOT as TREE
+from _landed import landed_tree
 from bench_dask import run_route  # the same fresh-process runner (benchmarks/ is on the path)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,50 +126,43 @@ def main() -> None:
     parser.add_argument("--landed", default=None, metavar="REV",
                         help="also run the dask route on the package at git revision REV")
     args = parser.parse_args()
-    landed = None
-    if args.landed:
-        landed = Path(tempfile.mkdtemp()) / "landed"
-        subprocess.run(["git", "-C", str(TREE), "worktree", "add", "--detach", str(landed),
-                        args.landed], check=True, capture_output=True)
     sizes = [2e4] if args.quick else args.units
     base = args.data_dir or Path(tempfile.mkdtemp())
     lines = [f"# bench_dask_optimize.py{' --quick' if args.quick else ''}: max utility "
              f"s.t. separation <= 0.02 over N people; {os.cpu_count()} cores; each route in "
              "a fresh process",
              *([f"# dask, landed: the same route on the package at git revision "
-                f"{args.landed}"] if landed else []), "",
+                f"{args.landed}"] if args.landed else []), "",
              "| units | route | load s | solve s | rounds | utility | separation | "
              "verified | peak MiB |", "|" + "---|" * 9]
-    for n in (int(s) for s in sizes):
-        folder = base / f"units_{n}"
-        if not folder.exists():
-            t = time.perf_counter()
-            generate(folder, n)
-            print(f"generated {n} units in {time.perf_counter() - t:.1f} s", flush=True)
-        routes = (["memory", "pandas", "dask"] if n <= args.memory_max else
-                  ["pandas", "dask"] if n <= 10 * args.memory_max else ["dask"])
-        if landed:
-            routes.append("dask, landed")
-        utilities = []
-        for route in routes:
-            r = (run_route("dask", folder, ROUTE, landed) if route == "dask, landed" else
-                 run_route(route, folder, ROUTE))
-            utilities.append(r["utility"])
-            lines.append(
-                f"| {n:.0e} | {route} | "
-                f"{format(r['load_s'], '.1f') if 'load_s' in r else '-'} | "
-                f"{r['solve_s']:.1f} | {r['rounds'] if r['rounds'] is not None else '-'} | "
-                f"{r['utility']:.10f} | {r['deviation']:.10f} | {r['verified']} | "
-                f"{r['peak_mib']:.0f} |")
-            print(lines[-1], flush=True)
-        spread = max(utilities) - min(utilities)
-        lines.append(f"| {n:.0e} | largest utility difference between routes | | | | "
-                     f"{spread:.2e} | | | |")
-        if spread > 1e-9:
-            raise SystemExit(f"the routes disagree at {n} units by {spread:.3g}")
-    if landed:
-        subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force",
-                        str(landed)], check=True)
+    with landed_tree(args.landed) as landed:
+        for n in (int(s) for s in sizes):
+            folder = base / f"units_{n}"
+            if not folder.exists():
+                t = time.perf_counter()
+                generate(folder, n)
+                print(f"generated {n} units in {time.perf_counter() - t:.1f} s", flush=True)
+            routes = (["memory", "pandas", "dask"] if n <= args.memory_max else
+                      ["pandas", "dask"] if n <= 10 * args.memory_max else ["dask"])
+            if landed:
+                routes.append("dask, landed")
+            utilities = []
+            for route in routes:
+                r = (run_route("dask", folder, ROUTE, landed) if route == "dask, landed" else
+                     run_route(route, folder, ROUTE))
+                utilities.append(r["utility"])
+                lines.append(
+                    f"| {n:.0e} | {route} | "
+                    f"{format(r['load_s'], '.1f') if 'load_s' in r else '-'} | "
+                    f"{r['solve_s']:.1f} | {r['rounds'] if r['rounds'] is not None else '-'} | "
+                    f"{r['utility']:.10f} | {r['deviation']:.10f} | {r['verified']} | "
+                    f"{r['peak_mib']:.0f} |")
+                print(lines[-1], flush=True)
+            spread = max(utilities) - min(utilities)
+            lines.append(f"| {n:.0e} | largest utility difference between routes | | | | "
+                         f"{spread:.2e} | | | |")
+            if spread > 1e-9:
+                raise SystemExit(f"the routes disagree at {n} units by {spread:.3g}")
     text = "\n".join(lines) + "\n"
     args.out.write_text(text)
     print(text)

@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _landed import TREE, landed_tree
 from scipy.optimize import linprog
 
 from fairdecide import Belief, Independence, Separation, TabularWorld, optimize_policy
@@ -51,7 +52,6 @@ from fairdecide.optimize.program.policy_program import PolicyProgram
 from fairdecide.optimize.program.tradeoff import FairnessConstraint
 
 EPSILON = 0.01
-TREE = Path(__file__).resolve().parents[1]
 #: One case on the package first on PYTHONPATH, public API only (it also runs on older
 #: revisions): a warm-up solve, then the default route timed end to end.
 ONE_CASE = """
@@ -169,29 +169,22 @@ def main() -> None:
                         help="also run the default route on the package at git revision "
                              "REV, and on this one, each in a fresh process (K = 1)")
     args = parser.parse_args()
-    landed = None
-    if args.landed:
-        landed = Path(tempfile.mkdtemp()) / "landed"
-        subprocess.run(["git", "-C", str(TREE), "worktree", "add", "--detach", str(landed),
-                        args.landed], check=True, capture_output=True)
     sizes = args.sizes or ([100, 1000] if args.quick else [100, 1000, 10000])
     rows = []
-    for kind, K, n_x, n_z, n_a in itertools.product(args.criteria, args.scenarios, sizes,
-                                                    args.groups, args.actions):
-        row = one_case(n_x, n_z, n_a, kind, K, args.time_limit, args.general_max, landed)
-        rows.append(row)
-        print(f"{kind:12s} K={K:3d} n_x={n_x:6d} n_z={n_z:2d} n_a={n_a}: "
-              f"{row['variables']:8d} vars, structured {row['structured_s']:.3f} s "
-              f"({row['rounds']} rounds, {row['free_units']} of {row['units']} units free), "
-              f"general {row['general_s']:.3f} s, raw ds {row['raw_ds_s']:.3f} s, "
-              f"raw ipm {row['raw_ipm_s']:.3f} s, rel diff {row['rel_diff']:.1e}"
-              + (f"; fresh process: default {row['default_s']:.3f} s, landed "
-                 f"{row['landed_s']:.3f} s ({row['landed_s'] / row['default_s']:.1f}x), "
-                 f"rel diff {row['landed_rel_diff']:.1e}" if "landed_s" in row else ""),
-              flush=True)
-    if landed is not None:
-        subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force",
-                        str(landed)], check=True)
+    with landed_tree(args.landed) as landed:
+        for kind, K, n_x, n_z, n_a in itertools.product(args.criteria, args.scenarios, sizes,
+                                                        args.groups, args.actions):
+            row = one_case(n_x, n_z, n_a, kind, K, args.time_limit, args.general_max, landed)
+            rows.append(row)
+            print(f"{kind:12s} K={K:3d} n_x={n_x:6d} n_z={n_z:2d} n_a={n_a}: "
+                  f"{row['variables']:8d} vars, structured {row['structured_s']:.3f} s "
+                  f"({row['rounds']} rounds, {row['free_units']} of {row['units']} units free), "
+                  f"general {row['general_s']:.3f} s, raw ds {row['raw_ds_s']:.3f} s, "
+                  f"raw ipm {row['raw_ipm_s']:.3f} s, rel diff {row['rel_diff']:.1e}"
+                  + (f"; fresh process: default {row['default_s']:.3f} s, landed "
+                     f"{row['landed_s']:.3f} s ({row['landed_s'] / row['default_s']:.1f}x), "
+                     f"rel diff {row['landed_rel_diff']:.1e}" if "landed_s" in row else ""),
+                  flush=True)
     df = pd.DataFrame(rows)
     best = df[["general_s", "raw_ds_s", "raw_ipm_s"]].min(axis=1)
     df["speedup_vs_best_general"] = best / df["structured_s"]
