@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from fairdecide.optimize.engine.highs_model import HighsModel
 
-__all__ = ["BlockLP", "RestrictedModel", "block_structure"]
+__all__ = ["BlockLP", "RestrictedModel", "block_structure", "unit_simplices"]
 
 
 @dataclass
@@ -76,6 +76,19 @@ class BlockLP:
         return self.at_actions(units, anchors[units])
 
 
+def unit_simplices(program: Any) -> int:
+    """N when the program's first N equality rows are one simplex per declared unit,
+    sum_a pi_ua = 1 over columns u n_a ... u n_a + n_a - 1; 0 otherwise."""
+    N, n_a = int(getattr(program, "n_units", 0)), int(program.n_actions)
+    if N <= 0 or n_a < 2 or program.A_eq.shape[0] < N:
+        return 0
+    head = program.A_eq.tocsr()[:N]
+    simplex = (np.array_equal(head.indptr, np.arange(N + 1) * n_a)
+               and np.array_equal(head.indices, np.arange(N * n_a))
+               and np.all(head.data == 1.0) and np.all(program.b_eq[:N] == 1.0))
+    return N if simplex else 0
+
+
 def block_structure(program: Any) -> BlockLP | str:
     """The program's block structure, or why it has none the structured solver can use."""
     N, n_a = int(getattr(program, "n_units", 0)), int(program.n_actions)
@@ -85,11 +98,7 @@ def block_structure(program: Any) -> BlockLP | str:
         return "KL deviations need an exponential-cone solver"
     n_pi = N * n_a
     A_eq = program.A_eq.tocsr()
-    head = A_eq[:N]
-    simplex = (np.array_equal(head.indptr, np.arange(N + 1) * n_a)
-               and np.array_equal(head.indices, np.arange(n_pi))
-               and np.all(head.data == 1.0) and np.all(program.b_eq[:N] == 1.0))
-    if not simplex:
+    if not unit_simplices(program):
         return "the first rows are not one simplex per unit"
     if np.any(program.lb[:n_pi] != 0.0) or np.any(program.ub[:n_pi] < 1.0):
         return "the policy columns are bounded inside the simplex (a trust region)"

