@@ -18,6 +18,13 @@ Usage::
     FAIRDECIDE_DATA=/work/shared/data python benchmarks/bench_lipschitz.py
     FAIRDECIDE_DATA=/work/shared/data python benchmarks/bench_lipschitz.py --part certificate
     FAIRDECIDE_DATA=/work/shared/data python benchmarks/bench_lipschitz.py --quick
+    FAIRDECIDE_DATA=/work/shared/data python benchmarks/bench_lipschitz.py \
+        --constants 0.2 --landed 6c20bcb
+
+The LP part (the default) times ``optimize_policy`` by constraint generation on Adult, and
+the all-pairs LP where it fits. With ``--landed REV`` constraint generation also runs on
+the package as it was at git revision REV (a temporary worktree first on PYTHONPATH), in
+the same run: the route landed before a change, beside it.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _landed import landed_tree
 from bench_estimators import preprocess
 from bench_fairlearn import adult_frame, git_state, nproc
 
@@ -182,31 +190,20 @@ def lp_part(args) -> None:
             f"{'utility':>10} {'max violation':>14} {'vs full':>9}")
     lines = []
 
-    def case(n, L, how):
+    def case(n, L, how, tree=None):
+        env = None if tree is None else dict(os.environ, PYTHONPATH=str(tree))
         out = subprocess.run([sys.executable, __file__, "--case", json.dumps([n, L, how])],
-                             capture_output=True, text=True, check=False)
+                             capture_output=True, text=True, check=False, env=env)
         if out.returncode:
             raise SystemExit(f"case {n} {L} {how} failed:\n{out.stderr[-3000:]}")
         return json.loads(out.stdout.strip().splitlines()[-1])
 
-    base = case(1000, 0.0, "baseline")
-    for n in sizes:
-        for L in (args.constants if n <= 10_000 and not args.quick else args.constants[:1]):
-            full = case(n, L, "all pairs") if n <= args.full_limit else None
-            gen = case(n, L, "generation")
-            for how, r in (("all pairs", full), ("constraint generation", gen)):
-                if r is None:
-                    continue
-                rel = ("" if full is None else
-                       f"{abs(r['utility'] - full['utility']) / abs(full['utility']):.1e}")
-                row = (f"{n:>6} {L:>4} {how:<22} {r['seconds']:>8.2f} {r['solve_s']:>8.2f} "
-                       f"{r['search_s']:>8.2f} {r['peak_mb']:>8.0f} {r['rounds']:>6} "
-                       f"{r['pairs_in_lp']:>12,} {r['utility']:>10.6f} "
-                       f"{r['max_violation']:>14.2e} {rel:>9}")
-                print(row, flush=True)
-                lines.append(row)
-            lines.append(f"{'':>6} {'':>4} unconstrained utility {gen['unconstrained']:.6f}; "
-                         f"{gen['pairs_checked']:,} pairs certified")
+    with landed_tree(args.landed) as landed:
+        base = case(1000, 0.0, "baseline")
+        for n in sizes:
+            for L in (args.constants if n <= 10_000 and not args.quick
+                      else args.constants[:1]):
+                lines.extend(_lp_rows(case, n, L, args, landed))
     text = "\n".join([
         *preamble("Lipschitz fairness on Adult: the LP by constraint generation beside the "
                   "all-pairs LP", run),
@@ -215,6 +212,8 @@ def lp_part(args) -> None:
         "columns); P(y | x) from a logistic regression on all 45,222 rows",
         f"baseline: a process that only loads the data and fits the payoffs peaks at "
         f"{base['peak_mb']:.0f} MB",
+        *([f"landed: constraint generation on the package at git revision {args.landed}, "
+           "same run"] if args.landed else []),
         "",
         head, "-" * len(head), *lines, "",
         "seconds: optimize_policy end to end (nearest neighbours, every solve and search,",
@@ -222,10 +221,35 @@ def lp_part(args) -> None:
         "the process's resident peak; pairs in LP: pairs whose rows the final program",
         "carries; max violation: the exact largest D_TV - L d over all n (n - 1) / 2",
         "pairs of the returned policy (<= 0: certified L-Lipschitz); vs full: relative",
-        "utility difference from the all-pairs LP.",
+        "utility difference from the all-pairs LP (landed: from this tree's generation).",
     ]) + "\n"
     print(text)
     Path(args.out).write_text(text)
+
+
+def _lp_rows(case, n: int, L: float, args, landed) -> list[str]:
+    """The table's rows for one n and L: all pairs (where it fits), constraint
+    generation, and generation on the landed tree."""
+    lines = []
+    full = case(n, L, "all pairs") if n <= args.full_limit else None
+    gen = case(n, L, "generation")
+    old = case(n, L, "generation", landed) if landed is not None else None
+    for how, r in (("all pairs", full), ("constraint generation", gen),
+                   ("generation, landed", old)):
+        if r is None:
+            continue
+        anchor = full if how != "generation, landed" else gen
+        rel = ("" if anchor is None else
+               f"{abs(r['utility'] - anchor['utility']) / abs(anchor['utility']):.1e}")
+        row = (f"{n:>6} {L:>4} {how:<22} {r['seconds']:>8.2f} {r['solve_s']:>8.2f} "
+               f"{r['search_s']:>8.2f} {r['peak_mb']:>8.0f} {r['rounds']:>6} "
+               f"{r['pairs_in_lp']:>12,} {r['utility']:>10.6f} "
+               f"{r['max_violation']:>14.2e} {rel:>9}")
+        print(row, flush=True)
+        lines.append(row)
+    lines.append(f"{'':>6} {'':>4} unconstrained utility {gen['unconstrained']:.6f}; "
+                 f"{gen['pairs_checked']:,} pairs certified")
+    return lines
 
 
 def main() -> None:
@@ -237,6 +261,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", help="n values (default: all)")
     parser.add_argument("--full-limit", type=int, default=FULL_LIMIT,
                         help="largest n for the all-pairs LP")
+    parser.add_argument("--landed", default=None, metavar="REV",
+                        help="also run constraint generation on the package at git "
+                             "revision REV, in the same run")
     parser.add_argument("--case", help=argparse.SUPPRESS)
     parser.add_argument("--out")
     args = parser.parse_args()
