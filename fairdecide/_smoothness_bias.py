@@ -124,27 +124,20 @@ def _unknown(pairs: np.ndarray, known: np.ndarray, n: int) -> np.ndarray:
 
 
 def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: np.ndarray):
-    """Constraint generation on the LP's dual, a flow problem with one balance row per
-    individual (so its basis has n rows, not one per pair: at n = 10,000 it solved in
-    23 s what the row form took 425 s for):
-
-        min sum_e L d_e (f_e + g_e) + sum_i alpha_i   s.t.   B (f - g) + alpha - beta = c,
-
-    B the pair-individual incidence (+1 at i, -1 at j), all variables >= 0; q is the
-    rows' duals. A pair of q is a column pair (f_e, g_e), added after the exact search
-    finds it violated, and the dual simplex goes on from the last basis."""
+    """Constraint generation for max c.q s.t. |q_i - q_j| <= L d_ij, 0 <= q <= 1, held
+    as its dual (:class:`~fairdecide.optimize.engine.dual_form.DualForm`), a flow
+    problem with one balance row per individual, so its basis has n rows, not one per
+    pair (at n = 10,000 it solved in 23 s what the row form took 425 s for). A pair is
+    a column pair of the dual, added after the exact search finds it violated, and the
+    dual simplex goes on from the last basis."""
     import scipy.sparse as sp
 
-    from fairdecide.optimize.engine.highs_model import DUAL_ANSWER_TOL, HighsModel
+    from fairdecide.optimize.engine.dual_form import DualForm
     from fairdecide.optimize.engine.rounds import Rounds
 
     n = len(c)
-    # alpha_i (cost 1: q_i <= 1) and beta_i (q_i >= 0), one balance row per individual;
-    # q is the rows' duals, so its tolerance is the dual one
-    eye = sp.identity(n, format="csc")
-    model = HighsModel(np.r_[np.ones(n), np.zeros(n)], np.zeros(2 * n),
-                       np.full(2 * n, np.inf), sp.hstack([eye, -eye]), c, c,
-                       dual_tol=DUAL_ANSWER_TOL)
+    none = sp.csr_matrix((0, n))
+    form = DualForm(-c, np.zeros(n), np.ones(n), none, np.zeros(0), none, np.zeros(0))
     known = np.zeros(0, dtype=np.int64)
     pairs = (np.stack(np.triu_indices(n, 1), axis=1) if n <= ALL_PAIRS_N
              else nearest_pairs(F, NEIGHBOURS, pm, max_distance=1 / L))
@@ -154,17 +147,17 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
         r = L * pair_distances(F, pairs, pm, transformed=Z)
         pairs, r = pairs[r < 1], r[r < 1]  # D_TV <= 1: the others never bind
         m = len(pairs)
-        if m:  # |q_i - q_j| <= L d_ij: f_e for q_i - q_j, g_e for q_j - q_i
-            rows, cols = pairs.ravel(), np.repeat(np.arange(m), 2)
-            for sign in (1.0, -1.0):
-                model.add_cols(sp.csc_matrix((np.tile([sign, -sign], m), (rows, cols)),
-                                             shape=(n, m)), r, np.zeros(m),
-                               np.full(m, np.inf))
+        if m:  # q_i - q_j <= L d_ij and q_j - q_i <= L d_ij
+            rows = np.repeat(np.arange(2 * m), 2)
+            cols = np.r_[pairs.ravel(), pairs[:, ::-1].ravel()]
+            form.add_rows(sp.csr_matrix((np.tile([1.0, -1.0], 2 * m), (rows, cols)),
+                                        shape=(2 * m, n)), np.full(2 * m, -np.inf),
+                          np.r_[r, r])
             known = np.union1d(known, pairs[:, 0].astype(np.int64) * n + pairs[:, 1])
-        ok, status = model.solve()
-        stats["lp_seconds"], stats["simplex_iterations"] = model.seconds, model.iterations
-        q = model.row_duals()
-        if not ok or abs(c @ q - model.objective) > 1e-7:
+        ok, status = form.solve()
+        stats["lp_seconds"], stats["simplex_iterations"] = form.seconds, form.iterations
+        q = form.values()
+        if not ok or abs(c @ q + form.objective) > 1e-7:
             raise SolverError(f"HiGHS stopped with status {status!r} in round "
                               f"{rounds.count + 1} of "
                               "the worst-case bias LP")
@@ -178,7 +171,7 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
             found = violated_pairs(np.c_[q, 1 - q], F, L, pm, threshold=TOL)
             pairs = _unknown(found.pairs, known, n)
         stats["search_seconds"] += time.perf_counter() - t0
-        if rounds.next(model.objective, max_violation=float(found.max_violation),
+        if rounds.next(-form.objective, max_violation=float(found.max_violation),
                        violated=bool(len(pairs)), pairs=len(known)):
             return q, found, rounds.count, len(known), stats
         if (why := rounds.stop_reason()) is not None:
