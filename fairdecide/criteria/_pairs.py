@@ -127,10 +127,14 @@ class PairSearch:
 
 def _tv_block(Pa: np.ndarray, Pb: np.ndarray) -> np.ndarray:
     """D_TV between every row of Pa and every row of Pb: half the L1 distance."""
-    out = np.zeros((len(Pa), len(Pb)))
-    for a in range(Pa.shape[1]):
-        out += np.abs(Pa[:, a, None] - Pb[None, :, a])
-    return out / 2
+    out = np.subtract(Pa[:, 0, None], Pb[None, :, 0])
+    np.abs(out, out=out)
+    step = np.empty_like(out)
+    for a in range(1, Pa.shape[1]):
+        np.subtract(Pa[:, a, None], Pb[None, :, a], out=step)
+        out += np.abs(step, out=step)
+    out *= 0.5
+    return out
 
 
 def _exact(T: np.ndarray | None, tv: np.ndarray, L: float, v: np.ndarray, ii: Any, jj: Any,
@@ -222,9 +226,19 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
                         "negative or non-finite distance")
                 v = tv - L * D  # exact
             else:
-                d2 = sq[a, None] + sq[None, b] - 2.0 * (T[a] @ T[b].T)
-                err = u * (sq[a, None] + sq[None, b])
-                v = tv - L * np.sqrt(np.clip(d2 - err, 0, None))  # >= the exact violation
+                # v = tv - L sqrt(max(d2 - err, 0)) with d2 = |a|^2 + |b|^2 - 2 a.b and
+                # err = u (|a|^2 + |b|^2), in place (a block's temporaries were most of
+                # the search's time)
+                v = T[a] @ T[b].T
+                v *= -2.0
+                both = sq[a, None] + sq[None, b]
+                v += both
+                both *= u
+                v -= both
+                np.maximum(v, 0.0, out=v)
+                np.sqrt(v, out=v)
+                v *= L
+                np.subtract(tv, v, out=v)  # >= the exact violation
             if s == t:
                 v[np.tril_indices(len(v), 0, len(v[0]))] = -np.inf
             top = np.unravel_index(int(np.argmax(v)), v.shape)
@@ -272,16 +286,21 @@ def _screened_top(v: np.ndarray, threshold: float, cut: float, m: int
     above = v > threshold
     counts_r, counts_c = above.sum(axis=1), above.sum(axis=0)
     dropped = bool(counts_r.max(initial=0) > m or counts_c.max(initial=0) > m)
-    ii, jj = [np.nonzero(v > cut)[0]], [np.nonzero(v > cut)[1]]
-    for axis in (1, 0):
+    beats = np.nonzero(v > cut)
+    # a row (column) with at most m entries above the threshold keeps them all, so
+    # every entry above it is kept unless both its row and its column are crowded;
+    # only crowded rows and columns are partitioned for their m largest
+    crowded_r, crowded_c = counts_r > m, counts_c > m
+    few = np.nonzero(above & ~(crowded_r[:, None] & crowded_c[None, :]))
+    ii, jj = [beats[0], few[0]], [beats[1], few[1]]
+    for axis, crowded in ((1, np.flatnonzero(crowded_r)), (0, np.flatnonzero(crowded_c))):
+        if not len(crowded):
+            continue
         vv = v if axis == 1 else v.T
         k = min(m, vv.shape[1])
-        idx = (np.argpartition(-vv, k - 1, axis=1)[:, :k] if k < vv.shape[1]
-               else np.broadcast_to(np.arange(vv.shape[1]), vv.shape))
-        r = np.repeat(np.arange(vv.shape[0]), k)
-        c = idx.reshape(-1)
-        ok = vv[r, c] > threshold
-        r, c = r[ok], c[ok]
+        idx = np.argpartition(-vv[crowded], k - 1, axis=1)[:, :k]
+        r = np.repeat(crowded, k)
+        c = idx.reshape(-1)  # all above the threshold: a crowded row has more than m
         ii.append(r if axis == 1 else c)
         jj.append(c if axis == 1 else r)
     ii, jj = np.concatenate(ii), np.concatenate(jj)
