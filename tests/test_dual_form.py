@@ -91,3 +91,18 @@ def test_rows_that_are_ranges_are_refused():
                     sp.csr_matrix((0, 1)), np.zeros(0), sp.csr_matrix((0, 1)), np.zeros(0))
     with pytest.raises(ValueError, match="A x <= b and A x = b only"):
         form.add_rows(sp.csr_matrix([[1.0]]), np.array([0.0]), np.array([1.0]))
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 10_000), n_pool=st.integers(0, 40), n_cuts=st.integers(0, 40),
+       wide=st.booleans())
+def test_generation_keeps_the_cuts_not_yet_in_the_pool(seed, n_pool, n_cuts, wide):
+    from fairdecide.optimize.engine.generation import _unseen
+
+    rng = np.random.default_rng(seed)
+    top = 2**40 if wide else 30  # wide: integer keys would overflow, rows compared whole
+    pool = rng.integers(0, 30, size=(n_pool, 2))
+    cuts = np.vstack([rng.integers(0, 30, size=(n_cuts, 2)),
+                      np.array([[top, 1]] * wide, dtype=np.int64).reshape(-1, 2)])
+    expected = [c for c in cuts.tolist() if c not in pool.tolist()]
+    assert _unseen(cuts, pool).tolist() == expected

@@ -48,6 +48,39 @@ def test_matches_brute_force(n, d, k, L, block, seed):
         pytest.approx(best, abs=1e-12)
 
 
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(n=st.integers(2, 40), k=st.integers(2, 3), L=st.sampled_from([0.05, 0.3, 1.0]),
+       block=st.sampled_from([3, 7, 1024]), per_unit=st.integers(1, 4),
+       threshold=st.sampled_from([0.0, 0.1]), seed=st.integers(0, 10_000))
+def test_per_unit_keeps_the_worst_pairs_of_each_individual(n, k, L, block, per_unit,
+                                                           threshold, seed):
+    # the search constraint generation runs: each individual's per_unit most violated
+    # pairs above the threshold, the exact maximum over all pairs, and every violated
+    # pair when nothing was left out; against brute force (vertices make ties and
+    # crowded rows, small L makes most pairs violated)
+    rng = np.random.RandomState(seed)
+    P = np.eye(k)[rng.randint(0, k, n)] if seed % 2 else _rows(rng, n, k)
+    X = rng.normal(size=(n, 2))
+    found = violated_pairs(P, X, L, threshold=threshold, block=block, per_unit=per_unit)
+    V = 0.5 * np.abs(P[:, None] - P[None]).sum(axis=2) - L * cdist(X, X)
+    iu = np.triu_indices(n, 1)
+    assert found.max_violation == pytest.approx(V[iu].max(), abs=1e-12)
+    above = {(int(i), int(j)) for i, j in zip(*iu, strict=True) if V[i, j] > threshold}
+    got = {tuple(map(int, p)) for p in found.pairs}
+    assert got <= above
+    assert np.allclose(found.violations, V[found.pairs[:, 0], found.pairs[:, 1]], atol=1e-12)
+    if not found.truncated:
+        assert got == above
+    for u in range(n):  # an individual with violated pairs keeps min(per_unit, all)
+        # of them among the pairs of either end, its worst one included
+        mine = [V[min(u, w), max(u, w)] for w in range(n) if w != u
+                and (min(u, w), max(u, w)) in above]
+        if mine:
+            kept = [found.violations[q] for q, p in enumerate(found.pairs) if u in p]
+            assert len(kept) >= min(per_unit, len(mine))
+            assert max(kept) == pytest.approx(max(mine), abs=1e-12)
+
+
 def test_a_planted_violation_is_found_among_far_away_rows():
     # a smooth policy on 3000 people, certified; then one row changed: the checker finds
     # exactly the pairs it breaks

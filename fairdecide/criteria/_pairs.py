@@ -248,7 +248,9 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
             # or the largest exact violation known (here or in earlier blocks), only if
             # its bound does; the block's top pair is always examined
             cut = max(best, float(_exact(T, tv, L, v, [top[0]], [top[1]], s, t)[0]))
-            if per_unit is None:
+            if v[top] <= threshold and v[top] <= cut:  # no bound above either
+                ii = jj = np.zeros(0, dtype=np.int64)
+            elif per_unit is None:
                 ii, jj = np.nonzero((v > threshold) | (v > cut))
             else:
                 ii, jj, dropped = _screened_top(v, threshold, cut, per_unit)
@@ -291,7 +293,8 @@ def _screened_top(v: np.ndarray, threshold: float, cut: float, m: int
     # every entry above it is kept unless both its row and its column are crowded;
     # only crowded rows and columns are partitioned for their m largest
     crowded_r, crowded_c = counts_r > m, counts_c > m
-    few = np.nonzero(above & ~(crowded_r[:, None] & crowded_c[None, :]))
+    few = np.nonzero(above if not (dropped and crowded_r.any() and crowded_c.any()) else
+                     above & ~(crowded_r[:, None] & crowded_c[None, :]))
     ii, jj = [beats[0], few[0]], [beats[1], few[1]]
     for axis, crowded in ((1, np.flatnonzero(crowded_r)), (0, np.flatnonzero(crowded_c))):
         if not len(crowded):

@@ -169,9 +169,13 @@ def _unseen(cuts: np.ndarray, pool: np.ndarray) -> np.ndarray:
     """The rows of ``cuts`` not already in ``pool`` (both (k, w) integer arrays)."""
     if not len(cuts) or not len(pool):
         return cuts
-    seen = {tuple(r) for r in pool.tolist()}
-    keep = np.array([tuple(r) not in seen for r in cuts.tolist()], dtype=bool)
-    return cuts[keep]
+    cuts, pool = np.asarray(cuts, dtype=np.int64), np.asarray(pool, dtype=np.int64)
+    base = int(max(cuts.max(), pool.max())) + 1  # rows as integers, k-digit in base
+    weights = base ** np.arange(cuts.shape[1] - 1, -1, -1, dtype=np.int64)
+    if float(base) ** cuts.shape[1] >= 2.0**63:  # too wide for int64 keys: rows as bytes
+        seen = {r.tobytes() for r in pool}
+        return cuts[np.array([r.tobytes() not in seen for r in cuts], dtype=bool)]
+    return cuts[~np.isin(cuts @ weights, pool @ weights)]
 
 
 def _warm_possible(solver: str | None, program: Program) -> bool:
