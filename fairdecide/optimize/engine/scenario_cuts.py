@@ -48,7 +48,7 @@ import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, HighsModel
-from fairdecide.optimize.engine.rounds import Certificate, Rounds
+from fairdecide.optimize.engine.rounds import Certificate, Rounds, gap_shares
 from fairdecide.optimize.program._scenario_terms import NotSuited, Terms, record
 from fairdecide.optimize.program.assembly import Assembly, _Rows
 
@@ -185,9 +185,7 @@ def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
         # pricing: each scenario's marginal priced by the master's duals, then every
         # fixed unit's reduced costs against its anchor
         d = (BT @ state.marginal_prices(y)).reshape(N, n_a)
-        viol = d[np.arange(N), state.anchors] - d.min(axis=1)
-        viol[state.in_work] = 0.0
-        gap = float(np.clip(viol, 0.0, None).sum())
+        viol, gap = gap_shares(d, state.anchors, state.in_work)
         objective = model.objective
         if rounds.next(objective, gap, violated=bool(new),
                        new_cuts=sum(len(n[0]) for n in new),

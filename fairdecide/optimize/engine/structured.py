@@ -50,7 +50,7 @@ import numpy as np
 
 from fairdecide.optimize.engine._block_lp import RestrictedModel, block_structure
 from fairdecide.optimize.engine._coarsen import add_bins, sub_bins, with_bins
-from fairdecide.optimize.engine.rounds import Certificate, Rounds
+from fairdecide.optimize.engine.rounds import Certificate, Rounds, gap_shares
 
 __all__ = ["StructuredRun", "solve_structured", "structured_suits"]
 
@@ -155,10 +155,7 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
         rows = model.policy_rows(moves)
         own = np.where(member >= 0, member, np.arange(N))
         d = (lp.c_pi if not phase_one else 0.0) - (lp.G_piT @ y).reshape(N, n_a)
-        # each unit's share of the duality gap: its row's reduced cost above the best
-        viol = np.einsum("ua,ua->u", rows[own], d) - d.min(axis=1)
-        viol[lp.inert] = 0.0
-        gap = float(viol.sum())
+        viol, gap = gap_shares(d, rows[own], lp.inert)
         value = model.objective
         value += 0.0 if phase_one else model.constant
         if rounds.next(value, gap, working_units=int(in_work.sum()), phase_one=phase_one):
