@@ -14,6 +14,7 @@ import fairdecide as fd
 from fairdecide.datasets import make_bail_problem
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies import IndividualPolicy
+from tests.reference import assert_between_chords
 
 
 def _world(n: int, n_a: int, seed: int, d: int = 2, weights=None):
@@ -116,6 +117,33 @@ def test_generation_matches_an_all_pairs_lp_written_here(n, n_a, L, seed):
     assert cert["certified"] and cert["max_violation"] <= 1e-7
     assert res.deviations["lipschitz"] == pytest.approx(
         _brute_violation(res.policy.table, world.X, L), abs=1e-12)
+
+
+@settings(max_examples=8, deadline=None)
+@given(n=st.integers(4, 12), n_a=st.sampled_from([2, 3]), L=st.floats(0.05, 0.5),
+       eps=st.floats(0.01, 0.2), seed=st.integers(0, 10_000))
+def test_generation_prices_its_tolerance(n, n_a, L, eps, seed):
+    # constraint generation reports d U* / d epsilon from the dual's columns: a
+    # supergradient of the concave frontier, between the chords to eps +- h, each end
+    # solved on its own (and with an independence tolerance beside it, both prices)
+    problem, world = _world(n, n_a, seed)
+
+    def solve(e, e_ind=None):
+        if e_ind is None:
+            return fd.optimize_policy(problem, world, fd.Lipschitz(constant=L), epsilon=e)
+        return fd.optimize_policy(problem, world, [fd.Lipschitz(constant=L),
+                                                   fd.Independence()], epsilon=[e, e_ind])
+
+    res = solve(eps)
+    assert res.certificates["optimality"]["solver"] == "constraint generation"
+    assert_between_chords(res.stats["tolerance_prices"]["lipschitz"], res.utility,
+                          lambda e: solve(e).utility, eps)
+    both = solve(eps, 0.05)
+    prices = both.stats["tolerance_prices"]
+    assert_between_chords(prices["lipschitz"], both.utility,
+                          lambda e: solve(e, 0.05).utility, eps)
+    assert_between_chords(prices["independence"], both.utility,
+                          lambda e: solve(eps, e).utility, 0.05)
 
 
 def test_all_pairs_written_at_once_agrees_and_group_criteria_combine():

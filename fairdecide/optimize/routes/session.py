@@ -158,7 +158,7 @@ class Session(SessionBase):
         (``tolerance_of``: each row's criterion; one row, or one per scenario)."""
         if len(duals):
             self.stats["tolerance_prices"] = {
-                n: float(-duals[tolerance_of == c].sum())
+                n: float(-duals[tolerance_of == c].sum()) + 0.0  # not -0.0
                 for c, n in enumerate(self.names) if np.any(tolerance_of == c)}
 
     def fail(self, res: SolveResult, what: str) -> SolverError:
