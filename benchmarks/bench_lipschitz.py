@@ -152,6 +152,9 @@ def adult_world(n: int):
     import fairdecide as fd
 
     X, y, z = adult_frame()
+    if n > len(X):  # X[:n] would silently be every row, under a larger n
+        raise SystemExit(f"n = {n:,} is more than Adult's {len(X):,} rows here; use "
+                         f"--sizes {len(X)} for all of them")
     A = preprocess(X).fit_transform(X)
     clf = LogisticRegression(max_iter=2000).fit(A, np.asarray(y))
     world = fd.SampleWorld(A[:n], np.asarray(z)[:n], clf.predict_proba(A[:n]))
