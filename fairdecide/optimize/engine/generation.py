@@ -222,6 +222,11 @@ class _WarmHighs:
         model = self.model
         iterations, seconds = model.iterations, model.seconds
         ok, status = model.solve()
+        if status.startswith("unbounded or infeasible"):
+            # a policy program is bounded (the policy lies in simplices, and the
+            # trade-off's other variables are bounded or priced upwards), so its dual is
+            # infeasible only when the program is
+            status = "infeasible (its dual is infeasible, and the program is bounded)"
         return SolveResult(model.values() if ok else None,
                            model.objective if ok else np.nan, ok, "optimal" if ok else status,
                            "HiGHS (warm dual simplex on the program's dual)",
