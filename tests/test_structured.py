@@ -25,7 +25,7 @@ from fairdecide import (
 )
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.optimize.engine import structured
-from fairdecide.optimize.engine._coarsen import sub_bins
+from fairdecide.optimize.engine._coarsen import _main_direction, sub_bins
 from fairdecide.optimize.engine.solvers import solve_program
 from fairdecide.optimize.program.policy_program import PolicyProgram, Program
 from fairdecide.optimize.program.tradeoff import FairnessConstraint, Mixture
@@ -269,3 +269,30 @@ def test_binned_tolerance_price_is_a_supergradient(n_x, n_a, eps, criterion, see
     assert_between_chords(res.stats["tolerance_prices"][criterion], res.utility,
                           lambda e: optimize_policy(problem, world, crit, epsilon=e,
                                                     solver="highs").utility, eps)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), n_a=st.integers(2, 4), n_rows=st.integers(2, 8),
+       m=st.integers(5, 60))
+def test_bins_follow_the_profiles_main_direction(seed, n_a, n_rows, m):
+    # units whose profiles (coefficients side by side, then costs; positive, summing
+    # to 1, so already normalised) lie on a line c + t_i d (+ noise 1e-9), sum(d) = 0:
+    # the score is the coordinate along d, as numpy's SVD of the centred profiles,
+    # written here densely, says
+    rng = np.random.default_rng(seed)
+    k = n_a * n_rows + n_a
+    c = rng.uniform(1.0, 2.0, size=k)
+    c /= c.sum()
+    d = rng.uniform(-1.0, 1.0, size=k)
+    d = (d - d.mean()) * 0.5 * c.min() / np.abs(d - d.mean()).max()
+    t = rng.uniform(-1.0, 1.0, size=m)
+    prof = c + t[:, None] * d + 1e-9 * rng.random((m, k))
+    G = sp.csr_matrix(prof[:, :n_a * n_rows].reshape(m * n_a, n_rows))
+    cost = prof[:, n_a * n_rows:]
+    score = _main_direction(G, cost, np.arange(m), n_a)
+    dense = prof / np.abs(prof).sum(axis=1, keepdims=True)
+    dense -= dense.mean(axis=0)
+    top = np.linalg.svd(dense, full_matrices=False)[2][0]
+    expected = dense @ top
+    assert np.abs(np.abs(score) - np.abs(expected)).max() <= 1e-6 * np.abs(expected).max()
+    assert abs(np.corrcoef(score, t)[0, 1]) > 1 - 1e-6

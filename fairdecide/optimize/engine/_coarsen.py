@@ -113,22 +113,45 @@ def _bins(lp: BlockLP, active: np.ndarray, n_bins: int) -> np.ndarray:
 def _main_direction(G: sp.csr_matrix, cost: np.ndarray, members: np.ndarray, n_a: int
                     ) -> np.ndarray:
     """Each member's coordinate along the first principal direction of its normalised
-    coefficients and costs."""
+    coefficients and costs.
+
+    A member's profile is its n_a rows of G side by side (over the columns any member
+    uses), then its n_a costs, divided by its 1-norm; the profiles are centred and the
+    direction found by power iteration. The profiles stay sparse (a unit touches a few
+    of the rows its class uses) and the centring is applied inside each product:
+    (P - 1 mu') v = P v - (mu . v) 1."""
     idx = (members[:, None] * n_a + np.arange(n_a)).ravel()
-    block = G[idx].tocsc()
-    used = np.flatnonzero(np.diff(block.indptr))
-    dense = block[:, used].toarray().reshape(len(members), -1)
-    prof = np.hstack([dense, cost])
-    mass = np.abs(prof).sum(axis=1, keepdims=True)
-    prof = prof / np.where(mass > 0, mass, 1.0)
-    prof -= prof.mean(axis=0)
-    if prof.shape[1] == 0 or not np.any(prof):
-        return np.zeros(len(members))
-    v = np.random.default_rng(0).standard_normal(prof.shape[1])
-    for _ in range(8):  # power iteration on prof^T prof
-        v = prof.T @ (prof @ v)
+    block = G[idx].tocsr()
+    block.sort_indices()
+    m = len(members)
+    present = np.zeros(G.shape[1], dtype=bool)
+    present[block.indices] = True
+    n_used = int(present.sum())
+    col = (np.cumsum(present) - 1)[block.indices]
+    row = np.repeat(np.arange(len(idx)), np.diff(block.indptr))
+    # row r of block is member r // n_a, action r % n_a: column (r % n_a) n_used + col,
+    # then the member's n_a costs; written straight into CSR (a member's entries are in
+    # column order), each member's entries shifted by the costs before them
+    end = block.indptr[n_a::n_a]  # where each member's block entries end
+    at = np.arange(block.nnz) + (row // n_a) * n_a
+    cost_at = (end + np.arange(m) * n_a)[:, None] + np.arange(n_a)
+    data, indices = np.empty(block.nnz + m * n_a), np.empty(block.nnz + m * n_a, np.int64)
+    data[at], indices[at] = block.data, (row % n_a) * n_used + col
+    data[cost_at.ravel()], indices[cost_at.ravel()] = cost.ravel(), np.tile(
+        n_a * n_used + np.arange(n_a), m)
+    P = sp.csr_matrix((data, indices, np.r_[0, end + (np.arange(m) + 1) * n_a]),
+                      shape=(m, n_a * n_used + n_a))
+    mass = np.asarray(abs(P).sum(axis=1)).ravel()
+    P = sp.diags(1.0 / np.where(mass > 0, mass, 1.0)) @ P
+    mu = np.asarray(P.mean(axis=0)).ravel()
+    if P.shape[1] == 0 or not np.any(P.data):
+        return np.zeros(m)
+    v = np.random.default_rng(0).standard_normal(P.shape[1])
+    for _ in range(8):  # power iteration on the centred profiles' P^T P
+        w = P @ v - mu @ v
+        v = P.T @ w - mu * w.sum()
         norm = np.linalg.norm(v)
         if norm == 0:
-            return np.zeros(len(members))
+            return np.zeros(m)
         v /= norm
-    return prof @ v
+    return P @ v - mu @ v
