@@ -64,25 +64,25 @@ class DualForm:
                  time_limit: float | None = None, fold: np.ndarray | None = None) -> None:
         c = np.asarray(c, dtype=float)
         lo, hi = np.asarray(lb, dtype=float), np.asarray(ub, dtype=float)
-        self._fold(len(c), fold)
+        kept = self._fold(len(c), fold)
         if fold is not None and len(fold):  # x_b in [1 - ub_a, 1 - lb_a] too
             a, b = fold[:, 0], fold[:, 1]
             lo, hi = lo.copy(), hi.copy()
             lo[b], hi[b] = np.maximum(lo[b], 1.0 - hi[a]), np.minimum(hi[b], 1.0 - lo[a])
         self.constant = float(c @ self.x0)
-        c, lo, hi = self.T.T @ c, lo[self.kept], hi[self.kept]
+        c, lo, hi = self.T.T @ c, lo[kept], hi[kept]
         A_ub, b_ub = self._substituted(A_ub, b_ub)
         A_eq, b_eq = self._substituted(A_eq, b_eq)
         n = len(c)
         has_lo, has_hi = np.flatnonzero(np.isfinite(lo)), np.flatnonzero(np.isfinite(hi))
         eye = sp.identity(n, format="csc")
         A_ub, A_eq = sp.csr_matrix(A_ub), sp.csr_matrix(A_eq)
-        self.m_ub, self.m_eq = A_ub.shape[0], A_eq.shape[0]
+        self.m_ub, m_eq = A_ub.shape[0], A_eq.shape[0]
         # D's columns: v (free), s, t, then w, so cuts (new w) go at the end
         M = sp.hstack([A_eq.T, eye[:, has_lo], -eye[:, has_hi], -A_ub.T], format="csc")
         cost = np.concatenate([-np.asarray(b_eq, float), -lo[has_lo], hi[has_hi],
                                np.asarray(b_ub, float)])
-        low = np.concatenate([np.full(self.m_eq, -np.inf),
+        low = np.concatenate([np.full(m_eq, -np.inf),
                               np.zeros(len(has_lo) + len(has_hi) + self.m_ub)])
         self.model = HighsModel(cost, low, np.full(len(cost), np.inf), M, c, c,
                                 time_limit=time_limit, dual_tol=DUAL_ANSWER_TOL)
@@ -90,15 +90,15 @@ class DualForm:
         self._w = [self.model.n_cols - self.m_ub]  # where each batch of w columns starts
         self._w_rows = [self.m_ub]
 
-    def _fold(self, n: int, fold: np.ndarray | None) -> None:
-        """x = T x' + x0: x_a = 1 - x_b for each folded pair, the other columns kept."""
+    def _fold(self, n: int, fold: np.ndarray | None) -> np.ndarray:
+        """x = T x' + x0: x_a = 1 - x_b for each folded pair; returns the columns kept."""
         gone = np.zeros(n, dtype=bool)
         if fold is not None and len(fold):
             gone[fold[:, 0]] = True
-        self.kept = np.flatnonzero(~gone)
+        kept = np.flatnonzero(~gone)
         at = np.full(n, -1, dtype=np.int64)
-        at[self.kept] = np.arange(len(self.kept))
-        rows, cols, vals = [self.kept], [at[self.kept]], [np.ones(len(self.kept))]
+        at[kept] = np.arange(len(kept))
+        rows, cols, vals = [kept], [at[kept]], [np.ones(len(kept))]
         self.x0 = np.zeros(n)
         if gone.any():
             rows.append(fold[:, 0])
@@ -107,7 +107,8 @@ class DualForm:
             self.x0[fold[:, 0]] = 1.0
         self.T = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows),
                                                          np.concatenate(cols))),
-                               shape=(n, len(self.kept)))
+                               shape=(n, len(kept)))
+        return kept
 
     def _substituted(self, A: Any, b: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
         """Rows A x (<)= b over the kept columns: A T x' (<)= b - A x0."""
@@ -126,9 +127,7 @@ class DualForm:
         k = len(cost)
         if not k:
             return
-        n = self.T.shape[0]
         self.T = sp.block_diag([self.T, sp.identity(k)], format="csr")
-        self.kept = np.concatenate([self.kept, n + np.arange(k)])
         self.x0 = np.concatenate([self.x0, np.zeros(k)])
         start = self.model.n_rows
         self.model.add_rows(sp.csr_matrix((k, self.model.n_cols)), cost, cost)
@@ -156,7 +155,6 @@ class DualForm:
             self.model.add_cols(-A[ub_rows].T, hi[ub_rows], np.zeros(len(ub_rows)),
                                 np.full(len(ub_rows), np.inf))
         if eq.any():
-            self.m_eq += int(eq.sum())
             self.model.add_cols(A[eq].T, -hi[eq], np.full(int(eq.sum()), -np.inf),
                                 np.full(int(eq.sum()), np.inf))
 
