@@ -2,14 +2,16 @@
 
 Constraint generation (Lipschitz pairs) grows a program whose rows outnumber its
 columns many times over: 30,000 people carry 60,000 policy columns and 900,000 pair
-rows. A simplex method's basis has one row per row of the program it is given, so the
-row form costs a factorisation of the pair rows at every step. Its dual has one row per
-column of the program, and a cut is a new dual *column* that keeps the last basis primal
-feasible. :class:`DualForm` keeps that dual in the one HiGHS wrapper
+rows. A simplex method's basis has one row per row of the program it is given. Its dual
+has one row per column of the program, and a cut is a new dual *column*.
+:class:`DualForm` keeps that dual in the one HiGHS wrapper
 (:class:`~fairdecide.optimize.engine.highs_model.HighsModel`) and reads the program's
-solution back from the dual's row duals. On the Adult Lipschitz program of 10,000 people
-(123,956 pairs) HiGHS solved the row form in 39 s and the dual in 2.7 s, same optimum
-(``benchmarks/results/lipschitz_dual_form.txt``).
+solution back from the dual's row duals. Solved cold, the final Adult program of 10,000
+people (123,948 pairs) took 3.1 s in the row form and 2.4 s as the folded dual
+(``benchmarks/results/lipschitz_dual_form.txt``); the gain is in the warm rounds of
+constraint generation, where the row form's re-solves grew with the pairs: its solves
+took 13.3 s against 5.3 s at 10,000 people, and 393 s against 96 s at 30,000
+(``benchmarks/results/lipschitz_lp.txt``, one run).
 
 The program (P) and the dual (D) that HiGHS sees, with w = -(the inequality rows'
 multipliers), s and t the bounds' multipliers (only for finite bounds):
@@ -27,8 +29,8 @@ inequality duals are -w. D unbounded is P infeasible.
 rows although it has one degree of freedom. Given column pairs (a, b) whose row
 x_a + x_b = 1 the caller leaves out of A_eq, the form substitutes x_a = 1 - x_b
 everywhere (rows, costs, bounds) before dualising: x = T x' + x0 over the kept columns
-x'. On the 10,000-person program above the dual of the folded form solved in 2.8 s
-against 9.5-10.4 s unfolded.
+x'. On the 10,000-person program above the folded dual solved in 2.4 s, the unfolded
+one in 9.3 s.
 """
 
 from __future__ import annotations
@@ -160,9 +162,9 @@ class DualForm:
 
     def solve(self) -> tuple[bool, str]:
         """Solve D from its last basis; (P optimal, status word), with D unbounded read
-        as P infeasible and D infeasible as P unbounded (or infeasible). The dual
-        simplex: on the program above it took 5.3 s over the seven rounds of constraint
-        generation, the primal simplex (for which a cut keeps the basis feasible) 15 s."""
+        as P infeasible and D infeasible as P unbounded (or infeasible). By the dual
+        simplex, which was faster than the primal simplex (for which a cut keeps the
+        basis feasible) over generation's rounds when this form was written."""
         hs = self.model._hs
         ok, status = self.model.solve()
         said = self.model.h.getModelStatus()

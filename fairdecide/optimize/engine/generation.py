@@ -9,7 +9,8 @@ violated, and the program is solved again, warm. HiGHS holds the program's dual
 (:class:`~fairdecide.optimize.engine.dual_form.DualForm`, a row per policy column, a
 column per cut), the new rows are appended to it as columns, and its dual simplex resumes
 from the previous basis: on Adult (10,000 people, 124,000 pairs) the solves took 5.3 s
-against 12.9 s in the row form. The loop ends when a search
+against 13.3 s in the row form (``benchmarks/results/lipschitz_lp.txt``). The loop ends
+when a search
 over all cuts finds none violated; that last search is the certificate (the exact
 largest violation over all pairs, and how many were examined).
 
