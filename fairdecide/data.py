@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._dask import is_dask_frame
 from fairdecide._validation import (
     as_code_array,
     as_float_array,
@@ -16,88 +17,11 @@ from fairdecide._validation import (
     check_same_length,
 )
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels, as_object_vector, label_column, one_dimensional
 from fairdecide.problem import DecisionProblem
 from fairdecide.units import Units
 
 __all__ = ["BanditData", "LoggedData"]
-
-
-def _object_vector(values: Any) -> np.ndarray:
-    """A 1-d object array; tuples stay whole (numpy would otherwise make a 2-d array)."""
-    if isinstance(values, np.ndarray):
-        return values.astype(object) if values.ndim == 1 else values
-    if isinstance(values, pd.Series | pd.Index):
-        return values.to_numpy(dtype=object)
-    items = list(values)
-    return np.fromiter(items, dtype=object, count=len(items))
-
-
-def _is_missing(values: np.ndarray) -> np.ndarray:
-    return np.asarray(pd.isna(pd.Series(values, dtype=object)))
-
-
-def _vector(values: Any, name: str) -> np.ndarray:
-    """:func:`_object_vector`, with an error naming ``name`` for non-sequences."""
-    if isinstance(values, str | bytes) or (np.ndim(values) == 0 and not hasattr(
-            values, "__iter__")):
-        raise FairdecideError(
-            f"{name} must be a one-dimensional sequence (list, array or Series), got "
-            f"{type(values).__name__}")
-    try:
-        return _object_vector(values)
-    except TypeError as exc:
-        raise FairdecideError(f"{name} must be a one-dimensional sequence: {exc}") from None
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-def _encode(values: Any, labels: Sequence[Any] | None, name: str) -> tuple[np.ndarray, tuple]:
-    arr = _vector(values, name)
-    if arr.ndim != 1:
-        raise FairdecideError(f"{name} must be one-dimensional, got shape {arr.shape}")
-    missing = _is_missing(arr)
-    if missing.any():
-        raise FairdecideError(
-            f"{name} has {int(missing.sum())} missing values (first at row "
-            f"{int(np.argmax(missing))}); drop or impute them before building LoggedData"
-        )
-    arr = _object_vector([v.item() if isinstance(v, np.generic) else v for v in arr])
-    try:  # the distinct values, in order of appearance (one hashing pass)
-        distinct = list(dict.fromkeys(arr.tolist()))
-    except TypeError:
-        row = next(i for i, v in enumerate(arr) if not _hashable(v))
-        raise FairdecideError(
-            f"{name} has an unhashable value {arr[row]!r} at row {row}; labels must be "
-            "hashable (numbers, strings or tuples)") from None
-    if any(isinstance(v, float) and not np.isfinite(v) for v in distinct):
-        row = next(i for i, v in enumerate(arr) if isinstance(v, float) and not np.isfinite(v))
-        raise FairdecideError(f"{name} has an infinite value at row {row}; drop or recode it")
-    if labels is None:
-        try:
-            distinct = sorted(distinct)
-        except TypeError:
-            pass
-        labels = tuple(distinct)
-    else:
-        labels = tuple(labels)
-        if len(set(labels)) != len(labels):
-            raise FairdecideError(f"labels given for {name} are not distinct: {list(labels)}")
-    index = {lab: i for i, lab in enumerate(labels)}
-    codes = np.empty(len(arr), dtype=np.intp)
-    for i, v in enumerate(arr):
-        try:
-            codes[i] = index[v]
-        except (KeyError, TypeError):
-            raise FairdecideError(
-                f"{name} has value {v!r} (row {i}) that is not among its labels {list(labels)}"
-            ) from None
-    return codes, labels
 
 
 class LoggedData:
@@ -152,17 +76,17 @@ class LoggedData:
         outcome_labels: Sequence[Any] | None = None,
     ) -> None:
         arrays = {"x": x, "z": z, "y": y, "a": a, "propensity": propensity}
-        lens = {k: _vector(v, k) for k, v in arrays.items() if v is not None}
+        lens = {k: one_dimensional(v, k) for k, v in arrays.items() if v is not None}
         n = check_same_length(**lens)
         if n == 0:
             raise FairdecideError("LoggedData needs at least one row; x, z and y are empty")
-        self.x, self.x_labels = _encode(x, x_labels, "x")
-        self.z, self.group_labels = _encode(z, group_labels, "z")
-        self.y, self.outcome_labels = _encode(y, outcome_labels, "y")
+        self.x, self.x_labels = Labels.factorize(x, "x", x_labels)
+        self.z, self.group_labels = Labels.factorize(z, "z", group_labels)
+        self.y, self.outcome_labels = Labels.factorize(y, "y", outcome_labels)
         if a is None:
             self.a, self.action_labels = None, None
         else:
-            self.a, self.action_labels = _encode(a, action_labels, "a")
+            self.a, self.action_labels = Labels.factorize(a, "a", action_labels)
         if propensity is not None and a is None:
             raise FairdecideError(
                 "propensity was given without the logged actions a: a propensity is the "
@@ -197,6 +121,12 @@ class LoggedData:
         >>> data.x_labels
         (('<25', 0), ('<25', 2), ('>45', 0))
         """
+        if is_dask_frame(df):
+            raise FairdecideError(
+                "df is a Dask DataFrame: LoggedData holds every row in memory. Count it on "
+                "the workers with LoggedCounts.from_frame(df, features=..., group=..., "
+                "outcome=...), which every tabular estimate accepts, or call df.compute() "
+                "first")
         if not isinstance(df, pd.DataFrame):
             raise FairdecideError(f"df must be a pandas DataFrame, got {type(df).__name__}")
         if isinstance(features, str):
@@ -229,18 +159,16 @@ class LoggedData:
         if len(features) == 1:
             x = df[features[0]].to_numpy(dtype=object)
         else:
-            x = _object_vector(df[features].itertuples(index=False, name=None))
+            x = as_object_vector(df[features].itertuples(index=False, name=None))
 
         def cats(col: str | None) -> Sequence[Any] | None:
-            if col is not None and isinstance(df[col].dtype, pd.CategoricalDtype):
-                return list(df[col].cat.categories)
-            return None
+            return None if col is None else declared_labels(df, col)
 
         return cls(
             x=x,
-            z=df[group].to_numpy(dtype=object),
-            y=df[outcome].to_numpy(dtype=object),
-            a=None if action is None else df[action].to_numpy(dtype=object),
+            z=df[group],
+            y=df[outcome],
+            a=None if action is None else df[action],
             propensity=None if propensity is None else df[propensity].to_numpy(),
             group_labels=cats(group),
             outcome_labels=cats(outcome),
@@ -284,7 +212,17 @@ class LoggedData:
 
     def subset(self, rows: Any) -> LoggedData:
         """The data restricted to ``rows`` (an index array or boolean mask), same labels."""
-        idx = np.arange(self.n)[rows]
+        mask = np.asarray(rows)
+        if mask.dtype == bool and mask.shape != (self.n,):
+            raise FairdecideError(
+                f"rows is a boolean mask of shape {mask.shape}, but the data has {self.n} "
+                "rows: give one True/False per row, or an array of row indices")
+        try:
+            idx = np.arange(self.n)[rows]
+        except IndexError as exc:
+            raise FairdecideError(
+                f"rows must index the data's {self.n} rows (indices in [-{self.n}, "
+                f"{self.n}) or a boolean mask): {exc}") from None
         new = object.__new__(LoggedData)
         new.__dict__.update(self.__dict__)
         for name in ("x", "z", "y", "a", "propensity"):
@@ -295,14 +233,14 @@ class LoggedData:
         return new
 
     def to_frame(self) -> pd.DataFrame:
-        """The data as a DataFrame of labels."""
-        cols = {
-            "x": _object_vector(self.x_labels)[self.x],
-            "z": _object_vector(self.group_labels)[self.z],
-        }
+        """The data as a DataFrame of labels: a column of integers (or floats, or
+        booleans, or strings) where every label is one, else of objects; numeric columns
+        stay numeric in Dask, which stores object columns as strings."""
+        cols = {"x": label_column(self.x_labels, self.x),
+                "z": label_column(self.group_labels, self.z)}
         if self.a is not None:
-            cols["a"] = _object_vector(self.action_labels)[self.a]
-        cols["y"] = _object_vector(self.outcome_labels)[self.y]
+            cols["a"] = label_column(self.action_labels, self.a)
+        cols["y"] = label_column(self.outcome_labels, self.y)
         if self.propensity is not None:
             cols["propensity"] = self.propensity
         return pd.DataFrame(cols)
@@ -313,6 +251,17 @@ class LoggedData:
             f"LoggedData(n={self.n}, cells={self.n_x}, groups={self.n_z}, "
             f"actions={acts}, outcomes={len(self.outcome_labels)})"
         )
+
+
+def declared_labels(df: Any, col: str) -> list | None:
+    """The categories a categorical column of a pandas or Dask frame declares (None for
+    other columns, and for a Dask column whose categories are unknown)."""
+    column = df[col]
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        return None
+    if is_dask_frame(df) and not column.cat.known:
+        return None
+    return list(column.cat.categories)
 
 
 @dataclass(frozen=True)

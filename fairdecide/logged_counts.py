@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._validation import as_propensity
-from fairdecide.data import LoggedData, _encode, _object_vector
+from fairdecide.data import LoggedData, declared_labels
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels, as_object_vector, label_column
 
 __all__ = ["LoggedCounts"]
 
@@ -154,22 +155,30 @@ class LoggedCounts:
             if missing[col]:
                 raise FairdecideError(f"column {col!r} has {missing[col]} missing values; "
                                       "drop or impute them first")
-        return cls._from_table(table, features, group, outcome, action, propensity)
+        if not len(table):
+            raise FairdecideError("the DataFrame has no rows: there is nothing to count")
+        declared = {col: declared_labels(df, col) for col in (group, outcome, action)
+                    if col is not None}
+        return cls._from_table(table, features, group, outcome, action, propensity,
+                               declared)
 
     @classmethod
     def _from_table(cls, table: pd.DataFrame, features: list, group: str, outcome: str,
-                    action: str | None, propensity: str | None) -> LoggedCounts:
-        """From a table of distinct rows of the used columns and their ``_n_rows_``."""
+                    action: str | None, propensity: str | None,
+                    declared: dict[str, Any] | None = None) -> LoggedCounts:
+        """From a table of distinct rows of the used columns and their ``_n_rows_``
+        (``declared``: the labels a categorical column declares, by column)."""
+        declared = declared or {}
         if len(features) == 1:
-            xv = table[features[0]].to_numpy(dtype=object)
+            xv = table[features[0]]
         else:
-            xv = _object_vector(table[features].itertuples(index=False, name=None))
-        x, x_labels = _encode(xv, None, "x")
-        z, g_labels = _encode(table[group].to_numpy(dtype=object), None, "z")
-        y, y_labels = _encode(table[outcome].to_numpy(dtype=object), None, "y")
+            xv = as_object_vector(table[features].itertuples(index=False, name=None))
+        x, x_labels = Labels.factorize(xv, "x")
+        z, g_labels = Labels.factorize(table[group], "z", declared.get(group))
+        y, y_labels = Labels.factorize(table[outcome], "y", declared.get(outcome))
         a = a_labels = p = None
         if action is not None:
-            a, a_labels = _encode(table[action].to_numpy(dtype=object), None, "a")
+            a, a_labels = Labels.factorize(table[action], "a", declared.get(action))
         if propensity is not None:
             p = table[propensity].to_numpy(dtype=float)
         return cls.canonical(x, z, y, table["_n_rows_"].to_numpy(), a, p, x_labels, g_labels,
@@ -231,11 +240,11 @@ class LoggedCounts:
 
     def to_frame(self) -> pd.DataFrame:
         """The atoms as a DataFrame of labels with their ``count``."""
-        cols = {"x": _object_vector(self.x_labels)[self.x],
-                "z": _object_vector(self.group_labels)[self.z]}
+        cols = {"x": label_column(self.x_labels, self.x),
+                "z": label_column(self.group_labels, self.z)}
         if self.a is not None:
-            cols["a"] = _object_vector(self.action_labels)[self.a]
-        cols["y"] = _object_vector(self.outcome_labels)[self.y]
+            cols["a"] = label_column(self.action_labels, self.a)
+        cols["y"] = label_column(self.outcome_labels, self.y)
         if self.propensity is not None:
             cols["propensity"] = self.propensity
         cols["count"] = self.weights.astype(np.int64)

@@ -3,25 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from fairdecide._validation import as_bool, as_float_array, as_int
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels
 
 __all__ = ["DecisionProblem"]
 
 
-def _labels(given: Sequence[Any] | None, n: int, name: str) -> tuple[Any, ...]:
+def _labels(given: Sequence[Any] | None, n: int, name: str) -> Labels:
     if given is None:
-        return tuple(range(n))
-    labels = tuple(given)
+        return Labels.trusted(range(n))
+    labels = Labels(given, name)
     if len(labels) != n:
         raise FairdecideError(f"{name} has {len(labels)} labels but utility implies {n}")
-    if len(set(labels)) != n:
-        raise FairdecideError(f"{name} must be distinct, got {list(labels)}")
     return labels
 
 
@@ -61,8 +60,6 @@ class DecisionProblem:
     outcome_depends_on_action: bool = True
     action_labels: tuple[Any, ...] | None = None
     outcome_labels: tuple[Any, ...] | None = None
-    _action_index: dict = field(init=False, repr=False)
-    _outcome_index: dict = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         u = as_float_array(self.utility, "utility", ndim=2)
@@ -79,8 +76,6 @@ class DecisionProblem:
         y_lab = _labels(self.outcome_labels, u.shape[1], "outcome_labels")
         object.__setattr__(self, "action_labels", a_lab)
         object.__setattr__(self, "outcome_labels", y_lab)
-        object.__setattr__(self, "_action_index", {lab: i for i, lab in enumerate(a_lab)})
-        object.__setattr__(self, "_outcome_index", {lab: i for i, lab in enumerate(y_lab)})
 
     @classmethod
     def classification(
@@ -107,11 +102,15 @@ class DecisionProblem:
 
     def action_codes(self, labels: Sequence[Any], name: str = "actions") -> np.ndarray:
         """Map action labels to codes, raising on labels the problem does not know."""
-        return _encode(labels, self._action_index, name, "action")
+        return self.action_labels.encode(
+            labels, name, what="unknown action", among="the problem's actions",
+            hint="pass action_labels to DecisionProblem to match the data")
 
     def outcome_codes(self, labels: Sequence[Any], name: str = "outcomes") -> np.ndarray:
         """Map outcome labels to codes, raising on labels the problem does not know."""
-        return _encode(labels, self._outcome_index, name, "outcome")
+        return self.outcome_labels.encode(
+            labels, name, what="unknown outcome", among="the problem's outcomes",
+            hint="pass outcome_labels to DecisionProblem to match the data")
 
     def __repr__(self) -> str:
         kind = "intervention" if self.outcome_depends_on_action else "prediction"
@@ -120,16 +119,3 @@ class DecisionProblem:
             f"outcomes={list(self.outcome_labels)})"
         )
 
-
-def _encode(labels: Sequence[Any], index: dict, name: str, what: str) -> np.ndarray:
-    out = np.empty(len(labels), dtype=np.intp)
-    for i, lab in enumerate(labels):
-        key = lab.item() if isinstance(lab, np.generic) else lab
-        try:
-            out[i] = index[key]
-        except (KeyError, TypeError):
-            raise FairdecideError(
-                f"{name} contains unknown {what} {lab!r}; the problem knows {list(index)}. "
-                f"Pass {what}_labels to DecisionProblem to match the data"
-            ) from None
-    return out

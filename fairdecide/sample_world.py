@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from fairdecide._validation import as_float_array, check_distribution
-from fairdecide.data import _encode
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels
 from fairdecide.problem import DecisionProblem
 from fairdecide.units import Units
 from fairdecide.world import World
@@ -64,7 +64,7 @@ class SampleWorld(World):
         n = len(X)
         if n == 0:
             raise FairdecideError("X has no rows: a SampleWorld needs individuals")
-        codes, labels = _encode(z, group_labels, "z")
+        codes, labels = Labels.factorize(z, "z", group_labels)
         if len(codes) != n:
             raise FairdecideError(f"z has {len(codes)} entries but X has {n} rows")
         py = as_float_array(p_y, "p_y", ndim=(2, 3))

@@ -12,6 +12,7 @@ import numpy as np
 
 from fairdecide._validation import as_code_array, as_float_array, as_int
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels
 
 __all__ = ["Units"]
 
@@ -108,15 +109,7 @@ class Units:
                     f"be matched: build the {owner} with x_labels/group_labels (the "
                     "labels of the world or data it was made for)")
             return np.arange(n_owner)
-        index = {lab: i for i, lab in enumerate(owner_labels)}
-        missing = [lab for lab in mine if lab not in index]
-        if missing:
-            raise FairdecideError(
-                f"the {owner} has no row for the {what} label(s) {missing[:5]!r}"
-                f"{' ...' if len(missing) > 5 else ''} of the data or world it is applied "
-                f"to; its {plural} are {list(owner_labels)[:10]!r}"
-                f"{' ...' if len(owner_labels) > 10 else ''}")
-        return np.array([index[lab] for lab in mine], dtype=np.intp)
+        return Labels.trusted(mine).map_to(owner_labels, what, owner, plural)
 
     def same_as(self, other: Units) -> bool:
         """Whether ``other`` describes the same units (same groups, cells and features, and

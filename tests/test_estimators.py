@@ -196,7 +196,7 @@ def test_clone_and_pickle_round_trips(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_unknown_group_at_predict_is_an_error_unless_group_blind(kind):
     _, X, _, proba = _fitted(kind, {})
-    with pytest.raises(fd.FairdecideError, match="not in the training data"):
+    with pytest.raises(fd.FairdecideError, match="not among the groups in the training data"):
         proba(X[:3], sensitive_features=["a", "b", "c"])
     with pytest.raises(fd.FairdecideError, match="reads the group"):
         proba(X[:3])
@@ -406,7 +406,7 @@ def test_pipeline_gridsearch_routes_sensitive_features_and_refit_respects_tolera
         with pytest.raises(ValueError, match="unknown categories"):
             best.predict(bad, sensitive_features=df["sex"])
         # and an unknown group: fairdecide's error
-        with pytest.raises(ValueError, match="not in the training data"):
+        with pytest.raises(ValueError, match="not among the groups in the training data"):
             best.predict(X, sensitive_features=np.full(len(X), "X"))
 
 

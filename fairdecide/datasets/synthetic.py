@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 
 from fairdecide._validation import as_int, as_real, check_instance, check_random_state
-from fairdecide.data import LoggedData, _object_vector
+from fairdecide.data import LoggedData
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import as_object_vector
 from fairdecide.policies import TabularPolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import TabularWorld
@@ -141,10 +142,10 @@ def sample_logged_data(
     y = (p_y.cumsum(axis=1) < rng.random_sample(int(n))[:, None]).sum(axis=1)
     y = np.minimum(y, problem.n_outcomes - 1)
     return LoggedData(
-        x=_object_vector(world.x_labels)[x],
-        z=_object_vector(world.group_labels)[z],
-        y=_object_vector(problem.outcome_labels)[y],
-        a=_object_vector(problem.action_labels)[a],
+        x=as_object_vector(world.x_labels)[x],
+        z=as_object_vector(world.group_labels)[z],
+        y=as_object_vector(problem.outcome_labels)[y],
+        a=as_object_vector(problem.action_labels)[a],
         propensity=rows[x, z, a],
         x_labels=world.x_labels,
         group_labels=world.group_labels,

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import validate_data
 
-from fairdecide.data import _encode
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels, as_object_vector
 
 __all__ = ["Cells", "fit_groups", "predict_groups", "split_features"]
 
@@ -80,7 +80,7 @@ def fit_groups(values: Any, n: int, criteria: Any) -> tuple[np.ndarray, tuple]:
                 "metadata routing in a Pipeline: set_fit_request(sensitive_features=True)) "
                 "or set sensitive_feature to a column of X", UserWarning, stacklevel=3)
         return np.zeros(n, dtype=np.intp), ("all",)
-    return _encode(_raw_groups(values, n), None, "sensitive_features")
+    return Labels.factorize(_raw_groups(values, n), "sensitive_features")
 
 
 def predict_groups(values: Any, n: int, labels: tuple, needed: bool) -> np.ndarray | None:
@@ -99,19 +99,10 @@ def predict_groups(values: Any, n: int, labels: tuple, needed: bool) -> np.ndarr
             "this policy reads the group: give sensitive_features (or the "
             "sensitive_feature column of X) at predict time too; fit with "
             "group_blind=True for a policy that does not need it")
-    raw = _raw_groups(values, n)
-    index = {lab: i for i, lab in enumerate(labels)}
-    codes = np.empty(n, dtype=np.intp)
-    for i, v in enumerate(raw):
-        v = v.item() if isinstance(v, np.generic) else v
-        try:
-            codes[i] = index[v]
-        except (KeyError, TypeError):
-            raise FairdecideError(
-                f"sensitive_features has the group {v!r} (row {i}) that was not in the "
-                f"training data {list(labels)}; the policy has no rule for it. Refit with "
-                "it, or use group_blind=True") from None
-    return codes
+    return Labels.trusted(labels).encode(
+        _raw_groups(values, n), "sensitive_features", what="the group",
+        among="the groups in the training data",
+        hint="the policy has no rule for it. Refit with it, or use group_blind=True")
 
 
 class Cells:
@@ -133,9 +124,7 @@ class Cells:
                 qs = np.quantile(col, np.linspace(0, 1, self.n_bins + 1)[1:-1])
                 self.values_.append(None)
                 self.edges_.append(np.unique(qs))
-        keys = self._keys(X)
-        self.labels_ = tuple(sorted(set(keys)))
-        self.index_ = {k: i for i, k in enumerate(self.labels_)}
+        _, self.labels_ = Labels.factorize(self._keys(X), "the cells of X")
         return self
 
     def _keys(self, X: np.ndarray) -> list[tuple]:
@@ -152,7 +141,7 @@ class Cells:
     def codes(self, X: np.ndarray, warn: bool) -> np.ndarray:
         """Cell codes of rows; -1 for a combination never seen in training (with a
         warning when ``warn``)."""
-        codes = np.array([self.index_.get(k, -1) for k in self._keys(X)], dtype=np.intp)
+        codes = self.labels_.lookup(as_object_vector(self._keys(X)))
         unseen = int((codes < 0).sum())
         if unseen and warn:
             warnings.warn(

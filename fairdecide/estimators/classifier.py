@@ -14,6 +14,7 @@ from fairdecide._validation import as_bool, as_float_array
 from fairdecide.estimators._fitting import fit_policy
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels
 from fairdecide.models.individuals import check_sample_weight
 from fairdecide.policies.base import draw_rows
 from fairdecide.problem import DecisionProblem
@@ -165,7 +166,9 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         """
         X, z_raw, y = split_features(self, X, sensitive_features, reset=True, y=y)
         check_classification_targets(y)
-        self.classes_, y_codes = np.unique(y, return_inverse=True)
+        y_codes, _ = Labels.factorize(y, "y")
+        # each class as y holds it (its dtype kept, as scikit-learn's classes_ are)
+        self.classes_ = np.asarray(y)[np.unique(y_codes, return_index=True)[1]]
         if len(self.classes_) < 2:
             raise FairdecideError(
                 f"y has only one class ({self.classes_[0]!r}); a classifier needs at least "
@@ -215,14 +218,9 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         """Expected utility per row of the randomised policy on (X, y): the mean over rows
         of sum_a pi(a | x_i, z_i) U(a, y_i) (the expected accuracy by default)."""
         p = self.predict_proba(X, sensitive_features=sensitive_features)
-        y = np.asarray(y)
-        index = {c: i for i, c in enumerate(self.classes_.tolist())}
-        try:
-            codes = np.array([index[v] for v in y.tolist()], dtype=np.intp)
-        except (KeyError, TypeError):
-            raise FairdecideError(
-                f"y has labels outside the classes seen in fit {list(self.classes_)}"
-            ) from None
+        codes = Labels(self.classes_.tolist(), "classes_").encode(
+            np.asarray(y, dtype=object), "y", what="the label",
+            among="the classes seen in fit")
         if len(codes) != len(p):
             raise FairdecideError(f"y has {len(codes)} labels but X has {len(p)} rows")
         gain = np.einsum("na,na->n", p, self.problem_.utility[:, codes].T)

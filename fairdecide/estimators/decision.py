@@ -11,10 +11,11 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from fairdecide._validation import as_float_array, as_propensity, as_real
-from fairdecide.data import BanditData, _encode
+from fairdecide.data import BanditData
 from fairdecide.estimators._fitting import fit_policy, make_criteria
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels
 from fairdecide.policies.base import draw_rows
 from fairdecide.problem import DecisionProblem
 
@@ -134,8 +135,8 @@ class FairDecisionPolicy(BaseEstimator):
         n = len(X)
         if n < 2:
             raise FairdecideError("fit needs at least 2 samples, got 1 sample")
-        a, self.action_labels_ = _encode(actions, None, "actions")
-        y_codes, self.outcome_labels_ = _encode(y, None, "y")
+        a, self.action_labels_ = Labels.factorize(actions, "actions")
+        y_codes, self.outcome_labels_ = Labels.factorize(y, "y")
         if len(a) != n:
             raise FairdecideError(f"actions has {len(a)} entries but X has {n} rows")
         if len(self.action_labels_) < 2:
@@ -253,7 +254,7 @@ class FairDecisionPolicy(BaseEstimator):
 
     @staticmethod
     def _codes(values: Any, labels: tuple, name: str, n: int) -> np.ndarray:
-        codes, _ = _encode(values, labels, name)
+        codes, _ = Labels.factorize(values, name, labels)
         if len(codes) != n:
             raise FairdecideError(f"{name} has {len(codes)} entries but X has {n} rows")
         return codes

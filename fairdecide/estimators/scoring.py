@@ -25,9 +25,9 @@ import pandas as pd
 from sklearn.utils.metadata_routing import MetadataRequest
 
 from fairdecide._validation import as_float_array, as_real
-from fairdecide.data import _encode
 from fairdecide.estimators._fitting import make_criteria
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels
 from fairdecide.problem import DecisionProblem
 from fairdecide.table import DecisionTable
 
@@ -64,7 +64,7 @@ class _PolicyScorer:
             "sensitive_features": sensitive_features}
         p = as_float_array(estimator.predict_proba(X, **kwargs), "predict_proba", ndim=2)
         classes = list(np.asarray(estimator.classes_).tolist())
-        y_codes, _ = _encode(np.asarray(y, dtype=object), classes, "y")
+        y_codes, _ = Labels.factorize(np.asarray(y, dtype=object), "y", classes)
         n, k = p.shape
         if len(y_codes) != n:
             raise FairdecideError(f"y has {len(y_codes)} labels but X has {n} rows")
@@ -80,7 +80,7 @@ class _PolicyScorer:
                 "the fairness scorer needs the groups: pass sensitive_features to the search's "
                 "fit with metadata routing enabled (sklearn.set_config("
                 "enable_metadata_routing=True)), or give the scorer sensitive_feature=")
-        z_codes, labels = _encode(z, None, "sensitive_features")
+        z_codes, labels = Labels.factorize(z, "sensitive_features")
         if len(z_codes) != n:
             raise FairdecideError(f"sensitive_features has {len(z_codes)} rows, X has {n}")
         M = np.zeros((len(labels), k, k))

@@ -26,8 +26,8 @@ from fairdecide._validation import (
     check_instance,
     check_random_state,
 )
-from fairdecide.data import _encode
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels
 from fairdecide.models.outcome import check_model, cross_fit_proba, default_classifier, fit_predict
 from fairdecide.problem import DecisionProblem
 from fairdecide.sample_world import SampleWorld
@@ -172,8 +172,8 @@ def check_training_rows(X: Any, z: Any, y: Any, problem: DecisionProblem, a: Any
     X = as_float_array(X, "X", ndim=(1, 2))
     X = X[:, None] if X.ndim == 1 else X
     n = len(X)
-    z_codes, labels = _encode(z, None, "z")
-    y_idx, y_lab = _encode(y, None, "y")
+    z_codes, labels = Labels.factorize(z, "z")
+    y_idx, y_lab = Labels.factorize(y, "y")
     y_codes = problem.outcome_codes(list(y_lab), name="y")[y_idx]
     if len(z_codes) != n or len(y_codes) != n:
         raise FairdecideError(
@@ -184,7 +184,7 @@ def check_training_rows(X: Any, z: Any, y: Any, problem: DecisionProblem, a: Any
         raise FairdecideError(
             "a (the logged actions) is needed: in an intervention the outcome "
             "depends on the action")
-    a_idx, a_lab = _encode(a, None, "a")
+    a_idx, a_lab = Labels.factorize(a, "a")
     a_codes = problem.action_codes(list(a_lab), name="a")[a_idx]
     if len(a_codes) != n:
         raise FairdecideError(f"X has {n} rows but a has {len(a_codes)}")

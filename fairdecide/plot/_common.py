@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels
 
 PROB_TOL = 1e-6
 
@@ -82,36 +83,22 @@ def encode(value: Any, name: str, labels: Sequence[Any] | None = None,
     """
     arr = as_vector(value, name)
     if labels is None:
-        try:
-            codes, uniques = pd.factorize(arr, sort=True)
-        except TypeError:  # labels of mixed types cannot be sorted: keep first-seen order
-            codes, uniques = pd.factorize(arr, sort=False)
-        return codes.astype(np.intp), tuple(_plain(v) for v in uniques)
+        return Labels.factorize(arr, name)
     labels = check_labels(labels, labels_name)
-    codes = pd.Index(labels).get_indexer(arr)
-    if np.any(codes < 0):
-        bad = arr[int(np.argmax(codes < 0))]
-        raise FairdecideError(
-            f"{name} has the label {_plain(bad)!r}, which is not in {labels_name} "
-            f"{list(labels)}; add it to {labels_name} or leave {labels_name} as None")
-    return codes.astype(np.intp), labels
+    codes = Labels.trusted(labels).encode(
+        arr, name, what="the label", among=labels_name,
+        hint=f"add it to {labels_name} or leave {labels_name} as None")
+    return codes, labels
 
 
 def check_labels(labels: Any, name: str, n: int | None = None) -> tuple:
     """Distinct labels as a tuple of plain Python values, ``n`` of them if given."""
     if isinstance(labels, str) or not isinstance(labels, Sequence | np.ndarray | pd.Index):
         raise FairdecideError(f"{name} must be a sequence of labels, got {labels!r}")
-    out = tuple(_plain(v) for v in labels)
-    if len(set(out)) != len(out):
-        raise FairdecideError(f"{name} has repeated labels: {list(out)}")
+    out = Labels(labels, name)
     if n is not None and len(out) != n:
         raise FairdecideError(f"{name} has {len(out)} labels but there are {n} columns")
     return out
-
-
-def _plain(value: Any) -> Any:
-    """A numpy scalar as the Python scalar it holds (so legends read "1", not "np.int64(1)")."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def check_lengths(**arrays: np.ndarray | None) -> int:

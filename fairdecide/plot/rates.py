@@ -11,6 +11,7 @@ import pandas as pd
 
 from fairdecide._validation import as_int, as_real, check_random_state
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels, as_object_vector
 from fairdecide.plot import _rates
 from fairdecide.plot._common import (
     axes,
@@ -314,15 +315,14 @@ class GroupRatesDisplay:
         self.ax_, self.figure_ = axes(ax)
         frame = self.rates_
         keys = ["action"] if self.kind == "action" else ["action", "outcome"]
-        cells = list(dict.fromkeys(zip(*(frame[k] for k in keys), strict=True)))
-        where = {c: i for i, c in enumerate(cells)}
+        cells = Labels.trusted(dict.fromkeys(zip(*(frame[k] for k in keys), strict=True)))
         groups = list(dict.fromkeys(frame["group"]))
         width = 0.8 / len(groups)
         self.containers_, self.missing_texts_ = {}, []
         for k, group in enumerate(groups):
             sub = frame[frame["group"] == group]
-            x = np.array([where[c] for c in zip(*(sub[k2] for k2 in keys), strict=True)],
-                         dtype=float) + (k - (len(groups) - 1) / 2) * width
+            x = cells.lookup(as_object_vector(zip(*(sub[k2] for k2 in keys), strict=True))
+                             ).astype(float) + (k - (len(groups) - 1) / 2) * width
             rate = sub["rate"].to_numpy(dtype=float)
             shown = np.isfinite(rate)
             colour = f"C{k}"

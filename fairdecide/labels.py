@@ -1,0 +1,238 @@
+"""Labels and codes: the one place where a variable's values become integer codes.
+
+Every variable fairdecide reads from data (the feature cell x, the group z, the action a,
+the outcome y) is held as integer codes into its labels. :class:`Labels` is those labels,
+in code order, and the two conversions every entry point needs:
+
+- :meth:`Labels.factorize`: values -> (codes, labels), the labels found (sorted when they
+  can be) or given;
+- :meth:`Labels.encode`: values -> codes into labels already known (a problem's actions,
+  a fitted estimator's groups), and :meth:`Labels.map_to`: these labels -> codes into
+  another numbering (a policy's or a world's).
+
+Both are one vectorised pass over pandas' hash tables (``pandas.factorize``,
+``Index.get_indexer``), whatever the container (list, numpy array, pandas Series of any
+dtype: object, category, string, pyarrow strings, numbers). Values match as a Python
+dict matches keys (``1``, ``1.0``, ``True`` and ``numpy.int64(1)`` are one label), and
+text matches a label that is not text by its text form when that is unambiguous: Dask
+stores object columns as strings, so the outcome ``0`` of a pandas frame arrives as
+``"0"`` from the Dask frame made of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairdecide.exceptions import FairdecideError
+
+__all__ = ["Labels"]
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds; anything else unchanged."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def as_object_vector(values: Any) -> np.ndarray:
+    """A 1-d object array; tuples stay whole (numpy would otherwise make a 2-d array)."""
+    if isinstance(values, np.ndarray):
+        return values.astype(object) if values.ndim == 1 else values
+    if isinstance(values, pd.Series | pd.Index):
+        return values.to_numpy(dtype=object)
+    items = list(values)
+    return np.fromiter(items, dtype=object, count=len(items))
+
+
+def one_dimensional(values: Any, name: str) -> np.ndarray:
+    """:func:`as_object_vector`, one-dimensional, with an error naming ``name``."""
+    if isinstance(values, str | bytes) or not hasattr(values, "__iter__") or (
+            isinstance(values, np.ndarray) and values.ndim == 0):
+        raise FairdecideError(
+            f"{name} must be a one-dimensional sequence (list, array or Series), got "
+            f"{type(values).__name__}")
+    try:
+        arr = as_object_vector(values)
+    except TypeError as exc:
+        raise FairdecideError(f"{name} must be a one-dimensional sequence: {exc}") from None
+    if arr.ndim != 1:
+        raise FairdecideError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    return arr
+
+
+def label_column(labels: tuple, codes: np.ndarray) -> np.ndarray:
+    """The labels of ``codes`` as a column of the labels' common type (bool, int, float,
+    or str; object if they have none): numeric columns stay numeric in a Dask frame,
+    which stores object columns as strings."""
+    for kind in (bool, int, float, str):
+        if labels and all(type(v) is kind for v in labels):
+            return np.asarray(labels, dtype=object if kind is str else kind)[codes]
+    return as_object_vector(labels)[codes]
+
+
+def _unhashable_row(arr: np.ndarray) -> int:
+    for i, v in enumerate(arr):
+        try:
+            hash(v)
+        except TypeError:
+            return i
+    return -1
+
+
+class Labels(tuple):
+    """The distinct labels of one variable, in code order.
+
+    A tuple (it compares, prints, hashes and pickles as one) of plain Python values:
+    numpy scalars become Python numbers, and every label is hashable and not missing.
+
+    Parameters
+    ----------
+    labels : iterable
+        The labels, code 0 first.
+    name : str
+        What they label, for error messages.
+
+    Examples
+    --------
+    >>> from fairdecide.labels import Labels
+    >>> codes, labels = Labels.factorize(["hi", "lo", "hi"], "x")
+    >>> labels, codes
+    (('hi', 'lo'), array([0, 1, 0]))
+    >>> labels.encode(["lo", "lo"], "new x")
+    array([1, 1])
+    >>> Labels([0, 1]).encode(["1", "0"], "y")     # text from a Dask string column
+    array([1, 0])
+    >>> Labels(["lo", "hi"]).map_to(labels, "cell", "policy")
+    array([1, 0])
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, labels: Iterable[Any], name: str = "labels") -> Labels:
+        if isinstance(labels, str | bytes):
+            raise FairdecideError(f"{name} must be a sequence of labels, got {labels!r}")
+        try:
+            out = tuple(_plain(v) for v in labels)
+        except TypeError:
+            raise FairdecideError(
+                f"{name} must be a sequence of labels, got {type(labels).__name__}") from None
+        try:
+            distinct = len(set(out)) == len(out)
+        except TypeError:
+            raise FairdecideError(
+                f"{name} has an unhashable label; labels must be hashable (numbers, strings "
+                "or tuples)") from None
+        if not distinct:
+            raise FairdecideError(f"{name} must be distinct, got {list(out)}")
+        return tuple.__new__(cls, out)
+
+    @classmethod
+    def trusted(cls, labels: Iterable[Any]) -> Labels:
+        """Labels already checked (plain, hashable, distinct): no checks are repeated."""
+        return tuple.__new__(cls, labels)
+
+    def to_index(self) -> pd.Index:
+        """The labels as a pandas Index (object dtype; tuples stay whole)."""
+        return pd.Index(as_object_vector(self), dtype=object, tupleize_cols=False)
+
+    @classmethod
+    def factorize(cls, values: Any, name: str, labels: Sequence[Any] | None = None
+                  ) -> tuple[np.ndarray, Labels]:
+        """Integer codes of ``values`` and their labels.
+
+        Without ``labels``, the labels are the distinct values, sorted when they can be
+        (values of mixed types keep the order they first appear in). With ``labels``,
+        every value must be among them (:meth:`encode`).
+
+        Missing, infinite and unhashable values raise an error naming ``name`` and the
+        first row at fault.
+        """
+        arr = one_dimensional(values, name)
+        missing = np.asarray(pd.isna(arr), dtype=bool)
+        if missing.any():
+            raise FairdecideError(
+                f"{name} has {int(missing.sum())} missing values (first at row "
+                f"{int(np.argmax(missing))}); drop or impute them before building LoggedData")
+        if labels is not None:
+            known = cls(labels, f"labels given for {name}")
+            return known.encode(arr, name), known
+        try:
+            codes, uniques = pd.factorize(arr)
+        except TypeError:
+            row = _unhashable_row(arr)
+            raise FairdecideError(
+                f"{name} has an unhashable value {arr[row]!r} at row {row}; labels must be "
+                "hashable (numbers, strings or tuples)") from None
+        found = [_plain(v) for v in uniques]
+        bad = [i for i, v in enumerate(found) if isinstance(v, float) and not np.isfinite(v)]
+        if bad:
+            row = int(np.argmax(codes == bad[0]))
+            raise FairdecideError(f"{name} has an infinite value at row {row}; drop or recode it")
+        try:
+            order = sorted(range(len(found)), key=found.__getitem__)
+        except TypeError:  # labels of mixed types: the order they first appear in
+            order = list(range(len(found)))
+        rank = np.empty(len(found), dtype=np.intp)
+        rank[order] = np.arange(len(found))
+        return rank[codes], cls.trusted(found[i] for i in order)
+
+    def encode(self, values: Any, name: str, *, what: str = "value",
+               among: str = "its labels", hint: str | None = None) -> np.ndarray:
+        """Codes of ``values`` among these labels.
+
+        A value that is not a label raises "``name`` contains ``what`` v (row i) that is not
+        among ``among`` [labels]", followed by ``hint`` (what to do about it).
+        """
+        arr = one_dimensional(values, name)
+        codes = self.lookup(arr)
+        if np.any(codes < 0):
+            row = int(np.argmax(codes < 0))
+            raise FairdecideError(
+                f"{name} contains {what} {_plain(arr[row])!r} (row {row}) that is not among "
+                f"{among} {list(self)}" + (f"; {hint}" if hint else ""))
+        return codes
+
+    def map_to(self, other: Sequence[Any], what: str, owner: str, plural: str | None = None
+               ) -> np.ndarray:
+        """For each of these labels, its code in ``other`` (the labels of an ``owner``:
+        a policy, a world, whose ``plural`` they are); labels ``other`` lacks raise an
+        error listing them."""
+        codes = Labels.trusted(other).lookup(as_object_vector(self))
+        if np.any(codes < 0):
+            missing = [lab for lab, c in zip(self, codes, strict=True) if c < 0]
+            raise FairdecideError(
+                f"the {owner} has no row for the {what} label(s) {missing[:5]!r}"
+                f"{' ...' if len(missing) > 5 else ''} of the data or world it is applied "
+                f"to; its {plural or what + ' labels'} are {list(other)[:10]!r}"
+                f"{' ...' if len(other) > 10 else ''}")
+        return codes
+
+    def lookup(self, values: Any) -> np.ndarray:
+        """Codes of the values, -1 for a value that is no label (matched by value, then
+        text by its text form: see the module)."""
+        arr = as_object_vector(values)
+        try:
+            codes = self.to_index().get_indexer(arr).astype(np.intp)
+        except TypeError:  # an unhashable value: no label
+            codes = np.array([self._one(v) for v in arr], dtype=np.intp)
+        lost = codes < 0
+        if lost.any() and not all(isinstance(v, str) for v in self):
+            text = [str(v) for v in self]
+            if len(set(text)) == len(text):
+                values = arr[lost]
+                is_text = np.array([isinstance(v, str) for v in values], dtype=bool)
+                if is_text.any():
+                    found = pd.Index(text, dtype=object).get_indexer(values[is_text])
+                    sub = codes[lost]
+                    sub[is_text] = found
+                    codes[lost] = sub
+        return codes
+
+    def _one(self, value: Any) -> int:
+        try:
+            return int(self.to_index().get_indexer(as_object_vector([value]))[0])
+        except TypeError:
+            return -1
