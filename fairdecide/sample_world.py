@@ -67,6 +67,21 @@ class SampleWorld(World):
         codes, labels = Labels.factorize(z, "z", group_labels)
         if len(codes) != n:
             raise FairdecideError(f"z has {len(codes)} entries but X has {n} rows")
+        self._build(X, codes, labels, p_y, weights)
+
+    @classmethod
+    def from_codes(cls, X: np.ndarray, z: np.ndarray, p_y: Any, weights: Any = None, *,
+                   group_labels: Sequence[Any]) -> SampleWorld:
+        """A world of individuals already checked: ``X`` a finite (n, d) float array and
+        ``z`` their group codes into ``group_labels`` (as a fitted model holds them); only
+        ``p_y`` and ``weights`` are checked."""
+        world = cls.__new__(cls)
+        world._build(X, z, Labels.trusted(group_labels), p_y, weights)
+        return world
+
+    def _build(self, X: np.ndarray, codes: np.ndarray, labels: Labels, p_y: Any,
+               weights: Any) -> None:
+        n = len(X)
         py = as_float_array(p_y, "p_y", ndim=(2, 3))
         if len(py) != n:
             raise FairdecideError(f"p_y has {len(py)} rows but X has {n}")
@@ -153,8 +168,8 @@ class SampleWorld(World):
     def with_outcomes(self, p_y: Any) -> SampleWorld:
         """The same individuals with other outcome probabilities (a scenario of a
         belief)."""
-        return SampleWorld(self.X, [self.group_labels[c] for c in self.z], p_y,
-                           self.weights, group_labels=self.group_labels)
+        return SampleWorld.from_codes(self.X, self.z, p_y, self.weights,
+                                      group_labels=self.group_labels)
 
     def __repr__(self) -> str:
         kind = "P(y|a,i)" if self.outcome_depends_on_action else "P(y|i)"

@@ -220,3 +220,18 @@ def test_malformed_values_and_labels_get_a_clear_error(values, labels):
     assert len(codes) == len(values) and all(0 <= c < len(found) for c in codes)
     for c, v in zip(codes, values, strict=True):  # by value, or text by its text form
         assert found[c] == v or (isinstance(v, str) and str(found[c]) == v)
+
+
+def test_sample_world_from_codes_is_the_world_from_labels():
+    rng = np.random.default_rng(0)
+    X, p_y = rng.normal(size=(30, 2)), rng.dirichlet([1, 1], size=30)
+    z = rng.choice(["b", "a", "c"], size=30)
+    by_label = fd.SampleWorld(X, z, p_y)
+    codes = np.array([by_label.group_labels.index(g) for g in z])
+    by_code = fd.SampleWorld.from_codes(X, codes, p_y, group_labels=("a", "b", "c"))
+    assert by_code.group_labels == by_label.group_labels == ("a", "b", "c")
+    np.testing.assert_array_equal(by_code.z, by_label.z)
+    np.testing.assert_array_equal(by_code.weights, by_label.weights)
+    again = by_code.with_outcomes(p_y[:, ::-1])
+    np.testing.assert_array_equal(again.z, codes)
+    np.testing.assert_array_equal(again.p_y, p_y[:, ::-1])

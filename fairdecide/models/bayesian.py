@@ -209,11 +209,17 @@ class BayesianOutcomeModel:
         if not hasattr(self, "coef_draws_"):
             raise FairdecideError("call fit(X, z, y, problem, a) first")
         n_y = self.problem_.n_outcomes
+
+        def uniform(n: int) -> np.ndarray:
+            shape = (n, n_y) if self.a_ is None else (n, self.problem_.n_actions, n_y)
+            return np.full(shape, 1.0 / n_y)
+
         if X is None:
             if z is not None:
                 raise FairdecideError("z was given without X: pass the new individuals' "
                                       "features X too, or neither")
-            X, z = self.X_, [self.group_labels_[c] for c in self.z_]
+            return SampleWorld.from_codes(self.X_, self.z_, uniform(len(self.X_)),
+                                          group_labels=self.group_labels_)
         else:
             X = as_float_array(X, "X", ndim=(1, 2))
             X = X[:, None] if X.ndim == 1 else X
@@ -224,8 +230,7 @@ class BayesianOutcomeModel:
             if z is None:
                 raise FairdecideError("z (the groups of the new individuals) is needed "
                                       "with X")
-        shape = (len(X), n_y) if self.a_ is None else (len(X), self.problem_.n_actions, n_y)
-        return SampleWorld(X, z, np.full(shape, 1.0 / n_y), group_labels=self.group_labels_)
+        return SampleWorld(X, z, uniform(len(X)), group_labels=self.group_labels_)
 
     def belief(self, n_scenarios: int = 20, X: Any = None, z: Any = None,
                aggregate: str = "mean", random_state: Any = None) -> Belief:

@@ -130,8 +130,8 @@ class IndividualOutcomeModel:
             raise FairdecideError("call fit(X, z, y, problem, a) first")
         if X is None:
             p_y = self._proba(self.X_, self.y_, self.a_, self.X_, honest=True, w=self.w_)
-            return SampleWorld(self.X_, [self.group_labels_[c] for c in self.z_], p_y,
-                               weights, group_labels=self.group_labels_)
+            return SampleWorld.from_codes(self.X_, self.z_, p_y, weights,
+                                          group_labels=self.group_labels_)
         X = as_float_array(X, "X", ndim=(1, 2))
         X = X[:, None] if X.ndim == 1 else X
         if z is None:
@@ -150,15 +150,14 @@ class IndividualOutcomeModel:
         n_samples = as_int(n_samples, "n_samples", minimum=1)
         rng = check_random_state(random_state)
         n = len(self.X_)
-        groups = [self.group_labels_[c] for c in self.z_]
         worlds = []
         for _ in range(n_samples):
             idx = rng.randint(0, n, size=n)
             a = None if self.a_ is None else self.a_[idx]
             w = None if self.w_ is None else self.w_[idx]
             p_y = self._proba(self.X_[idx], self.y_[idx], a, self.X_, honest=False, w=w)
-            worlds.append(SampleWorld(self.X_, groups, p_y, weights,
-                                      group_labels=self.group_labels_))
+            worlds.append(SampleWorld.from_codes(self.X_, self.z_, p_y, weights,
+                                                 group_labels=self.group_labels_))
         return worlds
 
 
