@@ -234,4 +234,4 @@ def test_sample_world_from_codes_is_the_world_from_labels():
     np.testing.assert_array_equal(by_code.weights, by_label.weights)
     again = by_code.with_outcomes(p_y[:, ::-1])
     np.testing.assert_array_equal(again.z, codes)
-    np.testing.assert_array_equal(again.p_y, p_y[:, ::-1])
+    np.testing.assert_allclose(again.p_y, p_y[:, ::-1], rtol=1e-14)  # rows renormalised
