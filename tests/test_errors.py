@@ -53,7 +53,7 @@ def test_wrong_objects():
     with pytest.raises(FairdecideError,
                        match="world must be a World such as TabularWorld, or a Belief"):
         optimize_policy(PROBLEM, {"p_xz": 1})
-    with pytest.raises(FairdecideError, match=r"criteria\[1\] must be a fairness criterion"):
+    with pytest.raises(FairdecideError, match=r"criteria\[1\] is the unknown criterion name"):
         optimize_policy(PROBLEM, WORLD, [Independence(), "parity"], epsilon=0.1)
     with pytest.raises(FairdecideError, match="criteria must be a criterion"):
         optimize_policy(PROBLEM, WORLD, 3, epsilon=0.1)
@@ -165,7 +165,7 @@ def _malformed_cases():
         (lambda: scenario_values(policy, WORLD, PROBLEM), "non-empty sequence of worlds"),
         (lambda: scenario_values(policy, [], PROBLEM), "non-empty sequence of worlds"),
         (lambda: scenario_values(policy, [WORLD], PROBLEM, ["parity"]),
-         r"criteria\[0\] must be a fairness criterion"),
+         r"criteria\[0\] is the unknown criterion name"),
         (lambda: scenario_values(policy, [WORLD], np.eye(2)), "problem"),
         (lambda: decision_table(policy, "world", PROBLEM), "must be a World"),
         (lambda: as_policy(42, PROBLEM), "policy must be a TabularPolicy, a fitted"),

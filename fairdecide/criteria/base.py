@@ -13,7 +13,7 @@ Adding a criterion is one new class with these methods (see docs/architecture.md
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -205,24 +205,58 @@ class Criterion(abc.ABC):
         return self.deviation_from_table(decision_table(policy, world, problem), problem)
 
 
-def as_criteria(criteria: Any) -> list[Criterion]:
-    """A criterion or a sequence of them as a list, checked."""
+#: The criteria that have a name, by name: each preset registers itself (:func:`named`).
+NAMED: dict[str, Callable[[], Criterion]] = {}
+
+
+def named(name: str) -> Callable[[Callable[..., Criterion]], Callable[..., Criterion]]:
+    """Register a criterion factory, callable without arguments, under ``name`` (what
+    :func:`as_criteria` accepts in place of the criterion)."""
+
+    def register(factory: Callable[..., Criterion]) -> Callable[..., Criterion]:
+        NAMED[name] = factory
+        return factory
+
+    return register
+
+
+def as_criteria(criteria: Any, name: str = "criteria", *, kind: type | None = None,
+                what: str = "a fairness criterion such as Independence()"
+                ) -> list[Criterion]:
+    """The criteria every entry point accepts, as a checked list: None (none), a
+    criterion, a name of one ("independence", "separation", "sufficiency"), or a
+    sequence of criteria and names. ``kind``: the class every criterion must be an
+    instance of (``what`` says so in the error), for entry points that take only some.
+
+    Examples
+    --------
+    >>> from fairdecide.criteria.base import as_criteria
+    >>> [c.label for c in as_criteria(["independence", "separation"])]
+    ['independence', 'separation']
+    """
+    import fairdecide.criteria.presets  # noqa: F401  (the presets register their names)
+
     if criteria is None:
         return []
-    if isinstance(criteria, Criterion):
-        return [criteria]
+    items = [criteria] if isinstance(criteria, str | Criterion) else criteria
     try:
-        items = list(criteria)
+        items = list(items)
     except TypeError:
         raise FairdecideError(
-            f"criteria must be a criterion or a sequence of them, got {type(criteria).__name__}"
-        ) from None
+            f"{name} must be a criterion, a criterion name {sorted(NAMED)} or a sequence "
+            f"of them, got {type(criteria).__name__}") from None
+    out = []
     for i, c in enumerate(items):
-        if not isinstance(c, Criterion):
-            raise FairdecideError(
-                f"criteria[{i}] must be a fairness criterion such as Independence(), "
-                f"got {type(c).__name__}")
-    return items
+        if isinstance(c, str):
+            if c not in NAMED:
+                raise FairdecideError(
+                    f"{name}[{i}] is the unknown criterion name {c!r}; use one of "
+                    f"{sorted(NAMED)} or a criterion object")
+            c = NAMED[c]()
+        if not isinstance(c, kind or Criterion):
+            raise FairdecideError(f"{name}[{i}] must be {what}, got {type(c).__name__}")
+        out.append(c)
+    return out
 
 
 def resolve_names(criteria: Sequence[Criterion]) -> list[str]:

@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fairdecide.criteria.base import named
 from fairdecide.criteria.conditional import ConditionalIndependence
 
 __all__ = ["Independence", "Separation", "Sufficiency"]
 
 
+@named("independence")
 def Independence(
     measure: str = "tv", weighting: str = "uniform", name: str | None = None
 ) -> ConditionalIndependence:
@@ -40,6 +42,7 @@ def Independence(
                                    weighting=weighting, name=name)
 
 
+@named("separation")
 def Separation(
     measure: str = "tv",
     weighting: str = "uniform",
@@ -74,6 +77,7 @@ def Separation(
                                    weighting=weighting, given_values=outcomes, name=name)
 
 
+@named("sufficiency")
 def Sufficiency(
     measure: str = "tv",
     weighting: str = "uniform",

@@ -4,7 +4,7 @@ individuals."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,46 +13,19 @@ from sklearn.preprocessing import StandardScaler
 
 from fairdecide._validation import as_int, as_real, check_random_state
 from fairdecide.beliefs import Belief
-from fairdecide.criteria import Criterion, Independence, Separation, Sufficiency
+from fairdecide.criteria import Criterion
+from fairdecide.criteria.base import as_criteria
 from fairdecide.data import LoggedData
 from fairdecide.estimators._inputs import Cells
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import World
 
-__all__ = ["DEFAULT_EPSILON", "Fitted", "fit_policy", "make_criteria", "tradeoff"]
+__all__ = ["DEFAULT_EPSILON", "Fitted", "fit_policy", "tradeoff"]
 
 DEFAULT_EPSILON = 0.05
 FAMILIES = ("softmax", "tabular")
 THETAS = ("mle", "bayes", "maximin")
-_NAMED = {"independence": Independence, "separation": Separation,
-          "sufficiency": Sufficiency}
-
-
-def make_criteria(criteria: Any, name: str = "criteria") -> list[Criterion]:
-    """``criteria`` as a list of Criterion objects: a name ("independence",
-    "separation", "sufficiency"), a Criterion, a sequence of those, or None (none)."""
-    if criteria is None:
-        return []
-    items = [criteria] if isinstance(criteria, str | Criterion) else criteria
-    if not isinstance(items, Sequence):
-        raise FairdecideError(
-            f"{name} must be a name {sorted(_NAMED)}, a Criterion or a list of them, got "
-            f"{type(criteria).__name__}")
-    out = []
-    for item in items:
-        if isinstance(item, str):
-            if item not in _NAMED:
-                raise FairdecideError(
-                    f"{name}: unknown criterion {item!r}; use one of {sorted(_NAMED)} or a "
-                    "Criterion object")
-            out.append(_NAMED[item]())
-        elif isinstance(item, Criterion):
-            out.append(item)
-        else:
-            raise FairdecideError(
-                f"{name}: {item!r} is neither a criterion name nor a Criterion")
-    return out
 
 
 def tradeoff(estimator: Any, criteria: list[Criterion]) -> dict[str, Any]:
@@ -128,7 +101,7 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     from fairdecide.optimize.api import optimize_policy
 
     family, theta, n_scen = _check_settings(est)
-    criteria = make_criteria(est.criteria)
+    criteria = as_criteria(est.criteria)
     trade = tradeoff(est, criteria)
     rng = check_random_state(est.random_state)
     seed = rng.randint(2**31 - 1)

@@ -11,8 +11,9 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from fairdecide._validation import as_float_array, as_propensity, as_real
+from fairdecide.criteria.base import as_criteria
 from fairdecide.data import BanditData
-from fairdecide.estimators._fitting import fit_policy, make_criteria
+from fairdecide.estimators._fitting import fit_policy
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
@@ -244,7 +245,7 @@ class FairDecisionPolicy(BaseEstimator):
                                 logging_model=logging, random_state=self.random_state)
         lo, hi = value.confidence_interval(level)
         rows = {f"value ({value.estimator})": (value.value, lo, hi)}
-        for crit in make_criteria(self.criteria):
+        for crit in as_criteria(self.criteria):
             est = estimate_deviation(data, self.problem_, crit, target, n_boot=n_boot,
                                      level=level, logging_model=logging,
                                      random_state=self.random_state)

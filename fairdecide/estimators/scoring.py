@@ -25,7 +25,7 @@ import pandas as pd
 from sklearn.utils.metadata_routing import MetadataRequest
 
 from fairdecide._validation import as_float_array, as_real
-from fairdecide.estimators._fitting import make_criteria
+from fairdecide.criteria.base import as_criteria
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
 from fairdecide.problem import DecisionProblem
@@ -137,7 +137,7 @@ def make_fairness_scorer(criterion: Any = "independence", *,
     >>> bool(abs(dev - clf.result_.deviations["independence"]) < 1e-6)
     True
     """
-    crits = make_criteria(criterion, "criterion")
+    crits = as_criteria(criterion, "criterion")
     if len(crits) != 1:
         raise FairdecideError(
             f"criterion must be one criterion (a name or Criterion), got {criterion!r}")
