@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._dask import is_dask_frame
+from fairdecide._validation import check_instance
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 from fairdecide.table import DecisionTable
@@ -51,8 +52,7 @@ def outcome_columns(problem: DecisionProblem) -> list[str]:
     >>> outcome_columns(fd.DecisionProblem.classification(2))
     ['p_0', 'p_1']
     """
-    if not isinstance(problem, DecisionProblem):
-        raise FairdecideError(f"problem must be a DecisionProblem, got {problem!r:.60}")
+    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     if problem.outcome_depends_on_action:
         return [f"p_{a}_{y}" for a in range(problem.n_actions)
                 for y in range(problem.n_outcomes)]
@@ -176,8 +176,7 @@ class FrameWorld(World):
         return np.concatenate([p for _, _, p in self._indexed()])
 
     def check_problem(self, problem: DecisionProblem) -> None:
-        if not isinstance(problem, DecisionProblem):
-            raise FairdecideError(f"problem must be a DecisionProblem, got {problem!r:.60}")
+        check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
         if outcome_columns(problem) != outcome_columns(self.problem):
             raise FairdecideError(
                 f"the units table has the outcome columns {outcome_columns(self.problem)}; "

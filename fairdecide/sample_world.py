@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, check_distribution
+from fairdecide._validation import as_float_array, check_distribution, check_instance
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
 from fairdecide.problem import DecisionProblem
@@ -128,9 +128,7 @@ class SampleWorld(World):
 
     def check_problem(self, problem: DecisionProblem) -> None:
         """Raise unless the outcome axis (and action axis, if any) fits ``problem``."""
-        if not isinstance(problem, DecisionProblem):
-            raise FairdecideError(
-                f"problem must be a DecisionProblem, got {type(problem).__name__}")
+        check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
         if self.n_outcomes != problem.n_outcomes:
             raise FairdecideError(
                 f"world has {self.n_outcomes} outcomes but problem has {problem.n_outcomes}")

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._tables import result_table
-from fairdecide._validation import as_float_array
+from fairdecide._validation import as_float_array, check_instance
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
@@ -87,8 +87,7 @@ def evaluate_under_belief(
         raise FairdecideError(
             f"belief must be a Belief or a World such as TabularWorld, got "
             f"{type(belief).__name__}")
-    if not isinstance(problem, DecisionProblem):
-        raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
+    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     crits = as_criteria(criteria)
     names = resolve_names(crits)
     U, F = scenario_values(policy, belief.worlds, problem, crits)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairdecide._validation import as_real
+from fairdecide._validation import as_real, check_instance
 from fairdecide.data import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
@@ -23,9 +23,7 @@ def check_data(data: LoggedData, problem: DecisionProblem, allow_empty_groups: b
     if not isinstance(data, LoggedData | LoggedCounts):
         raise FairdecideError(
             f"data must be LoggedData or LoggedCounts, got {type(data).__name__}")
-    if not isinstance(problem, DecisionProblem):
-        raise FairdecideError(
-            f"problem must be a DecisionProblem, got {type(problem).__name__}")
+    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     if not allow_empty_groups:
         seen = np.bincount(data.z, minlength=data.n_z)
         if np.any(seen == 0):

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_bool, as_int, as_real, check_random_state
+from fairdecide._validation import as_bool, as_int, as_real, check_instance, check_random_state
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
@@ -308,8 +308,7 @@ def _result(session: Session, status: str, policy: Any, verification: Any
 
 
 def _as_belief(problem: Any, world: Any) -> Belief:
-    if not isinstance(problem, DecisionProblem):
-        raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
+    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     if isinstance(world, World):
         belief = Belief.plug_in(world)
     elif isinstance(world, Belief):

@@ -48,7 +48,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from fairdecide._dask import is_dask_frame
-from fairdecide._validation import as_int
+from fairdecide._validation import as_int, check_instance
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError, SolverError
@@ -93,8 +93,7 @@ def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
 
 
 def _check(problem: Any, units: Any, criteria: Any, group: str, weight: str) -> list:
-    if not isinstance(problem, DecisionProblem):
-        raise FairdecideError(f"problem must be a DecisionProblem, got {problem!r:.60}")
+    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     criteria = as_criteria(criteria)
     if not criteria:
         raise FairdecideError("criteria must name at least one criterion, e.g. "

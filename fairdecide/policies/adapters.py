@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fairdecide._validation import as_int
+from fairdecide._validation import as_int, check_instance
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
@@ -108,8 +108,7 @@ class CallablePolicy(Policy):
 def as_policy(obj: Any, problem: DecisionProblem) -> Policy:
     """``obj`` as a Policy: a fairdecide policy as is, a classifier with ``predict_proba``
     or a callable wrapped."""
-    if not isinstance(problem, DecisionProblem):
-        raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
+    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     if isinstance(obj, Policy):
         return obj
     if callable(getattr(obj, "predict_proba", None)):
