@@ -14,13 +14,14 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide._validation import check_instance
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
 from fairdecide.units import Units
 from fairdecide.world import World, world_arrays
 
-__all__ = ["DecisionTable", "decision_table", "expected_utility"]
+__all__ = ["DecisionTable", "decision_table", "expected_utility", "scenario_marginals"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +57,25 @@ class DecisionTable:
                 f"(n_groups, n_actions, n_outcomes), got shape {M.shape}")
         return cls(joint=M, group=np.arange(M.shape[0]), n_groups=M.shape[0])
 
+    @classmethod
+    def from_counts(cls, counts: np.ndarray) -> DecisionTable:
+        """The table of a count table n(z, a, y) (logged decisions, or weighted rows):
+        :meth:`from_marginal` of n / sum(n).
+
+        Examples
+        --------
+        >>> from fairdecide import DecisionTable
+        >>> DecisionTable.from_counts([[[3, 1], [0, 0]], [[1, 1], [2, 2]]]).joint[0, 0]
+        array([0.3, 0.1])
+        """
+        n = np.asarray(counts, dtype=float)
+        total = float(n.sum()) if n.size and np.all(np.isfinite(n)) else np.nan
+        if not total > 0:
+            raise FairdecideError(
+                "counts n(z, a, y) must be finite and non-negative with a positive total, "
+                f"got shape {n.shape} and total {total}")
+        return cls.from_marginal(n / total)
+
     def simplex_error(self) -> float:
         """The largest error of a policy row off the simplex (a negative entry or a row
         sum other than one): from :attr:`rows`, or ``row_error`` where the world summed
@@ -80,8 +100,7 @@ class DecisionTable:
 
 
 def _check_pair(policy: Any, world: Any, problem: Any) -> None:
-    if not isinstance(problem, DecisionProblem):
-        raise FairdecideError(f"problem must be a DecisionProblem, got {type(problem).__name__}")
+    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     if not isinstance(world, World):
         raise FairdecideError(
             f"world must be a World such as TabularWorld, got {type(world).__name__}")
@@ -115,6 +134,21 @@ def decision_table(policy: Policy, world: World, problem: DecisionProblem) -> De
     joint = w[:, None, None] * pi[:, :, None] * p_y
     return DecisionTable(joint=joint, group=units.group, n_groups=units.n_groups, rows=pi,
                          units=units)
+
+
+def scenario_marginals(p_xz: np.ndarray, rows: np.ndarray, p_y: np.ndarray) -> np.ndarray:
+    """The group marginals of a tabular policy in K scenarios of a tabular world:
+
+        M_k[z, a, y] = sum_x P_k(x, z) pi(a | x, z) P_k(y | [a,] x, z)
+
+    ``p_xz`` (K, n_x, n_z), ``rows`` pi (n_x, n_z, n_a), ``p_y`` (K, n_x, n_z, n_y) in a
+    prediction problem or (K, n_x, n_z, n_a, n_y) in an intervention; the result has shape
+    (K, n_z, n_a, n_y), and each M_k is what :meth:`DecisionTable.group_marginal` gives
+    for scenario k (the experiments' and scenario SGD's many scenarios at once).
+    """
+    if p_y.ndim == 4:
+        return np.einsum("kxz,xza,kxzy->kzay", p_xz, rows, p_y)
+    return np.einsum("kxz,xza,kxzay->kzay", p_xz, rows, p_y)
 
 
 def expected_utility(policy: Policy, world: World, problem: DecisionProblem) -> float:

@@ -83,10 +83,10 @@ class _PolicyScorer:
         z_codes, labels = Labels.factorize(z, "sensitive_features")
         if len(z_codes) != n:
             raise FairdecideError(f"sensitive_features has {len(z_codes)} rows, X has {n}")
-        M = np.zeros((len(labels), k, k))
-        np.add.at(M, (z_codes, slice(None), y_codes), p / n)
+        counts = np.zeros((len(labels), k, k))  # n(z, a, y), the actions soft
+        np.add.at(counts, (z_codes, slice(None), y_codes), p)
         problem = DecisionProblem.classification(k)
-        return -float(self.criterion.deviation_from_table(DecisionTable.from_marginal(M),
+        return -float(self.criterion.deviation_from_table(DecisionTable.from_counts(counts),
                                                           problem))
 
     def __repr__(self) -> str:

@@ -37,6 +37,7 @@ from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies import TabularPolicy
 from fairdecide.problem import DecisionProblem
+from fairdecide.table import scenario_marginals
 
 __all__ = ["SGDResult", "ScenarioSGD", "scenario_gradient"]
 
@@ -88,7 +89,7 @@ def scenario_gradient(rows: np.ndarray, p_xz: np.ndarray, p_y: np.ndarray,
         d value / d pi[x, z, a] = (1 / K) sum_{k, y} P_k(x, z) P_k(y | x, z)
         gM_k[z, a, y] with gM_k = U - lam dF_k / dM_k.
     """
-    M = np.einsum("kxz,xza,kxzy->kzay", p_xz, rows, p_y)
+    M = scenario_marginals(p_xz, rows, p_y)
     util = np.asarray(problem.utility, dtype=float)
     gM = np.empty_like(M)
     value = 0.0
