@@ -861,6 +861,17 @@ NO_UTILITY = {e.name: e for e in [
           {"data": DATA, "n_boot": 20, "n_posterior": 20, "prior": 1.0, "level": 0.9},
           {"data": "object", "n_boot": "size", "n_posterior": "size", "prior": "real",
            "level": "real"}),
+    # bail actions (detain, release) are not its outcomes: no default utility or kind,
+    # so this valid call is the fairness-only report; a utility or kind given alone is
+    # still checked
+    Entry("audit_report(no utility)", rp.audit_report,
+          {"data": FRAME, "group": "z", "action": "a", "outcome": "y", "features": ["x"],
+           "level": 0.9, "n_boot": 50, "min_cell": 1, "dp_epsilon": 1.0,
+           "dp_random_state": 0},
+          {"data": "object", "group": "label", "action": "label", "outcome": "label",
+           "features": "label", "utility": "object", "kind": "choice", "level": "real",
+           "n_boot": "size", "min_cell": "size", "dp_epsilon": "real"},
+          accepts={"data": {"frame"}}),
 ]}
 ENTRIES.update(NO_UTILITY)
 NO_UTILITY_CASES = [(name, arg, bad) for name, entry in NO_UTILITY.items()
