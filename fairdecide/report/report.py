@@ -53,7 +53,8 @@ class AuditReport:
     ----------
     meta : dict
         What was audited: source, columns, labels, kind, utility, settings, row count
-        (the noisy total under privacy).
+        (the noisy total under privacy). Without the values, ``utility`` is None,
+        ``kind`` is the one given (or None), and ``missing`` lists what was missing.
     groups : DataFrame
         ``group``, ``n``, ``share``, ``suppressed``.
     rates : dict of DataFrame
@@ -135,11 +136,11 @@ class AuditReport:
             lines.append(self.skipped)
         else:
             lines.append(f"On a held-out half ({m['level']:.0%} intervals):")
-        for _, r in ([] if self.policies is None else self.policies.iterrows()):
-            lines.append(
-                f"- {r['policy']}: value {r['value']:.4f} [{r['value_low']:.4f}, "
-                f"{r['value_high']:.4f}], {m['criterion']} {r['deviation']:.4f} "
-                f"[{r['deviation_low']:.4f}, {r['deviation_high']:.4f}]")
+            for _, r in self.policies.iterrows():
+                lines.append(
+                    f"- {r['policy']}: value {r['value']:.4f} [{r['value_low']:.4f}, "
+                    f"{r['value_high']:.4f}], {m['criterion']} {r['deviation']:.4f} "
+                    f"[{r['deviation_low']:.4f}, {r['deviation_high']:.4f}]")
         if self.privacy:
             lines.append(f"Privacy: {self.privacy['statement']}")
         lines += [f"Limitation: {s}" for s in self.limitations[:3]]
