@@ -52,7 +52,10 @@ def _audit_parser(sub: Any) -> None:
         description="Audit the logged decisions in DATA: rates by group with intervals, "
         "each fairness criterion's deviation with its Bayesian test in plain words, and a "
         "fair alternative found from the same data, evaluated on a held-out half. Prints "
-        "a summary; writes a self-contained HTML page and a JSON of every number.")
+        "a summary; writes a self-contained HTML page and a JSON of every number. The "
+        "rates and tests need only the three columns; the values and the fair "
+        "alternative also need --utility and --kind (unless the actions are the "
+        "outcomes).")
     audit.add_argument("data", metavar="DATA", help="CSV (optionally .gz) or Parquet file")
     audit.add_argument("--group", required=True, help="column of the sensitive attribute")
     audit.add_argument("--action", required=True, help="column of the logged decision")
@@ -71,10 +74,12 @@ def _audit_parser(sub: Any) -> None:
     audit.add_argument("--utility", default=None, metavar="JSON",
                        help='utility U(action, outcome) as JSON {"ACTION": {"OUTCOME": '
                        'VALUE}} or @file.json (default: accuracy, when actions are the '
-                       "outcomes)")
+                       "outcomes; without one, the report has no values and no fair "
+                       "alternative)")
     audit.add_argument("--kind", choices=["prediction", "intervention"], default=None,
                        help="whether the outcome could depend on the decision (default: "
-                       "prediction when the actions are the outcomes)")
+                       "prediction when the actions are the outcomes; without one, the "
+                       "report has no values and no fair alternative)")
     audit.add_argument("--criterion", choices=["independence", "separation", "sufficiency"],
                        default="separation",
                        help="criterion of the fair alternative (default separation)")
@@ -113,7 +118,10 @@ def _bins(specs: list[str] | None) -> dict | None:
 
 
 def _run_audit(args: argparse.Namespace) -> str:
+    import dataclasses
+
     from fairdecide.report import audit_report
+    from fairdecide.report.words import skipped_text
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -126,6 +134,9 @@ def _run_audit(args: argparse.Namespace) -> str:
         level=args.level, dp_epsilon=args.dp_epsilon, dp_mechanism=args.dp_mechanism,
         min_cell=args.min_cell, n_boot=args.n_boot, random_state=args.seed,
         progress=None if args.quiet else progress)
+    if report.skipped is not None:  # say it with the options, not the keyword arguments
+        report = dataclasses.replace(
+            report, skipped=skipped_text(report.meta["missing"], command_line=True))
     written = []
     if args.html:
         report.to_html(args.html)

@@ -3,18 +3,25 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from fairdecide import (
     DecisionProblem,
     FairdecideError,
     Independence,
+    LoggedCounts,
     LoggedData,
     Separation,
     Sufficiency,
     TabularPolicy,
 )
-from fairdecide.datasets import make_bail_problem, make_tabular_problem, sample_logged_data
+from fairdecide.datasets import (
+    make_bail_problem,
+    make_logged_bandit,
+    make_tabular_problem,
+    sample_logged_data,
+)
 from fairdecide.evaluation import audit, estimate_deviation, log_marginal_likelihoods
 from fairdecide.evaluation.audit import _log_ml
 
@@ -291,3 +298,53 @@ def test_zero_deviation_is_covered_and_less_biased_quick():
     assert sum(hits) >= binom.ppf(0.01, reps, 0.85)
     # (The percentile interval never reaches 0.) The correction lowers the estimates.
     assert corrected.mean() < 0.85 * plug.mean()
+
+
+# ------------------------------------------------------------------ no problem needed
+def test_audit_needs_no_utility_nor_kind():
+    # The audit reads only the labels of a problem: without one (the data's labels), and
+    # with problems that differ in utility and kind, the table is the same, number for
+    # number; and it is the audit of the counts n(z, a, y) counted here by hand.
+    problem, world = make_bail_problem()
+    data = sample_logged_data(world, problem, 3000, random_state=5)
+    kw = {"n_boot": 50, "n_posterior": 100, "random_state": 0}
+    bare = audit(data, **kw)
+    assert list(bare["criterion"]) == ["independence", "separation", "sufficiency"]
+    other = DecisionProblem(-7 * problem.utility + 3, outcome_depends_on_action=False,
+                            action_labels=problem.action_labels,
+                            outcome_labels=problem.outcome_labels)
+    for given in (problem, other):
+        pd.testing.assert_frame_equal(audit(data, given, **kw), bare)
+    frame = data.to_frame()
+    counts = np.zeros((2, 2, 3))
+    for (z, a, y), n in frame.groupby(["z", "a", "y"]).size().items():
+        counts[data.group_labels.index(z), data.action_labels.index(a),
+               data.outcome_labels.index(y)] = n
+    plug = Independence().deviation_from_marginal(counts / counts.sum(), problem)
+    assert bare.set_index("criterion").loc["independence", "plug_in"] == pytest.approx(plug)
+
+
+def test_audit_without_a_problem_on_counts_and_numeric_features():
+    problem, world = make_bail_problem()
+    data = sample_logged_data(world, problem, 2000, random_state=6)
+    kw = {"n_boot": 30, "n_posterior": 50, "random_state": 1}
+    pd.testing.assert_frame_equal(audit(LoggedCounts.from_data(data), **kw),
+                                  audit(data, **kw))
+    bproblem, bandit, _ = make_logged_bandit(2000, random_state=0)
+    pd.testing.assert_frame_equal(audit(bandit, **kw), audit(bandit, bproblem, **kw))
+
+
+def test_audit_without_a_problem_says_what_is_missing():
+    one = LoggedData(x=[0, 0, 0, 0], z=["f", "m", "f", "m"], a=["flag"] * 4, y=[0, 1, 1, 0])
+    with pytest.raises(FairdecideError, match=r"single logged action \('flag'\); give "
+                       "problem="):
+        audit(one)
+    # with a problem naming the other action the same data can be audited
+    table = audit(one, DecisionProblem(np.zeros((2, 2)), action_labels=["flag", "pass"]),
+                  n_boot=10, n_posterior=10, random_state=0)
+    assert (table["plug_in"] == 0).all()
+    no_actions = LoggedData(x=[0, 0], z=["f", "m"], y=[0, 1])
+    with pytest.raises(FairdecideError, match="logged actions"):
+        audit(no_actions)
+    with pytest.raises(FairdecideError, match="data must be"):
+        audit(np.zeros((3, 3)))

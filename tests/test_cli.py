@@ -1,17 +1,21 @@
 import contextlib
 import gzip
 import io
+import json
 import os
 import subprocess
 import sys
+from html.parser import HTMLParser
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import fairdecide
 from fairdecide.cli import main
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.demo import DemoCase, policy_table, solve_policies
+from tests.test_report import BEFORE_HEADINGS, html_headings
 
 
 @pytest.fixture(scope="module")
@@ -188,3 +192,159 @@ def test_any_fairdecide_error_is_one_line(monkeypatch, capsys):
     monkeypatch.setattr(fairdecide.demo, "run_demo", fail)
     assert main(["demo"]) == 2
     assert capsys.readouterr().err == "fairdecide: error: first line second line\n"
+
+
+# ------------------------------------------------------------------ audit without a utility
+class _Tables(HTMLParser):
+    """The tables of an HTML page, each under the text of the heading before it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self.heading, self._open, self._text, self._row = "", None, "", []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag in ("h1", "h2", "h3", "th", "td"):
+            self._open, self._text = tag, ""
+        elif tag == "tr":
+            self._row = []
+        elif tag == "table":
+            self.tables[self.heading] = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("h1", "h2", "h3"):
+            self.heading = self._text.strip()
+        elif tag in ("th", "td"):
+            self._row.append(self._text.strip())
+        elif tag == "tr":
+            self.tables[self.heading].append(self._row)
+        if tag == self._open:
+            self._open = None
+
+    def handle_data(self, data: str) -> None:
+        if self._open:
+            self._text += data
+
+
+def html_tables(html: str) -> dict[str, pd.DataFrame]:
+    """Every table of an HTML page as text, keyed by the heading above it (the page's own
+    markup read with the standard library's parser, not the report's code)."""
+    parser = _Tables()
+    parser.feed(html)
+    return {h: pd.DataFrame(rows[1:], columns=rows[0]) for h, rows in parser.tables.items()}
+
+
+def decisions_frame(n: int = 900, seed: int = 0) -> pd.DataFrame:
+    """Only the three columns: a group, a decision that is not a prediction of the outcome
+    (its labels differ from the outcome's), and the outcome."""
+    rng = np.random.RandomState(seed)
+    race = rng.choice(["A", "B", "C"], n, p=[0.5, 0.3, 0.2])
+    y = (rng.random_sample(n) < np.where(race == "A", 0.45, 0.3)).astype(int)
+    high = rng.random_sample(n) < np.where(y == 1, 0.7, 0.25) + 0.1 * (race == "A")
+    return pd.DataFrame({"race": race, "decision": np.where(high, "detain", "release"),
+                         "two_year_recid": y})
+
+
+def _rate(df: pd.DataFrame, by: list[str], col: str, value: str) -> pd.Series:
+    """P(col = value | by), by pandas alone: the mean of an indicator in each group
+    (labels as text, as the report shows them)."""
+    return (df[col].astype(str) == value).groupby([df[b].astype(str) for b in by]).mean()
+
+
+AUDIT = ["audit", "--group", "race", "--action", "decision", "--outcome", "two_year_recid",
+         "--n-boot", "50"]
+CLI_SKIPPED = ("Add --utility and --kind to see the value of these decisions and a fair "
+               "alternative.")
+
+
+def test_audit_without_utility_and_kind_gives_the_fairness_sections(tmp_path, capsys):
+    df = decisions_frame()
+    df.to_csv(tmp_path / "decisions.csv", index=False)
+    html_path, json_path = tmp_path / "r.html", tmp_path / "r.json"
+    code = main([*AUDIT[:1], str(tmp_path / "decisions.csv"), *AUDIT[1:],
+                 "--html", str(html_path), "--json", str(json_path)])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert html_path.is_file() and json_path.is_file()
+    html = html_path.read_text()
+    tables = html_tables(html)
+    # The rates, against pandas: every (group, decision) of P(a | z), every (group,
+    # outcome, decision) of P(a | y, z), every (group, decision, outcome) of P(y | a, z).
+    checks = {
+        "P(a | z): decision rates by group":
+            (["race"], "decision", ["group", "action"]),
+        "P(a | y, z): decision rates by group among people with the same outcome":
+            (["race", "two_year_recid"], "decision", ["group", "outcome", "action"]),
+        "P(y | a, z): outcome rates by group among people given the same decision":
+            (["race", "decision"], "two_year_recid", ["group", "action", "outcome"]),
+    }
+    for heading, (by, col, keys) in checks.items():
+        table = tables[heading]
+        assert len(table) == df.groupby(by).ngroups * df[col].nunique()
+        for _, row in table.iterrows():
+            want = _rate(df, by, col, row[keys[-1]])
+            key = tuple(row[k] for k in keys[:-1])
+            key = key[0] if len(key) == 1 else key
+            assert row["rate"] == f"{want.loc[key]:.4f}", (heading, key)
+    numbers = json.loads(json_path.read_text())
+    got = pd.DataFrame(numbers["rates"]["P(a | z)"]).set_index(["group", "action"])["rate"]
+    for race, rows in df.groupby("race"):
+        for act in ("detain", "release"):
+            assert got[(race, act)] == pytest.approx((rows["decision"] == act).mean(),
+                                                     rel=1e-12)
+    assert "Fairness criteria" in html_headings(html)
+    assert list(tables["Fairness criteria"]["criterion"]) == [
+        "independence", "separation", "sufficiency"]
+    # The skip sentence, in the page, the JSON and the printed summary; no value section.
+    assert f'<p class="warn">{CLI_SKIPPED}</p>' in html
+    assert numbers["skipped"] == CLI_SKIPPED and CLI_SKIPPED in out.out
+    assert numbers["policies"] is None and numbers["fair_policy"] is None
+    assert numbers["frontier"] is None and numbers["meta"]["utility"] is None
+    for heading in ("The logged decisions and a fair alternative",
+                    "The fair alternative's decisions"):
+        assert heading not in html_headings(html)
+    assert not any("value" in t.columns for t in tables.values())
+    assert html.count("<svg") == 3  # the three rate figures, no frontier
+    assert "utility per person" not in html and "held-out" not in out.out
+    assert "[5/6] no values and no fair alternative: no utility and no kind" in out.err
+
+
+@pytest.mark.parametrize(("given", "sentence"), [
+    (["--kind", "intervention"], "Add --utility to see the value of these decisions and a "
+     "fair alternative."),
+    (["--utility", '{"detain": {"0": 0, "1": 1}, "release": {"0": 1, "1": -1}}'],
+     "Add --kind prediction or --kind intervention to see the value of these decisions "
+     "and a fair alternative."),
+])
+def test_audit_with_one_of_utility_and_kind_names_the_other(tmp_path, capsys, given,
+                                                             sentence):
+    decisions_frame(300).to_csv(tmp_path / "d.csv", index=False)
+    code = main([*AUDIT[:1], str(tmp_path / "d.csv"), *AUDIT[1:], *given, "--quiet",
+                 "--json", str(tmp_path / "r.json")])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert sentence in out.out.splitlines()
+    numbers = json.loads((tmp_path / "r.json").read_text())
+    assert numbers["skipped"] == sentence and numbers["policies"] is None
+
+
+def test_audit_checks_a_utility_or_kind_it_cannot_use_yet(tmp_path, capsys):
+    # Given alone, each is still checked: a mistake is reported now, not when the other
+    # is added.
+    decisions_frame(300).to_csv(tmp_path / "d.csv", index=False)
+    code = main([*AUDIT[:1], str(tmp_path / "d.csv"), *AUDIT[1:], "--quiet",
+                 "--utility", '{"detain": {"0": 0}}'])
+    err = capsys.readouterr().err
+    assert code == 2 and "utility has no value for (action, outcome)" in err
+
+
+def test_audit_with_utility_and_kind_keeps_every_section(tmp_path, capsys):
+    decisions_frame(600).to_csv(tmp_path / "d.csv", index=False)
+    code = main([*AUDIT[:1], str(tmp_path / "d.csv"), *AUDIT[1:], "--quiet",
+                 "--kind", "intervention", "--html", str(tmp_path / "r.html"),
+                 "--utility", '{"detain": {"0": 0, "1": 1}, "release": {"0": 1, "1": -1}}'])
+    out = capsys.readouterr().out
+    assert code == 0
+    html = (tmp_path / "r.html").read_text()
+    assert html_headings(html) == BEFORE_HEADINGS
+    assert "On a held-out half" in out and "Add --" not in out and 'class="warn"' not in html

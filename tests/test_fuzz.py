@@ -849,3 +849,42 @@ def test_public_names_survive_importing_every_submodule():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+# ---------------------------------------------------------------- fairness without a utility
+# Entry points whose utility and kind became optional (issue 23, item 6): the fairness
+# parts need neither. Added to ENTRIES here, after the parametrised lists above were built,
+# so they get their own parametrised tests below (test_signatures_match_entries reads
+# ENTRIES when it runs, so it checks them too).
+NO_UTILITY = {e.name: e for e in [
+    Entry("audit(no problem)", ev.audit,
+          {"data": DATA, "n_boot": 20, "n_posterior": 20, "prior": 1.0, "level": 0.9},
+          {"data": "object", "n_boot": "size", "n_posterior": "size", "prior": "real",
+           "level": "real"}),
+    # bail actions (detain, release) are not its outcomes: no default utility or kind,
+    # so this valid call is the fairness-only report; a utility or kind given alone is
+    # still checked
+    Entry("audit_report(no utility)", rp.audit_report,
+          {"data": FRAME, "group": "z", "action": "a", "outcome": "y", "features": ["x"],
+           "level": 0.9, "n_boot": 50, "min_cell": 1, "dp_epsilon": 1.0,
+           "dp_random_state": 0},
+          {"data": "object", "group": "label", "action": "label", "outcome": "label",
+           "features": "label", "utility": "object", "kind": "choice", "level": "real",
+           "n_boot": "size", "min_cell": "size", "dp_epsilon": "real"},
+          accepts={"data": {"frame"}}),
+]}
+ENTRIES.update(NO_UTILITY)
+NO_UTILITY_CASES = [(name, arg, bad) for name, entry in NO_UTILITY.items()
+                    for arg, kind in entry.kinds.items() for bad in KINDS[kind]]
+
+
+@pytest.mark.parametrize("name", list(NO_UTILITY))
+def test_valid_call_without_a_utility_is_finite(name):
+    test_valid_call_is_finite(name)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(("name", "arg", "bad"), NO_UTILITY_CASES,
+                         ids=[f"{n}-{a}-{b}" for n, a, b in NO_UTILITY_CASES])
+def test_malformed_argument_without_a_utility(name, arg, bad):
+    test_malformed_argument(name, arg, bad)

@@ -243,10 +243,6 @@ def test_an_empty_group_and_a_single_value_are_errors():
     with pytest.raises(FairdecideError, match="groups names 'f', which is not a value"):
         audit_report(df.assign(z2=df["z"].where(df["z"] == "m", "x")), group="z",
                      groups=["f", "m"], action="a", outcome="y", n_boot=50)
-    df = _prediction_frame(200)
-    with pytest.raises(FairdecideError, match="not predictions of the outcomes"):
-        audit_report(df.assign(a=np.where(df["a"] == 1, "flag", "pass")), group="z",
-                     action="a", outcome="y", n_boot=50)
 
 
 def test_files_that_are_not_tables(tmp_path):
@@ -432,3 +428,145 @@ def test_private_group_sizes_are_unbiased():
     se = np.sqrt(noisy.noise_variance * 12 / reps)
     assert np.all(np.abs(raw.mean(axis=0) - 4800) < 4 * se)
     assert np.all(clipped.mean(axis=0) - 4800 > 10 * se)
+
+
+# ------------------------------------------------------------------ without a utility
+PY_SKIPPED = ("Pass utility= and kind= to audit_report to see the value of these "
+              "decisions and a fair alternative.")
+
+#: The headings of a full report before the fairness-only report existed (taken from
+#: the report at 7c2f0be).
+BEFORE_HEADINGS = [
+    "What the data say", "Groups", "Rates by group", "P(a | z): decision rates by group",
+    "P(a | y, z): decision rates by group among people with the same outcome",
+    "P(y | a, z): outcome rates by group among people given the same decision",
+    "Fairness criteria", "The logged decisions and a fair alternative",
+    "The fair alternative's decisions", "Privacy", "What this audit could not tell",
+    "Notes on the data"]
+
+
+def html_headings(html: str) -> list[str]:
+    return re.findall(r"<h[23]>(.*?)</h[23]>", html)
+
+
+def _three_columns(n: int = 1200, seed: int = 4) -> pd.DataFrame:
+    """Group, decision, outcome only; the decisions are not predictions of the outcome
+    (other labels), so no default utility or kind applies."""
+    df = _prediction_frame(n, seed)
+    return pd.DataFrame({"race": df["z"], "flagged": np.where(df["a"] == 1, "yes", "no"),
+                         "recid": df["y"]})
+
+
+def test_report_without_utility_and_kind_has_the_fairness_parts_only():
+    df = _three_columns()
+    rep = audit_report(df, group="race", action="flagged", outcome="recid", n_boot=50)
+    # The rates, against pandas (groupby means of indicators).
+    t = rep.rates["P(a | z)"].set_index(["group", "action"])
+    for (race, act), want in (df.assign(i=1).pivot_table(
+            index="race", columns="flagged", values="i", aggfunc="sum").div(
+            df.groupby("race").size(), axis=0).stack().items()):
+        assert t.loc[(race, act), "rate"] == pytest.approx(want, rel=1e-12)
+    t = rep.rates["P(y | a, z)"].set_index(["group", "action", "outcome"])
+    want = (df["recid"] == 1).groupby([df["race"], df["flagged"]]).mean()
+    for (race, act), w in want.items():
+        assert t.loc[(race, act, "1"), "rate"] == pytest.approx(w, rel=1e-12)
+    assert not t["suppressed"].any()
+    assert list(rep.criteria["criterion"]) == ["independence", "separation", "sufficiency"]
+    # No value, anywhere; the sentence says what to pass.
+    assert rep.skipped == PY_SKIPPED and rep.meta["missing"] == ["utility", "kind"]
+    assert rep.policies is None and rep.fair_policy is None and rep.frontier is None
+    assert rep.meta["utility"] is None and rep.meta["kind"] is None
+    html, summary, data = rep.to_html(), rep.summary(), json.loads(rep.to_json())
+    assert f'<p class="warn">{PY_SKIPPED}</p>' in html and PY_SKIPPED in summary
+    assert data["skipped"] == PY_SKIPPED and data["policies"] is None
+    assert "a fair alternative</h2>" not in html and "fair alternative's decisions" not in html
+    assert html.count("<svg") == 3 and "utility per person" not in html
+    assert not re.search(r"\bvalue\b", summary.replace(PY_SKIPPED, ""))
+    assert not any(re.search(r"\bvalue\b|Off-policy|polic|half", s) for s in rep.limitations)
+    assert "treated as a" not in html  # no kind was given: none is claimed
+
+
+def test_fairness_numbers_do_not_depend_on_the_utility():
+    # The same seed gives the same groups, rates and tests with or without a utility and
+    # kind, and whatever they are: nothing of the utility reaches those numbers.
+    df = _three_columns(800, seed=5)
+    args = {"data": df, "group": "race", "action": "flagged", "outcome": "recid",
+            "n_boot": 50, "random_state": 3}
+    bare = audit_report(**args)
+    for utility, kind in ((BAIL_FLAG_U, "intervention"), (BAIL_FLAG_U_2, "prediction"),
+                          (BAIL_FLAG_U, None), (None, "prediction")):
+        rep = audit_report(**args, utility=utility, kind=kind)
+        assert (rep.policies is None) == (utility is None or kind is None)
+        pd.testing.assert_frame_equal(rep.groups, bare.groups)
+        pd.testing.assert_frame_equal(rep.criteria, bare.criteria)
+        for key in bare.rates:
+            pd.testing.assert_frame_equal(rep.rates[key], bare.rates[key])
+
+
+BAIL_FLAG_U = {"yes": {"0": -1, "1": 1}, "no": {"0": 1, "1": -2}}
+BAIL_FLAG_U_2 = {"yes": {"0": 5, "1": 0}, "no": {"0": 0, "1": 3}}
+
+
+@pytest.mark.parametrize(("given", "sentence"), [
+    ({"kind": "intervention"},
+     "Pass utility= to audit_report to see the value of these decisions and a fair "
+     "alternative."),
+    ({"utility": BAIL_FLAG_U},
+     'Pass kind="prediction" or kind="intervention" to audit_report to see the value of '
+     "these decisions and a fair alternative."),
+])
+def test_report_with_one_of_utility_and_kind_names_the_other(given, sentence):
+    rep = audit_report(_three_columns(400), group="race", action="flagged",
+                       outcome="recid", n_boot=50, **given)
+    assert rep.skipped == sentence and rep.policies is None
+    assert rep.meta["missing"] == [k for k in ("utility", "kind") if k not in given]
+    assert rep.meta["kind"] == given.get("kind")
+    # a given kind is still stated; an absent one is not claimed
+    assert ("treated as a intervention problem" in rep.to_html()) == ("kind" in given)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"utility": '{"yes": {"0": 1}}'}, r"no value for \(action, outcome\)"),
+    ({"utility": '{"maybe": {"0": 1}}'}, "names the action 'maybe'"),
+    ({"kind": "guess"}, "kind must be"),
+    ({"kind": "guess", "utility": BAIL_FLAG_U}, "kind must be"),
+])
+def test_a_utility_or_kind_given_alone_is_still_checked(kwargs, match):
+    with pytest.raises(FairdecideError, match=match):
+        audit_report(_three_columns(300), group="race", action="flagged", outcome="recid",
+                     n_boot=50, **kwargs)
+
+
+def test_full_report_is_unchanged(bail_report):
+    # With a utility and a kind, the sections, keys and words of the report before the
+    # fairness-only report existed (7c2f0be).
+    html = bail_report.to_html()
+    assert html_headings(html) == BEFORE_HEADINGS
+    assert 'class="warn"' not in html and "treated as a intervention problem" in html
+    data = bail_report.to_dict()
+    assert sorted(data) == ["criteria", "fair_policy", "fairdecide_version", "frontier",
+                            "groups", "limitations", "meta", "notes", "policies",
+                            "privacy", "rates", "seconds"]
+    assert list(data["meta"]) == [
+        "source", "group", "action", "outcome", "features", "kind", "utility",
+        "action_labels", "outcome_labels", "group_labels", "n_cells", "criterion",
+        "epsilon", "group_blind", "level", "n_boot", "min_cell", "n_rows"]
+    assert bail_report.skipped is None
+    assert "On a held-out half (95% intervals):" in bail_report.summary()
+
+
+def test_private_report_without_utility_spends_the_budget_on_the_group_table():
+    df = _three_columns(1500)
+    rep = audit_report(df, group="race", action="flagged", outcome="recid", n_boot=50,
+                       dp_epsilon=1.0, dp_random_state=0)
+    assert rep.privacy["budget"]["shares"] == {"group table": 1.0}
+    assert "parallel composition" not in rep.privacy["statement"]
+    assert rep.skipped == PY_SKIPPED and rep.policies is None
+    # at the whole budget the group table's noise is half the one of a full report's
+    full = audit_report(df, group="race", action="flagged", outcome="recid", n_boot=50,
+                        dp_epsilon=1.0, dp_random_state=0, utility=BAIL_FLAG_U,
+                        kind="intervention")
+    assert full.privacy["budget"]["shares"] == {"group table": 0.5, "cell tables": 0.5}
+    width = {k: (r.rates["P(a | z)"]["high"] - r.rates["P(a | z)"]["low"]).mean()
+             for k, r in (("alone", rep), ("full", full))}
+    assert width["alone"] < width["full"]

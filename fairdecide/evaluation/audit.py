@@ -21,11 +21,17 @@ import pandas as pd
 from scipy.special import gammaln
 
 from fairdecide._tables import result_table
-from fairdecide._validation import as_float_array, as_int, as_real, check_random_state
+from fairdecide._validation import (
+    as_float_array,
+    as_int,
+    as_real,
+    check_instance,
+    check_random_state,
+)
 from fairdecide.criteria.base import resolve_names
 from fairdecide.criteria.conditional import ConditionalIndependence
 from fairdecide.criteria.presets import Independence, Separation, Sufficiency
-from fairdecide.data import LoggedData
+from fairdecide.data import BanditData, LoggedData
 from fairdecide.evaluation.deviation import (
     DeviationEstimate,
     check_inputs,
@@ -35,6 +41,7 @@ from fairdecide.evaluation.deviation import (
     marginal_atoms,
 )
 from fairdecide.exceptions import FairdecideError
+from fairdecide.logged_counts import LoggedCounts
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["DeviationEstimate", "audit", "audit_table", "estimate_deviation",
@@ -104,7 +111,7 @@ def _check_criteria(criteria: Any) -> list:
 
 
 def audit(
-    data: LoggedData, problem: DecisionProblem,
+    data: LoggedData, problem: DecisionProblem | None = None,
     criteria: Sequence[ConditionalIndependence] | None = None, *, n_boot: int = 500,
     n_posterior: int = 2000, prior: float = 1.0, level: float = 0.95,
     random_state: Any = None,
@@ -127,9 +134,13 @@ def audit(
 
     Parameters
     ----------
-    data : LoggedData or BanditData
+    data : LoggedData, LoggedCounts or BanditData
         With logged actions.
-    problem : DecisionProblem
+    problem : DecisionProblem, optional
+        Only its labels are read (how the data's actions and outcomes are numbered): the
+        audit needs no utility, and its numbers do not depend on whether the outcome
+        could depend on the decision. Default: the data's own labels (the codes
+        ``0 .. max`` for BanditData).
     criteria : list of ConditionalIndependence, optional
     n_boot : int, default=500
         Bootstrap replicates, >= 10.
@@ -156,7 +167,16 @@ def audit(
     >>> table = audit(data, problem, n_boot=50, n_posterior=200, random_state=0)
     >>> list(table["criterion"])
     ['independence', 'separation', 'sufficiency']
+
+    No utility is needed: without a problem the data's labels are used, and the table is
+    the same.
+
+    >>> same = audit(data, n_boot=50, n_posterior=200, random_state=0)
+    >>> same.equals(table)
+    True
     """
+    if problem is None:
+        problem = labels_problem(data)
     check_inputs(data, problem, need_actions=True)
     prior = as_real(prior, "prior", low=0, low_open=True)
     level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
@@ -170,6 +190,39 @@ def audit(
     groups = getattr(data, "group_labels", None) or tuple(range(counts.shape[0]))
     return audit_table(counts, boot, problem, crits, n_posterior=n_posterior, prior=prior,
                        level=level, random_state=rng, group_labels=groups)
+
+
+def labels_problem(data: Any) -> DecisionProblem:
+    """A DecisionProblem holding only the labels of logged data, for what reads nothing
+    else: counts n(z, a, y), rates, deviations and tests of the logged decisions.
+
+    Its utility is zeros and it is a prediction problem: neither is ever read there (no
+    value is computed from it), and both are stated only because DecisionProblem needs
+    them. Never evaluate a policy's value with it.
+
+    Examples
+    --------
+    >>> from fairdecide import LoggedData
+    >>> from fairdecide.evaluation.audit import labels_problem
+    >>> data = LoggedData(x=[0, 0, 0], z=["f", "m", "m"], a=["flag", "pass", "flag"],
+    ...                   y=[1, 0, 0])
+    >>> labels_problem(data)
+    DecisionProblem(prediction, actions=['flag', 'pass'], outcomes=[0, 1])
+    """
+    check_instance(data, "data", (LoggedData, LoggedCounts, BanditData),
+                   "LoggedData, LoggedCounts or BanditData")
+    if data.a is None:
+        raise FairdecideError("the logged actions (a) are needed here")
+    if isinstance(data, BanditData):  # codes in the problem's numbering
+        acts, outs = range(int(data.a.max()) + 1), range(int(data.y.max()) + 1)
+    else:
+        acts, outs = data.action_labels, data.outcome_labels
+    if len(acts) < 2:
+        raise FairdecideError(
+            f"data have a single logged action ({acts[0]!r}); give problem= with "
+            "every action the decision maker could take, so the audit knows the others")
+    return DecisionProblem(np.zeros((len(acts), len(outs))), outcome_depends_on_action=False,
+                           action_labels=tuple(acts), outcome_labels=tuple(outs))
 
 
 def audit_table(

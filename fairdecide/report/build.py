@@ -15,6 +15,11 @@ The steps, each a function of count tables (:mod:`fairdecide.report.tables`):
    policy evaluated on the test half (value and deviation with intervals); the Pareto
    frontier of the training world;
 6. what the audit could not tell.
+
+Steps 1-4 read only the labels of the actions and outcomes, never a utility. Without a
+utility or a kind where no default applies, step 5 is skipped: the report holds the
+groups, rates and tests, and a sentence saying what to give to get the rest
+(:func:`fairdecide.report.words.skipped_text`).
 """
 
 from __future__ import annotations
@@ -30,14 +35,14 @@ import pandas as pd
 
 from fairdecide._validation import as_bool, as_int, as_real, check_random_state
 from fairdecide.criteria.presets import Independence, Separation, Sufficiency
-from fairdecide.evaluation.audit import audit_table
+from fairdecide.evaluation.audit import audit_table, labels_problem
 from fairdecide.evaluation.deviation import corrected_interval, deviation_of
 from fairdecide.exceptions import FairdecideError
 from fairdecide.report import tables as tb
 from fairdecide.report.inputs import make_problem, prepare_data, read_table
 from fairdecide.report.rates import group_sizes, rate_tables
 from fairdecide.report.report import AuditReport
-from fairdecide.report.words import bayes_factor_text
+from fairdecide.report.words import bayes_factor_text, skipped_text
 
 __all__ = ["audit_report"]
 
@@ -71,11 +76,11 @@ def _release(tables: dict[str, np.ndarray], dp_epsilon: float | None, mechanism:
         return dict(tables), {}, None
     from fairdecide.privacy import PrivacyBudget, release_counts
 
-    budget = PrivacyBudget(epsilon=dp_epsilon,
-                           shares={"group table": 0.5, "cell tables": 0.5})
-    eps = {"group": budget.epsilon_of("group table"),
-           "train": budget.epsilon_of("cell tables"),
-           "test": budget.epsilon_of("cell tables")}
+    shares = ({"group table": 0.5, "cell tables": 0.5} if "train" in tables else
+              {"group table": 1.0})  # no value asked for: the group table has it all
+    budget = PrivacyBudget(epsilon=dp_epsilon, shares=shares)
+    eps = {k: budget.epsilon_of("group table" if k == "group" else "cell tables")
+           for k in tables}
     releases = {k: release_counts(T.astype(np.int64), eps[k], mechanism, random_state=rng)
                 for k, T in tables.items()}
     return {k: r.estimate() for k, r in releases.items()}, releases, budget
@@ -197,7 +202,13 @@ def audit_report(
         U(a, y). Default: accuracy, when the actions are the outcomes.
     kind : {"prediction", "intervention"}, optional
         Whether the outcome could depend on the decision. Default: prediction when the
-        actions are the outcomes; otherwise it must be given.
+        actions are the outcomes.
+
+        The values and the fair alternative need both ``utility`` and ``kind``; the
+        groups, rates, deviations and tests need neither. When the actions are not the
+        outcomes and either is missing, the report holds only the fairness parts
+        (``policies``, ``fair_policy`` and ``frontier`` are None) and ``skipped`` says
+        what to pass to get the rest. A given one is checked either way.
     criterion : {"independence", "separation", "sufficiency"}, default="separation"
         The criterion the fair alternative satisfies (all three are tested).
     epsilon : float, default=0.05
@@ -244,6 +255,15 @@ def audit_report(
     ...                    n_boot=50)
     >>> list(rep.policies["policy"])
     ['logged decisions', 'unconstrained best', 'fair (independence <= 0.05)']
+
+    Without a utility and a kind, the fairness parts alone:
+
+    >>> rep = audit_report(df, group="z", action="a", outcome="y", n_boot=50)
+    >>> rep.policies is None, list(rep.criteria["criterion"])
+    (True, ['independence', 'separation', 'sufficiency'])
+    >>> print(rep.skipped)
+    Pass utility= and kind= to audit_report to see the value of these decisions and a fair
+    alternative.
     """
     from fairdecide.privacy import SMALL_CELL_THRESHOLD
 
@@ -272,12 +292,18 @@ def audit_report(
                                  features=features, groups=groups, bins=bins,
                                  max_levels=max_levels,
                                  public_cells=dp_epsilon is not None)
-    problem = make_problem(logged, utility, kind)
+    problem, missing = make_problem(logged, utility, kind)
+    labels = problem if problem is not None else labels_problem(logged)
     step(f"counting {'and releasing privately ' if dp_epsilon else ''}the tables")
     half = rng.permutation(logged.n)
     train, test = logged.subset(half[: logged.n // 2]), logged.subset(half[logged.n // 2:])
-    tables = {"group": tb.group_table(logged, problem),
-              "train": tb.cell_table(train, problem), "test": tb.cell_table(test, problem)}
+    tables = {"group": tb.group_table(logged, labels)}
+    if problem is not None or dp_epsilon is None:
+        # The halves' tables serve only the values, but are counted and resampled without
+        # privacy either way: the random draws, hence every fairness number, are then the
+        # same with and without a utility. A private release of unused tables would
+        # spend budget for nothing.
+        tables.update(train=tb.cell_table(train, labels), test=tb.cell_table(test, labels))
     noise_rng = (np.random.RandomState(np.random.MT19937(np.random.SeedSequence()))
                  if dp_random_state is None else check_random_state(dp_random_state))
     est, releases, budget = _release(tables, dp_epsilon, dp_mechanism, noise_rng)
@@ -288,49 +314,57 @@ def audit_report(
     reps = {k: _replicates(k, est, releases, n_boot, rng) for k in est}
     step("group rates")
     sizes = group_sizes(est["group"], logged.group_labels, releases.get("group"), min_cell)
-    rates = rate_tables(est["group"], problem, logged.group_labels, level,
+    rates = rate_tables(est["group"], labels, logged.group_labels, level,
                         releases.get("group"), min_cell)
     step("testing the criteria")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         draws = reps["group"] / reps["group"].sum(axis=(1, 2, 3), keepdims=True)
-        crit_table = audit_table(est["group"], draws, problem, list(CRITERIA.values()),
+        crit_table = audit_table(est["group"], draws, labels, list(CRITERIA.values()),
                                  level=level, random_state=rng,
                                  group_labels=logged.group_labels)
     notes += [" ".join(str(w.message).split()) for w in caught]
     crit_table["in_words"] = [bayes_factor_text(c, lb, group, action, outcome) for c, lb in
                               zip(crit_table["criterion"], crit_table["log_bayes_factor"],
                                   strict=True)]
-    step(f"finding a fair alternative ({criterion} <= {epsilon:g})")
-    pol = _policies(est, reps, problem, criterion, epsilon, group_blind, logged, level, 7,
-                    releases.get("test"))
-    notes += pol["notes"]
+    pol = None
+    if problem is None:
+        step(f"no values and no fair alternative: no {' and no '.join(missing)}")
+    else:
+        step(f"finding a fair alternative ({criterion} <= {epsilon:g})")
+        pol = _policies(est, reps, problem, criterion, epsilon, group_blind, logged, level,
+                        7, releases.get("test"))
+        notes += pol["notes"]
     step("writing the report")
     from fairdecide.report.limits import limitations
 
     meta = {"source": source, "group": group, "action": action, "outcome": outcome,
-            "features": list(features or []), "kind": "intervention"
-            if problem.outcome_depends_on_action else "prediction",
-            "utility": problem.utility.tolist(),
-            "action_labels": [str(a) for a in problem.action_labels],
-            "outcome_labels": [str(y) for y in problem.outcome_labels],
+            "features": list(features or []), "kind": kind if problem is None else
+            "intervention" if problem.outcome_depends_on_action else "prediction",
+            "utility": None if problem is None else problem.utility.tolist(),
+            "action_labels": [str(a) for a in labels.action_labels],
+            "outcome_labels": [str(y) for y in labels.outcome_labels],
             "group_labels": [str(g) for g in logged.group_labels],
             "n_cells": logged.n_x, "criterion": criterion, "epsilon": epsilon,
             "group_blind": group_blind, "level": level, "n_boot": n_boot,
             "min_cell": None if dp_epsilon else min_cell,
             "n_rows": (max(0.0, float(np.sum(releases["group"].values))) if dp_epsilon
                        else int(logged.n))}
+    if pol is None:
+        meta["missing"] = missing
     return AuditReport(
         meta=meta, groups=sizes, rates=rates, criteria=crit_table,
-        policies=pol["table"],
-        fair_policy=_decisions(pol, problem, logged, est, None if dp_epsilon else min_cell),
-        frontier=pol["frontier"], notes=notes,
-        limitations=pol["limits"] + limitations(est, pol, sizes, rates, problem, meta,
-                                                min_cell),
+        policies=None if pol is None else pol["table"],
+        fair_policy=None if pol is None else _decisions(
+            pol, problem, logged, est, None if dp_epsilon else min_cell),
+        frontier=None if pol is None else pol["frontier"], notes=notes,
+        limitations=([] if pol is None else pol["limits"])
+        + limitations(est, pol, sizes, rates, problem, meta, min_cell),
         privacy=None if budget is None else {
             "epsilon": dp_epsilon, "mechanism": dp_mechanism, "budget": budget.to_dict(),
-            "statement": budget.describe() + _PARALLEL},
-        seconds=time.perf_counter() - step.t0)
+            "statement": budget.describe() + ("" if pol is None else _PARALLEL)},
+        seconds=time.perf_counter() - step.t0,
+        skipped=None if pol is not None else skipped_text(missing))
 
 
 def _decisions(pol: dict, problem: Any, data: Any, est: dict, min_cell: int | None

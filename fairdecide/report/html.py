@@ -149,7 +149,8 @@ def render(rep: Any) -> str:
         f"<h1>Fairness audit of {escape(m['action'])} by {escape(m['group'])}</h1>",
         f'<p class="meta">{n} logged decisions from {escape(m["source"])}; outcome '
         f"{escape(m['outcome'])}; features {escape(', '.join(m['features']) or 'none')}; "
-        f"treated as a {m['kind']} problem. fairdecide {escape(package_version())}, "
+        + (f"treated as a {m['kind']} problem. " if m["kind"] else "")
+        + f"fairdecide {escape(package_version())}, "
         f"{stamp}, {rep.seconds:.1f} s.</p>",
         "<h2>What the data say</h2>", findings,
         "<h2>Groups</h2>", _table(rep.groups, {"n": 0, "share": 3}),
@@ -161,7 +162,8 @@ def render(rep: Any) -> str:
         "(negative: evidence of a violation); p_independent: the posterior probability "
         "that it holds, with even prior odds.</p>",
         _table(crit),
-        _policy_section(rep), privacy,
+        _policy_section(rep) if rep.skipped is None else
+        f'<p class="warn">{escape(rep.skipped)}</p>', privacy,
         "<h2>What this audit could not tell</h2>", f"<ul>{limits}</ul>",
         f"<h2>Notes on the data</h2><ul>{notes or '<li>none</li>'}</ul>",
         "</body></html>",

@@ -362,22 +362,31 @@ def parse_utility(spec: Any, action_labels: Sequence[Any], outcome_labels: Seque
     return U
 
 
-def make_problem(data: LoggedData, utility: Any, kind: str | None) -> DecisionProblem:
-    """The decision problem of the audited data: its labels, the utility, and whether the
-    outcome may depend on the decision (``kind``: "prediction" or "intervention";
-    default prediction when the actions are the outcomes, else it must be given)."""
+def make_problem(data: LoggedData, utility: Any, kind: str | None
+                 ) -> tuple[DecisionProblem | None, list[str]]:
+    """The decision problem of the audited data, or what is missing to make one.
+
+    The problem holds the data's labels, the utility, and whether the outcome may depend
+    on the decision (``kind``: "prediction" or "intervention"). When the actions are the
+    outcomes (a prediction of them), the defaults apply: accuracy and "prediction".
+    Otherwise each of ``utility`` and ``kind`` must be given; without one of them the
+    problem is None and ``missing`` names what to give (the fairness parts of the report
+    need neither). A ``utility`` or ``kind`` that is given is checked either way.
+
+    Returns
+    -------
+    (DecisionProblem or None, list of str)
+        The problem and ``[]``, or None and the missing arguments among
+        ``["utility", "kind"]``.
+    """
     acts, outs = data.action_labels, data.outcome_labels
     same = [str(a) for a in acts] == [str(y) for y in outs]
-    if kind is None:
-        if not same:
-            raise FairdecideError(
-                f"the actions {list(acts)} are not predictions of the outcomes {list(outs)}: "
-                "say whether the outcome could depend on the decision, with kind="
-                "'intervention' (bail, loans: --kind intervention) or 'prediction' "
-                "(--kind prediction)")
-        kind = "prediction"
-    if kind not in ("prediction", "intervention"):
+    if kind is not None and kind not in ("prediction", "intervention"):
         raise FairdecideError(f"kind must be 'prediction' or 'intervention', got {kind!r}")
-    U = parse_utility(utility, acts, outs)
-    return DecisionProblem(U, outcome_depends_on_action=kind == "intervention",
-                           action_labels=acts, outcome_labels=outs)
+    U = parse_utility(utility, acts, outs) if utility is not None or same else None
+    missing = [arg for arg, value in (("utility", utility), ("kind", kind))
+               if value is None and not same]
+    if missing:
+        return None, missing
+    return DecisionProblem(U, outcome_depends_on_action=(kind or "prediction")
+                           == "intervention", action_labels=acts, outcome_labels=outs), []

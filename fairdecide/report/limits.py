@@ -18,9 +18,11 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def limitations(est: dict, pol: dict, sizes: pd.DataFrame, rates: dict,
-                problem: DecisionProblem, meta: dict, min_cell: int) -> list[str]:
-    """The report's list of limitations (see the module docstring)."""
+def limitations(est: dict, pol: dict | None, sizes: pd.DataFrame, rates: dict,
+                problem: DecisionProblem | None, meta: dict, min_cell: int) -> list[str]:
+    """The report's list of limitations (see the module docstring); without the values
+    and the fair alternative (``pol`` and ``problem`` None), only those of the groups,
+    rates and tests."""
     out = []
     private = meta["min_cell"] is None
     small = sizes[(sizes["n"] < SMALL_GROUP) | sizes["suppressed"]]
@@ -36,6 +38,26 @@ def limitations(est: dict, pol: dict, sizes: pd.DataFrame, rates: dict,
                 f"their group has a count of 1 to {min_cell - 1} people, which its other "
                 "counts would disclose by subtraction")
         out.append(f"{n_sup} of {n_all} rates are not shown: {what}.")
+    if pol is not None:
+        out += _value_limits(est, pol, problem, meta, min_cell)
+    out.append("The Bayes factors compare Dirichlet(1) priors on the conditional "
+               "distributions; other priors give other factors, most of all for small "
+               "groups. A deviation is a sum of absolute differences over groups and "
+               "conditioning values, so it can exceed 1.")
+    if private:
+        out.append("With privacy, the posterior columns and the Bayes factors treat the "
+                   "released (noisy) counts as if they were exact; the bootstrap "
+                   "intervals carry the noise.")
+    if pol is not None and not np.isfinite(
+            pol["table"][["value", "deviation"]].to_numpy()).all():
+        out.append("Some values could not be estimated.")  # pragma: no cover - guarded
+    return out
+
+
+def _value_limits(est: dict, pol: dict, problem: DecisionProblem, meta: dict,
+                  min_cell: int) -> list[str]:
+    """The limitations of the values and of the fair alternative."""
+    out = []
     C = est["test"]
     n_xz = C.sum(axis=(2, 3))
     thin = float(n_xz[(n_xz > 0) & (n_xz < min_cell)].sum() / C.sum())
@@ -75,15 +97,5 @@ def limitations(est: dict, pol: dict, sizes: pd.DataFrame, rates: dict,
         "half, and on the test half the fair policy's deviation is "
         f"{fair['deviation']:.3f} [{fair['deviation_low']:.3f}, "
         f"{fair['deviation_high']:.3f}].")
-    out.append("The Bayes factors compare Dirichlet(1) priors on the conditional "
-               "distributions; other priors give other factors, most of all for small "
-               "groups. A deviation is a sum of absolute differences over groups and "
-               "conditioning values, so it can exceed 1.")
-    if private:
-        out.append("With privacy, the posterior columns and the Bayes factors treat the "
-                   "released (noisy) counts as if they were exact; the bootstrap "
-                   "intervals carry the noise.")
-    if not np.isfinite(pol["table"][["value", "deviation"]].to_numpy()).all():
-        out.append("Some values could not be estimated.")  # pragma: no cover - guarded
     return out
 

@@ -53,7 +53,8 @@ class AuditReport:
     ----------
     meta : dict
         What was audited: source, columns, labels, kind, utility, settings, row count
-        (the noisy total under privacy).
+        (the noisy total under privacy). Without the values, ``utility`` is None,
+        ``kind`` is the one given (or None), and ``missing`` lists what was missing.
     groups : DataFrame
         ``group``, ``n``, ``share``, ``suppressed``.
     rates : dict of DataFrame
@@ -63,44 +64,54 @@ class AuditReport:
     criteria : DataFrame
         Each criterion's deviation (bias-corrected, interval), posterior, log Bayes factor
         of independence against dependence, ``p_independent`` and ``in_words``.
-    policies : DataFrame
+    policies : DataFrame or None
         The logged decisions, the unconstrained best and the fair alternative on the test
         half: ``value`` and ``deviation`` with intervals, ``unsupported`` (share of
-        decisions never logged in their cell).
-    fair_policy : DataFrame
-        The fair alternative's P(action) per cell and group.
-    frontier : DataFrame
-        ``epsilon``, ``utility``, ``deviation`` of the training world's Pareto frontier.
+        decisions never logged in their cell). None without a utility and kind (see
+        ``skipped``).
+    fair_policy : DataFrame or None
+        The fair alternative's P(action) per cell and group (None as ``policies``).
+    frontier : DataFrame or None
+        ``epsilon``, ``utility``, ``deviation`` of the training world's Pareto frontier
+        (None as ``policies``).
     notes, limitations : list of str
     privacy : dict or None
         ``epsilon``, ``mechanism``, ``budget``, ``statement``.
     seconds : float
         How long the audit took.
+    skipped : str or None
+        Without the utility or the kind (where no default applies) the report holds only
+        the fairness parts (groups, rates, criteria): this is the sentence saying what to
+        give to get the values and the fair alternative, and ``meta["missing"]`` names
+        it. None in a full report.
     """
 
     meta: dict
     groups: pd.DataFrame
     rates: dict
     criteria: pd.DataFrame
-    policies: pd.DataFrame
-    fair_policy: pd.DataFrame
-    frontier: pd.DataFrame
+    policies: pd.DataFrame | None
+    fair_policy: pd.DataFrame | None
+    frontier: pd.DataFrame | None
     notes: list = field(default_factory=list)
     limitations: list = field(default_factory=list)
     privacy: dict | None = None
     seconds: float = 0.0
+    skipped: str | None = None
 
     def to_dict(self) -> dict:
-        """Every number of the report, JSON-ready (NaN becomes None)."""
+        """Every number of the report, JSON-ready (NaN becomes None); ``skipped`` only when
+        the value parts were skipped."""
         from fairdecide._meta import package_version
 
+        extra = {} if self.skipped is None else {"skipped": self.skipped}
         return _plain({
             "fairdecide_version": package_version(), "meta": self.meta,
             "groups": self.groups, "rates": self.rates, "criteria": self.criteria,
             "policies": self.policies, "fair_policy": self.fair_policy,
             "frontier": self.frontier, "notes": self.notes,
             "limitations": self.limitations, "privacy": self.privacy,
-            "seconds": self.seconds,
+            "seconds": self.seconds, **extra,
         })
 
     def to_json(self, path: str | Path | None = None) -> str:
@@ -121,12 +132,15 @@ class AuditReport:
         lines = [f"Audit of {n} logged decisions ({m['action']}) by {m['group']}, "
                  f"outcome {m['outcome']}:"]
         lines += [f"- {s}." for s in self.criteria["in_words"]]
-        lines.append(f"On a held-out half ({m['level']:.0%} intervals):")
-        for _, r in self.policies.iterrows():
-            lines.append(
-                f"- {r['policy']}: value {r['value']:.4f} [{r['value_low']:.4f}, "
-                f"{r['value_high']:.4f}], {m['criterion']} {r['deviation']:.4f} "
-                f"[{r['deviation_low']:.4f}, {r['deviation_high']:.4f}]")
+        if self.skipped is not None:
+            lines.append(self.skipped)
+        else:
+            lines.append(f"On a held-out half ({m['level']:.0%} intervals):")
+            for _, r in self.policies.iterrows():
+                lines.append(
+                    f"- {r['policy']}: value {r['value']:.4f} [{r['value_low']:.4f}, "
+                    f"{r['value_high']:.4f}], {m['criterion']} {r['deviation']:.4f} "
+                    f"[{r['deviation_low']:.4f}, {r['deviation_high']:.4f}]")
         if self.privacy:
             lines.append(f"Privacy: {self.privacy['statement']}")
         lines += [f"Limitation: {s}" for s in self.limitations[:3]]

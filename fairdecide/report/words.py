@@ -16,8 +16,9 @@ above 150   very strong
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-__all__ = ["bayes_factor_text", "evidence_strength", "statement"]
+__all__ = ["bayes_factor_text", "evidence_strength", "skipped_text", "statement"]
 
 _SCALE = ((150.0, "very strong"), (20.0, "strong"), (3.0, "positive"),
           (1.0, "weak (not worth more than a bare mention)"))
@@ -78,3 +79,31 @@ def bayes_factor_text(criterion: str, log_bf: float, group: str, action: str,
     if log_bf < 0:
         return f"{violated}: {strength} evidence, BF = {bf} against {criterion}"
     return f"{holds}: {strength} evidence, BF = {bf} for {criterion}"
+
+
+def skipped_text(missing: Sequence[str], command_line: bool = False) -> str:
+    """The sentence a report shows in place of its value sections: what to give to get
+    them. ``missing`` lists "utility" and/or "kind"; the command line's wording names its
+    options, Python's the keyword arguments of ``audit_report``.
+
+    Examples
+    --------
+    >>> from fairdecide.report.words import skipped_text
+    >>> print(skipped_text(["utility", "kind"], command_line=True))
+    Add --utility and --kind to see the value of these decisions and a fair alternative.
+    >>> print(skipped_text(["kind"]))
+    Pass kind="prediction" or kind="intervention" to audit_report to see the value of these
+    decisions and a fair alternative.
+    """
+    if command_line:
+        names = {"utility": "--utility", "kind": "--kind"}
+        if list(missing) == ["kind"]:
+            names["kind"] = "--kind prediction or --kind intervention"
+        verb, where = "Add", ""
+    else:
+        names = {"utility": "utility=", "kind": "kind="}
+        if list(missing) == ["kind"]:
+            names["kind"] = 'kind="prediction" or kind="intervention"'
+        verb, where = "Pass", " to audit_report"
+    return (f"{verb} {' and '.join(names[m] for m in missing)}{where} to see the value of "
+            "these decisions and a fair alternative.")
