@@ -28,7 +28,7 @@ from fairdecide._validation import (
     check_instance,
     check_random_state,
 )
-from fairdecide.criteria.base import resolve_names
+from fairdecide.criteria.base import as_criteria, resolve_names
 from fairdecide.criteria.conditional import ConditionalIndependence
 from fairdecide.criteria.presets import Independence, Separation, Sufficiency
 from fairdecide.data import BanditData, LoggedData
@@ -92,21 +92,16 @@ def log_marginal_likelihoods(N: np.ndarray, alpha: float = 1.0) -> tuple[float, 
 
 
 def _check_criteria(criteria: Any) -> list:
+    """The audit's criteria (default: the three presets): conditional-independence
+    criteria only, since the audit tests the independence statement each makes."""
     if criteria is None:
         return [Independence(), Separation(), Sufficiency()]
-    if isinstance(criteria, ConditionalIndependence):
-        criteria = [criteria]
-    if isinstance(criteria, str) or not isinstance(criteria, Sequence):
-        raise FairdecideError(
-            "criteria must be a list of conditional-independence criteria, got "
-            f"{type(criteria).__name__}")
-    crits = list(criteria)
-    for i, crit in enumerate(crits):
-        if not isinstance(crit, ConditionalIndependence):
-            raise FairdecideError(
-                f"criteria[{i}] must be a conditional-independence criterion (Independence, "
-                "Separation, Sufficiency or ConditionalIndependence): the audit tests the "
-                "independence statement each makes")
+    crits = as_criteria(criteria, kind=ConditionalIndependence, what=(
+        "a conditional-independence criterion (Independence, Separation, Sufficiency or "
+        "ConditionalIndependence): the audit tests the independence statement each makes"))
+    if not crits:
+        raise FairdecideError("criteria is empty: give at least one criterion, or None for "
+                              "independence, separation and sufficiency")
     return crits
 
 
