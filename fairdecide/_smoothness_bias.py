@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from fairdecide._individual_sets import index_set, unit_weights
+from fairdecide._tables import result_table
 from fairdecide._validation import as_float_array, as_int, as_real
 from fairdecide.criteria._pairs import (
     METRICS,
@@ -98,6 +100,17 @@ class BiasResult:
         lines.append(f"  time          : LP {st.get('lp_seconds', np.nan):.3f} s, search "
                      f"{st.get('search_seconds', np.nan):.3f} s")
         return "\n".join(lines)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One-row DataFrame: the bias, its certificate and the transport bounds (as
+        :meth:`OptimizeResult.to_frame <fairdecide.OptimizeResult.to_frame>` gives a
+        result's numbers)."""
+        return result_table([{
+            "bias": self.value, "constant": self.constant,
+            "max_violation": self.max_violation, "certified": self.certified,
+            "pairs_checked": self.pairs_checked, "n_pairs": self.n_pairs,
+            "rounds": self.rounds, "dwork_bound": self.dwork_bound,
+            "emd_truncated": self.emd_truncated}])
 
     def __repr__(self) -> str:
         return (f"BiasResult(value={self.value:.4g}, constant={self.constant:g}, "

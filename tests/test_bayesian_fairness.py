@@ -109,6 +109,8 @@ def test_scenario_sgd_gives_a_group_blind_policy(compas):
     res = ScenarioSGD(steps=10, batch=2).solve(post, problem, bf.balance(), 1.0,
                                                random_state=0)
     assert res.policy.is_group_blind and res.draws == 20 and res.steps == 10
+    assert res.to_frame().iloc[0][["steps", "draws"]].tolist() == [10, 20]
+    assert "10 steps over 20 scenario draws" in res.summary()
     np.testing.assert_allclose(res.policy.table.sum(axis=-1), 1.0)
     with pytest.raises(FairdecideError, match="batch"):
         ScenarioSGD(batch=0)

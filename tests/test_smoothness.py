@@ -121,6 +121,9 @@ def test_bias_on_a_line_by_hand():
     assert res3.rows.shape == (4, 3) and np.all(res3.rows[:, 2] == 0)
     assert res3.value == pytest.approx(0.3)
     assert "Dwork" in res.summary() and repr(res).startswith("BiasResult(value=0.3")
+    row = res.to_frame().iloc[0]  # the result protocol: the numbers above, one row
+    assert (row["bias"], row["dwork_bound"], row["emd_truncated"]) == pytest.approx(
+        (0.3, 0.3, 0.3)) and bool(row["certified"])
 
 
 @settings(max_examples=15)

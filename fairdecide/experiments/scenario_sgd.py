@@ -31,7 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from fairdecide._tables import result_table
 from fairdecide._validation import as_int, as_real, check_random_state
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
@@ -50,6 +52,17 @@ class SGDResult:
     seconds: float
     steps: int
     draws: int
+
+    def summary(self) -> str:
+        """A readable report (the protocol of :class:`~fairdecide.OptimizeResult`)."""
+        return (f"scenario SGD (an experiment's tool, not verified): {self.steps} steps "
+                f"over {self.draws} scenario draws in {self.seconds:.3f} s; policy over "
+                f"{self.policy.table.shape[0]} cells x {self.policy.table.shape[1]} groups")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One-row DataFrame: steps, draws and seconds."""
+        return result_table([{"steps": self.steps, "draws": self.draws,
+                              "seconds": self.seconds}])
 
 
 def _deviation_gradient(terms: Any) -> np.ndarray:
