@@ -49,7 +49,6 @@ from fairdecide.world import TabularWorld, World
 
 if TYPE_CHECKING:
     from fairdecide.estimators import (
-        EXPECTED_FAILED_CHECKS,
         FairDecisionPolicy,
         FairPolicyClassifier,
         best_utility_within,
@@ -71,7 +70,6 @@ _LAZY = {
     "BeliefEvaluation": "fairdecide.evaluation.belief",
     "evaluate_under_belief": "fairdecide.evaluation.belief",
     "BootstrapPosterior": "fairdecide.models.dirichlet",
-    "EXPECTED_FAILED_CHECKS": "fairdecide.estimators",
     "FairDecisionPolicy": "fairdecide.estimators",
     "FairPolicyClassifier": "fairdecide.estimators",
     "best_utility_within": "fairdecide.estimators",
@@ -96,7 +94,6 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "EXPECTED_FAILED_CHECKS",
     "BanditData",
     "Belief",
     "BeliefEvaluation",

@@ -702,7 +702,6 @@ EXEMPT = {
     "BanditData.from_logged": "internal conversion",
     "FairPolicyClassifier": "fuzzed through fit (with its parameters), predict_proba, score",
     "FairDecisionPolicy": "fuzzed through fit, action_proba and evaluate",
-    "EXPECTED_FAILED_CHECKS": "a constant",
     "all_estimators": "no arguments",
     "ParetoFrontierDisplay": "tests/test_plots.py calls each constructor with bad input",
     "GroupRatesDisplay": "tests/test_plots.py calls each constructor with bad input",
