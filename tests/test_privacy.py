@@ -256,7 +256,7 @@ COVERAGE_CASES = [  # (n, p, epsilon, cells per side)
 @pytest.mark.parametrize(("n", "p", "epsilon", "n_cells"), COVERAGE_CASES)
 def test_noise_aware_interval_covers(n, p, epsilon, n_cells, mechanism):
     # Four binomial standard errors: the noise is unseeded, and the lowest coverage of
-    # these cases over 40,000 replications is 0.948 at 95% and 0.900 at 90%
+    # these cases over 40,000 replications is 0.948 at 95% and 0.901 at 90%
     # (docs/privacy.md), so a failure here means a shortfall, not bad luck.
     reps = 2000
     for level, (cover, _) in _coverage(n, p, epsilon, mechanism, (0.9, 0.95), n_cells,
