@@ -2,22 +2,45 @@ r"""Differentially private release of contingency tables, and noise-aware replic
 
 Neighbouring data sets differ by adding or removing one row (one logged decision). A row
 falls in exactly one cell of a contingency table such as n(z, a, y), so the table's L1
-sensitivity is 1 and adding independent noise to every cell with
+sensitivity is :math:`\Delta_1 = 1`, and adding independent noise of scale
+:math:`b = \Delta_1/\varepsilon = 1/\varepsilon` to every cell with
 
-- the Laplace mechanism, density :math:`f(e) = \exp(-|e|/b) / (2b)`, :math:`b = 1/\varepsilon`,
-  variance :math:`2 b^2`; or
-- the two-sided geometric mechanism (the discrete Laplace), pmf
+- the two-sided geometric mechanism (the discrete Laplace, the default), pmf
   :math:`P(e = k) = \frac{1-\alpha}{1+\alpha} \alpha^{|k|}` for integers :math:`k`,
-  :math:`\alpha = e^{-\varepsilon}`, variance :math:`2\alpha / (1-\alpha)^2`,
+  :math:`\alpha = e^{-1/b} = e^{-\varepsilon}`, variance :math:`2\alpha / (1-\alpha)^2`; or
+- the Laplace mechanism, density :math:`f(e) = \exp(-|e|/b) / (2b)`, variance
+  :math:`2 b^2`,
 
-releases the whole table with pure :math:`\varepsilon`-differential privacy. The geometric
-mechanism keeps counts integers; both have the same privacy guarantee.
+releases the whole table with pure :math:`\varepsilon`-differential privacy (the privacy
+loss is :math:`\Delta_1 / b = \varepsilon`).
+
+The noise is drawn by OpenDP (``opendp.measurements.make_laplace``), never by numpy:
+
+- geometric: ``make_laplace`` on ``vector_domain(atom_domain(T="i64"))`` with
+  ``l1_distance(T="i64")`` and ``scale = b``, OpenDP's exact discrete Laplace sampler
+  (Canonne, Kamath and Steinke 2020), whose pmf is the one above with
+  :math:`\alpha = e^{-1/\text{scale}}`;
+- Laplace: ``make_laplace`` on ``vector_domain(atom_domain(T="f64", nan=False))`` with
+  ``l1_distance(T="f64")`` and ``scale = b``, which OpenDP samples as a discrete Laplace
+  on a grid of :math:`2^k` (the finest by default) and rounds, so the low bits of a
+  released value do not leak the count as textbook floating-point Laplace noise does
+  (Mironov 2012). Its variance is :math:`2b^2` to floating-point precision.
+
+Both sample from OpenDP's cryptographically secure generator, which cannot be seeded:
+``random_state`` never reaches the privacy noise. ``scale`` is :math:`1/\varepsilon`,
+raised by the few units in the last place needed for OpenDP's own (conservatively
+rounded) privacy map to certify ``map(1) <= epsilon``; the release is checked against
+that map, so the report's accounting (:class:`~fairdecide.privacy.PrivacyBudget`) holds
+as stated. OpenDP is imported, and its ``"contrib"`` features enabled, at the first
+release, not at ``import fairdecide``.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Literal
 
 import numpy as np
@@ -30,9 +53,21 @@ __all__ = ["MECHANISMS", "NoisyCounts", "noise_variance", "release_counts",
 
 MECHANISMS = ("geometric", "laplace")
 Mechanism = Literal["geometric", "laplace"]
+# What draws each mechanism's noise, for the record of a release.
+_SAMPLERS = {
+    "geometric": "OpenDP make_laplace on i64 (exact discrete Laplace, secure generator)",
+    "laplace": "OpenDP make_laplace on f64 (discrete Laplace on a 2^k grid, secure "
+               "generator)",
+}
 
-# Below this epsilon the geometric noise (scale about 1/epsilon) no longer fits in int64.
-_MIN_GEOMETRIC_EPSILON = 1e-12
+# Below this epsilon the noise (scale 1/epsilon) would exceed 1e12 per cell: beyond int64
+# for the geometric mechanism, and beyond any use for either.
+_MIN_EPSILON = 1e-12
+# Counts up to here are exact in float64 and stay far from OpenDP's saturating i64 sums.
+_MAX_COUNT = 2**53
+# 1/epsilon rounded to a float can fall a unit below the scale OpenDP certifies at
+# epsilon; one step up has sufficed for every epsilon tried (1e-12 to 1e3).
+_MAX_SCALE_STEPS = 8
 
 
 def _check_mechanism(mechanism: Any) -> str:
@@ -44,16 +79,18 @@ def _check_mechanism(mechanism: Any) -> str:
 
 def _check_epsilon(epsilon: Any, mechanism: str, name: str = "epsilon") -> float:
     eps = as_real(epsilon, name, 0, None, low_open=True)
-    if mechanism == "geometric" and eps < _MIN_GEOMETRIC_EPSILON:
+    if eps < _MIN_EPSILON:
         raise FairdecideError(
-            f"{name} = {eps:g} is too small for the geometric mechanism (its noise would "
-            f"overflow 64-bit integers); use {name} >= {_MIN_GEOMETRIC_EPSILON:g}")
+            f"{name} = {eps:g} is too small: the noise's scale 1/{name} would exceed "
+            f"1e12 per cell (and overflow 64-bit integers under the geometric mechanism); "
+            f"use {name} >= {_MIN_EPSILON:g}")
     return eps
 
 
 def noise_variance(epsilon: float, mechanism: str) -> float:
-    r"""The variance of one cell's noise: :math:`2/\varepsilon^2` (Laplace) or
-    :math:`2\alpha/(1-\alpha)^2` with :math:`\alpha = e^{-\varepsilon}` (geometric).
+    r"""The variance of one cell's noise at scale :math:`b = 1/\varepsilon`: :math:`2b^2`
+    (Laplace) or :math:`2\alpha/(1-\alpha)^2` with :math:`\alpha = e^{-1/b} =
+    e^{-\varepsilon}` (geometric, the discrete Laplace OpenDP samples at scale b).
 
     Examples
     --------
@@ -65,7 +102,7 @@ def noise_variance(epsilon: float, mechanism: str) -> float:
     mechanism = _check_mechanism(mechanism)
     eps = _check_epsilon(epsilon, mechanism)
     if mechanism == "laplace":
-        return 2.0 / eps**2
+        return 2.0 * (1.0 / eps) ** 2
     one_minus_alpha = -math.expm1(-eps)
     return 2.0 * math.exp(-eps) / one_minus_alpha**2
 
@@ -76,14 +113,74 @@ def _geometric_pmf(k: np.ndarray, epsilon: float) -> np.ndarray:
     return (-math.expm1(-epsilon)) / (1.0 + alpha) * alpha ** np.abs(np.asarray(k))
 
 
-def _noise(shape: tuple[int, ...], epsilon: float, mechanism: str,
-           rng: np.random.RandomState) -> np.ndarray:
-    if mechanism == "laplace":
-        return rng.laplace(0.0, 1.0 / epsilon, size=shape)
-    # The difference of two iid geometric variables (support 1, 2, ...) with success
-    # probability 1 - alpha is two-sided geometric with parameter alpha.
-    p = -math.expm1(-epsilon)
-    return rng.geometric(p, size=shape).astype(np.int64) - rng.geometric(p, size=shape)
+@functools.cache
+def _opendp() -> SimpleNamespace:
+    """OpenDP's constructors, imported and with ``"contrib"`` enabled on first use.
+
+    Only the modules needed are imported (``opendp.prelude`` would also import its
+    scikit-learn extras, about a second); ``"contrib"`` is the one feature flag
+    ``make_laplace`` requires.
+    """
+    from opendp.domains import atom_domain, vector_domain
+    from opendp.measurements import make_laplace
+    from opendp.metrics import l1_distance
+    from opendp.mod import enable_features
+
+    enable_features("contrib")
+    return SimpleNamespace(atom_domain=atom_domain, vector_domain=vector_domain,
+                           make_laplace=make_laplace, l1_distance=l1_distance)
+
+
+def _measurement(epsilon: float, mechanism: str) -> tuple[Any, float]:
+    r"""OpenDP's measurement that releases a table (a flat vector of cells) with
+    ``epsilon``-DP at L1 sensitivity 1, and its scale.
+
+    The scale is :math:`b = 1/\varepsilon`, or the next floats above it until OpenDP's
+    privacy map certifies :math:`\text{map}(\Delta_1 = 1) \le \varepsilon`.
+    """
+    odp = _opendp()
+    atom = "i64" if mechanism == "geometric" else "f64"
+    atoms = odp.atom_domain(T=atom) if atom == "i64" else odp.atom_domain(T=atom, nan=False)
+    domain = odp.vector_domain(atoms)
+    metric = odp.l1_distance(T=atom)
+    d_in = 1 if atom == "i64" else 1.0
+    scale = 1.0 / epsilon
+    for _ in range(_MAX_SCALE_STEPS):
+        meas = odp.make_laplace(domain, metric, scale=scale)
+        if meas.map(d_in) <= epsilon:
+            return meas, scale
+        scale = math.nextafter(scale, math.inf)
+    raise FairdecideError(  # pragma: no cover - not met for any epsilon tried
+        f"OpenDP does not certify epsilon = {epsilon!r} at scale {1.0 / epsilon!r} or the "
+        f"{_MAX_SCALE_STEPS} floats above it; use a rounder epsilon")
+
+
+def _opendp_release(table: np.ndarray, epsilon: float, mechanism: str) -> np.ndarray:
+    """``table`` plus OpenDP's noise, cell by cell (int64 or float64, table's shape)."""
+    meas, _ = _measurement(epsilon, mechanism)
+    if mechanism == "geometric":
+        out = meas(np.ascontiguousarray(table.ravel(), dtype=np.int64))
+        return np.asarray(out, dtype=np.int64).reshape(table.shape)
+    out = meas(np.ascontiguousarray(table.ravel(), dtype=np.float64))
+    return np.asarray(out, dtype=np.float64).reshape(table.shape)
+
+
+def _simulated_noise(shape: tuple[int, ...], epsilon: float, mechanism: str,
+                     rng: np.random.RandomState) -> np.ndarray:
+    r"""Draws from the release's noise distribution, for the replicates only.
+
+    The replicates simulate the noise to measure its effect on a statistic; they release
+    nothing (post-processing), so they use a seeded numpy stream and stay reproducible.
+    With :math:`E_1, E_2` iid standard exponential and :math:`b = 1/\varepsilon`,
+    :math:`b(E_1 - E_2)` has the Laplace density of scale :math:`b`, and
+    :math:`\lfloor bE_1 \rfloor - \lfloor bE_2 \rfloor` the two-sided geometric pmf with
+    :math:`\alpha = e^{-1/b}` (:math:`P(\lfloor bE \rfloor \ge k) = e^{-k/b}`).
+    """
+    b = 1.0 / epsilon
+    e1, e2 = rng.standard_exponential(shape), rng.standard_exponential(shape)
+    if mechanism == "geometric":
+        return np.floor(b * e1) - np.floor(b * e2)
+    return b * (e1 - e2)
 
 
 @dataclass(frozen=True)
@@ -106,8 +203,10 @@ class NoisyCounts:
     Attributes
     ----------
     scale : float
-        :math:`b = 1/\varepsilon`: the Laplace scale, and for the geometric mechanism the
-        equivalent scale (:math:`\alpha = e^{-1/b}`).
+        :math:`b = 1/\varepsilon`: the ``scale`` of OpenDP's ``make_laplace`` for both
+        mechanisms (for the geometric one :math:`\alpha = e^{-1/b}`). The release itself
+        used the nearest float at or above it that OpenDP certifies at ``epsilon``
+        (within a few units in the last place; see the module docstring).
     noise_variance : float
         The variance of every cell's noise: :math:`2b^2` (Laplace),
         :math:`2\alpha/(1-\alpha)^2` (geometric).
@@ -161,6 +260,7 @@ class NoisyCounts:
             "noise_variance": self.noise_variance,
             "sensitivity": 1,
             "neighbours": "add or remove one row",
+            "sampler": _SAMPLERS[self.mechanism],
             "shape": list(self.shape),
             "values": self.values.tolist(),
         }
@@ -187,26 +287,36 @@ class NoisyCounts:
 
 def release_counts(counts: Any, epsilon: float, mechanism: Mechanism = "geometric",
                    random_state: Any = None) -> NoisyCounts:
-    r"""Release a contingency table with epsilon-differential privacy.
+    r"""Release a contingency table with epsilon-differential privacy, through OpenDP.
 
     Every cell receives independent noise, :math:`\tilde n_c = n_c + e_c`, calibrated to
     sensitivity 1: adding or removing one row changes one cell by 1, so the release is
     pure :math:`\varepsilon`-DP for add/remove-one-row neighbours. Release each table of
     a report once, with its share of the budget (:class:`PrivacyBudget`).
 
+    The noise comes from OpenDP's ``make_laplace`` with ``scale``
+    :math:`b = \Delta_1/\varepsilon = 1/\varepsilon` over the vector of cells (L1
+    distance, :math:`\Delta_1 = 1`), whose privacy map is
+    :math:`\Delta_1 / b = \varepsilon`: on 64-bit integers for the geometric mechanism
+    (the exact discrete Laplace, :math:`P(e = k) \propto e^{-|k|/b}`), on floats for the
+    Laplace mechanism. Its generator is cryptographically secure and cannot be seeded.
+
     Parameters
     ----------
     counts : array-like of non-negative integers, any shape
         The true counts, one cell per combination of the table's variables (every
-        combination, including empty ones: which cells exist must not depend on the data).
+        combination, including empty ones: which cells exist must not depend on the
+        data), at most 2**53.
     epsilon : float
         The privacy loss of this release, finite and > 0.
     mechanism : {"geometric", "laplace"}, default "geometric"
-        Two-sided geometric noise (integer output, :math:`\alpha = e^{-\varepsilon}`) or
-        Laplace noise with scale :math:`b = 1/\varepsilon`.
-    random_state : None, int or numpy.random.RandomState
-        The source of noise. Use None (fresh entropy) for a real release: a fixed seed
-        makes the noise reproducible by anyone who knows it.
+        Two-sided geometric noise (the discrete Laplace, integer output,
+        :math:`\alpha = e^{-1/b} = e^{-\varepsilon}`) or Laplace noise (real output), both
+        of scale :math:`b = 1/\varepsilon`.
+    random_state : object, optional
+        Ignored: the noise always comes from OpenDP's secure generator, so two calls never
+        release the same noise (a known seed would let anyone remove it). Kept so that
+        callers passing one still run; seed :func:`replicate_releases` instead.
 
     Returns
     -------
@@ -216,15 +326,15 @@ def release_counts(counts: Any, epsilon: float, mechanism: Mechanism = "geometri
 
     Examples
     --------
-    >>> noisy = release_counts([[30, 5], [12, 0]], epsilon=1.0, random_state=0)
-    >>> noisy.values
-    array([[30,  5],
-           [12, -2]])
-    >>> noisy.estimate().min() >= 0
-    np.True_
-    >>> round(noisy.noise_variance, 3)
+    >>> noisy = release_counts([[30, 5], [12, 0]], epsilon=1.0)
+    >>> noisy.values.shape, noisy.values.dtype
+    ((2, 2), dtype('int64'))
+    >>> bool(noisy.estimate().min() >= 0)
+    True
+    >>> round(noisy.noise_variance, 3)  # 2 e^{-1} / (1 - e^{-1})^2
     1.841
     """
+    del random_state  # never seeds the privacy noise
     mechanism = _check_mechanism(mechanism)
     eps = _check_epsilon(epsilon, mechanism)
     table = as_float_array(counts, "counts")
@@ -239,10 +349,11 @@ def release_counts(counts: Any, epsilon: float, mechanism: Mechanism = "geometri
         raise FairdecideError(
             f"counts must be whole numbers (sensitivity 1 assumes each row adds 1 to one "
             f"cell); cell {tuple(bad)} is {table[tuple(bad)]:g}")
-    rng = check_random_state(random_state)
-    noise = _noise(table.shape, eps, mechanism, rng)
-    values = table.astype(np.int64) + noise if mechanism == "geometric" else table + noise
-    return NoisyCounts(values, eps, mechanism)
+    if np.any(table > _MAX_COUNT):
+        bad = np.argwhere(table > _MAX_COUNT)[0]
+        raise FairdecideError(
+            f"counts must be at most 2**53; cell {tuple(bad)} is {table[tuple(bad)]:g}")
+    return NoisyCounts(_opendp_release(table, eps, mechanism), eps, mechanism)
 
 
 def replicate_releases(noisy: NoisyCounts, n_draws: int, random_state: Any = None
@@ -253,7 +364,9 @@ def replicate_releases(noisy: NoisyCounts, n_draws: int, random_state: Any = Non
     with :math:`\hat p` the clipped estimate normalised and :math:`\hat N` its rounded
     total, adds fresh noise of the same mechanism and epsilon, and clips at 0, so the
     spread of any statistic across replicates reflects both sampling and the privacy
-    noise. This is post-processing of the release: it costs no privacy budget.
+    noise. This is post-processing of the release: it costs no privacy budget, and it
+    releases nothing, so its noise is simulated from ``random_state`` (numpy, exact in
+    distribution) rather than drawn by OpenDP, and the replicates are reproducible.
 
     The replicates are centred on the (clipped, slightly upward-biased) estimate rather
     than on the truth, so use their spread (a standard error, or the basic bootstrap
@@ -267,6 +380,7 @@ def replicate_releases(noisy: NoisyCounts, n_draws: int, random_state: Any = Non
     n_draws : int
         The number of replicates, >= 1.
     random_state : None, int or numpy.random.RandomState
+        The redrawn tables and their simulated noise (never the release's noise).
 
     Returns
     -------
@@ -275,7 +389,7 @@ def replicate_releases(noisy: NoisyCounts, n_draws: int, random_state: Any = Non
 
     Examples
     --------
-    >>> noisy = release_counts([[40, 10], [25, 25]], epsilon=0.5, random_state=0)
+    >>> noisy = release_counts([[40, 10], [25, 25]], epsilon=0.5)
     >>> draws = replicate_releases(noisy, 1000, random_state=1)
     >>> draws.shape
     (1000, 2, 2)
@@ -293,6 +407,6 @@ def replicate_releases(noisy: NoisyCounts, n_draws: int, random_state: Any = Non
     n_hat = round(total)
     p_hat = est / total if total > 0 else np.full(est.size, 1.0 / est.size)
     tables = rng.multinomial(n_hat, p_hat, size=n_draws).astype(float)
-    tables += _noise(tables.shape, noisy.epsilon, noisy.mechanism, rng)
+    tables += _simulated_noise(tables.shape, noisy.epsilon, noisy.mechanism, rng)
     np.clip(tables, 0.0, None, out=tables)
     return tables.reshape((n_draws, *noisy.shape))
