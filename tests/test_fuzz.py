@@ -72,7 +72,7 @@ SWORLD = fd.SampleWorld(_RNG.normal(size=(40, 2)), np.arange(40) % 2,
 SX = np.random.RandomState(2).normal(size=(30, 2))
 SR = np.random.RandomState(3).dirichlet(np.ones(2), size=30)
 SS, ST = np.arange(10), np.arange(15, 30)
-NOISY = pv.release_counts(np.array([[5, 3], [2, 9]]), 1.0, random_state=0)
+NOISY = pv.release_counts(np.array([[5, 3], [2, 9]]), 1.0)
 BUDGET = pv.PrivacyBudget(1.0, {"groups": 0.5, "cells": 0.5})
 UNITS = pd.DataFrame({"z": [0, 1, 0, 1, 0, 1], "w": [1.0] * 6,
                       "p_0": [0.2, 0.4, 0.6, 0.8, 0.5, 0.3],
@@ -604,8 +604,7 @@ def _entries() -> list[Entry]:
         E("PrivacyBudget.epsilon_of", BUDGET.epsilon_of, {"name": "groups"},
           {"name": "label"}),
         E("release_counts", pv.release_counts,
-          {"counts": np.array([[5, 3], [2, 9]]), "epsilon": 1.0, "mechanism": "geometric",
-           "random_state": 0},
+          {"counts": np.array([[5, 3], [2, 9]]), "epsilon": 1.0, "mechanism": "geometric"},
           {"counts": "array", "epsilon": "real", "mechanism": "choice"},
           accepts={"counts": {"shape"}}),
         E("NoisyCounts", pv.NoisyCounts,
@@ -873,8 +872,7 @@ NO_UTILITY = {e.name: e for e in [
     # still checked
     Entry("audit_report(no utility)", rp.audit_report,
           {"data": FRAME, "group": "z", "action": "a", "outcome": "y", "features": ["x"],
-           "level": 0.9, "n_boot": 50, "min_cell": 1, "dp_epsilon": 1.0,
-           "dp_random_state": 0},
+           "level": 0.9, "n_boot": 50, "min_cell": 1, "dp_epsilon": 1.0},
           {"data": "object", "group": "label", "action": "label", "outcome": "label",
            "features": "label", "utility": "object", "kind": "choice", "level": "real",
            "n_boot": "size", "min_cell": "size", "dp_epsilon": "real"},

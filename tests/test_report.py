@@ -181,7 +181,7 @@ def test_private_report_releases_noisy_counts(bail_frame):
                          criterion="independence")
     noisy = audit_report(bail_frame, group="z", action="a", outcome="y", utility=BAIL_U,
                          kind="intervention", n_boot=50, dp_epsilon=0.5,
-                         criterion="independence", dp_random_state=0)
+                         criterion="independence")
     assert noisy.privacy["epsilon"] == 0.5
     assert "parallel composition" in noisy.privacy["statement"]
     assert noisy.meta["n_rows"] != exact.meta["n_rows"]
@@ -200,7 +200,7 @@ def test_private_report_releases_noisy_counts(bail_frame):
     # A huge budget gives back the exact rates.
     loose = audit_report(bail_frame, group="z", action="a", outcome="y", utility=BAIL_U,
                          kind="intervention", n_boot=50, dp_epsilon=1e4,
-                          criterion="independence", dp_random_state=0)
+                          criterion="independence")
     np.testing.assert_allclose(loose.rates["P(a | y, z)"]["rate"], e["rate"], atol=1e-3)
 
 
@@ -298,7 +298,7 @@ def test_user_bins_replace_quantile_bins_and_allow_privacy(capsys):
     df["age"] = np.random.RandomState(0).randint(18, 80, len(df))
     edges = {"age": [18, 25, 45, np.inf]}
     rep = audit_report(df, group="z", action="a", outcome="y", features=["age"],
-                       bins=edges, dp_epsilon=2.0, n_boot=50, dp_random_state=0)
+                       bins=edges, dp_epsilon=2.0, n_boot=50)
     assert set(rep.fair_policy["cell"]) == {"[18, 25)", "[25, 45)", "[45, inf)"}
     with pytest.raises(FairdecideError, match="outside the bins"):
         audit_report(df, group="z", action="a", outcome="y", features=["age"],
@@ -337,7 +337,7 @@ def test_private_rate_intervals_cover(epsilon):
     reps, hits = 400, np.zeros((2, 2, 2))
     for _ in range(reps):
         G = rng.multinomial(200, P.ravel()).reshape(P.shape)
-        noisy = release_counts(G, epsilon, random_state=rng)
+        noisy = release_counts(G, epsilon)
         t = rate_tables(None, problem, ("f", "m"), 0.9, noisy, 10)["P(a | y, z)"]
         low = t["low"].to_numpy().reshape(2, 2, 2)  # rows in (group, action, outcome) order
         high = t["high"].to_numpy().reshape(2, 2, 2)
@@ -366,7 +366,7 @@ def test_value_intervals_cover(epsilon):
         C = rng.multinomial(1500, P.ravel()).reshape(P.shape).astype(float)
         var = 0.0
         if epsilon is not None:
-            release = release_counts(C.astype(int), epsilon, random_state=rng)
+            release = release_counts(C.astype(int), epsilon)
             C, var = release.values.astype(float), release.noise_variance
         for k, p in enumerate((pi, None)):
             W = tb.value_weights(p, problem, P.shape)
@@ -399,16 +399,16 @@ def test_private_totals_and_values_stay_honest_at_a_tiny_budget():
     problem, world = make_bail_problem()
     df = sample_logged_data(world, problem, 300, random_state=0).to_frame()
     U = np.array([[0, -1, -2], [1, 0, -1]])
-    for seed in range(4):
+    for _ in range(4):  # four private releases, each with fresh noise
         rep = audit_report(df, group="z", action="a", outcome="y", features=["x"],
                            utility=BAIL_U, kind="intervention", criterion="independence",
-                           n_boot=50, dp_epsilon=0.01, dp_random_state=seed)
+                           n_boot=50, dp_epsilon=0.01)
         for col in ("value", "value_low", "value_high"):
             assert rep.policies[col].between(U.min(), U.max()).all()
         assert any("mostly noise" in s for s in rep.limitations)
     fine = audit_report(df, group="z", action="a", outcome="y", features=["x"],
                         utility=BAIL_U, kind="intervention", criterion="independence",
-                        n_boot=50, dp_epsilon=1e4, dp_random_state=0)
+                        n_boot=50, dp_epsilon=1e4)
     assert fine.meta["n_rows"] == pytest.approx(300, abs=1)
     assert not any("mostly noise" in s for s in fine.limitations)
 
@@ -421,11 +421,10 @@ def test_private_group_sizes_are_unbiased():
 
     G = np.zeros((2, 3, 4))
     G[:, :, :2] = 800  # half of each group's cells are empty
-    rng = np.random.RandomState(0)
     reps = 300
     raw, clipped = np.zeros((reps, 2)), np.zeros((reps, 2))
     for r in range(reps):
-        noisy = release_counts(G.astype(int), 0.05, random_state=rng)
+        noisy = release_counts(G.astype(int), 0.05)
         raw[r] = group_sizes(None, ("f", "m"), noisy, 10)["n"]
         clipped[r] = noisy.estimate().sum(axis=(1, 2))
     se = np.sqrt(noisy.noise_variance * 12 / reps)
@@ -564,13 +563,13 @@ def test_full_report_is_unchanged(bail_report):
 def test_private_report_without_utility_spends_the_budget_on_the_group_table():
     df = _three_columns(1500)
     rep = audit_report(df, group="race", action="flagged", outcome="recid", n_boot=50,
-                       dp_epsilon=1.0, dp_random_state=0)
+                       dp_epsilon=1.0)
     assert rep.privacy["budget"]["shares"] == {"group table": 1.0}
     assert "parallel composition" not in rep.privacy["statement"]
     assert rep.skipped == PY_SKIPPED and rep.policies is None
     # at the whole budget the group table's noise is half the one of a full report's
     full = audit_report(df, group="race", action="flagged", outcome="recid", n_boot=50,
-                        dp_epsilon=1.0, dp_random_state=0, utility=BAIL_FLAG_U,
+                        dp_epsilon=1.0, utility=BAIL_FLAG_U,
                         kind="intervention")
     assert full.privacy["budget"]["shares"] == {"group table": 0.5, "cell tables": 0.5}
     width = {k: (r.rates["P(a | z)"]["high"] - r.rates["P(a | z)"]["low"]).mean()

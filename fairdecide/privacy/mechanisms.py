@@ -285,8 +285,8 @@ class NoisyCounts:
         return cls(values, record["epsilon"], record["mechanism"])
 
 
-def release_counts(counts: Any, epsilon: float, mechanism: Mechanism = "geometric",
-                   random_state: Any = None) -> NoisyCounts:
+def release_counts(counts: Any, epsilon: float, mechanism: Mechanism = "geometric"
+                   ) -> NoisyCounts:
     r"""Release a contingency table with epsilon-differential privacy, through OpenDP.
 
     Every cell receives independent noise, :math:`\tilde n_c = n_c + e_c`, calibrated to
@@ -299,7 +299,9 @@ def release_counts(counts: Any, epsilon: float, mechanism: Mechanism = "geometri
     distance, :math:`\Delta_1 = 1`), whose privacy map is
     :math:`\Delta_1 / b = \varepsilon`: on 64-bit integers for the geometric mechanism
     (the exact discrete Laplace, :math:`P(e = k) \propto e^{-|k|/b}`), on floats for the
-    Laplace mechanism. Its generator is cryptographically secure and cannot be seeded.
+    Laplace mechanism. Its generator is cryptographically secure and cannot be seeded,
+    so no argument seeds the noise (a known seed would let anyone remove it); seed
+    :func:`replicate_releases` instead.
 
     Parameters
     ----------
@@ -313,10 +315,6 @@ def release_counts(counts: Any, epsilon: float, mechanism: Mechanism = "geometri
         Two-sided geometric noise (the discrete Laplace, integer output,
         :math:`\alpha = e^{-1/b} = e^{-\varepsilon}`) or Laplace noise (real output), both
         of scale :math:`b = 1/\varepsilon`.
-    random_state : object, optional
-        Ignored: the noise always comes from OpenDP's secure generator, so two calls never
-        release the same noise (a known seed would let anyone remove it). Kept so that
-        callers passing one still run; seed :func:`replicate_releases` instead.
 
     Returns
     -------
@@ -334,7 +332,6 @@ def release_counts(counts: Any, epsilon: float, mechanism: Mechanism = "geometri
     >>> round(noisy.noise_variance, 3)  # 2 e^{-1} / (1 - e^{-1})^2
     1.841
     """
-    del random_state  # never seeds the privacy noise
     mechanism = _check_mechanism(mechanism)
     eps = _check_epsilon(epsilon, mechanism)
     table = as_float_array(counts, "counts")

@@ -69,8 +69,8 @@ class _Steps:
                           f"({time.perf_counter() - self.t0:.1f} s)")
 
 
-def _release(tables: dict[str, np.ndarray], dp_epsilon: float | None, mechanism: str,
-             rng: np.random.RandomState) -> tuple[dict, dict, Any]:
+def _release(tables: dict[str, np.ndarray], dp_epsilon: float | None, mechanism: str
+             ) -> tuple[dict, dict, Any]:
     """Exact tables, or their private releases: (estimates, releases, budget)."""
     if dp_epsilon is None:
         return dict(tables), {}, None
@@ -81,7 +81,7 @@ def _release(tables: dict[str, np.ndarray], dp_epsilon: float | None, mechanism:
     budget = PrivacyBudget(epsilon=dp_epsilon, shares=shares)
     eps = {k: budget.epsilon_of("group table" if k == "group" else "cell tables")
            for k in tables}
-    releases = {k: release_counts(T.astype(np.int64), eps[k], mechanism, random_state=rng)
+    releases = {k: release_counts(T.astype(np.int64), eps[k], mechanism)
                 for k, T in tables.items()}
     return {k: r.estimate() for k, r in releases.items()}, releases, budget
 
@@ -179,7 +179,7 @@ def audit_report(
     criterion: str = "separation", epsilon: float = 0.05, group_blind: bool = False,
     level: float = 0.95, dp_epsilon: float | None = None, dp_mechanism: str = "geometric",
     min_cell: int | None = None, n_boot: int = 300, max_levels: int = 8,
-    random_state: Any = 0, dp_random_state: Any = None,
+    random_state: Any = 0,
     progress: Callable[[str], Any] | None = None,
 ) -> AuditReport:
     """Audit logged decisions: group rates, fairness tests and a fair alternative.
@@ -230,11 +230,9 @@ def audit_report(
         Replicate tables for the intervals, >= 50.
     max_levels : int, default=8
     random_state : int, RandomState or None, default=0
-        The split into halves and the replicate tables (reproducible by default).
-    dp_random_state : int, RandomState or None, default=None
-        The privacy noise. Default: fresh entropy from the operating system on every
-        call, never ``random_state``: anyone who knows the seed of the noise can remove
-        it. Set it only in tests.
+        The split into halves and the replicate tables (reproducible by default). It
+        never seeds the privacy noise, which comes from OpenDP's secure generator and
+        cannot be seeded: a private report differs from run to run.
     progress : callable, optional
         Called with a line of text at each step.
 
@@ -304,9 +302,7 @@ def audit_report(
         # same with and without a utility. A private release of unused tables would
         # spend budget for nothing.
         tables.update(train=tb.cell_table(train, labels), test=tb.cell_table(test, labels))
-    noise_rng = (np.random.RandomState(np.random.MT19937(np.random.SeedSequence()))
-                 if dp_random_state is None else check_random_state(dp_random_state))
-    est, releases, budget = _release(tables, dp_epsilon, dp_mechanism, noise_rng)
+    est, releases, budget = _release(tables, dp_epsilon, dp_mechanism)
     for key, T in est.items():
         if T.sum() <= 0:
             raise FairdecideError(f"the private {key} table is all zeros: dp_epsilon "
