@@ -28,7 +28,13 @@ from fairdecide._validation import (
 )
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
-from fairdecide.models.outcome import check_model, cross_fit_proba, default_classifier, fit_predict
+from fairdecide.models.outcome import (
+    check_model,
+    cross_fit_proba,
+    default_classifier,
+    fit_classes,
+    fit_predict,
+)
 from fairdecide.problem import DecisionProblem
 from fairdecide.sample_world import SampleWorld
 
@@ -78,17 +84,44 @@ class IndividualOutcomeModel:
 
     def fit(self, X: Any, z: Any, y: Any, problem: DecisionProblem, a: Any = None,
             random_state: Any = None, sample_weight: Any = None) -> IndividualOutcomeModel:
-        """Take the training individuals: features ``X``, groups ``z``, outcome labels
-        ``y`` and, in interventions, the logged action labels ``a`` (checked against
-        ``problem``); returns self. The classifiers are fitted by :meth:`world` and
-        :meth:`bootstrap_worlds`, in-sample or cross-fitted as configured, with
-        ``sample_weight`` (non-negative, one per row) passed to their ``fit``."""
+        """Fit the outcome model on the training individuals: features ``X``, groups
+        ``z``, outcome labels ``y`` and, in interventions, the logged action labels ``a``
+        (checked against ``problem``), with ``sample_weight`` (non-negative, one per row)
+        passed to the classifiers' ``fit``; returns self.
+
+        The classifiers fitted on every row (``models_``: one, or one per action) give
+        :meth:`world` of new individuals and, without ``n_folds``, of the training ones;
+        with ``n_folds`` the training rows' probabilities are cross-fitted, and
+        :meth:`bootstrap_worlds` refits on each resample."""
         X, z_codes, labels, y_codes, a_codes = check_training_rows(X, z, y, problem, a)
         self.problem_, self.X_, self.z_, self.group_labels_ = problem, X, z_codes, labels
         self.y_, self.a_ = y_codes, a_codes
         self.w_ = None if sample_weight is None else check_sample_weight(sample_weight, len(X))
         self.rng_ = check_random_state(random_state)
+        n_y, w = problem.n_outcomes, self.w_
+        if a_codes is None:
+            self.models_ = [fit_classes(self.classifier, X, y_codes, n_y, w)]
+        elif self.action_encoding == "separate":
+            check_action_counts(a_codes, problem)
+            self.models_ = [fit_classes(self.classifier, X[a_codes == k], y_codes[a_codes == k],
+                                        n_y, None if w is None else w[a_codes == k])
+                            for k in range(problem.n_actions)]
+        else:
+            check_action_counts(a_codes, problem)
+            self.models_ = [fit_classes(self.classifier, self._design(X, a_codes), y_codes,
+                                        n_y, w)]
         return self
+
+    def _fitted_proba(self, X_new: np.ndarray) -> np.ndarray:
+        """P(y | a, x) of ``X_new`` from the classifiers fitted on every row, shape
+        (n_new, n_a, n_y) in interventions, (n_new, n_y) in predictions."""
+        if self.a_ is None:
+            return self.models_[0](X_new)
+        if self.action_encoding == "separate":
+            return np.stack([m(X_new) for m in self.models_], axis=1)
+        n_a = self.problem_.n_actions
+        stacked = np.vstack([self._design(X_new, k) for k in range(n_a)])
+        return self.models_[0](stacked).reshape(n_a, len(X_new), -1).transpose(1, 0, 2)
 
     def _design(self, X: np.ndarray, a: int | np.ndarray) -> np.ndarray:
         n_a = self.problem_.n_actions
@@ -129,15 +162,16 @@ class IndividualOutcomeModel:
         if not hasattr(self, "X_"):
             raise FairdecideError("call fit(X, z, y, problem, a) first")
         if X is None:
-            p_y = self._proba(self.X_, self.y_, self.a_, self.X_, honest=True, w=self.w_)
+            p_y = (self._fitted_proba(self.X_) if self.n_folds is None else
+                   self._proba(self.X_, self.y_, self.a_, self.X_, honest=True, w=self.w_))
             return SampleWorld.from_codes(self.X_, self.z_, p_y, weights,
                                           group_labels=self.group_labels_)
         X = as_float_array(X, "X", ndim=(1, 2))
         X = X[:, None] if X.ndim == 1 else X
         if z is None:
             raise FairdecideError("z (the groups of the new individuals) is needed with X")
-        p_y = self._proba(self.X_, self.y_, self.a_, X, honest=False, w=self.w_)
-        return SampleWorld(X, z, p_y, weights, group_labels=self.group_labels_)
+        return SampleWorld(X, z, self._fitted_proba(X), weights,
+                           group_labels=self.group_labels_)
 
     def bootstrap_worlds(self, n_samples: int = 32, random_state: Any = None,
                          weights: Any = None) -> list[SampleWorld]:

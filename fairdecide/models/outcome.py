@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from fairdecide.data import BanditData
 
 __all__ = ["CellFrequencies", "cross_fit_proba", "default_classifier", "default_model",
-           "fit_predict", "outcome_values"]
+           "fit_classes", "fit_predict", "outcome_values"]
 
 
 def default_classifier() -> Any:
@@ -95,19 +95,38 @@ def default_model(units: Units, features: np.ndarray, n_classes: int
             units.cell_group[:, None].astype(float))
 
 
-def fit_predict(model: Any, X: np.ndarray, y: np.ndarray, X_new: np.ndarray,
-                 n_classes: int, sample_weight: np.ndarray | None = None) -> np.ndarray:
-    """Class probabilities (len(X_new), n_classes) of ``model`` fitted on X -> y (a point
-    mass when y has one class)."""
-    out = np.zeros((len(X_new), n_classes))
+class FittedClasses:
+    """A classifier fitted on X -> y (or the one class y had), called on new rows for
+    their probabilities over all ``n_classes`` classes, shape (len(X_new), n_classes).
+    Picklable, like the estimators that hold it."""
+
+    def __init__(self, fitted: Any, only_class: int | None, n_classes: int) -> None:
+        self.fitted, self.only_class, self.n_classes = fitted, only_class, n_classes
+
+    def __call__(self, X_new: np.ndarray) -> np.ndarray:
+        out = np.zeros((len(X_new), self.n_classes))
+        if self.fitted is None:
+            out[:, self.only_class] = 1.0
+        else:
+            out[:, self.fitted.classes_] = self.fitted.predict_proba(X_new)
+        return out
+
+
+def fit_classes(model: Any, X: np.ndarray, y: np.ndarray, n_classes: int,
+                sample_weight: np.ndarray | None = None) -> FittedClasses:
+    """A clone of ``model`` fitted on X -> y (a point mass when y has one class)."""
     classes = np.unique(y)
     if len(classes) == 1:
-        out[:, classes[0]] = 1.0
-        return out
+        return FittedClasses(None, int(classes[0]), n_classes)
     fit_args = {} if sample_weight is None else {"sample_weight": sample_weight}
-    fitted = clone(model).fit(X, y, **fit_args)
-    out[:, fitted.classes_] = fitted.predict_proba(X_new)
-    return out
+    return FittedClasses(clone(model).fit(X, y, **fit_args), None, n_classes)
+
+
+def fit_predict(model: Any, X: np.ndarray, y: np.ndarray, X_new: np.ndarray,
+                n_classes: int, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """Class probabilities (len(X_new), n_classes) of ``model`` fitted on X -> y (a point
+    mass when y has one class)."""
+    return fit_classes(model, X, y, n_classes, sample_weight)(X_new)
 
 
 def cross_fit_proba(model: Any, X: np.ndarray, target: np.ndarray, n_classes: int,
