@@ -154,6 +154,7 @@ def _malformed_cases():
         scenario_values,
     )
     from fairdecide.beliefs import cvar
+    from fairdecide.criteria import block_divergence
     from fairdecide.optimize import FairnessConstraint, UtilityConstraint
     from fairdecide.optimize.routes.router import register_route
     from fairdecide.policies import as_policy
@@ -179,6 +180,12 @@ def _malformed_cases():
         (lambda: Units(group=[0], n_groups=1, features=[[1.0], [2.0]]), "2 rows"),
         (lambda: Capabilities(reads="cells"), "reads must be"),
         (lambda: Capabilities(linear="yes"), "linear must be True or False"),
+        (lambda: Capabilities(reads=np.array(["rows", "marginal"])),
+         "reads must be one of 'marginal', 'rows'"),
+        (lambda: block_divergence([[0.5, 0.5]], [0.5, 0.5], np.array(["tv", "kl"])),
+         "measure must be one of 'tv', 'kl', 'max'"),
+        (lambda: optimize_policy(PROBLEM, WORLD, "independence", epsilon=0.1),
+         "criteria must be a criterion object .* got the string 'independence'"),
         (lambda: register_route(object()), "route must be a Route"),
         (lambda: evaluate_under_belief(policy, WORLD, "problem"), "problem must be"),
         (lambda: evaluate_under_belief(policy, [WORLD], PROBLEM), "belief must be a Belief"),

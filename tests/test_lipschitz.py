@@ -264,6 +264,16 @@ def test_bad_input():
     with pytest.raises(FairdecideError, match="pairs"):
         fd.Lipschitz(pairs=[0.5, 1.5])
 
+    # issue 23, item 8: these raised numpy's ValueError or were accepted
+    with pytest.raises(FairdecideError, match=r"pairs must be .* got rows of different"):
+        fd.Lipschitz(pairs=[[0, 1], [2]])
+    with pytest.raises(FairdecideError, match=r"pairs must be None, 'all', .* got the string"):
+        fd.Lipschitz(pairs="some")
+    with pytest.raises(FairdecideError, match="metric must be one of"):
+        fd.Lipschitz(metric=np.array(["euclidean", "weighted"]))
+    with pytest.raises(FairdecideError, match="name must be a string"):
+        fd.Lipschitz(name=3)
+
     def negative(A, B):
         return -cdist(A, B)
 

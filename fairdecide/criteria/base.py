@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
+from fairdecide._validation import check_choice
 from fairdecide.exceptions import FairdecideError
 
 if TYPE_CHECKING:
@@ -78,8 +79,7 @@ class Capabilities:
     parametric: bool = False
 
     def __post_init__(self) -> None:
-        if self.reads not in ("marginal", "rows"):
-            raise FairdecideError(f"reads must be 'marginal' or 'rows', got {self.reads!r}")
+        check_choice(self.reads, "reads", ("marginal", "rows"))
         for name in ("linear", "program", "cone", "gradient", "cuts", "parametric"):
             if not isinstance(getattr(self, name), bool):
                 raise FairdecideError(
@@ -211,6 +211,10 @@ def as_criteria(criteria: Any) -> list[Criterion]:
         return []
     if isinstance(criteria, Criterion):
         return [criteria]
+    if isinstance(criteria, str | bytes):  # not a list of its characters
+        raise FairdecideError(
+            f"criteria must be a criterion object such as Independence() or a list of them, "
+            f"got the string {criteria!r}")
     try:
         items = list(criteria)
     except TypeError:
