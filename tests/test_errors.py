@@ -18,6 +18,7 @@ from fairdecide import (
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
 from fairdecide.optimize.engine.solvers import SolveResult
 from fairdecide.optimize.routes import session as session_module
+from tests.reference import assert_recomputed, reference_solve
 
 PROBLEM, WORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
 
@@ -249,7 +250,10 @@ def test_a_world_that_breaks_the_protocol_is_an_error_not_a_number(world, match)
 
 def test_max_iter_accepts_whole_numbers():
     res = optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1, max_iter=10.0)
-    assert res.verification.passed
+    # the same optimum as with the integer: the dense LP of tests/reference.py
+    want, _ = reference_solve(PROBLEM, WORLD, "independence", epsilon=0.1)
+    assert res.utility == pytest.approx(want, abs=1e-7)
+    assert_recomputed(res, PROBLEM, WORLD, Independence(), epsilon=0.1)
 
 
 def test_cases_named_in_issue_8():
