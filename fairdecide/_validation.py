@@ -205,12 +205,13 @@ def check_choice(value: Any, name: str, choices: Sequence[Any]) -> Any:
     return value
 
 
-def as_labels(value: Any, name: str, what: str = "label") -> tuple:
+def as_labels(value: Any, name: str, what: str = "label", non_empty: bool = False
+              ) -> tuple:
     """A sequence of labels (list, tuple, range, 1-d array, pandas Index or Series) as a
     tuple of plain, hashable Python values (numpy scalars unwrapped). A single label (a
     number, a string, a 0-d array), a set, a mapping or nested sequences raise an error
     naming ``name``; for a single label it says to pass ``[label]``. A string is refused
-    rather than split into characters."""
+    rather than split into characters. ``non_empty``: an empty sequence is an error too."""
     flat = isinstance(value, list | tuple | range) or (
         isinstance(value, np.ndarray) and value.ndim == 1) or _is_pandas_1d(value)
     if not flat:
@@ -228,6 +229,8 @@ def as_labels(value: Any, name: str, what: str = "label") -> tuple:
             raise FairdecideError(
                 f"{name} must be a flat list of {what}s; it holds {type(v).__name__} "
                 f"{v!r}") from None
+    if non_empty and not out:
+        raise FairdecideError(f"{name} must not be empty (None means no restriction)")
     return out
 
 

@@ -105,6 +105,10 @@ def test_criterion_validation():
     (lambda: Separation(outcomes={1}), "outcomes must be a list of outcome labels, got set"),
     (lambda: Separation(outcomes={"a": 1}), "outcomes must be a list .* got dict"),
     (lambda: Separation(outcomes=[[1]]), "outcomes must be a flat list .* holds list"),
+    (lambda: Separation(outcomes=[]), "outcomes must not be empty"),
+    (lambda: Sufficiency(actions=()), "actions must not be empty"),
+    (lambda: ConditionalIndependence("action", "outcome", given_values=[]),
+     "given_values must not be empty"),
     (lambda: Sufficiency(actions=2.0), r"actions must be a list of action labels, got "
      r"float 2\.0; .* actions=\[2\.0\]"),
     (lambda: Sufficiency(actions="release"), r"actions=\['release'\]"),

@@ -110,10 +110,8 @@ class ConditionalIndependence(Criterion):
         if self.given_values is not None:
             if self.given is None:
                 raise FairdecideError("given_values needs a conditioning variable (given)")
-            vals = as_labels(self.given_values, "given_values", f"{self.given} label")
-            if not vals:
-                raise FairdecideError("given_values must not be empty")
-            object.__setattr__(self, "given_values", vals)
+            object.__setattr__(self, "given_values", as_labels(
+                self.given_values, "given_values", f"{self.given} label", non_empty=True))
 
     # ------------------------------------------------------------------ description
     @property

@@ -72,7 +72,7 @@ def Separation(
     True
     """
     if outcomes is not None:  # checked here so that an error names this argument
-        outcomes = as_labels(outcomes, "outcomes", "outcome label")
+        outcomes = as_labels(outcomes, "outcomes", "outcome label", non_empty=True)
     return ConditionalIndependence(target="action", given="outcome", measure=measure,
                                    weighting=weighting, given_values=outcomes, name=name)
 
@@ -105,6 +105,6 @@ def Sufficiency(
     'sufficiency'
     """
     if actions is not None:  # checked here so that an error names this argument
-        actions = as_labels(actions, "actions", "action label")
+        actions = as_labels(actions, "actions", "action label", non_empty=True)
     return ConditionalIndependence(target="outcome", given="action", measure=measure,
                                    weighting=weighting, given_values=actions, name=name)
