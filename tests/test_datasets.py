@@ -206,3 +206,15 @@ def test_nearby_policy_pickles_and_gives_the_same_probabilities():
     np.testing.assert_allclose(policy(X), want, rtol=1e-12)
     np.testing.assert_array_equal(again(X), policy(X))
     assert truth.value(again, 2000) == truth.value(policy, 2000)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"scale": "0.4"}, "scale must be a real number"),
+    ({"scale": -1.0}, r"scale must be a finite number in \[0.0, inf\)"),
+    ({"seed": 1.5}, "seed must be a whole number"),
+    ({"seed": -1}, "seed must be a non-negative integer"),
+])
+def test_nearby_policy_names_bad_arguments(kwargs, match):
+    _, _, truth = make_logged_bandit(10, random_state=0)
+    with pytest.raises(FairdecideError, match=match):
+        truth.nearby_policy(**kwargs)

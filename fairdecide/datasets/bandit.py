@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, softmax
 
-from fairdecide._validation import as_int, check_instance, check_random_state
+from fairdecide._validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.adapters import check_rows
 from fairdecide.problem import DecisionProblem
@@ -65,6 +65,8 @@ class LoggedBanditTruth:
         """A candidate policy softmax(X @ W) with W the logging coefficients plus
         N(0, scale^2) noise: overlap with the logging policy shrinks as ``scale`` grows.
         A :class:`SoftmaxRule`, so it pickles (for process pools and caches)."""
+        scale = as_real(scale, "scale", low=0.0)
+        seed = as_int(seed, "seed", minimum=0, maximum=2**32 - 1)
         W = self.logging_coef + scale * np.random.RandomState(seed).standard_normal(
             self.logging_coef.shape)
         return SoftmaxRule(W)
