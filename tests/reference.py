@@ -3,6 +3,10 @@
 Written directly over the policy table with dense rows and no marginal variables (the
 library uses sparse rows over auxiliary marginals), so agreement checks the formulation
 as well as the solver plumbing.
+
+Below it, a policy's utility and group deviations written from their formulas over the
+world's own arrays (:func:`assert_recomputed` compares them with a result's): the check
+to use instead of ``res.verification.passed``, which is True whenever a result exists.
 """
 
 from __future__ import annotations
@@ -144,7 +148,7 @@ def world_arrays(world, problem):
     return np.asarray(w, dtype=float), np.asarray(z), p_y
 
 
-def policy_rows(policy, world, problem=None):
+def policy_rows(policy, world):
     """pi(a | u) of shape (n_u, n_a): a TabularPolicy's or IndividualPolicy's table as
     stored, any other policy through its public ``proba``."""
     table = getattr(policy, "table", None)
@@ -229,7 +233,7 @@ def assert_recomputed(res, problem, world, criteria=(), *, epsilon=None, by_hand
     worlds = list(getattr(world, "worlds", [world]))
     weights = np.asarray(getattr(world, "weights", None) if len(worlds) > 1 else [1.0])
     worst = getattr(world, "aggregate", "mean") == "worst"
-    rows = policy_rows(res.policy, worlds[0], problem)
+    rows = policy_rows(res.policy, worlds[0])
     assert rows.min() >= -1e-9 and np.allclose(rows.sum(axis=1), 1.0, atol=1e-9)
     U_k = np.array([utility_by_hand(problem, w, rows) for w in worlds])
     utility = float(U_k.min() if worst else weights @ U_k)
