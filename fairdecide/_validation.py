@@ -193,3 +193,56 @@ def as_bool(value: Any, name: str) -> bool:
         raise FairdecideError(
             f"{name} must be True or False, got {type(value).__name__} {value!r}")
     return bool(value)
+
+
+def check_choice(value: Any, name: str, choices: Sequence[Any]) -> Any:
+    """``value`` if it is one of ``choices`` (strings, or None where None is allowed);
+    anything else (a list, an array, another type) raises an error naming ``name`` and
+    listing the choices, instead of a TypeError or an ambiguous truth value from ``in``."""
+    if not (value is None or isinstance(value, str)) or value not in choices:
+        raise FairdecideError(
+            f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def as_labels(value: Any, name: str, what: str = "label", non_empty: bool = False
+              ) -> tuple:
+    """A sequence of labels (list, tuple, range, 1-d array, pandas Index or Series) as a
+    tuple of plain, hashable Python values (numpy scalars unwrapped). A single label (a
+    number, a string, a 0-d array), a set, a mapping or nested sequences raise an error
+    naming ``name``; for a single label it says to pass ``[label]``. A string is refused
+    rather than split into characters. ``non_empty``: an empty sequence is an error too."""
+    flat = isinstance(value, list | tuple | range) or (
+        isinstance(value, np.ndarray) and value.ndim == 1) or _is_pandas_1d(value)
+    if not flat:
+        one = isinstance(value, str | bytes | int | float | np.generic) or (
+            isinstance(value, np.ndarray) and value.ndim == 0)
+        hint = (f"; for one {what}, pass a list of one: {name}=[{plain(value)!r}]"
+                if one else "")
+        raise FairdecideError(
+            f"{name} must be a list of {what}s, got {type(value).__name__} {value!r}{hint}")
+    out = tuple(plain(v) for v in value)
+    for v in out:
+        try:
+            hash(v)
+        except TypeError:
+            raise FairdecideError(
+                f"{name} must be a flat list of {what}s; it holds {type(v).__name__} "
+                f"{v!r}") from None
+    if non_empty and not out:
+        raise FairdecideError(f"{name} must not be empty (None means no restriction)")
+    return out
+
+
+def plain(value: Any) -> Any:
+    """A numpy scalar (or 0-d array) as the Python scalar it holds; anything else
+    unchanged (labels are kept as plain Python values: :mod:`fairdecide.labels`)."""
+    if isinstance(value, np.generic | np.ndarray) and np.ndim(value) == 0:
+        return value.item()
+    return value
+
+
+def _is_pandas_1d(value: Any) -> bool:
+    import pandas as pd
+
+    return isinstance(value, pd.Index | pd.Series)

@@ -27,14 +27,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._validation import plain
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["Labels"]
-
-
-def _plain(value: Any) -> Any:
-    """A numpy scalar as the Python value it holds; anything else unchanged."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def as_object_vector(values: Any) -> np.ndarray:
@@ -115,7 +111,7 @@ class Labels(tuple):
         if isinstance(labels, str | bytes):
             raise FairdecideError(f"{name} must be a sequence of labels, got {labels!r}")
         try:
-            out = tuple(_plain(v) for v in labels)
+            out = tuple(plain(v) for v in labels)
         except TypeError:
             raise FairdecideError(
                 f"{name} must be a sequence of labels, got {type(labels).__name__}") from None
@@ -123,8 +119,8 @@ class Labels(tuple):
             distinct = len(set(out)) == len(out)
         except TypeError:
             raise FairdecideError(
-                f"{name} has an unhashable label; labels must be hashable (numbers, strings "
-                "or tuples)") from None
+                f"{name} must be hashable labels (numbers, strings or tuples), got "
+                f"{list(out)!r:.200}") from None
         if not distinct:
             raise FairdecideError(f"{name} must be distinct, got {list(out)}")
         return tuple.__new__(cls, out)
@@ -166,7 +162,7 @@ class Labels(tuple):
             raise FairdecideError(
                 f"{name} has an unhashable value {arr[row]!r} at row {row}; labels must be "
                 "hashable (numbers, strings or tuples)") from None
-        found = [_plain(v) for v in uniques]
+        found = [plain(v) for v in uniques]
         bad = [i for i, v in enumerate(found) if isinstance(v, float) and not np.isfinite(v)]
         if bad:
             row = int(np.argmax(codes == bad[0]))
@@ -191,7 +187,7 @@ class Labels(tuple):
         if np.any(codes < 0):
             row = int(np.argmax(codes < 0))
             raise FairdecideError(
-                f"{name} contains {what} {_plain(arr[row])!r} (row {row}) that is not among "
+                f"{name} contains {what} {plain(arr[row])!r} (row {row}) that is not among "
                 f"{among} {list(self)}" + (f"; {hint}" if hint else ""))
         return codes
 

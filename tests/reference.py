@@ -3,11 +3,16 @@
 Written directly over the policy table with dense rows and no marginal variables (the
 library uses sparse rows over auxiliary marginals), so agreement checks the formulation
 as well as the solver plumbing.
+
+Below it, a policy's utility and group deviations written from their formulas over the
+world's own arrays (:func:`assert_recomputed` compares them with a result's): the check
+to use instead of ``res.verification.passed``, which is True whenever a result exists.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy.optimize import linprog
 
 
@@ -113,3 +118,138 @@ def assert_between_chords(price, utility, u_star, eps, h=1e-3):
     slack = 4e-9 / h
     assert (u_star(eps + h) - utility) / h <= price + slack
     assert price <= (utility - u_star(eps - h)) / h + slack
+
+
+# ---------------------------------------------------------------------------------------
+# Utility and group deviations of a policy, written from the world's own arrays.
+#
+# The library recomputes every optimised policy's utility and deviations from its
+# decision table (optimize/verify.py) and raises when they disagree with the solver, so
+# ``res.verification.passed`` is True whenever a result is returned: asserting it tests
+# nothing. These functions compute the same numbers here, from the formulas, with none
+# of the library's tables, marginals or criteria code, for tests to compare against.
+
+
+def world_arrays(world, problem):
+    """(w[u], z[u], P(y | a, u)) of the world's units from its public arrays: a
+    TabularWorld's cells (x, z) in x-major order with weight P(x, z), or a SampleWorld's
+    individuals with their weights. The outcome table has shape (n_u, n_a, n_y) (repeated
+    over actions in a prediction problem)."""
+    n_a = problem.n_actions
+    if hasattr(world, "p_xz"):
+        n_x, n_z = world.p_xz.shape
+        w = world.p_xz.reshape(-1)
+        z = np.tile(np.arange(n_z), n_x)
+        p_y = world.p_y.reshape(n_x * n_z, *world.p_y.shape[2:])
+    else:
+        w, z, p_y = world.weights, world.z, world.p_y
+    if p_y.ndim == 2:  # the outcome does not depend on the action
+        p_y = np.repeat(p_y[:, None, :], n_a, axis=1)
+    return np.asarray(w, dtype=float), np.asarray(z), p_y
+
+
+def policy_rows(policy, world):
+    """pi(a | u) of shape (n_u, n_a): a TabularPolicy's or IndividualPolicy's table as
+    stored, any other policy through its public ``proba``."""
+    table = getattr(policy, "table", None)
+    if isinstance(table, np.ndarray):
+        return table.reshape(-1, table.shape[-1])
+    return np.asarray(policy.proba(world.units()))
+
+
+def utility_by_hand(problem, world, rows):
+    """E[U] = sum_{u, a, y} w[u] pi(a | u) P(y | a, u) U(a, y)."""
+    w, _, p_y = world_arrays(world, problem)
+    return float(np.einsum("u,ua,uay,ay->", w, rows, p_y, problem.utility))
+
+
+def marginal_by_hand(problem, world, rows):
+    """P(z, a, y) = sum over the units u of group z of w[u] pi(a | u) P(y | a, u)."""
+    w, z, p_y = world_arrays(world, problem)
+    J = w[:, None, None] * rows[:, :, None] * p_y
+    M = np.zeros((world.n_groups, *J.shape[1:]))
+    for g in range(world.n_groups):
+        M[g] = J[z == g].sum(axis=0)
+    return M
+
+
+def deviation_by_hand(M, crit, problem, tol=1e-12):
+    """The deviation of a conditional-independence criterion from P(z, a, y), written
+    from its definition: for each conditioning value c (one, if unconditional) and each
+    group z with P(c, z) > 0, the divergence between P(t | c, z) and P(t | c), weighted
+    by 1 or P(z | c), summed (tv, kl) or maximised (max)."""
+    n_z = M.shape[0]
+    # P(z, c, t) as a table over (group, conditioning value, target value)
+    if crit.given is None:
+        target = M.sum(axis=2) if crit.target == "action" else M.sum(axis=1)
+        N = target[:, None, :]
+    elif crit.given == "outcome":
+        N = np.stack([M[:, :, y] for y in range(M.shape[2])], axis=1)  # (z, y, a)
+    else:
+        N = np.stack([M[:, a, :] for a in range(M.shape[1])], axis=1)  # (z, a, y)
+    values = range(N.shape[1])
+    if crit.given_values is not None:
+        labels = list(problem.outcome_labels if crit.given == "outcome"
+                      else problem.action_labels)
+        values = [labels.index(v) for v in crit.given_values]
+    terms = []
+    for c in values:
+        pooled = N[:, c, :].sum(axis=0)
+        if pooled.sum() <= tol:
+            continue
+        p_pool = pooled / pooled.sum()
+        for g in range(n_z):
+            mass = N[g, c, :].sum()
+            if mass <= tol:
+                continue
+            p_group = N[g, c, :] / mass
+            weight = mass / pooled.sum() if crit.weighting == "group" else 1.0
+            if crit.measure == "tv":
+                div = np.abs(p_group - p_pool).sum()
+            elif crit.measure == "max":
+                div = np.abs(p_group - p_pool).max()
+            else:
+                pos = p_group > 0
+                div = float(np.sum(p_group[pos] * np.log(p_group[pos] / p_pool[pos])))
+            terms.append(weight * div)
+    if not terms:
+        return 0.0
+    return float(max(terms) if crit.measure == "max" else sum(terms))
+
+
+def assert_recomputed(res, problem, world, criteria=(), *, epsilon=None, by_hand=None,
+                      atol=1e-8):
+    """Recompute a result's utility and deviations by hand (above) and compare.
+
+    ``world`` is a world or a Belief (its scenarios aggregated by its weights, or by the
+    worst case: minimum utility, maximum deviation). ``criteria``: the criteria optimised
+    (conditional-independence ones are computed by :func:`deviation_by_hand`; others
+    need ``by_hand[label] = f(problem, world, rows)``), compared with the reported
+    deviation when the result reports one. With ``epsilon`` (a number, or one per
+    criterion), each recomputed deviation must be within it. Checks the policy
+    rows are on the simplex. Returns the recomputed (utility, {label: deviation}).
+    """
+    criteria = [criteria] if not isinstance(criteria, list | tuple) else list(criteria)
+    worlds = list(getattr(world, "worlds", [world]))
+    weights = np.asarray(getattr(world, "weights", None) if len(worlds) > 1 else [1.0])
+    worst = getattr(world, "aggregate", "mean") == "worst"
+    rows = policy_rows(res.policy, worlds[0])
+    assert rows.min() >= -1e-9 and np.allclose(rows.sum(axis=1), 1.0, atol=1e-9)
+    U_k = np.array([utility_by_hand(problem, w, rows) for w in worlds])
+    utility = float(U_k.min() if worst else weights @ U_k)
+    assert res.utility == pytest.approx(utility, abs=atol), (res.utility, utility)
+    deviations = {}
+    eps = [epsilon] * len(criteria) if np.ndim(epsilon) == 0 else list(epsilon)
+    for crit, e in zip(criteria, eps, strict=True):
+        if by_hand and crit.label in by_hand:
+            F_k = np.array([by_hand[crit.label](problem, w, rows) for w in worlds])
+        else:
+            F_k = np.array([deviation_by_hand(marginal_by_hand(problem, w, rows), crit,
+                                              problem) for w in worlds])
+        F = float(F_k.max() if worst else weights @ F_k)
+        deviations[crit.label] = F
+        if crit.label in res.deviations:  # criteria only measured here are not reported
+            assert res.deviations[crit.label] == pytest.approx(F, abs=atol), (crit.label, F)
+        if e is not None:
+            assert F <= e + 1e-6, (crit.label, F, e)
+    return utility, deviations

@@ -92,6 +92,53 @@ def test_criterion_validation():
         Separation(outcomes=[7]).deviation(policy(0.5, 0.5), WORLD, PROBLEM)
 
 
+# Issue 23, item 8: values of the wrong kind used to end in a TypeError from iterating a
+# scalar, an ambiguous truth value from ``x in choices`` on an array, or were accepted
+# (a set, a dict's keys, a bytes string as its byte values, a number as a name).
+@pytest.mark.parametrize(("make", "match"), [
+    (lambda: Separation(outcomes=1.5), r"outcomes must be a list of outcome labels, got "
+     r"float 1\.5; for one outcome label, pass a list of one: outcomes=\[1\.5\]"),
+    (lambda: Separation(outcomes=np.int64(1)), r"outcomes=\[1\]"),
+    (lambda: Separation(outcomes=np.array(1)), r"outcomes=\[1\]"),
+    (lambda: Separation(outcomes=1), r"outcomes=\[1\]"),
+    (lambda: Separation(outcomes=True), r"outcomes=\[True\]"),
+    (lambda: Separation(outcomes={1}), "outcomes must be a list of outcome labels, got set"),
+    (lambda: Separation(outcomes={"a": 1}), "outcomes must be a list .* got dict"),
+    (lambda: Separation(outcomes=[[1]]), "outcomes must be a flat list .* holds list"),
+    (lambda: Separation(outcomes=[]), "outcomes must not be empty"),
+    (lambda: Sufficiency(actions=()), "actions must not be empty"),
+    (lambda: ConditionalIndependence("action", "outcome", given_values=[]),
+     "given_values must not be empty"),
+    (lambda: Sufficiency(actions=2.0), r"actions must be a list of action labels, got "
+     r"float 2\.0; .* actions=\[2\.0\]"),
+    (lambda: Sufficiency(actions="release"), r"actions=\['release'\]"),
+    (lambda: Sufficiency(actions=b"x"), r"actions=\[b'x'\]"),
+    (lambda: ConditionalIndependence("action", "outcome", given_values=0.5),
+     r"given_values must be a list .* given_values=\[0\.5\]"),
+    (lambda: Independence(measure=["tv"]), "measure must be one of 'tv', 'kl', 'max'"),
+    (lambda: Independence(measure=np.array(["tv", "kl"])), "measure must be one of"),
+    (lambda: Independence(weighting=["group"]), "weighting must be one of 'uniform', 'group'"),
+    (lambda: ConditionalIndependence(target=np.array(["action", "outcome"])),
+     "target must be one of 'action', 'outcome'"),
+    (lambda: ConditionalIndependence("action", given=["outcome"]),
+     "given must be one of None, 'action', 'outcome'"),
+    (lambda: Independence(name=3), "name must be a string"),
+])
+def test_malformed_criterion_arguments_are_named(make, match):
+    with pytest.raises(FairdecideError, match=match):
+        make()
+
+
+def test_one_outcome_in_a_list_or_array_is_the_same_criterion():
+    want = Separation(outcomes=[1])
+    for labels in ((1,), np.array([1]), range(1, 2)):
+        got = Separation(outcomes=labels)
+        assert got == want and got.given_values == (1,)
+        assert type(got.given_values[0]) is int  # numpy scalars unwrapped
+    assert got.deviation(policy(0.7, 0.2), WORLD, PROBLEM) == pytest.approx(
+        want.deviation(policy(0.7, 0.2), WORLD, PROBLEM))
+
+
 def test_linearity_is_declared():
     pred = DecisionProblem.classification(2)
     interv = DecisionProblem(np.eye(2), outcome_depends_on_action=True)

@@ -38,6 +38,12 @@ from fairdecide.datasets import make_bail_problem, make_tabular_problem
 from fairdecide.optimize.engine.solvers import solve_program
 from fairdecide.optimize.program.policy_program import PolicyProgram
 from fairdecide.optimize.program.tradeoff import UtilityConstraint
+from tests.reference import (
+    assert_recomputed,
+    deviation_by_hand,
+    marginal_by_hand,
+    policy_rows,
+)
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,43 @@ IDS = [f"{c!r}-{'intervention' if p.outcome_depends_on_action else 'prediction'}
        for c, p, _ in CASES]
 
 
+def stratum_parity_by_hand(strata):
+    """StratumParity's deviation written from the world's arrays, for assert_recomputed:
+    sum_s sum_z sum_a |P(a | s, z) - P(a | s)| with P(a | s, z) the P(x, z)-weighted mean
+    of pi(a | x, z) over the cells x of stratum s."""
+    def deviation(problem, world, rows):
+        n_x, n_z = world.p_xz.shape
+        pi = rows.reshape(n_x, n_z, -1)
+        total = 0.0
+        for k in set(strata):
+            cells = [x for x in range(n_x) if strata[x] == k]
+            w = world.p_xz[cells]  # (cells, z)
+            pooled = np.einsum("xz,xza->a", w, pi[cells]) / w.sum()
+            for g in range(n_z):
+                if w[:, g].sum() > 1e-12:
+                    group = w[:, g] @ pi[cells, g] / w[:, g].sum()
+                    total += np.abs(group - pooled).sum()
+        return total
+    return deviation
+
+
+def utility_parity_by_hand(problem, world, rows):
+    """examples/custom_criterion.py's UtilityParity, sum_z |E[U | z] - E[U]|, from the
+    marginal P(z, a, y) computed by hand."""
+    M = marginal_by_hand(problem, world, rows)
+    by_group = np.einsum("zay,ay->z", M, problem.utility) / M.sum(axis=(1, 2))
+    return float(np.abs(by_group - np.einsum("zay,ay->", M, problem.utility)).sum())
+
+
+def by_hand(crit):
+    """``by_hand`` for assert_recomputed: a user criterion's deviation written here."""
+    if isinstance(crit, StratumParity):
+        return {crit.label: stratum_parity_by_hand(crit.strata)}
+    if crit.label == "utility parity":
+        return {crit.label: utility_parity_by_hand}
+    return None
+
+
 def random_policy(world, problem, seed):
     rng = np.random.default_rng(seed)
     return TabularPolicy(rng.dirichlet(np.ones(problem.n_actions), size=(world.n_x, world.n_z)))
@@ -140,6 +183,11 @@ def test_deviation_is_finite_non_negative_and_read_from_the_table(crit, problem,
         dev = crit.deviation(pi, world, problem)
         assert np.isfinite(dev) and dev >= 0
         assert dev == crit.deviation_from_table(decision_table(pi, world, problem), problem)
+        # and it is the criterion's formula, computed here from the world's arrays
+        rows, hand = policy_rows(pi, world), by_hand(crit)
+        want = (hand[crit.label](problem, world, rows) if hand else
+                deviation_by_hand(marginal_by_hand(problem, world, rows), crit, problem))
+        assert dev == pytest.approx(want, abs=1e-10)
 
 
 @pytest.mark.parametrize(("crit", "problem", "world"), CASES, ids=IDS)
@@ -162,11 +210,14 @@ def test_program_rows_reproduce_the_deviation(crit, problem, world):
 @pytest.mark.parametrize(("crit", "problem", "world"), CASES, ids=IDS)
 def test_optimised_policy_meets_a_binding_tolerance(crit, problem, world):
     free = optimize_policy(problem, world)
-    top = crit.deviation(free.policy, world, problem)
-    eps = 0.5 * top
+    # the free optimum's deviation, computed by hand from the world's arrays (its
+    # reported utility and deviation must be those)
+    _, top = assert_recomputed(free, problem, world, crit, by_hand=by_hand(crit))
+    eps = 0.5 * top[crit.label]
+    assert eps > 1e-3  # binding: the free optimum is unfair
     res = optimize_policy(problem, world, crit, epsilon=eps)
-    assert res.verification.passed
-    assert crit.deviation(res.policy, world, problem) <= eps + 1e-6
+    # utility and deviation recomputed by hand; the deviation within eps
+    assert_recomputed(res, problem, world, crit, epsilon=eps, by_hand=by_hand(crit))
     assert res.utility <= free.utility + 1e-9
 
 
@@ -207,10 +258,12 @@ def test_user_criterion_in_a_belief_and_the_mixture():
     problem, world = BAIL, BAIL_WORLD
     crit = StratumParity((0, 0, 1, 1, 1))
     other = make_bail_problem()[1]
-    res = optimize_policy(problem, Belief((world, other)), crit, lam=0.5)
-    assert res.verification.passed
-    assert res.deviations["stratum parity"] == pytest.approx(crit.deviation(res.policy, world,
-                                                                            problem))
+    belief = Belief((world, other))
+    res = optimize_policy(problem, belief, crit, lam=0.5)
+    # the mean utility and deviation over the scenarios, recomputed by hand, and the
+    # mixture's objective 0.5 U - 0.5 F from them
+    u, f = assert_recomputed(res, problem, belief, crit, by_hand=by_hand(crit))
+    assert res.objective == pytest.approx(0.5 * u - 0.5 * f["stratum parity"], abs=1e-8)
 
 
 def test_a_criterion_without_program_rows_is_refused_clearly():

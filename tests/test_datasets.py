@@ -13,6 +13,7 @@ from fairdecide.datasets import (
     load_compas,
     load_german,
     make_bail_problem,
+    make_logged_bandit,
     make_tabular_problem,
     sample_logged_data,
 )
@@ -185,3 +186,35 @@ def test_loader_arguments_are_checked_by_name(kwargs, name):
         find_dataset("german", **args)
     with pytest.raises(FairdecideError, match="unknown data set"):
         find_dataset(["compas"])
+
+
+def test_nearby_policy_pickles_and_gives_the_same_probabilities():
+    # issue 23, item 8: nearby_policy returned a closure, which pickle refuses (so it
+    # could not be sent to a process pool or cached)
+    import pickle
+
+    from scipy.special import softmax
+
+    _, _, truth = make_logged_bandit(10, random_state=0)
+    policy = truth.nearby_policy(0.4, seed=1)
+    again = pickle.loads(pickle.dumps(policy))
+    X, _ = truth.draw_features(50, np.random.RandomState(3))
+    # the rule as documented, written here: softmax(X @ (logging_coef + 0.4 N(0, 1)))
+    W = truth.logging_coef + 0.4 * np.random.RandomState(1).standard_normal(
+        truth.logging_coef.shape)
+    want = softmax(X @ W, axis=1)
+    np.testing.assert_allclose(policy(X), want, rtol=1e-12)
+    np.testing.assert_array_equal(again(X), policy(X))
+    assert truth.value(again, 2000) == truth.value(policy, 2000)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"scale": "0.4"}, "scale must be a real number"),
+    ({"scale": -1.0}, r"scale must be a finite number in \[0.0, inf\)"),
+    ({"seed": 1.5}, "seed must be a whole number"),
+    ({"seed": -1}, "seed must be a non-negative integer"),
+])
+def test_nearby_policy_names_bad_arguments(kwargs, match):
+    _, _, truth = make_logged_bandit(10, random_state=0)
+    with pytest.raises(FairdecideError, match=match):
+        truth.nearby_policy(**kwargs)

@@ -175,9 +175,12 @@ def test_a_policy_whose_recomputation_disagrees_raises(monkeypatch, kw):
     """The verification pass recomputes M from the units; a pass that disagrees with the
     master (here: every unit's mass moved to action 0, which breaks the utility check and,
     under epsilon, is still fair) raises instead of returning a result."""
-    units, *_ = population(300, 2, 5, PRED)
+    units, _, w, p = population(300, 2, 5, PRED)
     good = optimize_distributed(PRED, units, [fd.Independence()], **kw)
-    assert good.verification.checks["solver utility matches recomputation"]
+    # uncorrupted, the utility is sum_i (w_i / sum w) sum_{a,y} pi(a | i) p(y | i) U(a, y)
+    pi = good.policy.frame_proba(units)
+    by_hand = np.einsum("i,ia,iy,ay->", w / w.sum(), pi, p, PRED.utility)
+    assert good.utility == pytest.approx(by_hand, abs=1e-9)
     assert good.policy.frame_proba(units)[:, 1].sum() > 0.05 * len(units)
 
     def all_to_action_0(M):

@@ -20,6 +20,7 @@ import sys
 import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fairdecide
@@ -44,11 +45,10 @@ def python_blocks(page: Path) -> list[tuple[int, str]]:
     return [(text.count("\n", 0, m.start(1)) + 1, m.group(1)) for m in _FENCE.finditer(text)]
 
 
-@pytest.mark.parametrize("page", RUN_PAGES)
-def test_page_code_runs(page: str) -> None:
+def run_page(path: Path) -> dict:
+    """Run the page's ```python blocks in order in one namespace; return the namespace."""
     import sklearn
 
-    path = DOCS / page
     blocks = python_blocks(path)
     assert blocks, f"no ```python blocks in {path}"
     # A real module, so that dataclasses defined on the page can find their module.
@@ -61,13 +61,72 @@ def test_page_code_runs(page: str) -> None:
     finally:
         del sys.modules[module.__name__]
         sklearn.set_config(enable_metadata_routing=False)
+    return module.__dict__
 
 
-def test_new_criterion_is_under_fifty_lines() -> None:
-    blocks = python_blocks(DOCS / "how_to_add_a_criterion.md")
-    criterion = next(src for _, src in blocks if "class FourFifths" in src)
-    code = [line for line in criterion.splitlines() if line.strip()]
-    assert len(code) < 50, f"the worked criterion has {len(code)} non-blank lines"
+@pytest.mark.parametrize("page", RUN_PAGES)
+def test_page_code_runs(page: str) -> None:
+    run_page(DOCS / page)
+
+
+def test_new_criterion_gives_the_optimum_of_an_lp_written_here(capsys) -> None:
+    """The four-fifths rule of how_to_add_a_criterion.md: its deviation is the page's
+    formula, the optimum under it is that of the LP written here from the world's arrays,
+    and the release rates the page prints are those of that optimum."""
+    from scipy.optimize import linprog
+
+    from tests.reference import policy_rows, world_arrays
+
+    page = run_page(DOCS / "how_to_add_a_criterion.md")
+    out = capsys.readouterr().out
+    problem, world, rule = page["problem"], page["world"], page["rule"]
+    best, fair = page["best"], page["fair"]
+    w, z, p_y = world_arrays(world, problem)
+    n_u, n_a, n_z = len(w), problem.n_actions, world.n_groups
+    p_z = np.array([w[z == g].sum() for g in range(n_z)])
+
+    def rates(rows):  # P(a* = release | z)
+        return np.array([w[z == g] @ rows[z == g, 1] for g in range(n_z)]) / p_z
+
+    def four_fifths(rows):  # F = max(0, max_{z != z'} 0.8 P(a* | z') - P(a* | z))
+        r = rates(rows)
+        return max(0.0, max(0.8 * r[j] - r[i] for i in range(n_z) for j in range(n_z)
+                            if i != j))
+
+    rng = np.random.default_rng(0)
+    for rows in [policy_rows(best.policy, world), *rng.dirichlet([1, 1], size=(3, n_u))]:
+        assert rule.deviation(fd_policy(rows, world), world, problem) == pytest.approx(
+            four_fifths(rows), abs=1e-12)
+    assert four_fifths(policy_rows(best.policy, world)) > 0.01  # the rule binds
+
+    # max sum_u w_u sum_a pi(a | u) E[U | a, u] over rows on the simplex with
+    # 0.8 P(a* | z') - P(a* | z) <= 0 for every ordered pair of groups
+    gain = w[:, None] * np.einsum("uay,ay->ua", p_y, problem.utility)
+    A_eq = np.kron(np.eye(n_u), np.ones(n_a))
+    rate_row = np.zeros((n_z, n_u * n_a))
+    for g in range(n_z):
+        rate_row[g, np.flatnonzero(z == g) * n_a + 1] = w[z == g] / p_z[g]
+    A_ub = [0.8 * rate_row[j] - rate_row[i] for i in range(n_z) for j in range(n_z)
+            if i != j]
+    lp = linprog(-gain.reshape(-1), A_ub=np.array(A_ub), b_ub=np.zeros(len(A_ub)),
+                 A_eq=A_eq, b_eq=np.ones(n_u), bounds=(0, 1), method="highs")
+    assert lp.status == 0
+    assert fair.utility == pytest.approx(-lp.fun, abs=1e-9)
+    rows = policy_rows(fair.policy, world)
+    assert four_fifths(rows) <= 1e-9
+    assert fair.deviations[rule.label] == pytest.approx(four_fifths(rows), abs=1e-9)
+    # the rates the page prints, group by group
+    printed = dict(zip(world.group_labels, np.round(rates(rows), 4), strict=True))
+    assert repr({g: float(r) for g, r in printed.items()}) in out
+    # and the page's claim: the criterion is under fifty lines
+    criterion = next(src for _, src in python_blocks(DOCS / "how_to_add_a_criterion.md")
+                     if "class FourFifths" in src)
+    assert len([line for line in criterion.splitlines() if line.strip()]) < 50
+
+
+def fd_policy(rows, world):
+    """A TabularPolicy of the world's cells (x-major rows)."""
+    return fairdecide.TabularPolicy(rows.reshape(world.n_x, world.n_z, -1))
 
 
 def test_benchmark_results_and_scripts_are_on_the_benchmarks_page() -> None:

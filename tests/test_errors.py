@@ -18,6 +18,7 @@ from fairdecide import (
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
 from fairdecide.optimize.engine.solvers import SolveResult
 from fairdecide.optimize.routes import session as session_module
+from tests.reference import assert_recomputed, reference_solve
 
 PROBLEM, WORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
 
@@ -154,6 +155,7 @@ def _malformed_cases():
         scenario_values,
     )
     from fairdecide.beliefs import cvar
+    from fairdecide.criteria import block_divergence
     from fairdecide.optimize import FairnessConstraint, UtilityConstraint
     from fairdecide.optimize.routes.router import register_route
     from fairdecide.policies import as_policy
@@ -179,6 +181,12 @@ def _malformed_cases():
         (lambda: Units(group=[0], n_groups=1, features=[[1.0], [2.0]]), "2 rows"),
         (lambda: Capabilities(reads="cells"), "reads must be"),
         (lambda: Capabilities(linear="yes"), "linear must be True or False"),
+        (lambda: Capabilities(reads=np.array(["rows", "marginal"])),
+         "reads must be one of 'marginal', 'rows'"),
+        (lambda: block_divergence([[0.5, 0.5]], [0.5, 0.5], np.array(["tv", "kl"])),
+         "measure must be one of 'tv', 'kl', 'max'"),
+        (lambda: optimize_policy(PROBLEM, WORLD, "parity", epsilon=0.1),
+         r"criteria\[0\] is the unknown criterion name 'parity'"),
         (lambda: register_route(object()), "route must be a Route"),
         (lambda: evaluate_under_belief(policy, WORLD, "problem"), "problem must be"),
         (lambda: evaluate_under_belief(policy, [WORLD], PROBLEM), "belief must be a Belief"),
@@ -241,8 +249,12 @@ def test_a_world_that_breaks_the_protocol_is_an_error_not_a_number(world, match)
 
 
 def test_max_iter_accepts_whole_numbers():
-    res = optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1, max_iter=10.0)
-    assert res.verification.passed
+    # epsilon 0.002 binds: the unconstrained optimum's deviation is 0.0058
+    res = optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.002, max_iter=10.0)
+    # the optimum of the dense LP of tests/reference.py, and the values by hand
+    want, _ = reference_solve(PROBLEM, WORLD, "independence", epsilon=0.002)
+    assert res.utility == pytest.approx(want, abs=1e-9)
+    assert_recomputed(res, PROBLEM, WORLD, Independence(), epsilon=0.002)
 
 
 def test_cases_named_in_issue_8():

@@ -131,14 +131,14 @@ def test_rows_on_simplex_and_verified_deviation(kind, params):
     assert p.shape == (len(X), 2)
     assert np.all(p >= 0) and np.allclose(p.sum(axis=1), 1.0)
     res = est.result_
-    assert res.verification.passed
-    assert res.deviations["independence"] <= 0.03 + 1e-6
     # the deviation recomputed here from the training rows: independence (TV) is
-    # sum_z sum_a |P(a | z) - P(a)|, P(a | z) the mean of pi(a | x_i, z) over group z
+    # sum_z sum_a |P(a | z) - P(a)|, P(a | z) the mean of pi(a | x_i, z) over group z;
+    # it is the one reported, and within the tolerance
     rates = np.array([p[z == g].mean(axis=0) for g in (0, 1)])
     mean = p.mean(axis=0)
     tv = sum(np.abs(rates[g] - mean).sum() for g in (0, 1))
     assert tv == pytest.approx(res.deviations["independence"], abs=1e-6)
+    assert tv <= 0.03 + 1e-6
     if params["policy"] == "tabular":
         assert res.status == "optimal"
 
@@ -457,4 +457,14 @@ def test_evaluate_a_group_blind_policy_estimates_deviations_by_group():
     table = pol.evaluate(X[600:], y[600:], actions=a[600:], sensitive_features=z[600:],
                          propensities=np.full(600, 0.5), n_boot=50)
     lo, est, hi = table.loc["independence deviation", ["lower", "estimate", "upper"]]
-    assert lo <= est <= hi and hi > 0
+    # The true deviation of this policy, from the generating process of _logged (z = 0
+    # or 1 with probability 1/2, x ~ N(z 1, I)): sum_z sum_a |P(a | z) - P(a)| with
+    # P(a | z) = E[pi(a | x) | z] integrated over 200,000 fresh x per group (Monte Carlo
+    # error about 1e-3, against an interval about 0.2 wide). It is about 0.037.
+    rng = np.random.RandomState(12345)
+    rates = np.array([pol.action_proba(rng.normal(size=(200_000, 2)) + g).mean(axis=0)
+                      for g in (0, 1)])
+    truth = np.abs(rates - rates.mean(axis=0)).sum()
+    assert truth > 0.02  # the groups' features differ, so a group-blind policy is not fair
+    assert lo <= est <= hi
+    assert lo <= truth <= hi, (lo, truth, hi)

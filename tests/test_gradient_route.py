@@ -24,6 +24,7 @@ from fairdecide.optimize.program.tradeoff import (
 from fairdecide.optimize.routes.gradient_program import _Program
 from fairdecide.optimize.routes.parametric import MarginalModel, ParametricSession
 from fairdecide.policies.base import _JacobianEvaluator
+from tests.reference import assert_recomputed
 
 CRITERIA = [
     fd.Independence(), fd.Independence(measure="max"), fd.Independence(measure="kl"),
@@ -165,11 +166,12 @@ LP_GAP = 2e-4
 def test_softmax_on_one_hot_cells_approaches_the_lp_optimum(crit, eps):
     problem, world = make_tabular_problem(4, 2, 2, 2, random_state=1)
     lp = fd.optimize_policy(problem, world, crit, epsilon=eps)
-    res = fd.optimize_policy(problem, _one_hot_cells(world), crit, epsilon=eps,
+    cells = _one_hot_cells(world)
+    res = fd.optimize_policy(problem, cells, crit, epsilon=eps,
                              policy=fd.LinearSoftmaxPolicy(fit_intercept=False, l2=0.0),
                              random_state=0, max_iter=500)
-    assert res.verification.passed
-    assert res.deviations[crit.label] <= eps + 1e-6
+    # utility and deviation recomputed by hand from the softmax rows; deviation within eps
+    assert_recomputed(res, problem, cells, crit, epsilon=eps)
     assert lp.utility - LP_GAP <= res.utility <= lp.utility + 1e-6
 
 
@@ -252,13 +254,9 @@ def test_beliefs_mean_and_worst(aggregate):
     res = fd.optimize_policy(problem, belief, fd.Separation(), epsilon=0.04,
                              policy=fd.LinearSoftmaxPolicy(include_z=True), random_state=0,
                              n_restarts=2)
-    per = res.verification.scenario_deviations["separation"]
-    if aggregate == "worst":
-        assert per.max() <= 0.04 + 1e-6
-        assert res.utility == pytest.approx(res.verification.scenario_utilities.min())
-    else:
-        assert per.mean() <= 0.04 + 1e-6
-    assert res.verification.passed
+    # utility and separation recomputed by hand in each scenario from the softmax rows,
+    # aggregated as the mean or the worst case; that aggregate within the tolerance
+    assert_recomputed(res, problem, belief, fd.Separation(), epsilon=0.04)
 
 
 def test_unreachable_tolerance_names_the_smallest_deviation_reached():

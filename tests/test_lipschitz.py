@@ -14,7 +14,7 @@ import fairdecide as fd
 from fairdecide.datasets import make_bail_problem
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies import IndividualPolicy
-from tests.reference import assert_between_chords
+from tests.reference import assert_between_chords, assert_recomputed
 
 
 def _world(n: int, n_a: int, seed: int, d: int = 2, weights=None):
@@ -218,7 +218,13 @@ def test_beliefs_and_zero_weight_individuals():
     res = fd.optimize_policy(problem, belief, fd.Lipschitz(constant=0.4), epsilon=0.0)
     # individuals of zero weight keep their program rows, so the policy stays smooth
     assert _brute_violation(res.policy.table, world.X, 0.4) <= 1e-7
-    assert res.verification.passed
+    # the mean utility is linear in the outcome tables: the optimum is that of the world
+    # with the scenarios' mean outcomes, solved by the LP written here
+    mean = world.with_outcomes((world.p_y + other.p_y) / 2)
+    assert res.utility == pytest.approx(_reference(problem, mean, 0.4), rel=1e-7)
+    assert_recomputed(res, problem, belief, fd.Lipschitz(constant=0.4), epsilon=0.0,
+                      by_hand={"lipschitz": lambda p, w, rows: _brute_violation(
+                          rows, w.X, 0.4)})
 
 
 def test_routes_say_what_they_need():
@@ -263,6 +269,16 @@ def test_bad_input():
         fd.Lipschitz(pairs=[[1, 1]])
     with pytest.raises(FairdecideError, match="pairs"):
         fd.Lipschitz(pairs=[0.5, 1.5])
+
+    # issue 23, item 8: these raised numpy's ValueError or were accepted
+    with pytest.raises(FairdecideError, match=r"pairs must be .* got rows of different"):
+        fd.Lipschitz(pairs=[[0, 1], [2]])
+    with pytest.raises(FairdecideError, match=r"pairs must be None, 'all', .* got the string"):
+        fd.Lipschitz(pairs="some")
+    with pytest.raises(FairdecideError, match="metric must be one of"):
+        fd.Lipschitz(metric=np.array(["euclidean", "weighted"]))
+    with pytest.raises(FairdecideError, match="name must be a string"):
+        fd.Lipschitz(name=3)
 
     def negative(A, B):
         return -cdist(A, B)

@@ -15,7 +15,7 @@ from fairdecide import (
 )
 from fairdecide.datasets import load_compas, make_bail_problem, make_tabular_problem
 
-from .reference import reference_solve
+from .reference import assert_recomputed, reference_solve
 
 pytestmark = pytest.mark.slow
 
@@ -61,8 +61,9 @@ def test_compas_pipeline(compas_world):
                       (Sufficiency(weighting="group"), 0.25)):
         for blind in (False, True):
             res = optimize_policy(problem, world, crit, epsilon=eps, group_blind=blind)
-            assert res.verification.passed
-            assert res.deviations[crit.label] <= eps + 1e-6
+            # utility and deviation recomputed by hand from the world's arrays, the
+            # deviation within eps
+            assert_recomputed(res, problem, world, crit, epsilon=eps)
             assert res.utility <= free.utility + 1e-9
             assert res.policy.is_group_blind or not blind
 

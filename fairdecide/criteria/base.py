@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
+from fairdecide._validation import check_choice
 from fairdecide.exceptions import FairdecideError
 
 if TYPE_CHECKING:
@@ -78,8 +79,7 @@ class Capabilities:
     parametric: bool = False
 
     def __post_init__(self) -> None:
-        if self.reads not in ("marginal", "rows"):
-            raise FairdecideError(f"reads must be 'marginal' or 'rows', got {self.reads!r}")
+        check_choice(self.reads, "reads", ("marginal", "rows"))
         for name in ("linear", "program", "cone", "gradient", "cuts", "parametric"):
             if not isinstance(getattr(self, name), bool):
                 raise FairdecideError(

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from fairdecide._validation import as_labels, check_choice, check_instance
 from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
 from fairdecide.criteria.divergences import MEASURES, _block_divergence
 from fairdecide.criteria.terms import MarginalTerms, conditional_terms
@@ -77,8 +78,9 @@ class ConditionalIndependence(Criterion):
     measure : {"tv", "kl", "max"}, default="tv"
     weighting : {"uniform", "group"}, default="uniform"
         ``"group"`` weights each term by P(z | c).
-    given_values : sequence, optional
-        Restrict the comparison to these values (labels) of the conditioning variable.
+    given_values : list, optional
+        Restrict the comparison to these values (labels) of the conditioning variable;
+        a list also for one value (``[1]``).
     name : str, optional
         Label used in results; derived from the other fields by default.
 
@@ -95,29 +97,21 @@ class ConditionalIndependence(Criterion):
     name: str | None = None
 
     def __post_init__(self) -> None:
-        if self.target not in ("action", "outcome"):
-            raise FairdecideError(f"target must be 'action' or 'outcome', got {self.target!r}")
-        if self.given not in (None, "action", "outcome") or self.given == self.target:
+        check_choice(self.target, "target", ("action", "outcome"))
+        check_choice(self.given, "given", (None, "action", "outcome"))
+        if self.given == self.target:
             raise FairdecideError(
                 f"given must be None or the variable other than the target, got {self.given!r}"
             )
-        if self.measure not in MEASURES:
-            raise FairdecideError(f"measure must be one of {MEASURES}, got {self.measure!r}")
-        if self.weighting not in ("uniform", "group"):
-            raise FairdecideError(
-                f"weighting must be 'uniform' or 'group', got {self.weighting!r}"
-            )
+        check_choice(self.measure, "measure", MEASURES)
+        check_choice(self.weighting, "weighting", ("uniform", "group"))
+        if self.name is not None:
+            check_instance(self.name, "name", str, "a string (the label in results) or None")
         if self.given_values is not None:
             if self.given is None:
                 raise FairdecideError("given_values needs a conditioning variable (given)")
-            vals = (
-                (self.given_values,)
-                if isinstance(self.given_values, str | int)
-                else tuple(self.given_values)
-            )
-            if not vals:
-                raise FairdecideError("given_values must not be empty")
-            object.__setattr__(self, "given_values", vals)
+            object.__setattr__(self, "given_values", as_labels(
+                self.given_values, "given_values", f"{self.given} label", non_empty=True))
 
     # ------------------------------------------------------------------ description
     @property

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_int, as_real
+from fairdecide._validation import as_float_array, as_int, as_real, check_instance
 from fairdecide.criteria._lipschitz_softmax import softmax_bound, softmax_constraints
 from fairdecide.criteria._pair_rows import write_pair_rows
 from fairdecide.criteria._pairs import (
@@ -119,7 +119,8 @@ class Lipschitz(Criterion):
     def __post_init__(self) -> None:
         object.__setattr__(self, "constant", as_real(self.constant, "constant", low=0.0,
                                                      low_open=True))
-        if not callable(self.metric) and self.metric not in METRICS:
+        if not callable(self.metric) and not (isinstance(self.metric, str)
+                                              and self.metric in METRICS):
             raise FairdecideError(
                 f"metric must be one of {METRICS} or a callable f(A, B) returning the "
                 f"distance matrix, got {self.metric!r}")
@@ -131,6 +132,8 @@ class Lipschitz(Criterion):
             self.pair_metric.checked()
         object.__setattr__(self, "n_neighbors",
                            as_int(self.n_neighbors, "n_neighbors", minimum=1))
+        if self.name is not None:
+            check_instance(self.name, "name", str, "a string (the label in results) or None")
         if self.pairs is not None and not (isinstance(self.pairs, str)
                                            and self.pairs == "all"):
             object.__setattr__(self, "pairs", _as_pairs(self.pairs))
@@ -305,12 +308,17 @@ def _check_population(X: np.ndarray) -> np.ndarray:
 
 
 def _as_pairs(pairs: Any) -> np.ndarray:
-    arr = np.asarray(pairs)
+    what = ("pairs must be None, 'all', or an integer array of shape (k, 2) of individual "
+            "indices")
+    if isinstance(pairs, str | bytes):
+        raise FairdecideError(f"{what}; got the string {pairs!r}")
+    try:
+        arr = np.asarray(pairs)
+    except ValueError:  # ragged rows
+        raise FairdecideError(f"{what}; got rows of different lengths") from None
     if arr.ndim != 2 or arr.shape[1] != 2 or not (
             np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
-        raise FairdecideError(
-            "pairs must be None, 'all', or an integer array of shape (k, 2) of individual "
-            f"indices; got {arr.dtype} array of shape {arr.shape}")
+        raise FairdecideError(f"{what}; got {arr.dtype} array of shape {arr.shape}")
     arr = arr.astype(np.int64).reshape(-1, 2)
     if np.any(arr < 0) or np.any(arr[:, 0] == arr[:, 1]):
         raise FairdecideError("pairs must hold two different non-negative indices each")

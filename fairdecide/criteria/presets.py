@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from fairdecide._validation import as_labels
 from fairdecide.criteria.base import named
 from fairdecide.criteria.conditional import ConditionalIndependence
 
@@ -73,6 +74,8 @@ def Separation(
     ...                                                     given_values=[1])
     True
     """
+    if outcomes is not None:  # checked here so that an error names this argument
+        outcomes = as_labels(outcomes, "outcomes", "outcome label", non_empty=True)
     return ConditionalIndependence(target="action", given="outcome", measure=measure,
                                    weighting=weighting, given_values=outcomes, name=name)
 
@@ -105,5 +108,7 @@ def Sufficiency(
     >>> Sufficiency(measure="max").label
     'sufficiency'
     """
+    if actions is not None:  # checked here so that an error names this argument
+        actions = as_labels(actions, "actions", "action label", non_empty=True)
     return ConditionalIndependence(target="outcome", given="action", measure=measure,
                                    weighting=weighting, given_values=actions, name=name)

@@ -9,12 +9,28 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, softmax
 
-from fairdecide._validation import as_int, check_instance, check_random_state
+from fairdecide._validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.adapters import check_rows
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["LoggedBanditTruth", "make_logged_bandit"]
+
+
+@dataclass(frozen=True, eq=False)
+class SoftmaxRule:
+    """The policy X -> softmax(X @ coef) row by row, as a picklable callable.
+
+    Parameters
+    ----------
+    coef : ndarray of shape (n_columns_of_X, n_actions)
+    """
+
+    coef: np.ndarray
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        """Action probabilities, shape (n, n_actions)."""
+        return softmax(X @ self.coef, axis=1)
 
 
 @dataclass(frozen=True)
@@ -43,19 +59,17 @@ class LoggedBanditTruth:
         return np.column_stack([x, z]), z
 
     def logging_proba(self, X: np.ndarray) -> np.ndarray:
-        return softmax(X @ self.logging_coef, axis=1)
+        return SoftmaxRule(self.logging_coef)(X)
 
-    def nearby_policy(self, scale: float = 0.4, seed: int = 1
-                      ) -> Callable[[np.ndarray], np.ndarray]:
+    def nearby_policy(self, scale: float = 0.4, seed: int = 1) -> SoftmaxRule:
         """A candidate policy softmax(X @ W) with W the logging coefficients plus
-        N(0, scale^2) noise: overlap with the logging policy shrinks as ``scale`` grows."""
+        N(0, scale^2) noise: overlap with the logging policy shrinks as ``scale`` grows.
+        A :class:`SoftmaxRule`, so it pickles (for process pools and caches)."""
+        scale = as_real(scale, "scale", low=0.0)
+        seed = as_int(seed, "seed", minimum=0, maximum=2**32 - 1)
         W = self.logging_coef + scale * np.random.RandomState(seed).standard_normal(
             self.logging_coef.shape)
-
-        def policy(X: np.ndarray) -> np.ndarray:
-            return softmax(X @ W, axis=1)
-
-        return policy
+        return SoftmaxRule(W)
 
     def expected_utility(self, X: np.ndarray) -> np.ndarray:
         """q(x, a) = E[U(a, y) | x, a], shape (n, n_actions)."""

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._validation import check_choice
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
 
@@ -42,14 +43,6 @@ def axes(ax: Any) -> tuple[Any, Any]:
         raise FairdecideError(
             f"ax must be a matplotlib Axes or None (a new figure), got {type(ax).__name__}")
     return ax, ax.figure
-
-
-def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    """``value`` if it is one of ``choices``; otherwise an error listing them."""
-    if not isinstance(value, str) or value not in choices:
-        raise FairdecideError(
-            f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
-    return value
 
 
 def as_vector(value: Any, name: str) -> np.ndarray:

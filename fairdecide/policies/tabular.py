@@ -15,6 +15,7 @@ from fairdecide._validation import (
     check_instance,
 )
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels
 from fairdecide.policies.base import Policy, draw_rows
 
 if TYPE_CHECKING:
@@ -263,15 +264,9 @@ class TabularPolicy(Policy):
 def _labels(given: Any, n: int, name: str, what: str) -> tuple | None:
     if given is None:
         return None
-    if isinstance(given, str | bytes) or not hasattr(given, "__len__"):
+    if not hasattr(given, "__len__"):
         raise FairdecideError(f"{name} must be a sequence of labels, got {given!r}")
-    labels = tuple(v.item() if isinstance(v, np.generic) else v for v in given)
+    labels = Labels(given, name)
     if len(labels) != n:
         raise FairdecideError(f"{name} has {len(labels)} labels but the table has {n} {what}")
-    try:
-        distinct = len(set(labels)) == n
-    except TypeError:
-        raise FairdecideError(f"{name} must be hashable labels, got {list(labels)!r}") from None
-    if not distinct:
-        raise FairdecideError(f"{name} must be distinct, got {list(labels)!r}")
     return labels
