@@ -16,7 +16,7 @@ Also measured, in the same run:
   written by hand (StandardScaler, IndividualOutcomeModel, optimize_policy with a
   LinearSoftmaxPolicy, the same seed and max_iter) on the encoded training matrix, best
   of three alternated runs each;
-- ``theta="bayes"`` (8 bootstrap refits of the outcome model, the mean over them);
+- ``uncertainty="mean"`` (8 bootstrap refits of the outcome model, the mean over them);
 - a GridSearchCV over epsilon in {0.01, 0.02, 0.05, 0.1} with 3 folds, the groups routed
   as metadata, scored by the expected-utility and fairness scorers and refitted by
   ``best_utility_within(0.03)`` (no Fairlearn anchor: ExponentiatedGradient takes about
@@ -127,14 +127,14 @@ def main() -> None:
                    pipe.predict_proba(X_tr, sensitive_features=z_tr)[:, 1],
                    f"status {res.status!r}; verified deviation "
                    f"{res.deviations['independence']:.4f}")
-        bayes = fd.FairPolicyClassifier(epsilon=EPSILON, theta="bayes", n_scenarios=8,
+        bayes = fd.FairPolicyClassifier(epsilon=EPSILON, uncertainty="mean", n_scenarios=8,
                                         random_state=0)
         bayes.set_fit_request(sensitive_features=True)
         bayes.set_predict_proba_request(sensitive_features=True)
         pipe, secs = timed(lambda: Pipeline([("pre", preprocess(X)), ("clf", bayes)]).fit(
             X_tr, y_tr, sensitive_features=z_tr))
         res = pipe[-1].result_
-        record(f"FairPolicyClassifier(epsilon={EPSILON}, theta='bayes', 8 refits)", "yes",
+        record(f"FairPolicyClassifier(epsilon={EPSILON}, uncertainty='mean', 8 refits)", "yes",
                secs, pipe.predict_proba(X_te, sensitive_features=z_te)[:, 1],
                pipe.predict_proba(X_tr, sensitive_features=z_tr)[:, 1],
                f"status {res.status!r}; mean deviation over scenarios "

@@ -35,10 +35,10 @@ test_world = fd.DirichletPosterior(0.5, "papers", allow_empty_groups=True).fit(
 posterior = fd.DirichletPosterior(prior=0.5, factorization="papers").fit(train, problem)
 beliefs = {
     "plug-in": fd.Belief.plug_in(posterior.mean_world()),
-    "Bayes": fd.Belief.from_posterior(posterior, n_samples=32, random_state=1),
+    "Bayes": fd.Belief.from_posterior(posterior, n_scenarios=32, random_state=1),
     "bootstrap": fd.Belief.from_bootstrap(train, problem, 32, smoothing=0.5,
                                           factorization="papers", random_state=2),
-    "maximin": fd.Belief.confidence_set(posterior, delta=0.1, n_samples=32, random_state=3),
+    "maximin": fd.Belief.confidence_set(posterior, delta=0.1, n_scenarios=32, random_state=3),
 }
 balance = bf.balance()
 majority = np.bincount(train.outcome_codes(problem), minlength=2).argmax()

@@ -57,7 +57,7 @@ class Belief:
     >>> problem = DecisionProblem.classification(2)
     >>> data = LoggedData(x=[0, 0, 1, 1], z=[0, 1, 0, 1], y=[0, 1, 1, 1])
     >>> post = DirichletPosterior(prior=0.5).fit(data, problem)
-    >>> belief = Belief.from_posterior(post, n_samples=8, random_state=0)
+    >>> belief = Belief.from_posterior(post, n_scenarios=8, random_state=0)
     >>> belief.n_scenarios, belief.aggregate
     (8, 'mean')
     """
@@ -119,36 +119,36 @@ class Belief:
 
     @classmethod
     def from_posterior(
-        cls, posterior: DirichletPosterior, n_samples: int = 32, random_state: Any = None,
+        cls, posterior: DirichletPosterior, n_scenarios: int = 32, random_state: Any = None,
         aggregate: str = "mean",
     ) -> Belief:
-        """``n_samples`` exact draws from a fitted posterior, equally weighted."""
+        """``n_scenarios`` exact draws from a fitted posterior, equally weighted."""
         _check_posterior(posterior)
-        n_samples = as_int(n_samples, "n_samples", minimum=1)
-        worlds = posterior.sample(n_samples, random_state=random_state)
-        return cls(tuple(worlds), aggregate=aggregate, label=f"Bayes ({n_samples} draws)")
+        n_scenarios = as_int(n_scenarios, "n_scenarios", minimum=1)
+        worlds = posterior.sample(n_scenarios, random_state=random_state)
+        return cls(tuple(worlds), aggregate=aggregate, label=f"Bayes ({n_scenarios} draws)")
 
     @classmethod
     def from_bootstrap(
-        cls, data: LoggedData, problem: DecisionProblem, n_samples: int = 32, *,
+        cls, data: LoggedData, problem: DecisionProblem, n_scenarios: int = 32, *,
         smoothing: float = 0.5, factorization: str = "joint", random_state: Any = None,
         allow_empty_groups: bool = False,
     ) -> Belief:
-        """Smoothed maximum-likelihood worlds refitted on ``n_samples`` bootstrap resamples
+        """Smoothed maximum-likelihood worlds refitted on ``n_scenarios`` bootstrap resamples
         of the data (the papers' second approximate posterior)."""
         from fairdecide.models.dirichlet import BootstrapPosterior
 
-        n_samples = as_int(n_samples, "n_samples", minimum=1)
+        n_scenarios = as_int(n_scenarios, "n_scenarios", minimum=1)
         boot: BootstrapPosterior = BootstrapPosterior(
             smoothing=smoothing, factorization=factorization,
             allow_empty_groups=allow_empty_groups).fit(data, problem)
-        worlds = boot.sample(n_samples, random_state=random_state)
-        return cls(tuple(worlds), label=f"bootstrap ({n_samples})")
+        worlds = boot.sample(n_scenarios, random_state=random_state)
+        return cls(tuple(worlds), label=f"bootstrap ({n_scenarios})")
 
     @classmethod
-    def from_refits(cls, model: Any, n_samples: int = 32, random_state: Any = None,
+    def from_refits(cls, model: Any, n_scenarios: int = 32, random_state: Any = None,
                     aggregate: str = "mean", weights: Any = None) -> Belief:
-        """Scenarios from ``n_samples`` bootstrap refits of a fitted
+        """Scenarios from ``n_scenarios`` bootstrap refits of a fitted
         :class:`~fairdecide.models.IndividualOutcomeModel`, each predicting for the same
         individuals (a belief over a :class:`~fairdecide.SampleWorld`'s outcomes), whose
         population weights are ``weights`` (default 1/n each)."""
@@ -158,16 +158,16 @@ class Belief:
             raise FairdecideError(
                 "model must be a fitted IndividualOutcomeModel, got "
                 f"{type(model).__name__}")
-        worlds = model.bootstrap_worlds(n_samples, random_state, weights)
+        worlds = model.bootstrap_worlds(n_scenarios, random_state, weights)
         return cls(tuple(worlds), aggregate=aggregate,
                    label=f"bootstrap refits ({len(worlds)})")
 
     @classmethod
     def confidence_set(
-        cls, posterior: DirichletPosterior, delta: float = 0.1, n_samples: int = 32,
+        cls, posterior: DirichletPosterior, delta: float = 0.1, n_scenarios: int = 32,
         random_state: Any = None,
     ) -> Belief:
-        """Maximin belief: the most probable 1 - delta share of ``n_samples`` posterior
+        """Maximin belief: the most probable 1 - delta share of ``n_scenarios`` posterior
         draws (ranked by posterior density), aggregated by their worst case.
 
         The kept draws are points of a highest-posterior-density region of posterior
@@ -178,17 +178,17 @@ class Belief:
         """
         _check_posterior(posterior)
         delta = as_real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
-        n_samples = as_int(n_samples, "n_samples", minimum=1)
-        params = posterior.sample_parameters(n_samples, random_state=random_state)
+        n_scenarios = as_int(n_scenarios, "n_scenarios", minimum=1)
+        params = posterior.sample_parameters(n_scenarios, random_state=random_state)
         logp = np.array([posterior.log_density(p) for p in params])
         keep = int(np.floor((1.0 - delta) * len(params) + 1e-9))
         if keep < 1:
             raise FairdecideError(
-                f"the confidence set is empty: (1 - delta) * n_samples = "
-                f"{(1 - delta) * len(params):.3g} < 1; raise n_samples or lower delta")
+                f"the confidence set is empty: (1 - delta) * n_scenarios = "
+                f"{(1 - delta) * len(params):.3g} < 1; raise n_scenarios or lower delta")
         order = np.argsort(-logp, kind="stable")[:keep]
         worlds = tuple(posterior.world_from(params[i]) for i in order)
-        return cls(worlds, aggregate="worst", label=f"maximin ({keep} of {n_samples})")
+        return cls(worlds, aggregate="worst", label=f"maximin ({keep} of {n_scenarios})")
 
     def with_aggregate(self, aggregate: str) -> Belief:
         """The same scenarios aggregated differently."""

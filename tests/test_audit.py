@@ -56,7 +56,7 @@ def test_bayes_factor_detects_dependence_and_independence(seed):
 def test_audit_of_a_group_blind_random_logging_policy():
     problem, world = make_bail_problem()
     data = sample_logged_data(world, problem, 20_000, random_state=1)
-    table = audit(data, problem, n_boot=100, n_posterior=500, random_state=0)
+    table = audit(data, problem, n_boot=100, n_draws=500, random_state=0)
     row = table.set_index("criterion")
     # Actions were coin flips: independent of the group.
     assert row.loc["independence", "p_independent"] > 0.5
@@ -152,7 +152,7 @@ def test_bayes_factor_uses_only_the_compared_conditioning_values():
     data = LoggedData(x=np.zeros(n, int), z=z, y=y, a=a)
     problem = DecisionProblem.classification(2)
     table = audit(data, problem, [Separation(outcomes=[1]), Separation(outcomes=[0])],
-                  n_boot=20, n_posterior=100, random_state=0).set_index("criterion")
+                  n_boot=20, n_draws=100, random_state=0).set_index("criterion")
     assert table.loc["separation[y=1]", "p_independent"] > 0.5
     assert table.loc["separation[y=0]", "p_independent"] < 1e-6
 
@@ -307,7 +307,7 @@ def test_audit_needs_no_utility_nor_kind():
     # number; and it is the audit of the counts n(z, a, y) counted here by hand.
     problem, world = make_bail_problem()
     data = sample_logged_data(world, problem, 3000, random_state=5)
-    kw = {"n_boot": 50, "n_posterior": 100, "random_state": 0}
+    kw = {"n_boot": 50, "n_draws": 100, "random_state": 0}
     bare = audit(data, **kw)
     assert list(bare["criterion"]) == ["independence", "separation", "sufficiency"]
     other = DecisionProblem(-7 * problem.utility + 3, outcome_depends_on_action=False,
@@ -327,7 +327,7 @@ def test_audit_needs_no_utility_nor_kind():
 def test_audit_without_a_problem_on_counts_and_numeric_features():
     problem, world = make_bail_problem()
     data = sample_logged_data(world, problem, 2000, random_state=6)
-    kw = {"n_boot": 30, "n_posterior": 50, "random_state": 1}
+    kw = {"n_boot": 30, "n_draws": 50, "random_state": 1}
     pd.testing.assert_frame_equal(audit(LoggedCounts.from_data(data), **kw),
                                   audit(data, **kw))
     bproblem, bandit, _ = make_logged_bandit(2000, random_state=0)
@@ -341,7 +341,7 @@ def test_audit_without_a_problem_says_what_is_missing():
         audit(one)
     # with a problem naming the other action the same data can be audited
     table = audit(one, DecisionProblem(np.zeros((2, 2)), action_labels=["flag", "pass"]),
-                  n_boot=10, n_posterior=10, random_state=0)
+                  n_boot=10, n_draws=10, random_state=0)
     assert (table["plug_in"] == 0).all()
     no_actions = LoggedData(x=[0, 0], z=["f", "m"], y=[0, 1])
     with pytest.raises(FairdecideError, match="logged actions"):

@@ -31,7 +31,7 @@ def test_one_holdout_run(compas):
         DirichletPosterior(0.5, "papers").fit(test, problem)
     test_world = DirichletPosterior(0.5, "papers", allow_empty_groups=True).fit(
         test, problem).mean_world()
-    fitted = bf.fit_policies(train, problem, 1.0, n_samples=8, random_state=0)
+    fitted = bf.fit_policies(train, problem, 1.0, n_scenarios=8, random_state=0)
     assert set(fitted) == {"plug-in", "Bayes", "bootstrap", "maximin", "constant"}
     values = {}
     for method, fit in fitted.items():

@@ -164,8 +164,8 @@ def test_confidence_set_errors_and_selection():
         with pytest.raises(FairdecideError, match=r"delta must be a finite number in \(0, 1\)"):
             Belief.confidence_set(post, delta=delta)
     with pytest.raises(FairdecideError, match="confidence set is empty"):
-        Belief.confidence_set(post, delta=0.9, n_samples=1)
-    cs = Belief.confidence_set(post, delta=0.25, n_samples=16, random_state=3)
+        Belief.confidence_set(post, delta=0.9, n_scenarios=1)
+    cs = Belief.confidence_set(post, delta=0.25, n_scenarios=16, random_state=3)
     assert cs.n_scenarios == 12 and cs.aggregate == "worst"
     # The kept draws are the 12 most probable of the 16.
     params = post.sample_parameters(16, random_state=3)

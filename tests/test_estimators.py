@@ -263,17 +263,18 @@ def test_randomized_predict_samples_the_policy():
     assert abs(draws.mean() - p[:, 1].mean()) < 0.05
 
 
-@pytest.mark.parametrize("theta", ["bayes", "maximin"])
+@pytest.mark.parametrize("uncertainty", ["mean", "worst"])
 @pytest.mark.parametrize("policy", ["softmax", "tabular"])
-def test_theta_treatments_fit_beliefs(theta, policy):
+def test_uncertainty_treatments_fit_beliefs(uncertainty, policy):
     X, y, z = _data(n=200)
     Xd = np.round(X).clip(-1, 2) if policy == "tabular" else X
-    clf = FairPolicyClassifier(policy=policy, theta=theta, n_scenarios=4, epsilon=0.05,
+    clf = FairPolicyClassifier(policy=policy, uncertainty=uncertainty, n_scenarios=4, epsilon=0.05,
                                random_state=0).fit(Xd, y, sensitive_features=z)
     scen = clf.result_.scenarios()
     # the tabular maximin keeps the most probable 90% of the posterior draws
-    assert len(scen) == (3 if (theta, policy) == ("maximin", "tabular") else 4)
-    agg = scen["independence"].max() if theta == "maximin" else scen["independence"].mean()
+    assert len(scen) == (3 if (uncertainty, policy) == ("worst", "tabular") else 4)
+    agg = (scen["independence"].max() if uncertainty == "worst"
+           else scen["independence"].mean())
     assert clf.result_.deviations["independence"] == pytest.approx(agg, abs=1e-9)
     assert agg <= 0.05 + 1e-6
 
@@ -289,7 +290,7 @@ def test_bayes_scenarios_keep_the_sample_weights():
     for world in belief.worlds:
         assert np.allclose(world.weights, w / w.sum())
     # the estimator's Bayes decision weighs the population like its plug-in does
-    clf = FairPolicyClassifier(theta="bayes", n_scenarios=3, random_state=0).fit(
+    clf = FairPolicyClassifier(uncertainty="mean", n_scenarios=3, random_state=0).fit(
         X, y, sensitive_features=z, sample_weight=w)
     p = clf.predict_proba(X, sensitive_features=z)
     rates = np.array([np.average(p[z == g], axis=0, weights=w[z == g]) for g in (0, 1)])

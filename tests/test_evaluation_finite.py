@@ -103,7 +103,7 @@ def test_levels_are_checked(level):
     with pytest.raises(FairdecideError, match="level"):
         estimate_deviation(DATA, PROBLEM, Independence(), level=level, n_boot=10)
     with pytest.raises(FairdecideError, match="level"):
-        audit(DATA, PROBLEM, level=level, n_boot=10, n_posterior=10)
+        audit(DATA, PROBLEM, level=level, n_boot=10, n_draws=10)
 
 
 def test_belief_summary_quantiles_are_checked():
@@ -126,11 +126,11 @@ def test_log_marginal_likelihoods_refuse_bad_counts_and_alpha():
 
 @pytest.mark.parametrize("name, value", [
     ("n_boot", "5"), ("n_boot", 2.5), ("n_boot", 5), ("n_boot", np.nan),
-    ("n_posterior", 0), ("n_posterior", "10"), ("prior", 0), ("prior", np.nan),
+    ("n_draws", 0), ("n_draws", "10"), ("prior", 0), ("prior", np.nan),
     ("prior", "1"),
 ])
 def test_audit_arguments_are_named(name, value):
-    kwargs = {"n_boot": 10, "n_posterior": 10, name: value}
+    kwargs = {"n_boot": 10, "n_draws": 10, name: value}
     with pytest.raises(FairdecideError, match=name):
         audit(DATA, PROBLEM, **kwargs)
 
@@ -139,8 +139,8 @@ def test_audit_arguments_are_named(name, value):
     ({"n_folds": 10_000}, "n_folds"), ({"n_folds": "5"}, "n_folds"),
     ({"n_folds": 1}, "n_folds"), ({"interval": "bootstrap", "n_boot": "5"}, "n_boot"),
     ({"interval": ["normal"]}, "interval"),
-    ({"estimator": "bayes", "n_samples": np.nan}, "n_samples"),
-    ({"estimator": "bayes", "n_samples": 0}, "n_samples"),
+    ({"estimator": "bayes", "n_draws": np.nan}, "n_draws"),
+    ({"estimator": "bayes", "n_draws": 0}, "n_draws"),
     ({"estimator": "bayes", "prior": "a"}, "prior"),
     ({"estimator": "bayes", "prior": 0}, "prior"),
 ])
@@ -181,7 +181,7 @@ def test_wrong_object_types_name_the_argument():
 
 
 def test_one_criterion_is_accepted_by_audit():
-    table = audit(DATA, PROBLEM, Separation(), n_boot=10, n_posterior=10, random_state=0)
+    table = audit(DATA, PROBLEM, Separation(), n_boot=10, n_draws=10, random_state=0)
     assert list(table["criterion"]) == ["separation"]
 
 

@@ -55,7 +55,7 @@ CDATA = sample_logged_data(CWORLD, CLS, 300, random_state=0)
 POLICY = fd.TabularPolicy.for_world(WORLD, [0.3, 0.7])
 CPOLICY = fd.TabularPolicy.for_world(CWORLD, [0.5, 0.5])
 POSTERIOR = fd.DirichletPosterior().fit(CDATA, CLS)
-BELIEF = fd.Belief.from_posterior(POSTERIOR, n_samples=4, random_state=0)
+BELIEF = fd.Belief.from_posterior(POSTERIOR, n_scenarios=4, random_state=0)
 GROUPS = ev.evaluate_policy_by_group(DATA, POLICY, PROBLEM)
 BPROBLEM, BANDIT, TRUTH = make_logged_bandit(300, random_state=0)
 FRAME = DATA.to_frame()
@@ -179,10 +179,10 @@ def _classifier_fit(X: Any, y: Any, sensitive_features: Any, sample_weight: Any 
         X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)
 
 
-def _classifier_params(epsilon: Any, n_scenarios: Any, policy: Any, theta: Any,
+def _classifier_params(epsilon: Any, n_scenarios: Any, policy: Any, uncertainty: Any,
                        criteria: Any, l2: Any, n_restarts: Any) -> Any:
     return fd.FairPolicyClassifier(
-        epsilon=epsilon, n_scenarios=n_scenarios, policy=policy, theta=theta,
+        epsilon=epsilon, n_scenarios=n_scenarios, policy=policy, uncertainty=uncertainty,
         criteria=criteria, l2=l2, n_restarts=n_restarts, random_state=0).fit(
         EX, EY, sensitive_features=EZ).result_
 
@@ -412,16 +412,16 @@ def _entries() -> list[Entry]:
           {"worlds": "object", "weights": "array"}),
         E("Belief.plug_in", fd.Belief.plug_in, {"world": WORLD}, {"world": "object"}),
         E("Belief.from_posterior", fd.Belief.from_posterior,
-          {"posterior": POSTERIOR, "n_samples": 3, "random_state": 0},
-          {"posterior": "object", "n_samples": "size", "random_state": "object"},
+          {"posterior": POSTERIOR, "n_scenarios": 3, "random_state": 0},
+          {"posterior": "object", "n_scenarios": "size", "random_state": "object"},
           accepts={"random_state": {"number"}}),  # 3 is a seed
         E("Belief.from_bootstrap", fd.Belief.from_bootstrap,
-          {"data": CDATA, "problem": CLS, "n_samples": 3, "smoothing": 0.5},
-          {"data": "object", "problem": "object", "n_samples": "size",
+          {"data": CDATA, "problem": CLS, "n_scenarios": 3, "smoothing": 0.5},
+          {"data": "object", "problem": "object", "n_scenarios": "size",
            "smoothing": "real"}),
         E("Belief.confidence_set", fd.Belief.confidence_set,
-          {"posterior": POSTERIOR, "delta": 0.1, "n_samples": 4, "random_state": 0},
-          {"posterior": "object", "delta": "real", "n_samples": "size"}),
+          {"posterior": POSTERIOR, "delta": 0.1, "n_scenarios": 4, "random_state": 0},
+          {"posterior": "object", "delta": "real", "n_scenarios": "size"}),
         E("DirichletPosterior", lambda prior, factorization: fd.DirichletPosterior(
             prior, factorization).fit(CDATA, CLS),
           {"prior": 0.5, "factorization": "joint"},
@@ -459,8 +459,8 @@ def _entries() -> list[Entry]:
         E("Belief.from_refits", fd.Belief.from_refits,
           {"model": fd.models.IndividualOutcomeModel().fit(BANDIT.X, BANDIT.z, BANDIT.y,
                                                            BPROBLEM, a=BANDIT.a),
-           "n_samples": 2, "random_state": 0},
-          {"model": "object", "n_samples": "size"}),
+           "n_scenarios": 2, "random_state": 0},
+          {"model": "object", "n_scenarios": "size"}),
         E("TabularCounts.from_data", fd.models.TabularCounts.from_data,
           {"data": CDATA, "problem": CLS}, {"data": "object", "problem": "object"}),
         E("evaluate_under_belief", fd.evaluate_under_belief,
@@ -494,10 +494,10 @@ def _entries() -> list[Entry]:
           {"data": "object", "problem": "object", "criterion": "object",
            "n_boot": "size", "level": "real"}),
         E("audit", ev.audit,
-          {"data": DATA, "problem": PROBLEM, "n_boot": 20, "n_posterior": 20,
+          {"data": DATA, "problem": PROBLEM, "n_boot": 20, "n_draws": 20,
            "prior": 1.0, "level": 0.9},
           {"data": "object", "problem": "object", "n_boot": "size",
-           "n_posterior": "size", "prior": "real", "level": "real"}),
+           "n_draws": "size", "prior": "real", "level": "real"}),
         E("log_marginal_likelihoods", ev.log_marginal_likelihoods,
           {"N": counts, "alpha": 1.0}, {"N": "array", "alpha": "real"}),
         E("OffPolicyInputs", ev.OffPolicyInputs,
@@ -530,9 +530,9 @@ def _entries() -> list[Entry]:
           accepts={"X": {"negative"}, "sensitive_features": {"shape"}},
           names={"y": ("X or y", "class", "label")}),
         E("FairPolicyClassifier(params)", _classifier_params,
-          {"epsilon": 0.05, "n_scenarios": 4, "policy": "softmax", "theta": "mle",
+          {"epsilon": 0.05, "n_scenarios": 4, "policy": "softmax", "uncertainty": "plug-in",
            "criteria": "independence", "l2": 1e-4, "n_restarts": 1},
-          {"epsilon": "real", "n_scenarios": "size", "policy": "choice", "theta": "choice",
+          {"epsilon": "real", "n_scenarios": "size", "policy": "choice", "uncertainty": "choice",
            "criteria": "choice", "l2": "real", "n_restarts": "size"},
           # inf switches the criterion off, as in optimize_policy
           accepts={"epsilon": {"inf"}}),
@@ -864,8 +864,8 @@ def test_public_names_survive_importing_every_submodule():
 # ENTRIES when it runs, so it checks them too).
 NO_UTILITY = {e.name: e for e in [
     Entry("audit(no problem)", ev.audit,
-          {"data": DATA, "n_boot": 20, "n_posterior": 20, "prior": 1.0, "level": 0.9},
-          {"data": "object", "n_boot": "size", "n_posterior": "size", "prior": "real",
+          {"data": DATA, "n_boot": 20, "n_draws": 20, "prior": 1.0, "level": 0.9},
+          {"data": "object", "n_boot": "size", "n_draws": "size", "prior": "real",
            "level": "real"}),
     # bail actions (detain, release) are not its outcomes: no default utility or kind,
     # so this valid call is the fairness-only report; a utility or kind given alone is

@@ -149,7 +149,7 @@ def _everything(df, problem, dask: bool):
     world = fd.TabularWorld.from_data(counts, problem, smoothing=0.5)
     policy = fd.TabularPolicy.for_world(world, np.linspace(0.2, 0.8, problem.n_actions)
                                         / np.linspace(0.2, 0.8, problem.n_actions).sum())
-    return (counts, world, audit(counts, problem, n_boot=50, n_posterior=200, random_state=0),
+    return (counts, world, audit(counts, problem, n_boot=50, n_draws=200, random_state=0),
             evaluate_policy(counts, policy, problem, "ips"))
 
 

@@ -301,7 +301,7 @@ def test_bayesian_value_tabular_covers_the_truth(seed):
     problem, world = make_bail_problem()
     data = sample_logged_data(world, problem, 3000, random_state=seed)
     pi = TabularPolicy(np.random.default_rng(seed).dirichlet([1, 1], size=(5, 2)))
-    est = evaluate_policy(data, pi, problem, "bayes", n_samples=300, random_state=seed)
+    est = evaluate_policy(data, pi, problem, "bayes", n_draws=300, random_state=seed)
     assert est.interval == "posterior" and len(est.draws) == 300
     lo, hi = est.confidence_interval(0.99)
     assert lo <= expected_utility(pi, world, problem) <= hi
@@ -313,7 +313,7 @@ def test_bayesian_bootstrap_value_with_numeric_features():
     def policy(X):
         return softmax(X @ truth.logging_coef, axis=1)
 
-    est = evaluate_policy(data, policy, problem, "bayes", n_samples=40, random_state=0)
+    est = evaluate_policy(data, policy, problem, "bayes", n_draws=40, random_state=0)
     V = truth.value(policy, 500_000)
     assert abs(est.value - V) <= 4 * est.std_error
     assert est.estimator == "bayes (Bayesian bootstrap)"
@@ -365,7 +365,7 @@ def test_bayes_with_an_action_never_logged_is_a_clear_error():
                        data.y[data.a == 0], data.propensity[data.a == 0])
     with pytest.raises(FairdecideError, match="logged 0 times"):
         evaluate_policy(only0, lambda X: np.full((len(X), 2), 0.5), problem, "bayes",
-                        n_samples=10)
+                        n_draws=10)
     with pytest.raises(FairdecideError, match=r"own \(credible\) interval"):
         evaluate_policy(data, lambda X: np.full((len(X), 2), 0.5), problem, "bayes",
                         interval="bootstrap")
@@ -426,9 +426,9 @@ def test_bayesian_bootstrap_on_tabular_data_uses_the_cell_model(monkeypatch):
     def policy(X):  # X is one-hot cell then one-hot group
         return table[X[:, :n_x].argmax(axis=1), X[:, n_x:].argmax(axis=1)]
 
-    est = evaluate_policy(data, policy, problem, "bayes", n_samples=40, random_state=0)
+    est = evaluate_policy(data, policy, problem, "bayes", n_draws=40, random_state=0)
     assert est.estimator == "bayes (Bayesian bootstrap)"
-    exact = evaluate_policy(data, TabularPolicy(table), problem, "bayes", n_samples=200,
+    exact = evaluate_policy(data, TabularPolicy(table), problem, "bayes", n_draws=200,
                             random_state=0)
     V = expected_utility(TabularPolicy(table), world, problem)
     assert abs(est.value - V) <= 4 * est.std_error

@@ -123,7 +123,7 @@ def test_criteria_table_matches_the_audit(bail_frame):
     problem, _ = make_bail_problem()
     data = fd.LoggedData.from_frame(bail_frame, features=["x"], group="z", action="a",
                                     outcome="y")
-    ref = audit(data, problem, n_boot=60, n_posterior=200, random_state=0)
+    ref = audit(data, problem, n_boot=60, n_draws=200, random_state=0)
     np.testing.assert_allclose(rep.criteria["plug_in"], ref["plug_in"], rtol=1e-12)
     np.testing.assert_allclose(rep.criteria["log_bayes_factor"], ref["log_bayes_factor"],
                                rtol=1e-12)

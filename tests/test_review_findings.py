@@ -37,7 +37,7 @@ def test_belief_of_relabelled_worlds_is_refused():
                                  random_state=0),
     lambda d: evaluate_policy(d, BEST, PROBLEM, "snips"),
     lambda d: evaluate_policy(d, BEST, PROBLEM, "ips"),
-    lambda d: evaluate_policy(d, BEST, PROBLEM, "bayes", n_samples=10, random_state=0),
+    lambda d: evaluate_policy(d, BEST, PROBLEM, "bayes", n_draws=10, random_state=0),
 ])
 def test_never_logged_decisions_are_flagged(call):
     data = sample_logged_data(WORLD, PROBLEM, 1000, policy=RELEASE_ALL, random_state=0)
@@ -68,7 +68,7 @@ def test_one_group_is_refused_where_fairness_compares_groups():
     one = fd.LoggedData(frame["x"], frame["z"], frame["y"], frame["a"],
                         propensity=frame["propensity"])
     with pytest.raises(fd.FairdecideError, match="only one group"):
-        audit(one, PROBLEM, n_boot=20, n_posterior=20)
+        audit(one, PROBLEM, n_boot=20, n_draws=20)
     with pytest.raises(fd.FairdecideError, match="only one group"):
         estimate_deviation(one, PROBLEM, fd.Separation(), n_boot=20)
     with pytest.warns(UserWarning, match="have no rows"):
@@ -125,7 +125,7 @@ def test_direct_method_warns_when_its_influence_weights_explode():
         evaluate_policy(tiny, BEST, PROBLEM, "dm")
 
 
-def test_audit_warns_when_posterior_strata_are_empty():
+def test_audit_warns_when_draws_strata_are_empty():
     # group A is always released: (group A, detain) has no rows, so sufficiency's
     # posterior columns there are the prior's (posterior mean 1.6 against a true 0.32)
     table = np.zeros((5, 2, 2))
@@ -136,4 +136,4 @@ def test_audit_warns_when_posterior_strata_are_empty():
     with pytest.warns(UserWarning, match=r"sufficiency: 1 \(group, action\) strata have no "
                                          r"logged rows, e.g. group 'group A' with action "
                                          r"'detain'"):
-        audit(data, PROBLEM, n_boot=20, n_posterior=20, random_state=0)
+        audit(data, PROBLEM, n_boot=20, n_draws=20, random_state=0)

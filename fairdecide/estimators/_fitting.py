@@ -25,7 +25,7 @@ __all__ = ["DEFAULT_EPSILON", "Fitted", "fit_policy", "tradeoff"]
 
 DEFAULT_EPSILON = 0.05
 FAMILIES = ("softmax", "tabular")
-THETAS = ("mle", "bayes", "maximin")
+UNCERTAINTY = ("plug-in", "mean", "worst")
 
 
 def tradeoff(estimator: Any, criteria: list[Criterion]) -> dict[str, Any]:
@@ -83,10 +83,12 @@ class Fitted:
 def _check_settings(est: Any) -> tuple[str, str, int]:
     if est.policy not in FAMILIES:
         raise FairdecideError(f"policy must be one of {FAMILIES}, got {est.policy!r}")
-    if est.theta not in THETAS:
-        raise FairdecideError(f"theta must be one of {THETAS}, got {est.theta!r}")
+    if est.uncertainty not in UNCERTAINTY:
+        raise FairdecideError(
+            f"uncertainty must be one of {UNCERTAINTY} (the plug-in model, or the mean or "
+            f"worst case over a belief's scenarios), got {est.uncertainty!r}")
     n_scen = as_int(est.n_scenarios, "n_scenarios", minimum=2)
-    return est.policy, est.theta, n_scen
+    return est.policy, est.uncertainty, n_scen
 
 
 def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
@@ -100,7 +102,7 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     tabular cell model is saturated and needs none)."""
     from fairdecide.optimize.api import optimize_policy
 
-    family, theta, n_scen = _check_settings(est)
+    family, uncertainty, n_scen = _check_settings(est)
     criteria = as_criteria(est.criteria)
     trade = tradeoff(est, criteria)
     rng = check_random_state(est.random_state)
@@ -115,7 +117,7 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
             scaler.transform(X), z, y, problem, a, random_state=seed,
             sample_weight=sample_weight if outcome_weight is None else outcome_weight)
         world = _world_or_belief(
-            theta, lambda: model.world(None, None, sample_weight),
+            uncertainty, lambda: model.world(None, None, sample_weight),
             lambda agg: Belief.from_refits(model, n_scen, seed, agg, sample_weight))
         pol = LinearSoftmaxPolicy(include_z=not est.group_blind, l2=as_real(
             est.l2, "l2", low=0.0))
@@ -133,7 +135,7 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     data = LoggedData(x=x, z=z, y=y, a=a, x_labels=range(n_x), group_labels=range(n_groups),
                       outcome_labels=range(problem.n_outcomes),
                       action_labels=None if a is None else range(problem.n_actions))
-    world = _world_or_belief(theta, lambda: _tabular_world(data, problem),
+    world = _world_or_belief(uncertainty, lambda: _tabular_world(data, problem),
                              lambda agg: _tabular_belief(data, problem, n_scen, seed, agg))
     result = optimize_policy(problem, world, criteria, group_blind=bool(est.group_blind),
                              max_iter=est.max_iter, **trade)
@@ -144,13 +146,13 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     return Fitted(result, family, cells=cells, seen=counts > 0, fallback=fallback)
 
 
-def _world_or_belief(theta: str, plug_in: Callable[[], World],
+def _world_or_belief(uncertainty: str, plug_in: Callable[[], World],
                      belief: Callable[[str], Belief]) -> World | Belief:
-    """The plug-in world, or the belief aggregated as ``theta`` says (only the one asked
-    for is fitted)."""
-    if theta == "mle":
+    """The plug-in world, or the belief aggregated as ``uncertainty`` says ("mean" or
+    "worst", Belief's own aggregates; only the one asked for is fitted)."""
+    if uncertainty == "plug-in":
         return plug_in()
-    return belief("mean" if theta == "bayes" else "worst")
+    return belief(uncertainty)
 
 
 def _tabular_world(data: LoggedData, problem: DecisionProblem) -> World:

@@ -58,10 +58,12 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         minimise F subject to U >= U* - utility_slack.
     utility : array-like of shape (n_classes, n_classes), optional
         U[a, y] in the order of ``classes_``. Default: the identity (accuracy).
-    theta : {"mle", "bayes", "maximin"}, default="mle"
-        The unknown outcome model: the maximum-likelihood plug-in; the Bayesian decision
-        over ``n_scenarios`` scenarios (bootstrap refits for "softmax", exact Dirichlet
-        posterior draws for "tabular"), fairness included; or the worst case over them.
+    uncertainty : {"plug-in", "mean", "worst"}, default="plug-in"
+        How the unknown outcome model is treated, in :class:`~fairdecide.Belief`'s words:
+        the maximum-likelihood model plugged in as if known; the Bayesian decision, the
+        mean over ``n_scenarios`` scenarios (bootstrap refits for "softmax", exact
+        Dirichlet posterior draws for "tabular"), fairness included; or the worst case
+        over them (maximin).
     n_scenarios : int, default=16
     outcome_model : scikit-learn classifier, optional
         P(y | x) for "softmax" (cloned; default logistic regression), fitted on the
@@ -123,7 +125,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, *, policy: str = "softmax", criteria: Any = "independence",
                  epsilon: float | None = None, lam: float | None = None,
                  utility_slack: float | None = None, utility: Any = None,
-                 theta: str = "mle", n_scenarios: int = 16, outcome_model: Any = None,
+                 uncertainty: str = "plug-in", n_scenarios: int = 16, outcome_model: Any = None,
                  n_folds: int | None = None, group_blind: bool = False,
                  sensitive_feature: str | None = None, n_bins: int = 5, l2: float = 1e-5,
                  n_restarts: int = 1, max_iter: int = 500, random_state: Any = None) -> None:
@@ -133,7 +135,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         self.lam = lam
         self.utility_slack = utility_slack
         self.utility = utility
-        self.theta = theta
+        self.uncertainty = uncertainty
         self.n_scenarios = n_scenarios
         self.outcome_model = outcome_model
         self.n_folds = n_folds

@@ -45,7 +45,7 @@ class FairDecisionPolicy(BaseEstimator):
         outcome labels).
     action_encoding : {"separate", "feature"}, default="separate"
         One outcome classifier per action, or one with the one-hot action as a feature.
-    policy, criteria, epsilon, lam, utility_slack, theta, n_scenarios, outcome_model,
+    policy, criteria, epsilon, lam, utility_slack, uncertainty, n_scenarios, outcome_model,
     n_folds, group_blind, sensitive_feature, n_bins, l2, n_restarts, max_iter, random_state
         As for :class:`FairPolicyClassifier`.
 
@@ -78,7 +78,7 @@ class FairDecisionPolicy(BaseEstimator):
     def __init__(self, *, utility: Any = None, policy: str = "softmax",
                  criteria: Any = "independence", epsilon: float | None = None,
                  lam: float | None = None, utility_slack: float | None = None,
-                 theta: str = "mle", n_scenarios: int = 16, outcome_model: Any = None,
+                 uncertainty: str = "plug-in", n_scenarios: int = 16, outcome_model: Any = None,
                  action_encoding: str = "separate", n_folds: int | None = None,
                  group_blind: bool = False, sensitive_feature: str | None = None,
                  n_bins: int = 5, l2: float = 1e-5, n_restarts: int = 1, max_iter: int = 500,
@@ -89,7 +89,7 @@ class FairDecisionPolicy(BaseEstimator):
         self.epsilon = epsilon
         self.lam = lam
         self.utility_slack = utility_slack
-        self.theta = theta
+        self.uncertainty = uncertainty
         self.n_scenarios = n_scenarios
         self.outcome_model = outcome_model
         self.action_encoding = action_encoding

@@ -108,7 +108,7 @@ def _check_criteria(criteria: Any) -> list:
 def audit(
     data: LoggedData, problem: DecisionProblem | None = None,
     criteria: Sequence[ConditionalIndependence] | None = None, *, n_boot: int = 500,
-    n_posterior: int = 2000, prior: float = 1.0, level: float = 0.95,
+    n_draws: int = 2000, prior: float = 1.0, level: float = 0.95,
     random_state: Any = None,
 ) -> pd.DataFrame:
     """Fairness audit of the logged decisions.
@@ -139,7 +139,7 @@ def audit(
     criteria : list of ConditionalIndependence, optional
     n_boot : int, default=500
         Bootstrap replicates, >= 10.
-    n_posterior : int, default=2000
+    n_draws : int, default=2000
         Posterior draws, >= 10.
     prior : float, default=1.0
         Dirichlet concentration of the posterior and of the tests, > 0.
@@ -159,14 +159,14 @@ def audit(
     >>> from fairdecide.evaluation import audit
     >>> problem, world = make_bail_problem()
     >>> data = sample_logged_data(world, problem, 3000, random_state=0)
-    >>> table = audit(data, problem, n_boot=50, n_posterior=200, random_state=0)
+    >>> table = audit(data, problem, n_boot=50, n_draws=200, random_state=0)
     >>> list(table["criterion"])
     ['independence', 'separation', 'sufficiency']
 
     No utility is needed: without a problem the data's labels are used, and the table is
     the same.
 
-    >>> same = audit(data, n_boot=50, n_posterior=200, random_state=0)
+    >>> same = audit(data, n_boot=50, n_draws=200, random_state=0)
     >>> same.equals(table)
     True
     """
@@ -176,14 +176,14 @@ def audit(
     prior = as_real(prior, "prior", low=0, low_open=True)
     level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
     n_boot = as_int(n_boot, "n_boot", minimum=10)
-    n_posterior = as_int(n_posterior, "n_posterior", minimum=10)
+    n_draws = as_int(n_draws, "n_draws", minimum=10)
     crits = _check_criteria(criteria)
     rng = check_random_state(random_state)
     atoms = marginal_atoms(data, problem, None, None, None)
     counts = atoms.marginal() * atoms.n
     boot = atoms.bootstrap(n_boot, rng)
     groups = getattr(data, "group_labels", None) or tuple(range(counts.shape[0]))
-    return audit_table(counts, boot, problem, crits, n_posterior=n_posterior, prior=prior,
+    return audit_table(counts, boot, problem, crits, n_draws=n_draws, prior=prior,
                        level=level, random_state=rng, group_labels=groups)
 
 
@@ -222,7 +222,7 @@ def labels_problem(data: Any) -> DecisionProblem:
 
 def audit_table(
     counts: np.ndarray, draws: np.ndarray, problem: DecisionProblem,
-    criteria: Sequence[ConditionalIndependence] | None = None, *, n_posterior: int = 2000,
+    criteria: Sequence[ConditionalIndependence] | None = None, *, n_draws: int = 2000,
     prior: float = 1.0, level: float = 0.95, random_state: Any = None,
     group_labels: Sequence[Any] | None = None,
 ) -> pd.DataFrame:
@@ -244,7 +244,7 @@ def audit_table(
     >>> draws = rng.multinomial(200, (counts / 200).ravel(), size=100).reshape(
     ...     -1, 2, 2, 2) / 200
     >>> table = audit_table(counts, draws, DecisionProblem.classification(2),
-    ...                     n_posterior=100, random_state=0)
+    ...                     n_draws=100, random_state=0)
     >>> list(table["criterion"])
     ['independence', 'separation', 'sufficiency']
     """
@@ -258,12 +258,12 @@ def audit_table(
             f"{draws.shape}")
     prior = as_real(prior, "prior", low=0, low_open=True)
     level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
-    n_posterior = as_int(n_posterior, "n_posterior", minimum=10)
+    n_draws = as_int(n_draws, "n_draws", minimum=10)
     crits = _check_criteria(criteria)
     names = resolve_names(crits)
     rng = check_random_state(random_state)
     n = counts.sum()
-    post = rng.dirichlet(counts.ravel() + prior, size=n_posterior).reshape(
+    post = rng.dirichlet(counts.ravel() + prior, size=n_draws).reshape(
         -1, *counts.shape)
     groups = tuple(group_labels) if group_labels is not None else tuple(
         range(counts.shape[0]))

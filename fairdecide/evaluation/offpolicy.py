@@ -78,7 +78,7 @@ def evaluate_policy(
     n_folds: int = 5,
     interval: str = "normal",
     n_boot: int = 200,
-    n_samples: int = 200,
+    n_draws: int = 200,
     prior: float = 0.5,
     random_state: Any = None,
 ) -> ValueEstimate:
@@ -98,7 +98,7 @@ def evaluate_policy(
         the posterior of the model-based value: exact Dirichlet posterior draws of the
         world for tabular data and policies (``prior``), else a Bayesian bootstrap with
         the outcome model refitted under Dirichlet(1, ..., 1) row weights
-        (``n_samples`` draws); its interval is the credible interval.
+        (``n_draws`` draws); its interval is the credible interval.
     outcome_model : classifier or World, optional
         For dm and dr: a scikit-learn classifier of y from the features (one per action
         when the outcome depends on it), cross-fitted over ``n_folds``. Default: on
@@ -121,9 +121,9 @@ def evaluate_policy(
         interval costs nothing extra.
     n_boot : int, default=200
         Bootstrap replicates (>= 10) for ``interval="bootstrap"``.
-    n_samples : int, default=200
+    n_draws : int, default=200
         Posterior draws (>= 10) for ``estimator="bayes"``. Without a tabular policy the
-        Bayesian bootstrap refits the outcome model per draw: O(n_samples n).
+        Bayesian bootstrap refits the outcome model per draw: O(n_draws n).
     prior : float, default=0.5
         Dirichlet concentration (> 0) of the exact tabular posterior (``"bayes"``).
 
@@ -152,7 +152,7 @@ def evaluate_policy(
             raise FairdecideError("the Bayesian estimate has its own (credible) interval; "
                                   "interval='bootstrap' does not apply to it")
         return _bayes(data, policy, problem, outcome_model,
-                      as_int(n_samples, "n_samples", minimum=10),
+                      as_int(n_draws, "n_draws", minimum=10),
                       as_real(prior, "prior", low=0, low_open=True),
                       check_random_state(random_state))
     inputs, _, est = _prepare(data, policy, problem, estimator, outcome_model,
@@ -193,7 +193,7 @@ def _resample(inp: OffPolicyInputs, rng: np.random.RandomState) -> OffPolicyInpu
 
 
 def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
-           n_samples: int, prior: float, rng: np.random.RandomState) -> ValueEstimate:
+           n_draws: int, prior: float, rng: np.random.RandomState) -> ValueEstimate:
     """Posterior of the model-based value (see evaluate_policy)."""
     from fairdecide.models import DirichletPosterior
     from fairdecide.table import expected_utility
@@ -209,7 +209,7 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
             warn_unsupported(data, problem, pol.proba(data.units()))
         post = DirichletPosterior(prior, "joint", allow_empty_groups=True).fit(data, problem)
         draws = np.array([expected_utility(pol, w, problem)
-                          for w in post.sample(n_samples, random_state=rng)])
+                          for w in post.sample(n_draws, random_state=rng)])
         name = "bayes (Dirichlet)"
     else:
         bandit = data if isinstance(data, BanditData) else BanditData.from_logged(data, problem)
@@ -221,8 +221,8 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
         else:
             model, X = outcome_model, bandit.X
         U = problem.utility
-        draws = np.empty(n_samples)
-        for k in range(n_samples):
+        draws = np.empty(n_draws)
+        for k in range(n_draws):
             g = rng.dirichlet(np.ones(bandit.n)) * bandit.n
             q = np.zeros((bandit.n, problem.n_actions))
             if problem.outcome_depends_on_action:

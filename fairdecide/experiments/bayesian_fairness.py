@@ -137,7 +137,7 @@ class Fitted:
 
 
 def fit_policies(
-    train: LoggedData, problem: DecisionProblem, lam: float, *, n_samples: int = 32,
+    train: LoggedData, problem: DecisionProblem, lam: float, *, n_scenarios: int = 32,
     delta: float = 0.1, random_state: Any = None, methods: tuple[str, ...] = (
         "plug-in", "Bayes", "bootstrap", "maximin", "constant"),
 ) -> dict[str, Fitted]:
@@ -159,13 +159,13 @@ def fit_policies(
         if method == "plug-in":
             out[method] = solve(Belief.plug_in(post.mean_world()))
         elif method == "Bayes":
-            out[method] = solve(Belief.from_posterior(post, n_samples, random_state=seed))
+            out[method] = solve(Belief.from_posterior(post, n_scenarios, random_state=seed))
         elif method == "bootstrap":
             out[method] = solve(Belief.from_bootstrap(
-                train, problem, n_samples, smoothing=PRIOR, factorization=FACTORIZATION,
+                train, problem, n_scenarios, smoothing=PRIOR, factorization=FACTORIZATION,
                 random_state=seed, allow_empty_groups=True))
         elif method == "maximin":
-            out[method] = solve(Belief.confidence_set(post, delta, n_samples,
+            out[method] = solve(Belief.confidence_set(post, delta, n_scenarios,
                                                       random_state=seed))
         elif method == "constant":
             majority = np.bincount(train.outcome_codes(problem), minlength=2).argmax()
@@ -188,7 +188,7 @@ def _fit_sweep(train: LoggedData, problem: DecisionProblem, lam: float, *, run: 
             continue
         methods = tuple(m for m in (base if i == 0 else ("Bayes", "maximin"))
                         if m != "maximin" or maximin_max is None or K <= maximin_max)
-        fitted = fit_policies(train, problem, lam, n_samples=K, random_state=random_state,
+        fitted = fit_policies(train, problem, lam, n_scenarios=K, random_state=random_state,
                               methods=methods)
         out += [(m, {"plug-in": 1, "constant": 0}.get(m, K), f) for m, f in fitted.items()]
     if sgd is not None and (sgd_runs is None or run < sgd_runs):
@@ -217,15 +217,15 @@ def _score(fits: list, world: TabularWorld, held: Any, problem: DecisionProblem,
     return rows
 
 
-def _sweep_args(scenarios: Any, n_samples: int, runs_by_k: Any) -> tuple[tuple, dict]:
-    ks = (n_samples,) if scenarios is None else tuple(int(k) for k in scenarios)
+def _sweep_args(scenarios: Any, n_scenarios: int, runs_by_k: Any) -> tuple[tuple, dict]:
+    ks = (n_scenarios,) if scenarios is None else tuple(int(k) for k in scenarios)
     if not ks or min(ks) < 1:
         raise FairdecideError(f"scenarios must be positive counts, got {scenarios!r}")
     return ks, dict(runs_by_k or {})
 
 
 def holdout_experiment(data: LoggedData, problem: DecisionProblem, *, lams=(0.0, 0.5, 1.0),
-                       runs: int = 10, n_train: int = 6000, n_samples: int = 32,
+                       runs: int = 10, n_train: int = 6000, n_scenarios: int = 32,
                        seed: int = 0, scenarios: Any = None, held_out: int = 0,
                        runs_by_k: Any = None, maximin_max: int | None = None,
                        sgd: ScenarioSGD | None = None, sgd_runs: int | None = None
@@ -233,14 +233,14 @@ def holdout_experiment(data: LoggedData, problem: DecisionProblem, *, lams=(0.0,
     """Train on the first ``n_train`` rows of a random order, evaluate T on the
     posterior-mean world of the rest; one row per (run, lambda, method, K).
 
-    ``scenarios`` (default ``(n_samples,)``) lists the K of the Bayes and maximin
+    ``scenarios`` (default ``(n_scenarios,)``) lists the K of the Bayes and maximin
     beliefs (maximin only for K <= ``maximin_max``; K only in the first
     ``runs_by_k[K]`` runs). With ``held_out`` = H > 0, every policy's posterior value is
     also the mean T over H posterior draws independent of the fitted ones ("held-out";
     "in-sample" is the mean over the draws a policy was fitted on). ``sgd`` adds the
     stochastic-gradient policy (:class:`ScenarioSGD`) in the first ``sgd_runs`` runs.
     """
-    ks, runs_by_k = _sweep_args(scenarios, n_samples, runs_by_k)
+    ks, runs_by_k = _sweep_args(scenarios, n_scenarios, runs_by_k)
     rows = []
     for run in range(runs):
         order = np.random.default_rng(seed + run).permutation(data.n)
@@ -264,7 +264,7 @@ def holdout_experiment(data: LoggedData, problem: DecisionProblem, *, lams=(0.0,
 
 def semi_synthetic_experiment(data: LoggedData, problem: DecisionProblem, *,
                               sizes=(100, 300, 1000, 3000, 6000), lams=(0.0, 0.5, 1.0),
-                              runs: int = 20, n_samples: int = 32, seed: int = 0,
+                              runs: int = 20, n_scenarios: int = 32, seed: int = 0,
                               scenarios: Any = None, held_out: int = 0,
                               runs_by_k: Any = None, maximin_max: int | None = None,
                               sgd: ScenarioSGD | None = None, sgd_runs: int | None = None
@@ -273,7 +273,7 @@ def semi_synthetic_experiment(data: LoggedData, problem: DecisionProblem, *,
     exactly on the truth. Methods: plug-in, Bayes, maximin, constant and the oracle
     (and SGD); ``scenarios``, ``held_out``, ``runs_by_k``, ``maximin_max``, ``sgd`` and
     ``sgd_runs`` as in :func:`holdout_experiment`."""
-    ks, runs_by_k = _sweep_args(scenarios, n_samples, runs_by_k)
+    ks, runs_by_k = _sweep_args(scenarios, n_scenarios, runs_by_k)
     truth = DirichletPosterior(PRIOR, FACTORIZATION).fit(data, problem).mean_world()
     oracle = {lam: optimize_policy(problem, truth, balance(), lam=lam / (1 + lam),
                                    group_blind=True).policy for lam in lams}

@@ -173,19 +173,19 @@ class IndividualOutcomeModel:
         return SampleWorld(X, z, self._fitted_proba(X), weights,
                            group_labels=self.group_labels_)
 
-    def bootstrap_worlds(self, n_samples: int = 32, random_state: Any = None,
+    def bootstrap_worlds(self, n_scenarios: int = 32, random_state: Any = None,
                          weights: Any = None) -> list[SampleWorld]:
-        """Refits on ``n_samples`` bootstrap resamples of the rows, each predicting for
+        """Refits on ``n_scenarios`` bootstrap resamples of the rows, each predicting for
         the training individuals (weighted by ``weights``, default 1/n each): the
         scenarios of a belief (the cheap approximate posterior;
         :meth:`Belief.from_refits <fairdecide.Belief.from_refits>`)."""
         if not hasattr(self, "X_"):
             raise FairdecideError("call fit(X, z, y, problem, a) first")
-        n_samples = as_int(n_samples, "n_samples", minimum=1)
+        n_scenarios = as_int(n_scenarios, "n_scenarios", minimum=1)
         rng = check_random_state(random_state)
         n = len(self.X_)
         worlds = []
-        for _ in range(n_samples):
+        for _ in range(n_scenarios):
             idx = rng.randint(0, n, size=n)
             a = None if self.a_ is None else self.a_[idx]
             w = None if self.w_ is None else self.w_[idx]
