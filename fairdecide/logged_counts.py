@@ -29,8 +29,9 @@ from fairdecide._validation import as_propensity
 from fairdecide.data import LoggedData, declared_labels
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels, as_object_vector, label_column
+from fairdecide.problem import DecisionProblem
 
-__all__ = ["LoggedCounts"]
+__all__ = ["LoggedCounts", "count_table"]
 
 #: Distinct atoms allowed per (x, z, a, y) cell before known propensities are judged to
 #: vary within cells (then they are row-level data, not sufficient statistics).
@@ -253,3 +254,36 @@ class LoggedCounts:
     def __repr__(self) -> str:
         return (f"LoggedCounts(n={self.n}, atoms={len(self.weights)}, cells={self.n_x}, "
                 f"groups={self.n_z})")
+
+
+def count_table(data: LoggedData | LoggedCounts, problem: DecisionProblem,
+                actions: bool = True) -> np.ndarray:
+    """The counts n(x, z, a, y) of logged rows (or of a LoggedCounts' atoms, weighted by
+    their counts) in the problem's numbering of actions and outcomes, shape (n_x, n_z,
+    n_actions, n_outcomes); n(x, z, y), shape (n_x, n_z, n_outcomes), with
+    ``actions=False``. The one count table of logged data: the maximum-likelihood world
+    and the audit report read it.
+
+    Examples
+    --------
+    >>> from fairdecide import DecisionProblem, LoggedData
+    >>> from fairdecide.logged_counts import count_table
+    >>> data = LoggedData(x=[0, 0, 1], z=["f", "m", "m"], a=[1, 1, 0], y=[1, 0, 0])
+    >>> count_table(data, DecisionProblem.classification(2))[0, 1]
+    array([[0., 0.],
+           [1., 0.]])
+    """
+    y = data.outcome_codes(problem)
+    w = 1.0 if data.weights is None else data.weights
+    if not actions:
+        out = np.zeros((data.n_x, data.n_z, problem.n_outcomes))
+        np.add.at(out, (data.x, data.z, y), w)
+        return out
+    a = data.action_codes(problem)
+    if a is None:
+        raise FairdecideError(
+            "the data have no logged actions (a), which this count table needs; for a "
+            "prediction problem pass outcome_depends_on_action=False")
+    out = np.zeros((data.n_x, data.n_z, problem.n_actions, problem.n_outcomes))
+    np.add.at(out, (data.x, data.z, a, y), w)
+    return out

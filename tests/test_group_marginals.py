@@ -48,3 +48,28 @@ def test_a_table_from_counts():
     for bad in (np.zeros((2, 2, 2)), np.full((1, 2, 2), np.nan), -n, np.ones(3)):
         with pytest.raises(FairdecideError):
             DecisionTable.from_counts(bad)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 60), st.integers(0, 2**32 - 1))
+def test_count_table_counts_rows_and_atoms(n, seed):
+    from fairdecide import LoggedCounts, LoggedData
+    from fairdecide.datasets import make_bail_problem
+    from fairdecide.logged_counts import count_table
+
+    problem, world = make_bail_problem()
+    rng = np.random.default_rng(seed)
+    x = rng.choice(list(world.x_labels), n)
+    z = rng.choice(list(world.group_labels), n)
+    a = rng.choice(list(problem.action_labels), n)
+    y = rng.choice(list(problem.outcome_labels), n)
+    data = LoggedData(x, z, y, a, x_labels=world.x_labels, group_labels=world.group_labels)
+    by_hand = np.zeros((len(world.x_labels), len(world.group_labels), problem.n_actions,
+                        problem.n_outcomes))
+    for row in zip(x, z, a, y, strict=True):  # row by row, labels looked up in the test
+        by_hand[world.x_labels.index(row[0]), world.group_labels.index(row[1]),
+                problem.action_labels.index(row[2]), problem.outcome_labels.index(row[3])] += 1
+    np.testing.assert_array_equal(count_table(data, problem), by_hand)
+    np.testing.assert_array_equal(count_table(LoggedCounts.from_data(data), problem), by_hand)
+    np.testing.assert_array_equal(count_table(data, problem, actions=False),
+                                  by_hand.sum(axis=2))

@@ -64,24 +64,15 @@ class TabularCounts:
                   allow_empty_groups: bool = False) -> TabularCounts:
         """Count ``data`` in the problem's numbering of actions and outcomes. A group
         without rows is an error unless ``allow_empty_groups``."""
+        from fairdecide.logged_counts import count_table
+
         check_data(data, problem, allow_empty_groups)
-        y = data.outcome_codes(problem)
-        n_x, n_z, n_y = data.n_x, data.n_z, problem.n_outcomes
-        w = 1.0 if data.weights is None else data.weights  # rows, or atoms' counts
-        n_xz = np.zeros((n_x, n_z))
-        np.add.at(n_xz, (data.x, data.z), w)
-        if problem.outcome_depends_on_action:
-            a = data.action_codes(problem)
-            if a is None:
-                raise FairdecideError(
-                    "the problem's outcome depends on the action, so data needs actions (a); "
-                    "for a prediction problem pass outcome_depends_on_action=False"
-                )
-            counts = np.zeros((n_x, n_z, problem.n_actions, n_y))
-            np.add.at(counts, (data.x, data.z, a, y), w)
-        else:
-            counts = np.zeros((n_x, n_z, n_y))
-            np.add.at(counts, (data.x, data.z, y), w)
+        if problem.outcome_depends_on_action and data.a is None:
+            raise FairdecideError(
+                "the problem's outcome depends on the action, so data needs actions (a); "
+                "for a prediction problem pass outcome_depends_on_action=False")
+        counts = count_table(data, problem, actions=problem.outcome_depends_on_action)
+        n_xz = counts.reshape(data.n_x, data.n_z, -1).sum(axis=2)
         return cls(n_xz, counts, data.x_labels, data.group_labels, problem.action_labels)
 
     def mle_parameters(self, smoothing: float = 0.0) -> tuple[np.ndarray, np.ndarray]:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide.data import LoggedData
+from fairdecide.logged_counts import count_table
 from fairdecide.problem import DecisionProblem
 
 __all__ = [
@@ -52,10 +53,7 @@ __all__ = [
 
 def cell_table(data: LoggedData, problem: DecisionProblem) -> np.ndarray:
     """C[x, z, a, y] = n(x, z, a, y) in the problem's numbering of actions and outcomes."""
-    C = np.zeros((data.n_x, data.n_z, problem.n_actions, problem.n_outcomes))
-    np.add.at(C, (data.x, data.z, data.action_codes(problem), data.outcome_codes(problem)),
-              1.0)
-    return C
+    return count_table(data, problem)
 
 
 def group_table(data: LoggedData, problem: DecisionProblem) -> np.ndarray:
