@@ -205,7 +205,8 @@ class Criterion(abc.ABC):
         return self.deviation_from_table(decision_table(policy, world, problem), problem)
 
 
-#: The criteria that have a name, by name: each preset registers itself (:func:`named`).
+#: The criteria that have a name, by name: each preset registers itself (:func:`named`)
+#: when fairdecide.criteria is imported, which importing this module does first.
 NAMED: dict[str, Callable[[], Criterion]] = {}
 
 
@@ -234,8 +235,6 @@ def as_criteria(criteria: Any, name: str = "criteria", *, kind: type | None = No
     >>> [c.label for c in as_criteria(["independence", "separation"])]
     ['independence', 'separation']
     """
-    import fairdecide.criteria.presets  # noqa: F401  (the presets register their names)
-
     if criteria is None:
         return []
     items = [criteria] if isinstance(criteria, str | Criterion) else criteria
