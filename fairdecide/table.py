@@ -21,7 +21,8 @@ from fairdecide.problem import DecisionProblem
 from fairdecide.units import Units
 from fairdecide.world import World, world_arrays
 
-__all__ = ["DecisionTable", "decision_table", "expected_utility", "scenario_marginals"]
+__all__ = ["DecisionTable", "decision_table", "expected_utility", "marginal_utility",
+           "scenario_marginals"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,7 +97,7 @@ class DecisionTable:
 
     def utility(self, utility: np.ndarray) -> float:
         """Expected utility sum_{u,a,y} J[u,a,y] U[a,y]."""
-        return float(np.einsum("uay,ay->", self.joint, utility))
+        return float(marginal_utility(self.joint, utility))
 
 
 def _check_pair(policy: Any, world: Any, problem: Any) -> None:
@@ -149,6 +150,15 @@ def scenario_marginals(p_xz: np.ndarray, rows: np.ndarray, p_y: np.ndarray) -> n
     if p_y.ndim == 4:
         return np.einsum("kxz,xza,kxzy->kzay", p_xz, rows, p_y)
     return np.einsum("kxz,xza,kxzay->kzay", p_xz, rows, p_y)
+
+
+def marginal_utility(M: np.ndarray, utility: np.ndarray) -> np.ndarray:
+    """Expected utility of a table over (units or groups, actions, outcomes):
+
+        E[U] = sum_{z,a,y} M[..., z, a, y] U[a, y]
+
+    one number per leading index (scenarios), a 0-d array for one table."""
+    return np.einsum("...zay,ay->...", M, np.asarray(utility, dtype=float))
 
 
 def expected_utility(policy: Policy, world: World, problem: DecisionProblem) -> float:

@@ -32,7 +32,7 @@ from fairdecide.models import DirichletPosterior
 from fairdecide.optimize import optimize_policy
 from fairdecide.policies import TabularPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import scenario_marginals
+from fairdecide.table import marginal_utility, scenario_marginals
 from fairdecide.values import scenario_values
 from fairdecide.world import TabularWorld
 
@@ -118,7 +118,7 @@ def posterior_values(policy: TabularPolicy, scenarios: tuple[np.ndarray, np.ndar
             f"policy must be a TabularPolicy over the scenarios' {p_xz.shape[1:]} cells "
             f"and groups, got {type(policy).__name__}")
     M = scenario_marginals(p_xz, table, p_y)
-    U = np.einsum("kzay,ay->k", M, np.asarray(problem.utility, dtype=float))
+    U = marginal_utility(M, problem.utility)
     crit = balance()
     F = np.array([crit.deviation_from_marginal(m, problem) for m in M])
     T = U - lam * F

@@ -39,7 +39,7 @@ from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies import TabularPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import scenario_marginals
+from fairdecide.table import marginal_utility, scenario_marginals
 
 __all__ = ["SGDResult", "ScenarioSGD", "scenario_gradient"]
 
@@ -109,7 +109,7 @@ def scenario_gradient(rows: np.ndarray, p_xz: np.ndarray, p_y: np.ndarray,
     for k in range(M.shape[0]):
         terms = criterion.gradient_terms(M[k], problem)
         dev = terms.deviation()
-        value += float(np.einsum("zay,ay->", M[k], util)) - lam * dev
+        value += float(marginal_utility(M[k], util)) - lam * dev
         gM[k] = util[None] - lam * _deviation_gradient(terms).reshape(M.shape[1:])
     K = M.shape[0]
     grad = np.einsum("kxz,kxzy,kzay->xza", p_xz, p_y, gM) / K

@@ -38,6 +38,7 @@ import numpy as np
 from fairdecide.data import LoggedData
 from fairdecide.logged_counts import count_table
 from fairdecide.problem import DecisionProblem
+from fairdecide.table import marginal_utility, scenario_marginals
 
 __all__ = [
     "cell_table",
@@ -88,16 +89,8 @@ def _outcome_model(C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def policy_value(C: np.ndarray, pi: np.ndarray, problem: DecisionProblem) -> float:
     """The value of policy ``pi[x, z, a]`` from the cell table ``C[x, z, a, y]`` (see the
     module docstring); the logged policy's value when ``pi`` is None."""
-    U = problem.utility
-    N = C.sum()
-    if pi is None:
-        return float(np.einsum("xzay,ay->", C, U) / N)
-    if not problem.outcome_depends_on_action:
-        n_xzy = C.sum(axis=2)
-        return float(np.einsum("xzy,xza,ay->", n_xzy, pi, U) / N)
-    p, _ = _outcome_model(C)
-    n_xz = C.sum(axis=(2, 3))
-    return float(np.einsum("xz,xza,xzay,ay->", n_xz, pi, p, U) / N)
+    M = C.sum(axis=0) / C.sum() if pi is None else policy_marginal(C, pi, problem)
+    return float(marginal_utility(M, problem.utility))
 
 
 def policy_marginal(C: np.ndarray, pi: np.ndarray, problem: DecisionProblem
@@ -106,9 +99,10 @@ def policy_marginal(C: np.ndarray, pi: np.ndarray, problem: DecisionProblem
     (exact reweighting in prediction problems, the cell model in interventions)."""
     N = C.sum()
     if not problem.outcome_depends_on_action:
-        return np.einsum("xzy,xza->zay", C.sum(axis=2), pi) / N
+        # P(x, z) P(y | x, z) is the table's P(x, z, y), given whole as the outcome part
+        return scenario_marginals(np.ones((1, *C.shape[:2])), pi, C.sum(axis=2)[None] / N)[0]
     p, _ = _outcome_model(C)
-    return np.einsum("xz,xza,xzay->zay", C.sum(axis=(2, 3)), pi, p) / N
+    return scenario_marginals(C.sum(axis=(2, 3))[None] / N, pi, p[None])[0]
 
 
 def unsupported_mass(C: np.ndarray, pi: np.ndarray) -> float:

@@ -20,6 +20,7 @@ from fairdecide.optimize.program.tradeoff import (
     Tradeoff,
 )
 from fairdecide.optimize.routes.parametric import ParametricSession
+from fairdecide.table import marginal_utility
 
 __all__ = ["EPIGRAPH_LIMIT", "run_program"]
 
@@ -74,7 +75,7 @@ class _Program:
             M = model.marginals(theta)
             terms = {c: [s.criteria[c].gradient_terms(M[k], s.problem) for k in range(self.K)]
                      for c in self.ci}
-            U = np.einsum("kzay,ay->k", M, s.utility)
+            U = marginal_utility(M, s.utility)
             self._cache = {"M": M, "terms": terms, "U": U}
             self._key = key
         if jacobians and "J" not in self._cache:
