@@ -80,7 +80,7 @@ for name, pol in policies.items():
           f"bias-corrected\ndeviation; 95% intervals; {time.perf_counter() - t0:.1f} s):")
     print(table.round(4).to_string())
     value = table.iloc[0]
-    release = pol.action_proba(X_te, sensitive_features=z_te)[:, 1]
+    release = pol.predict_proba(X_te, sensitive_features=z_te)[:, 1]
     rates = [release[z_te == g].mean() for g in groups]
     rows.append({"policy": name, "value": f"{value['estimate']:.4f}",
                  "95% interval": f"[{value['lower']:.4f}, {value['upper']:.4f}]",

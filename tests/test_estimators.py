@@ -108,7 +108,7 @@ def _fit_decision_policy(cls, params):
 # fairdecide's own checks run over every estimator all_estimators() finds; each needs its
 # training data and the name of its method giving the policy's rows
 OWN_CHECKS = {"FairPolicyClassifier": (_fit_classifier, "predict_proba"),
-              "FairDecisionPolicy": (_fit_decision_policy, "action_proba")}
+              "FairDecisionPolicy": (_fit_decision_policy, "predict_proba")}
 KINDS = sorted(OWN_CHECKS)
 
 
@@ -328,13 +328,17 @@ def test_decision_policy_beats_logging_and_evaluates_honestly():
     assert list(table.columns) == ["estimate", "lower", "upper"]
     assert table.index[0].startswith("value") and "independence deviation" in table.index
     # the true value of the policy on the held-out rows: release is worth 1 - 2 P(crime)
-    p = pol.action_proba(X[1000:], sensitive_features=z[1000:])
+    p = pol.predict_proba(X[1000:], sensitive_features=z[1000:])
     truth = np.mean(p[:, 1] * (1 - 2 / (1 + np.exp(-X[1000:, 0]))))
     lo, hi = table.loc[table.index[0], ["lower", "upper"]]
     assert lo - 0.05 <= truth <= hi + 0.05
     assert truth > 0.0  # random logging (release half at random) is worth about 0
-    decided = pol.decide(X[:5], sensitive_features=z[:5])
-    assert set(decided) <= {0, 1}
+    decided = pol.predict(X[:5], sensitive_features=z[:5])  # the most probable action
+    np.testing.assert_array_equal(decided, np.argmax(
+        pol.predict_proba(X[:5], sensitive_features=z[:5]), axis=1))
+    drawn = pol.predict(X[:5], sensitive_features=z[:5], randomized=True)
+    assert set(drawn) <= {0, 1} and list(drawn) == list(
+        pol.predict(X[:5], sensitive_features=z[:5], randomized=True))  # seeded draws
 
 
 def test_decision_policy_bad_input():
@@ -463,7 +467,7 @@ def test_evaluate_a_group_blind_policy_estimates_deviations_by_group():
     # P(a | z) = E[pi(a | x) | z] integrated over 200,000 fresh x per group (Monte Carlo
     # error about 1e-3, against an interval about 0.2 wide). It is about 0.037.
     rng = np.random.RandomState(12345)
-    rates = np.array([pol.action_proba(rng.normal(size=(200_000, 2)) + g).mean(axis=0)
+    rates = np.array([pol.predict_proba(rng.normal(size=(200_000, 2)) + g).mean(axis=0)
                       for g in (0, 1)])
     truth = np.abs(rates - rates.mean(axis=0)).sum()
     assert truth > 0.02  # the groups' features differ, so a group-blind policy is not fair

@@ -557,8 +557,8 @@ def _entries() -> list[Entry]:
            "propensities": "array"},
           accepts={"X": {"negative"}, "sensitive_features": {"shape"}},
           names={"y": ("X or y", "outcome")}),
-        E("FairDecisionPolicy.action_proba",
-          lambda X, sensitive_features: _decision_policy().action_proba(
+        E("FairDecisionPolicy.predict_proba",
+          lambda X, sensitive_features: _decision_policy().predict_proba(
               X, sensitive_features=sensitive_features),
           {"X": EX, "sensitive_features": EZ},
           {"X": "array", "sensitive_features": "labels"}, accepts={"X": {"negative"}}),
@@ -700,7 +700,7 @@ EXEMPT = {
     "make_bail_problem": "no arguments",
     "BanditData.from_logged": "internal conversion",
     "FairPolicyClassifier": "fuzzed through fit (with its parameters), predict_proba, score",
-    "FairDecisionPolicy": "fuzzed through fit, action_proba and evaluate",
+    "FairDecisionPolicy": "fuzzed through fit, predict_proba and evaluate",
     "all_estimators": "no arguments",
     "ParetoFrontierDisplay": "tests/test_plots.py calls each constructor with bad input",
     "GroupRatesDisplay": "tests/test_plots.py calls each constructor with bad input",

@@ -10,13 +10,13 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from fairdecide._validation import as_float_array, as_propensity, as_real
+from fairdecide._validation import as_bool, as_float_array, as_propensity, as_real
 from fairdecide.criteria.base import as_criteria
 from fairdecide.data import BanditData
 from fairdecide.estimators._fitting import fit_policy
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
 from fairdecide.exceptions import FairdecideError
-from fairdecide.labels import Labels
+from fairdecide.labels import Labels, as_object_vector
 from fairdecide.policies.base import draw_rows
 from fairdecide.problem import DecisionProblem
 
@@ -71,7 +71,7 @@ class FairDecisionPolicy(BaseEstimator):
     >>> pol = pol.fit(X, y, actions=a, sensitive_features=z, propensities=np.full(n, 0.5))
     >>> bool(pol.result_.deviations["independence"] <= 0.05 + 1e-6)
     True
-    >>> pol.decide(X[:3], sensitive_features=z[:3]).shape
+    >>> pol.predict(X[:3], sensitive_features=z[:3]).shape
     (3,)
     """
 
@@ -186,18 +186,25 @@ class FairDecisionPolicy(BaseEstimator):
         needed = groups_needed or self._rule.reads_group
         return X, predict_groups(z_raw, len(X), self.group_labels_, needed)
 
-    def action_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
+    def predict_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
         """pi(a | x, z) for each row, shape (n, n_actions), actions in the order of
         ``action_labels_``; ``sensitive_features`` as for
         :meth:`FairPolicyClassifier.predict_proba`."""
         X, z = self._rows(X, sensitive_features)
         return self._rule.action_proba(X, z)
 
-    def decide(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
-        """Actions drawn from the policy, one per row (seeded by ``random_state``)."""
-        p = self.action_proba(X, sensitive_features=sensitive_features)
-        idx = draw_rows(p, self.random_state)
-        return np.array(self.action_labels_, dtype=object)[idx]
+    def predict(self, X: Any, *, sensitive_features: Any = None,
+                randomized: bool = False) -> np.ndarray:
+        """The action of each row: the policy's most probable one or, with
+        ``randomized=True``, one drawn from it (seeded by ``random_state``: the same
+        draws on every call), as :meth:`FairPolicyClassifier.predict` does."""
+        p = self.predict_proba(X, sensitive_features=sensitive_features)
+        idx = (draw_rows(p, self.random_state) if as_bool(randomized, "randomized")
+               else np.argmax(p, axis=1))
+        labels = self.action_labels_
+        if any(isinstance(v, tuple) for v in labels):  # kept whole, as objects
+            return as_object_vector(labels)[idx]
+        return np.asarray(list(labels))[idx]  # numbers stay numbers, as classes_ do
 
     def evaluate(self, X: Any, y: Any, *, actions: Any, sensitive_features: Any = None,
                  propensities: Any = None, estimator: str = "dr", level: float = 0.95,
