@@ -826,7 +826,7 @@ def test_private_noise_that_leaves_nothing_to_divide_by_is_flagged_not_silent(mo
         noise = rng.geometric(p, table.shape).astype(np.int64) - rng.geometric(p, table.shape)
         return table.astype(np.int64) + noise
 
-    monkeypatch.setattr("fairdecide.privacy.mechanisms._opendp_release", replay)
+    monkeypatch.setattr("fairdecide.privacy.mechanisms.opendp_release", replay)
     report = rp.audit_report(**ENTRIES["audit_report"].kwargs)
     table = report.rates["P(a | y, z)"]
     hidden = table["suppressed"].to_numpy(dtype=bool)

@@ -46,7 +46,8 @@ from fairdecide.privacy import (
     replicate_releases,
     suppress_small_cells,
 )
-from fairdecide.privacy.mechanisms import _geometric_pmf, _measurement
+from fairdecide.privacy._opendp import measurement as _measurement
+from fairdecide.privacy.mechanisms import _geometric_pmf
 
 MECHANISMS = ["geometric", "laplace"]
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "privacy.md"

@@ -37,37 +37,27 @@ release, not at ``import fairdecide``.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any, Literal
 
 import numpy as np
 
 from fairdecide._validation import as_float_array, as_int, as_real, check_random_state
 from fairdecide.exceptions import FairdecideError
+from fairdecide.privacy._opendp import SAMPLERS, opendp_release
 
 __all__ = ["MECHANISMS", "NoisyCounts", "noise_variance", "release_counts",
            "replicate_releases"]
 
 MECHANISMS = ("geometric", "laplace")
 Mechanism = Literal["geometric", "laplace"]
-# What draws each mechanism's noise, for the record of a release.
-_SAMPLERS = {
-    "geometric": "OpenDP make_laplace on i64 (exact discrete Laplace, secure generator)",
-    "laplace": "OpenDP make_laplace on f64 (discrete Laplace on a 2^k grid, secure "
-               "generator)",
-}
 
 # Below this epsilon the noise (scale 1/epsilon) would exceed 1e12 per cell: beyond int64
 # for the geometric mechanism, and beyond any use for either.
 _MIN_EPSILON = 1e-12
 # Counts up to here are exact in float64 and stay far from OpenDP's saturating i64 sums.
 _MAX_COUNT = 2**53
-# 1/epsilon rounded to a float can fall a unit below the scale OpenDP certifies at
-# epsilon; one step up has sufficed for every epsilon tried (1e-12 to 1e3).
-_MAX_SCALE_STEPS = 8
 
 
 def _check_mechanism(mechanism: Any) -> str:
@@ -111,58 +101,6 @@ def _geometric_pmf(k: np.ndarray, epsilon: float) -> np.ndarray:
     """Exact pmf of the two-sided geometric noise at the integers ``k``."""
     alpha = math.exp(-epsilon)
     return (-math.expm1(-epsilon)) / (1.0 + alpha) * alpha ** np.abs(np.asarray(k))
-
-
-@functools.cache
-def _opendp() -> SimpleNamespace:
-    """OpenDP's constructors, imported and with ``"contrib"`` enabled on first use.
-
-    Only the modules needed are imported (``opendp.prelude`` would also import its
-    scikit-learn extras, about a second); ``"contrib"`` is the one feature flag
-    ``make_laplace`` requires.
-    """
-    from opendp.domains import atom_domain, vector_domain
-    from opendp.measurements import make_laplace
-    from opendp.metrics import l1_distance
-    from opendp.mod import enable_features
-
-    enable_features("contrib")
-    return SimpleNamespace(atom_domain=atom_domain, vector_domain=vector_domain,
-                           make_laplace=make_laplace, l1_distance=l1_distance)
-
-
-def _measurement(epsilon: float, mechanism: str) -> tuple[Any, float]:
-    r"""OpenDP's measurement that releases a table (a flat vector of cells) with
-    ``epsilon``-DP at L1 sensitivity 1, and its scale.
-
-    The scale is :math:`b = 1/\varepsilon`, or the next floats above it until OpenDP's
-    privacy map certifies :math:`\text{map}(\Delta_1 = 1) \le \varepsilon`.
-    """
-    odp = _opendp()
-    atom = "i64" if mechanism == "geometric" else "f64"
-    atoms = odp.atom_domain(T=atom) if atom == "i64" else odp.atom_domain(T=atom, nan=False)
-    domain = odp.vector_domain(atoms)
-    metric = odp.l1_distance(T=atom)
-    d_in = 1 if atom == "i64" else 1.0
-    scale = 1.0 / epsilon
-    for _ in range(_MAX_SCALE_STEPS):
-        meas = odp.make_laplace(domain, metric, scale=scale)
-        if meas.map(d_in) <= epsilon:
-            return meas, scale
-        scale = math.nextafter(scale, math.inf)
-    raise FairdecideError(  # pragma: no cover - not met for any epsilon tried
-        f"OpenDP does not certify epsilon = {epsilon!r} at scale {1.0 / epsilon!r} or the "
-        f"{_MAX_SCALE_STEPS} floats above it; use a rounder epsilon")
-
-
-def _opendp_release(table: np.ndarray, epsilon: float, mechanism: str) -> np.ndarray:
-    """``table`` plus OpenDP's noise, cell by cell (int64 or float64, table's shape)."""
-    meas, _ = _measurement(epsilon, mechanism)
-    if mechanism == "geometric":
-        out = meas(np.ascontiguousarray(table.ravel(), dtype=np.int64))
-        return np.asarray(out, dtype=np.int64).reshape(table.shape)
-    out = meas(np.ascontiguousarray(table.ravel(), dtype=np.float64))
-    return np.asarray(out, dtype=np.float64).reshape(table.shape)
 
 
 def _simulated_noise(shape: tuple[int, ...], epsilon: float, mechanism: str,
@@ -260,7 +198,7 @@ class NoisyCounts:
             "noise_variance": self.noise_variance,
             "sensitivity": 1,
             "neighbours": "add or remove one row",
-            "sampler": _SAMPLERS[self.mechanism],
+            "sampler": SAMPLERS[self.mechanism],
             "shape": list(self.shape),
             "values": self.values.tolist(),
         }
@@ -350,7 +288,7 @@ def release_counts(counts: Any, epsilon: float, mechanism: Mechanism = "geometri
         bad = np.argwhere(table > _MAX_COUNT)[0]
         raise FairdecideError(
             f"counts must be at most 2**53; cell {tuple(bad)} is {table[tuple(bad)]:g}")
-    return NoisyCounts(_opendp_release(table, eps, mechanism), eps, mechanism)
+    return NoisyCounts(opendp_release(table, eps, mechanism), eps, mechanism)
 
 
 def replicate_releases(noisy: NoisyCounts, n_draws: int, random_state: Any = None
