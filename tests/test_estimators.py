@@ -233,6 +233,10 @@ def test_bad_input_the_sklearn_way():
         clf.predict(X, sensitive_features=z[:-1])
     with pytest.raises(ValueError, match="lam, epsilon"):
         FairPolicyClassifier(lam=0.5, epsilon=0.1).fit(X, y, sensitive_features=z)
+    with pytest.raises(ValueError, match="epsilon must be a number, None or 'auto'"):
+        FairPolicyClassifier(epsilon="tight").fit(X, y, sensitive_features=z)
+    with pytest.raises(ValueError, match="no trade-off is set"):
+        FairPolicyClassifier(epsilon=None).fit(X, y, sensitive_features=z)
     with pytest.raises(ValueError, match="criteria"):
         FairPolicyClassifier(criteria="parity").fit(X, y, sensitive_features=z)
     with pytest.raises(ValueError, match="policy"):
@@ -473,3 +477,16 @@ def test_evaluate_a_group_blind_policy_estimates_deviations_by_group():
     assert truth > 0.02  # the groups' features differ, so a group-blind policy is not fair
     assert lo <= est <= hi
     assert lo <= truth <= hi, (lo, truth, hi)
+
+
+def test_epsilon_auto_is_the_tolerance_unless_another_trade_off_is_set():
+    X, y, z = _data(300, seed=5)
+    auto = FairPolicyClassifier(random_state=0).fit(X, y, sensitive_features=z)
+    explicit = FairPolicyClassifier(epsilon=0.05, random_state=0).fit(
+        X, y, sensitive_features=z)
+    assert auto.get_params()["epsilon"] == "auto"
+    assert auto.result_.tradeoff == explicit.result_.tradeoff
+    assert auto.result_.utility == pytest.approx(explicit.result_.utility, rel=1e-12)
+    penalty = FairPolicyClassifier(lam=0.5, random_state=0).fit(X, y, sensitive_features=z)
+    assert "lam" in penalty.result_.tradeoff and "epsilon" not in penalty.result_.tradeoff
+

@@ -29,17 +29,28 @@ UNCERTAINTY = ("plug-in", "mean", "worst")
 
 
 def tradeoff(estimator: Any, criteria: list[Criterion]) -> dict[str, Any]:
-    """The one trade-off set among lam, epsilon and utility_slack (epsilon =
-    DEFAULT_EPSILON when none is; none at all without criteria)."""
-    given = {k: getattr(estimator, k) for k in ("lam", "epsilon", "utility_slack")
-             if getattr(estimator, k) is not None}
+    """The one trade-off set among lam, epsilon and utility_slack. ``epsilon="auto"``
+    (the estimators' default) is DEFAULT_EPSILON unless lam or utility_slack is set;
+    without criteria there is no trade-off."""
+    eps = estimator.epsilon
+    others = {k: getattr(estimator, k) for k in ("lam", "utility_slack")
+              if getattr(estimator, k) is not None}
+    if isinstance(eps, str):
+        if eps != "auto":
+            raise FairdecideError(
+                f"epsilon must be a number, None or 'auto' ({DEFAULT_EPSILON} unless lam "
+                f"or utility_slack is set), got {eps!r}")
+        eps = None if others or not criteria else DEFAULT_EPSILON
+    given = others if eps is None else {"epsilon": eps, **others}
     if len(given) > 1:
         raise FairdecideError(
             f"set one of lam, epsilon and utility_slack, got {sorted(given)}; set the "
             "others to None")
-    if given or not criteria:
-        return given
-    return {"epsilon": DEFAULT_EPSILON}
+    if criteria and not given:
+        raise FairdecideError(
+            "no trade-off is set: give epsilon (or leave it 'auto', 0.05), lam or "
+            "utility_slack, or criteria=None for no fairness criterion")
+    return given if criteria else {}
 
 
 @dataclass

@@ -52,10 +52,13 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         "independence" (demographic parity), "separation" (equalised odds),
         "sufficiency", a :class:`~fairdecide.Criterion` (e.g. ``Independence(measure="max")``),
         a list of them, or None.
-    epsilon, lam, utility_slack : float, optional
-        The trade-off; set at most one. ``epsilon``: each deviation <= epsilon (default
-        0.05 when none is set). ``lam``: maximise (1 - lam) U - lam F. ``utility_slack``:
-        minimise F subject to U >= U* - utility_slack.
+    epsilon : float, "auto" or None, default="auto"
+        Each deviation <= epsilon; "auto" is 0.05 unless ``lam`` or ``utility_slack``
+        is set (then there is no tolerance).
+    lam, utility_slack : float, optional
+        The other trade-offs; set at most one of the three. ``lam``: maximise
+        (1 - lam) U - lam F. ``utility_slack``: minimise F subject to
+        U >= U* - utility_slack.
     utility : array-like of shape (n_classes, n_classes), optional
         U[a, y] in the order of ``classes_``. Default: the identity (accuracy).
     uncertainty : {"plug-in", "mean", "worst"}, default="plug-in"
@@ -123,7 +126,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, *, policy: str = "softmax", criteria: Any = "independence",
-                 epsilon: float | None = None, lam: float | None = None,
+                 epsilon: float | str | None = "auto", lam: float | None = None,
                  utility_slack: float | None = None, utility: Any = None,
                  uncertainty: str = "plug-in", n_scenarios: int = 16, outcome_model: Any = None,
                  n_folds: int | None = None, group_blind: bool = False,

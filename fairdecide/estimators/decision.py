@@ -76,7 +76,7 @@ class FairDecisionPolicy(BaseEstimator):
     """
 
     def __init__(self, *, utility: Any = None, policy: str = "softmax",
-                 criteria: Any = "independence", epsilon: float | None = None,
+                 criteria: Any = "independence", epsilon: float | str | None = "auto",
                  lam: float | None = None, utility_slack: float | None = None,
                  uncertainty: str = "plug-in", n_scenarios: int = 16, outcome_model: Any = None,
                  action_encoding: str = "separate", n_folds: int | None = None,
