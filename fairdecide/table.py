@@ -22,7 +22,7 @@ from fairdecide.units import Units
 from fairdecide.world import World, world_arrays
 
 __all__ = ["DecisionTable", "decision_table", "expected_utility", "marginal_utility",
-           "scenario_marginals"]
+           "row_counts", "scenario_marginals"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,6 +150,20 @@ def scenario_marginals(p_xz: np.ndarray, rows: np.ndarray, p_y: np.ndarray) -> n
     if p_y.ndim == 4:
         return np.einsum("kxz,xza,kxzy->kzay", p_xz, rows, p_y)
     return np.einsum("kxz,xza,kxzay->kzay", p_xz, rows, p_y)
+
+
+def row_counts(z: np.ndarray, rows: np.ndarray, y: np.ndarray, n_groups: int,
+               n_outcomes: int) -> np.ndarray:
+    """The counts of individual rows, decisions as probabilities:
+
+        n(z, a, y) = sum_i pi(a | x_i) [z_i = z, y_i = y]
+
+    ``z``, ``y`` codes (n,), ``rows`` pi(. | x_i) (n, n_a); one-hot rows count decisions
+    taken. :meth:`DecisionTable.from_counts` of them is the rows' group marginal (the
+    scorers', the displays')."""
+    out = np.zeros((n_groups, rows.shape[1], n_outcomes))
+    np.add.at(out, (z, slice(None), y), rows)
+    return out
 
 
 def marginal_utility(M: np.ndarray, utility: np.ndarray) -> np.ndarray:

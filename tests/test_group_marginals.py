@@ -73,3 +73,18 @@ def test_count_table_counts_rows_and_atoms(n, seed):
     np.testing.assert_array_equal(count_table(LoggedCounts.from_data(data), problem), by_hand)
     np.testing.assert_array_equal(count_table(data, problem, actions=False),
                                   by_hand.sum(axis=2))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 3), st.integers(2, 3), st.integers(2, 3),
+       st.integers(0, 2**32 - 1))
+def test_row_counts_are_the_sums(n, n_z, n_a, n_y, seed):
+    from fairdecide.table import row_counts
+
+    rng = np.random.default_rng(seed)
+    z, y = rng.integers(n_z, size=n), rng.integers(n_y, size=n)
+    rows = rng.dirichlet(np.ones(n_a), size=n)
+    by_hand = np.zeros((n_z, n_a, n_y))
+    for i in range(n):
+        by_hand[z[i], :, y[i]] += rows[i]
+    np.testing.assert_allclose(row_counts(z, rows, y, n_z, n_y), by_hand, rtol=1e-12)

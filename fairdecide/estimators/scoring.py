@@ -29,7 +29,7 @@ from fairdecide.criteria.base import as_criteria
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import DecisionTable
+from fairdecide.table import DecisionTable, row_counts
 
 __all__ = ["best_utility_within", "make_fairness_scorer", "make_utility_scorer"]
 
@@ -83,8 +83,7 @@ class _PolicyScorer:
         z_codes, labels = Labels.factorize(z, "sensitive_features")
         if len(z_codes) != n:
             raise FairdecideError(f"sensitive_features has {len(z_codes)} rows, X has {n}")
-        counts = np.zeros((len(labels), k, k))  # n(z, a, y), the actions soft
-        np.add.at(counts, (z_codes, slice(None), y_codes), p)
+        counts = row_counts(z_codes, p, y_codes, len(labels), k)
         problem = DecisionProblem.classification(k)
         return -float(self.criterion.deviation_from_table(DecisionTable.from_counts(counts),
                                                           problem))

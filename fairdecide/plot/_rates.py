@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._tables import result_table
+from fairdecide.table import row_counts
 
 KINDS = ("action", "action_given_outcome", "outcome_given_action")
 YLABELS = {"action": "P(a | z)", "action_given_outcome": "P(a | y, z)",
@@ -53,12 +54,7 @@ def conditional_rates(M: np.ndarray, kind: str, tol: float = 0.0
 def sample_marginal(pi: np.ndarray, y: np.ndarray, g: np.ndarray, n_groups: int,
                     n_outcomes: int) -> np.ndarray:
     """M[z, a, y] = sum over rows of group z of pi(a | x_i) [y_i = y] (sums, not means)."""
-    M = np.zeros((n_groups, pi.shape[1], n_outcomes))
-    for k in range(n_groups):
-        rows = g == k
-        for j in range(n_outcomes):
-            M[k, :, j] = pi[rows & (y == j)].sum(axis=0)
-    return M
+    return row_counts(g, pi, y, n_groups, n_outcomes)
 
 
 def sample_counts(pi: np.ndarray, y: np.ndarray, g: np.ndarray, n_groups: int,
