@@ -24,7 +24,12 @@ from fairdecide.world import World
 __all__ = ["DEFAULT_EPSILON", "Fitted", "fit_policy", "tradeoff"]
 
 DEFAULT_EPSILON = 0.05
-FAMILIES = ("softmax", "tabular")
+FAMILIES = ("softmax", "tabular", "score")
+#: Bins of each feature when n_bins="auto": few for raw features (their combinations are
+#: the cells), many for the one score of the "score" family (its cells are the bins).
+AUTO_BINS = {"tabular": 5, "score": 20, "softmax": 5}
+#: Folds of the score family's cross-fitted scores when n_folds is not set.
+SCORE_FOLDS = 5
 UNCERTAINTY = ("plug-in", "mean", "worst")
 
 
@@ -63,6 +68,7 @@ class Fitted:
     cells: Cells | None = None
     seen: np.ndarray | None = None       # (n_cells, n_groups): cell met in that group
     fallback: np.ndarray | None = None   # (n_groups, n_actions): P(a | z) of the policy
+    scorer: Any = None                   # the score family's FittedClasses (every row)
 
     @property
     def n_iter(self) -> int:
@@ -82,6 +88,8 @@ class Fitted:
         policy = self.result.policy
         if self.family == "softmax":
             return policy.action_proba(self.scaler.transform(X), z)
+        if self.scorer is not None:
+            X = score_features(self.scorer(X))
         cells = self.cells.codes(X, warn=True)
         zc = np.zeros(len(X), dtype=np.intp) if z is None else z
         known = cells >= 0
@@ -138,9 +146,17 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
         return Fitted(result, family, scaler=scaler)
     if sample_weight is not None:
         raise FairdecideError(
-            "sample_weight is not supported with policy='tabular' yet (the tabular world "
+            f"sample_weight is not supported with policy={family!r} yet (the tabular world "
             "is estimated from counts); use policy='softmax' or repeat rows")
-    cells = Cells(as_int(est.n_bins, "n_bins", minimum=2)).fit(X)
+    scorer = None
+    if family == "score":
+        if a is not None:
+            raise FairdecideError(
+                "policy='score' decides from a classifier's score of the outcome: it is for "
+                "prediction problems (FairPolicyClassifier); use 'softmax' or 'tabular'")
+        scorer, X = _cross_fitted_scores(est, X, y, problem.n_outcomes, seed)
+    n_bins = AUTO_BINS[family] if est.n_bins == "auto" else est.n_bins
+    cells = Cells(as_int(n_bins, "n_bins", minimum=2)).fit(X)
     x = cells.codes(X, warn=False)
     n_x = len(cells.labels_)
     data = LoggedData(x=x, z=z, y=y, a=a, x_labels=range(n_x), group_labels=range(n_groups),
@@ -154,7 +170,39 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     np.add.at(counts, (x, z), 1.0)
     p_x_given_z = counts / counts.sum(axis=0, keepdims=True)
     fallback = np.einsum("xz,xza->za", p_x_given_z, result.policy.table)
-    return Fitted(result, family, cells=cells, seen=counts > 0, fallback=fallback)
+    return Fitted(result, family, cells=cells, seen=counts > 0, fallback=fallback,
+                  scorer=scorer)
+
+
+def score_features(proba: np.ndarray) -> np.ndarray:
+    """What the score family bins: P(y = 1 | x) with two classes; with more, the most
+    probable class and its probability."""
+    proba = np.asarray(proba, dtype=float)
+    if proba.shape[1] == 2:
+        return proba[:, 1:]
+    return np.column_stack([np.argmax(proba, axis=1), proba.max(axis=1)])
+
+
+def _cross_fitted_scores(est: Any, X: np.ndarray, y: np.ndarray, n_classes: int,
+                         seed: int) -> tuple[Any, np.ndarray]:
+    """The score family's scorer (``outcome_model``, default logistic regression on
+    standardised features) fitted on every row, and each training row's score from a fit
+    that did not see it (``n_folds`` folds, default SCORE_FOLDS): the bins' outcome
+    frequencies are then honest, as they will be for new rows."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+    from sklearn.pipeline import make_pipeline
+
+    from fairdecide.models.outcome import default_classifier, fit_classes
+
+    model = (make_pipeline(StandardScaler(), default_classifier())
+             if est.outcome_model is None else est.outcome_model)
+    folds = SCORE_FOLDS if est.n_folds is None else as_int(est.n_folds, "n_folds", minimum=2)
+    proba = np.zeros((len(X), n_classes))
+    rare = np.bincount(y, minlength=n_classes).min() < folds  # a class too rare to stratify
+    split = (KFold if rare else StratifiedKFold)(folds, shuffle=True, random_state=seed)
+    for train, test in split.split(X, y):
+        proba[test] = fit_classes(model, X[train], y[train], n_classes)(X[test])
+    return fit_classes(model, X, y, n_classes), score_features(proba)
 
 
 def _world_or_belief(uncertainty: str, plug_in: Callable[[], World],

@@ -41,13 +41,18 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    policy : {"softmax", "tabular"}, default="softmax"
+    policy : {"softmax", "tabular", "score"}, default="softmax"
         The policy family. "softmax": pi(a | x, z) = softmax(W phi(x, z)) on standardised
         features, which decides for people never seen (locally optimal: the gradient
         route). "tabular": one free row per cell of the discretised features (each column
         cut into ``n_bins`` quantile bins, or kept if it has that few values) and group;
-        one linear program, globally optimal. A cell not seen with a group in training
-        gets that group's average rule P(a | z) at predict time, with a warning.
+        one linear program, globally optimal. "score": one free row per bin of a
+        classifier's score (``outcome_model``'s P(y = 1 | x), cross-fitted on the
+        training rows; with more classes, the most probable class and its probability)
+        and group: the relaxed post-processing of a fitted scorer (ThresholdOptimizer's
+        and error-parity's policies), solved exactly as one linear program. A cell or
+        bin not seen with a group in training gets that group's average rule P(a | z) at
+        predict time, with a warning.
     criteria : str, Criterion or list, default="independence"
         "independence" (demographic parity), "separation" (equalised odds),
         "sufficiency", a :class:`~fairdecide.Criterion` (e.g. ``Independence(measure="max")``),
@@ -69,10 +74,12 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         over them (maximin).
     n_scenarios : int, default=16
     outcome_model : scikit-learn classifier, optional
-        P(y | x) for "softmax" (cloned; default logistic regression), fitted on the
-        standardised features (without the group).
+        P(y | x) (cloned; default logistic regression), fitted on the features without the
+        group: for "softmax" on the standardised features, for "score" the scorer whose
+        probabilities are binned.
     n_folds : int, optional
-        Cross-fit the outcome model's probabilities of the training rows.
+        Cross-fit the outcome model's probabilities of the training rows ("score": 5
+        folds unless set).
     group_blind : bool, default=False
         A policy that does not read the group (then no group is needed to predict).
     sensitive_feature : str, optional
@@ -80,7 +87,9 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         Otherwise pass ``sensitive_features=`` to ``fit`` (and to ``predict`` when the
         policy reads the group), routed through Pipeline and GridSearchCV by
         ``set_fit_request(sensitive_features=True)`` with metadata routing enabled.
-    n_bins : int, default=5
+    n_bins : int or "auto", default="auto"
+        Quantile bins per feature ("tabular", "auto" = 5) or of the score ("score", "auto"
+        = 20).
     l2 : float, default=1e-5
         Ridge penalty of the softmax coefficients (keeps the optimum finite). On Adult
         (31,655 training rows, DP <= 0.01) 1e-5 reached test accuracy 0.8285 in 19 s,
@@ -130,8 +139,9 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
                  utility_slack: float | None = None, utility: Any = None,
                  uncertainty: str = "plug-in", n_scenarios: int = 16, outcome_model: Any = None,
                  n_folds: int | None = None, group_blind: bool = False,
-                 sensitive_feature: str | None = None, n_bins: int = 5, l2: float = 1e-5,
-                 n_restarts: int = 1, max_iter: int = 500, random_state: Any = None) -> None:
+                 sensitive_feature: str | None = None, n_bins: int | str = "auto",
+                 l2: float = 1e-5, n_restarts: int = 1, max_iter: int = 500,
+                 random_state: Any = None) -> None:
         self.policy = policy
         self.criteria = criteria
         self.epsilon = epsilon

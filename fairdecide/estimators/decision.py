@@ -81,8 +81,8 @@ class FairDecisionPolicy(BaseEstimator):
                  uncertainty: str = "plug-in", n_scenarios: int = 16, outcome_model: Any = None,
                  action_encoding: str = "separate", n_folds: int | None = None,
                  group_blind: bool = False, sensitive_feature: str | None = None,
-                 n_bins: int = 5, l2: float = 1e-5, n_restarts: int = 1, max_iter: int = 500,
-                 random_state: Any = None) -> None:
+                 n_bins: int | str = "auto", l2: float = 1e-5, n_restarts: int = 1,
+                 max_iter: int = 500, random_state: Any = None) -> None:
         self.utility = utility
         self.policy = policy
         self.criteria = criteria

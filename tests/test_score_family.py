@@ -1,0 +1,114 @@
+"""FairPolicyClassifier(policy="score"): the fair policy over a scorer's bins and the group,
+one linear program, against an LP written here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+import fairdecide as fd
+
+
+class FixedScore(ClassifierMixin, BaseEstimator):
+    """P(y = 1 | x) = sigmoid(2 x_0), whatever it is fitted on: the cross-fitted scores are
+    then known to the test."""
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict_proba(self, X):
+        p = 1 / (1 + np.exp(-2 * np.asarray(X)[:, 0]))
+        return np.column_stack([1 - p, p])
+
+
+def _data(n=2000, seed=0):
+    rng = np.random.RandomState(seed)
+    z = rng.randint(2, size=n)
+    X = np.c_[rng.normal(size=n) + 0.8 * z, rng.normal(size=n)]
+    y = (rng.random_sample(n) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
+    return X, y, z
+
+
+def _lp_optimum(b, z, y, eps):
+    """max accuracy of pi(1 | bin, group) s.t. sum_z sum_a |P(a | z) - P(a)| <= eps, from
+    the counts, by scipy's linprog."""
+    B, Z = b.max() + 1, z.max() + 1
+    n = len(b)
+    n_bz, n_bzy = np.zeros((B, Z)), np.zeros((B, Z, 2))
+    np.add.at(n_bz, (b, z), 1)
+    np.add.at(n_bzy, (b, z, y), 1)
+    cells = [(i, g) for i in range(B) for g in range(Z) if n_bz[i, g] > 0]
+    m = len(cells)  # variables: q_c = pi(1 | c), then t_(z, a) for the absolute values
+    c = np.zeros(m + 2 * Z)
+    for k, (i, g) in enumerate(cells):  # accuracy: q n(c, 1) + (1 - q) n(c, 0)
+        c[k] = -(n_bzy[i, g, 1] - n_bzy[i, g, 0]) / n
+    const = sum(n_bzy[i, g, 0] for i, g in cells) / n
+    n_z = n_bz.sum(axis=0)
+    A, rhs = [], []
+    for g in range(Z):
+        for a_sign, t_col in ((1, m + 2 * g), (-1, m + 2 * g + 1)):  # a = 1, a = 0
+            row = np.zeros(m + 2 * Z)
+            for k, (i, h) in enumerate(cells):  # P(1 | z=g) - P(1)
+                row[k] = (n_bz[i, h] / n_z[g] if h == g else 0.0) - n_bz[i, h] / n
+            for s in (1, -1):  # |a_sign row| <= t
+                r = s * a_sign * row.copy()
+                r[t_col] = -1
+                A.append(r)
+                rhs.append(0.0)
+    tot = np.zeros(m + 2 * Z)
+    tot[m:] = 1
+    A.append(tot)
+    rhs.append(eps)
+    res = linprog(c, A_ub=np.array(A), b_ub=rhs, bounds=[(0, 1)] * m + [(0, None)] * 2 * Z,
+                  method="highs")
+    return const - res.fun
+
+
+def test_the_score_family_is_the_lp_over_bins_and_groups():
+    X, y, z = _data()
+    eps = 0.02
+    clf = fd.FairPolicyClassifier(policy="score", outcome_model=FixedScore(), n_bins=10,
+                                  epsilon=eps, random_state=0).fit(X, y, sensitive_features=z)
+    assert clf.result_.status == "optimal"
+    # the bins: ten quantile bins of the (known) scores
+    s = 1 / (1 + np.exp(-2 * X[:, 0]))
+    edges = np.unique(np.quantile(s, np.linspace(0, 1, 11)[1:-1]))
+    b = np.searchsorted(edges, s, side="right")
+    assert clf.result_.utility == pytest.approx(_lp_optimum(b, z, y, eps), abs=1e-9)
+    # a new row gets its bin's and group's rule: rows of one bin and group agree
+    p = clf.predict_proba(X, sensitive_features=z)
+    for key in {(bi, g) for bi, g in zip(b, z, strict=True)}:
+        rows = (b == key[0]) & (z == key[1])
+        assert np.ptp(p[rows, 1]) < 1e-12
+    # the fair optimum is below the unconstrained one, which is the LP with eps = inf
+    free = fd.FairPolicyClassifier(policy="score", outcome_model=FixedScore(), n_bins=10,
+                                   criteria=None, random_state=0).fit(
+        X, y, sensitive_features=z)
+    assert free.result_.utility == pytest.approx(_lp_optimum(b, z, y, 10.0), abs=1e-9)
+    assert free.result_.utility > clf.result_.utility
+
+
+def test_the_score_family_default_scorer_and_more_classes():
+    rng = np.random.RandomState(3)
+    n = 1500
+    z = rng.randint(2, size=n)
+    X = rng.normal(size=(n, 2)) + z[:, None]
+    y = np.digitize(X[:, 0] + 0.5 * rng.normal(size=n), [0.3, 1.2])  # three classes
+    clf = fd.FairPolicyClassifier(policy="score", epsilon=0.05, random_state=0).fit(
+        X, y, sensitive_features=z)
+    assert clf.result_.status == "optimal"
+    assert clf.result_.deviations["independence"] <= 0.05 + 1e-9
+    p = clf.predict_proba(X[:10], sensitive_features=z[:10])
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+
+
+def test_the_score_family_is_for_predictions():
+    rng = np.random.RandomState(0)
+    X, a = rng.normal(size=(200, 2)), rng.randint(2, size=200)
+    y = rng.randint(2, size=200).astype(float)
+    with pytest.raises(fd.FairdecideError, match=r"policy='score' .* prediction problems"):
+        fd.FairDecisionPolicy(policy="score").fit(X, y, actions=a,
+                                                  sensitive_features=rng.randint(2, size=200))
