@@ -112,3 +112,34 @@ def test_the_score_family_is_for_predictions():
     with pytest.raises(fd.FairdecideError, match=r"policy='score' .* prediction problems"):
         fd.FairDecisionPolicy(policy="score").fit(X, y, actions=a,
                                                   sensitive_features=rng.randint(2, size=200))
+
+
+def test_sparse_one_hot_features_go_to_the_scorer():
+    """A Pipeline with OneHotEncoder's default (sparse) output, as scikit-learn's linear
+    models take it: the score family's policy is the one the dense matrix gives."""
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.RandomState(1)
+    n = 1200
+    df = pd.DataFrame({"job": rng.choice(["a", "b", "c", "d"], n),
+                       "edu": rng.choice(["lo", "mid", "hi"], n)})
+    z = rng.randint(2, size=n)
+    y = (rng.random_sample(n) < 0.3 + 0.3 * (df["job"] == "a") + 0.2 * z).astype(int)
+    fits = {}
+    for sparse in (True, False):
+        pre = ColumnTransformer([("oh", OneHotEncoder(sparse_output=sparse),
+                                  ["job", "edu"])])
+        pipe = Pipeline([("pre", pre), ("clf", fd.FairPolicyClassifier(
+            policy="score", epsilon=0.02, random_state=0))])
+        fits[sparse] = pipe.fit(df, y, clf__sensitive_features=z)
+    assert fits[True][-1].result_.utility == pytest.approx(fits[False][-1].result_.utility,
+                                                           rel=1e-9)
+    proba = {k: f[-1].predict_proba(f[0].transform(df), sensitive_features=z)
+             for k, f in fits.items()}
+    np.testing.assert_allclose(proba[True], proba[False], atol=1e-9)
+    with pytest.raises(fd.FairdecideError, match=r"dense data is required.* policy='score'"):
+        fd.FairPolicyClassifier(policy="softmax").fit(
+            fits[True][0].transform(df), y, sensitive_features=z)

@@ -189,15 +189,17 @@ def _cross_fitted_scores(est: Any, X: np.ndarray, y: np.ndarray, n_classes: int,
     standardised features) fitted on every row, and each training row's score from a fit
     that did not see it (``n_folds`` folds, default SCORE_FOLDS): the bins' outcome
     frequencies are then honest, as they will be for new rows."""
+    from scipy.sparse import issparse
     from sklearn.model_selection import KFold, StratifiedKFold
     from sklearn.pipeline import make_pipeline
 
     from fairdecide.models.outcome import default_classifier, fit_classes
 
-    model = (make_pipeline(StandardScaler(), default_classifier())
+    sparse = issparse(X)  # scaled without centring, which would densify it
+    model = (make_pipeline(StandardScaler(with_mean=not sparse), default_classifier())
              if est.outcome_model is None else est.outcome_model)
     folds = SCORE_FOLDS if est.n_folds is None else as_int(est.n_folds, "n_folds", minimum=2)
-    proba = np.zeros((len(X), n_classes))
+    proba = np.zeros((X.shape[0], n_classes))
     rare = np.bincount(y, minlength=n_classes).min() < folds  # a class too rare to stratify
     split = (KFold if rare else StratifiedKFold)(folds, shuffle=True, random_state=seed)
     for train, test in split.split(X, y):

@@ -41,16 +41,24 @@ def split_features(estimator: Any, X: Any, sensitive_features: Any, *, reset: bo
                 "(sensitive_feature) and as sensitive_features; give one")
         sensitive_features = X[column].to_numpy(dtype=object)
         X = X.drop(columns=[column])
+    # sparse X where only a scorer reads it (the score family), as scikit-learn's linear
+    # models take it; the families that read the features themselves need them dense
+    sparse = ["csr"] if getattr(estimator, "policy", None) == "score" else False
     try:
         # C order: the policy search amplifies rounding, and a matrix product's rounding
         # depends on the layout; the same numbers then give the same policy
         if isinstance(y, str) and y == "no_validation":
-            return (validate_data(estimator, X, reset=reset, order="C"), sensitive_features,
-                    None)
-        Xc, yc = validate_data(estimator, X, y, reset=reset, order="C")
-    except ValueError as exc:  # scikit-learn's message, naming the argument at fault
-        raise FairdecideError(f"invalid X or y: {exc}" if reset else f"invalid X: {exc}"
-                              ) from exc
+            return (validate_data(estimator, X, reset=reset, order="C",
+                                  accept_sparse=sparse), sensitive_features, None)
+        Xc, yc = validate_data(estimator, X, y, reset=reset, order="C", accept_sparse=sparse)
+    except (ValueError, TypeError) as exc:  # scikit-learn's message, naming the argument
+        sparse_refused = "Sparse data" in str(exc)
+        if isinstance(exc, TypeError) and not sparse_refused:
+            raise  # scikit-learn's own TypeError (objects in X), as its checks expect
+        hint = ("; policy='score' takes sparse X (only its scorer reads the features)"
+                if sparse_refused else "")
+        raise FairdecideError((f"invalid X or y: {exc}" if reset else f"invalid X: {exc}")
+                              + hint) from exc
     return Xc, sensitive_features, yc
 
 

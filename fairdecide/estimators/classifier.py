@@ -188,10 +188,10 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
             raise FairdecideError(
                 f"y has only one class ({self.classes_[0]!r}); a classifier needs at least "
                 "two classes")
-        if len(X) < 2:
+        if X.shape[0] < 2:
             raise FairdecideError("fit needs at least 2 samples, got 1 sample")
-        z, self.group_labels_ = fit_groups(z_raw, len(X), self.criteria)
-        w = None if sample_weight is None else check_sample_weight(sample_weight, len(X))
+        z, self.group_labels_ = fit_groups(z_raw, X.shape[0], self.criteria)
+        w = None if sample_weight is None else check_sample_weight(sample_weight, X.shape[0])
         k = len(self.classes_)
         u = np.eye(k) if self.utility is None else as_float_array(self.utility, "utility",
                                                                   ndim=2)
@@ -215,7 +215,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         training is an error."""
         check_is_fitted(self, "result_")
         X, z_raw, _ = split_features(self, X, sensitive_features, reset=False)
-        z = predict_groups(z_raw, len(X), self.group_labels_, self._rule.reads_group)
+        z = predict_groups(z_raw, X.shape[0], self.group_labels_, self._rule.reads_group)
         return self._rule.action_proba(X, z)
 
     def predict(self, X: Any, *, sensitive_features: Any = None,

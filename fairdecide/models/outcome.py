@@ -104,7 +104,7 @@ class FittedClasses:
         self.fitted, self.only_class, self.n_classes = fitted, only_class, n_classes
 
     def __call__(self, X_new: np.ndarray) -> np.ndarray:
-        out = np.zeros((len(X_new), self.n_classes))
+        out = np.zeros((X_new.shape[0], self.n_classes))
         if self.fitted is None:
             out[:, self.only_class] = 1.0
         else:
