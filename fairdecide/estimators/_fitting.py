@@ -28,8 +28,9 @@ FAMILIES = ("softmax", "tabular", "score")
 #: Bins of each feature when n_bins="auto": few for raw features (their combinations are
 #: the cells), many for the one score of the "score" family (its cells are the bins).
 AUTO_BINS = {"tabular": 5, "score": 20, "softmax": 5}
-#: Folds of the score family's cross-fitted scores when n_folds is not set.
-SCORE_FOLDS = 5
+#: Folds of the score family's cross-fitted scores when n_folds is not set: three, and a
+#: fit on every row, cost four fits of the scorer (nearly all of the family's fit time).
+SCORE_FOLDS = 3
 UNCERTAINTY = ("plug-in", "mean", "worst")
 
 

@@ -78,7 +78,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         group: for "softmax" on the standardised features, for "score" the scorer whose
         probabilities are binned.
     n_folds : int, optional
-        Cross-fit the outcome model's probabilities of the training rows ("score": 5
+        Cross-fit the outcome model's probabilities of the training rows ("score": 3
         folds unless set).
     group_blind : bool, default=False
         A policy that does not read the group (then no group is needed to predict).
