@@ -143,3 +143,28 @@ def test_sparse_one_hot_features_go_to_the_scorer():
     with pytest.raises(fd.FairdecideError, match=r"dense data is required.* policy='score'"):
         fd.FairPolicyClassifier(policy="softmax").fit(
             fits[True][0].transform(df), y, sensitive_features=z)
+
+
+@pytest.mark.parametrize("policy", ["score", "tabular"])
+def test_intersectional_groups_are_the_combinations(policy):
+    """Two sensitive columns: each combination is a group, and independence holds across
+    the four combinations, recomputed by hand from the training rows."""
+    rng = np.random.RandomState(7)
+    n = 3000
+    sex, race = rng.randint(2, size=n), rng.randint(2, size=n)
+    X = np.c_[rng.normal(size=n) + sex - 0.5 * race, rng.normal(size=n)]
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0.3).astype(int)
+    S = np.c_[sex, race]
+    clf = fd.FairPolicyClassifier(policy=policy, epsilon=0.03, random_state=0).fit(
+        X, y, sensitive_features=S)
+    assert set(clf.group_labels_) == {(0, 0), (0, 1), (1, 0), (1, 1)}
+    p = clf.predict_proba(X, sensitive_features=S)[:, 1]
+    rates = np.array([p[(sex == a) & (race == b)].mean() for a in (0, 1) for b in (0, 1)])
+    # independence (TV, uniform weights): sum over the 4 groups and 2 actions of
+    # |P(a | g) - P(a)|, P(a) the population's rate
+    dev = 2 * np.abs(rates - p.mean()).sum()
+    assert clf.result_.deviations["independence"] <= 0.03 + 1e-9
+    if policy == "tabular":  # in-sample, the policy's own rows: the program's deviation
+        assert dev == pytest.approx(clf.result_.deviations["independence"], abs=1e-9)
+    with pytest.raises(fd.FairdecideError, match="not among the groups in the training"):
+        clf.predict_proba(X[:2], sensitive_features=[[0, 2], [1, 1]])
