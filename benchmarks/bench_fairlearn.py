@@ -163,7 +163,7 @@ def compas_frame() -> tuple[pd.DataFrame, pd.Series, pd.Series]:
 
 
 def make_split(name: str, X: pd.DataFrame, y: pd.Series, z: pd.Series,
-               subsample: int | None) -> Split:
+               subsample: int | None, seed: int = SEED) -> Split:
     n_full = len(X)
     if subsample is not None and subsample < len(X):
         keep = np.random.RandomState(SEED).choice(len(X), subsample, replace=False)
@@ -172,7 +172,7 @@ def make_split(name: str, X: pd.DataFrame, y: pd.Series, z: pd.Series,
     assert len(groups) == 2, groups
     z_codes = (z == groups[1]).astype(int).to_numpy()
     X_tr, X_te, y_tr, y_te, z_tr, z_te = train_test_split(
-        X, y.to_numpy(), z_codes, test_size=0.3, stratify=y, random_state=SEED)
+        X, y.to_numpy(), z_codes, test_size=0.3, stratify=y, random_state=seed)
     categorical = [c for c in X.columns if X[c].dtype == object or
                    isinstance(X[c].dtype, pd.StringDtype)]
     numeric = [c for c in X.columns if c not in categorical]
