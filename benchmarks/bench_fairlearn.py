@@ -239,17 +239,27 @@ def eg_row(s: Split, constraint: str) -> Row:
     return scored(row, s, eg._pmf_predict(s.X_test)[:, 1], eg._pmf_predict(s.X_train)[:, 1])
 
 
-def to_row(s: Split, constraint: str) -> Row:
-    name = {"DP": "demographic_parity", "EO": "equalized_odds"}[constraint]
+CONSTRAINT_NAME = {"DP": "demographic_parity", "EO": "equalized_odds"}
+
+
+def fit_threshold_optimizer(s: Split, constraint: str
+                            ) -> tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], float]:
+    """ThresholdOptimizer on the prefit base LR: P(positive) of rows (X, z), and the fit
+    time including the LR's."""
     t0 = time.perf_counter()
     lr = base_lr().fit(s.X_train, s.y_train)
-    to = ThresholdOptimizer(estimator=lr, constraints=name, objective="accuracy_score",
-                            predict_method="predict_proba", prefit=True)
+    to = ThresholdOptimizer(estimator=lr, constraints=CONSTRAINT_NAME[constraint],
+                            objective="accuracy_score", predict_method="predict_proba",
+                            prefit=True)
     to.fit(s.X_train, s.y_train, sensitive_features=s.z_train)
     secs = time.perf_counter() - t0
+    return lambda X, z: to._pmf_predict(X, sensitive_features=z)[:, 1], secs
+
+
+def to_row(s: Split, constraint: str) -> Row:
+    proba, secs = fit_threshold_optimizer(s, constraint)
     row = Row(s.name, constraint, "fairlearn ThresholdOptimizer(LR)", True, secs)
-    return scored(row, s, to._pmf_predict(s.X_test, sensitive_features=s.z_test)[:, 1],
-                  to._pmf_predict(s.X_train, sensitive_features=s.z_train)[:, 1])
+    return scored(row, s, proba(s.X_test, s.z_test), proba(s.X_train, s.z_train))
 
 
 def error_parity_proba(clf: Any, X: np.ndarray) -> np.ndarray:
@@ -271,21 +281,18 @@ def error_parity_proba(clf: Any, X: np.ndarray) -> np.ndarray:
     raise TypeError(f"cannot read the decision probabilities of {clf!r}")
 
 
-def error_parity_row(s: Split, constraint: str) -> Row:
-    tol = ERROR_PARITY_TOL[constraint]
-    method = f"error-parity RelaxedThresholdOptimizer(LR), tol {tol:g}"
-    if error_parity is None:
-        return Row(s.name, constraint, method, True,
-                   note=f"missing: error-parity cannot be imported ({ERROR_PARITY_MISSING})")
-    name = {"DP": "demographic_parity", "EO": "equalized_odds"}[constraint]
+def fit_error_parity(s: Split, constraint: str, tol: float, seed: int = SEED
+                     ) -> tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], float]:
+    """error-parity's RelaxedThresholdOptimizer on the base LR's scores at tolerance
+    ``tol``: P(positive) of rows (X, z), and the fit time including the LR's."""
     t0 = time.perf_counter()
     lr = base_lr().fit(s.X_train, s.y_train)
 
     def score(X: np.ndarray) -> np.ndarray:
         return lr.predict_proba(X)[:, 1]
 
-    rto = RelaxedThresholdOptimizer(predictor=score, constraint=name, tolerance=tol,
-                                    seed=SEED)
+    rto = RelaxedThresholdOptimizer(predictor=score, constraint=CONSTRAINT_NAME[constraint],
+                                    tolerance=tol, seed=seed)
     rto.fit(s.X_train, s.y_train, group=s.z_train, y_scores=score(s.X_train))
     secs = time.perf_counter() - t0
 
@@ -295,6 +302,16 @@ def error_parity_row(s: Split, constraint: str) -> Row:
             out[z == g] = error_parity_proba(clf, X[z == g])
         return out
 
+    return proba, secs
+
+
+def error_parity_row(s: Split, constraint: str) -> Row:
+    tol = ERROR_PARITY_TOL[constraint]
+    method = f"error-parity RelaxedThresholdOptimizer(LR), tol {tol:g}"
+    if error_parity is None:
+        return Row(s.name, constraint, method, True,
+                   note=f"missing: error-parity cannot be imported ({ERROR_PARITY_MISSING})")
+    proba, secs = fit_error_parity(s, constraint, tol)
     row = Row(s.name, constraint, method, True, secs)
     return scored(row, s, proba(s.X_test, s.z_test), proba(s.X_train, s.z_train))
 

@@ -50,15 +50,14 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_fairlearn
 from bench_fairlearn import (
-    ThresholdOptimizer,
     accuracy,
     adult_frame,
-    base_lr,
     compas_frame,
     dp_difference,
     eo_difference,
     error_parity,
-    error_parity_proba,
+    fit_error_parity,
+    fit_threshold_optimizer,
     git_state,
     make_split,
     nproc,
@@ -67,8 +66,6 @@ from bench_fairlearn import (
 import fairdecide as fd
 from fairdecide.datasets import load_german
 
-if error_parity is not None:
-    from error_parity import RelaxedThresholdOptimizer
 ERROR_PARITY_MISSING = getattr(bench_fairlearn, "ERROR_PARITY_MISSING", "")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,33 +95,14 @@ def fit_score(s, constraint: str, t: float) -> tuple[np.ndarray, float, str]:
             clf.result_.status)
 
 
-def fit_error_parity(s, constraint: str, t: float, seed: int):
-    name = {"DP": "demographic_parity", "EO": "equalized_odds"}[constraint]
-    t0 = time.perf_counter()
-    lr = base_lr().fit(s.X_train, s.y_train)
-
-    def score(X):
-        return lr.predict_proba(X)[:, 1]
-
-    rto = RelaxedThresholdOptimizer(predictor=score, constraint=name, tolerance=t,
-                                    seed=seed)
-    rto.fit(s.X_train, s.y_train, group=s.z_train, y_scores=score(s.X_train))
-    secs = time.perf_counter() - t0
-    out = np.empty(len(s.X_test))
-    for g, clf in rto._realized_classifier.group_to_clf.items():
-        out[s.z_test == g] = error_parity_proba(clf, s.X_test[s.z_test == g])
-    return np.clip(out, 0, 1), secs, ""
+def run_error_parity(s, constraint: str, t: float, seed: int):
+    proba, secs = fit_error_parity(s, constraint, t, seed)
+    return np.clip(proba(s.X_test, s.z_test), 0, 1), secs, ""
 
 
-def fit_threshold_optimizer(s, constraint: str):
-    name = {"DP": "demographic_parity", "EO": "equalized_odds"}[constraint]
-    t0 = time.perf_counter()
-    lr = base_lr().fit(s.X_train, s.y_train)
-    to = ThresholdOptimizer(estimator=lr, constraints=name, objective="accuracy_score",
-                            predict_method="predict_proba", prefit=True)
-    to.fit(s.X_train, s.y_train, sensitive_features=s.z_train)
-    secs = time.perf_counter() - t0
-    return to._pmf_predict(s.X_test, sensitive_features=s.z_test)[:, 1], secs, ""
+def run_threshold_optimizer(s, constraint: str):
+    proba, secs = fit_threshold_optimizer(s, constraint)
+    return proba(s.X_test, s.z_test), secs, ""
 
 
 def hypervolume(points: np.ndarray, ref: tuple[float, float]) -> float:
@@ -162,9 +140,9 @@ def main() -> None:
                 runs = [("fairdecide score", t, fit_score, (s, constraint, t))
                         for t in tols]
                 if error_parity is not None:
-                    runs += [("error-parity", t, fit_error_parity, (s, constraint, t, seed))
+                    runs += [("error-parity", t, run_error_parity, (s, constraint, t, seed))
                              for t in tols]
-                runs.append(("ThresholdOptimizer", 0.0, fit_threshold_optimizer,
+                runs.append(("ThresholdOptimizer", 0.0, run_threshold_optimizer,
                              (s, constraint)))
                 for method, t, fit, fit_args in runs:
                     p, secs, status = fit(*fit_args)
