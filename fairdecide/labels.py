@@ -36,7 +36,7 @@ __all__ = ["Labels"]
 def as_object_vector(values: Any) -> np.ndarray:
     """A 1-d object array; tuples stay whole (numpy would otherwise make a 2-d array)."""
     if isinstance(values, np.ndarray):
-        return values.astype(object) if values.ndim == 1 else values
+        return values.astype(object, copy=False) if values.ndim == 1 else values
     if isinstance(values, pd.Series | pd.Index):
         return values.to_numpy(dtype=object)
     items = list(values)
@@ -212,8 +212,9 @@ class Labels(tuple):
         arr = as_object_vector(values)
         try:
             codes = self.to_index().get_indexer(arr).astype(np.intp)
-        except TypeError:  # an unhashable value: no label
-            codes = np.array([self._one(v) for v in arr], dtype=np.intp)
+        except TypeError:  # an unhashable value among them: that one is no label
+            position = {lab: i for i, lab in enumerate(self)}
+            codes = np.array([_position(position, v) for v in arr], dtype=np.intp)
         lost = codes < 0
         if lost.any() and not all(isinstance(v, str) for v in self):
             text = [str(v) for v in self]
@@ -227,8 +228,10 @@ class Labels(tuple):
                     codes[lost] = sub
         return codes
 
-    def _one(self, value: Any) -> int:
-        try:
-            return int(self.to_index().get_indexer(as_object_vector([value]))[0])
-        except TypeError:
-            return -1
+
+def _position(position: dict, value: Any) -> int:
+    """``value``'s code in a label-to-code dict, -1 if it is none (or unhashable)."""
+    try:
+        return position.get(value, -1)
+    except TypeError:
+        return -1
