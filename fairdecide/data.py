@@ -80,13 +80,13 @@ class LoggedData:
         n = check_same_length(**lens)
         if n == 0:
             raise FairdecideError("LoggedData needs at least one row; x, z and y are empty")
-        self.x, self.x_labels = Labels.factorize(x, "x", x_labels)
-        self.z, self.group_labels = Labels.factorize(z, "z", group_labels)
-        self.y, self.outcome_labels = Labels.factorize(y, "y", outcome_labels)
+        self.x, self.x_labels = Labels.factorize(lens["x"], "x", x_labels)
+        self.z, self.group_labels = Labels.factorize(lens["z"], "z", group_labels)
+        self.y, self.outcome_labels = Labels.factorize(lens["y"], "y", outcome_labels)
         if a is None:
             self.a, self.action_labels = None, None
         else:
-            self.a, self.action_labels = Labels.factorize(a, "a", action_labels)
+            self.a, self.action_labels = Labels.factorize(lens["a"], "a", action_labels)
         if propensity is not None and a is None:
             raise FairdecideError(
                 "propensity was given without the logged actions a: a propensity is the "
@@ -236,14 +236,7 @@ class LoggedData:
         """The data as a DataFrame of labels: a column of integers (or floats, or
         booleans, or strings) where every label is one, else of objects; numeric columns
         stay numeric in Dask, which stores object columns as strings."""
-        cols = {"x": label_column(self.x_labels, self.x),
-                "z": label_column(self.group_labels, self.z)}
-        if self.a is not None:
-            cols["a"] = label_column(self.action_labels, self.a)
-        cols["y"] = label_column(self.outcome_labels, self.y)
-        if self.propensity is not None:
-            cols["propensity"] = self.propensity
-        return pd.DataFrame(cols)
+        return pd.DataFrame(label_columns(self))
 
     def __repr__(self) -> str:
         acts = "none" if self.a is None else len(self.action_labels)
@@ -251,6 +244,19 @@ class LoggedData:
             f"LoggedData(n={self.n}, cells={self.n_x}, groups={self.n_z}, "
             f"actions={acts}, outcomes={len(self.outcome_labels)})"
         )
+
+
+def label_columns(data: LoggedData | Any) -> dict[str, np.ndarray]:
+    """The columns x, z, (a,) y (and propensity) of LoggedData or a LoggedCounts' atoms,
+    as labels (:func:`~fairdecide.labels.label_column`: numbers stay numbers)."""
+    cols = {"x": label_column(data.x_labels, data.x),
+            "z": label_column(data.group_labels, data.z)}
+    if data.a is not None:
+        cols["a"] = label_column(data.action_labels, data.a)
+    cols["y"] = label_column(data.outcome_labels, data.y)
+    if data.propensity is not None:
+        cols["propensity"] = data.propensity
+    return cols
 
 
 def declared_labels(df: Any, col: str) -> list | None:

@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._validation import as_propensity
-from fairdecide.data import LoggedData, declared_labels
+from fairdecide.data import LoggedData, declared_labels, label_columns
 from fairdecide.exceptions import FairdecideError
-from fairdecide.labels import Labels, as_object_vector, label_column
+from fairdecide.labels import Labels, as_object_vector
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["LoggedCounts", "count_table"]
@@ -241,13 +241,7 @@ class LoggedCounts:
 
     def to_frame(self) -> pd.DataFrame:
         """The atoms as a DataFrame of labels with their ``count``."""
-        cols = {"x": label_column(self.x_labels, self.x),
-                "z": label_column(self.group_labels, self.z)}
-        if self.a is not None:
-            cols["a"] = label_column(self.action_labels, self.a)
-        cols["y"] = label_column(self.outcome_labels, self.y)
-        if self.propensity is not None:
-            cols["propensity"] = self.propensity
+        cols = label_columns(self)
         cols["count"] = self.weights.astype(np.int64)
         return pd.DataFrame(cols)
 
