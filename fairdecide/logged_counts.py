@@ -276,8 +276,9 @@ def count_table(data: LoggedData | LoggedCounts, problem: DecisionProblem,
     a = data.action_codes(problem)
     if a is None:
         raise FairdecideError(
-            "the data have no logged actions (a), which this count table needs; for a "
-            "prediction problem pass outcome_depends_on_action=False")
+            "the problem's outcome depends on the action (or the count table is by "
+            "action), so the data needs actions (a); for a prediction problem pass "
+            "outcome_depends_on_action=False")
     out = np.zeros((data.n_x, data.n_z, problem.n_actions, problem.n_outcomes))
     np.add.at(out, (data.x, data.z, a, y), w)
     return out

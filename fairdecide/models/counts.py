@@ -67,10 +67,6 @@ class TabularCounts:
         from fairdecide.logged_counts import count_table
 
         check_data(data, problem, allow_empty_groups)
-        if problem.outcome_depends_on_action and data.a is None:
-            raise FairdecideError(
-                "the problem's outcome depends on the action, so data needs actions (a); "
-                "for a prediction problem pass outcome_depends_on_action=False")
         counts = count_table(data, problem, actions=problem.outcome_depends_on_action)
         n_xz = counts.reshape(data.n_x, data.n_z, -1).sum(axis=2)
         return cls(n_xz, counts, data.x_labels, data.group_labels, problem.action_labels)
