@@ -37,6 +37,19 @@ WARM_ITERATIONS, WARM_ITERATIONS_MIN = 2, 2_000
 IPM_GAP_TOL = 1e-10
 
 
+def _new_highs(highspy: Any) -> Any:
+    """A silent HiGHS instance. highspy's ``Highs()`` enables its Python callbacks when
+    built, a call that prints HiGHS's banner to standard output before ``output_flag``
+    can be unset (highspy 1.16; it would corrupt a CLI's JSON output). The core class
+    under it has every method used here (``run`` is the same method) and prints nothing;
+    versions without it fall back to ``Highs()``."""
+    try:
+        from highspy._core import _Highs
+    except ImportError:  # pragma: no cover - older highspy layouts
+        return highspy.Highs()
+    return _Highs()
+
+
 class HighsModel:
     """min c @ x  s.t.  row_lo <= A x <= row_hi,  lb <= x <= ub, warm between solves.
 
@@ -57,7 +70,7 @@ class HighsModel:
         import highspy
 
         self._hs = highspy
-        h = highspy.Highs()
+        h = _new_highs(highspy)
         h.setOptionValue("output_flag", False)
         h.setOptionValue("primal_feasibility_tolerance", FEASIBILITY_TOL)
         h.setOptionValue("dual_feasibility_tolerance", float(dual_tol))
