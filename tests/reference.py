@@ -20,8 +20,9 @@ def _index(n_x, n_z, n_a):
     return np.arange(n_x * n_z * n_a).reshape(n_x, n_z, n_a)
 
 
-def comparison_rows(problem, world, kind, outcomes=None):
-    """Coefficient rows g (one per compared (c, z, a)) with g @ vec(pi) = P(a|c,z) - P(a|c)."""
+def comparison_rows(problem, world, kind, outcomes=None, pairwise=False):
+    """Coefficient rows g (one per compared (c, z, a)) with g @ vec(pi) = P(a|c,z) - P(a|c)
+    or, ``pairwise``, one per (c, z < z2, a) with g @ vec(pi) = P(a|c,z) - P(a|c,z2)."""
     n_x, n_z = world.p_xz.shape
     n_a = problem.n_actions
     idx = _index(n_x, n_z, n_a)
@@ -33,6 +34,15 @@ def comparison_rows(problem, world, kind, outcomes=None):
         weights = [world.p_xz * world.p_y[:, :, y] for y in ys]
     for w in weights:
         tot = w.sum()
+        if pairwise:
+            for z in range(n_z):
+                for z2 in range(z + 1, n_z):
+                    for a in range(n_a):
+                        g = np.zeros(idx.size)
+                        g[idx[:, z, a]] += w[:, z] / w[:, z].sum()
+                        g[idx[:, z2, a]] -= w[:, z2] / w[:, z2].sum()
+                        rows.append(g)
+            continue
         for z in range(n_z):
             wz = w[:, z].sum()
             if wz <= 0:
@@ -52,13 +62,14 @@ def utility_coefficients(problem, world):
 
 
 def reference_solve(problem, world, kind=None, *, measure="tv", epsilon=None, lam=None,
-                    slack=None, blind=False, outcomes=None):
+                    slack=None, blind=False, outcomes=None, pairwise=False):
     """Optimal value of the trade-off: returns (utility, deviation) of the optimum."""
     n_x, n_z = world.p_xz.shape
     n_a = problem.n_actions
     n_pi = n_x * n_z * n_a
     u = utility_coefficients(problem, world)
-    G = comparison_rows(problem, world, kind, outcomes) if kind else np.zeros((0, n_pi))
+    G = (comparison_rows(problem, world, kind, outcomes, pairwise) if kind
+         else np.zeros((0, n_pi)))
     n_t = len(G) if measure == "tv" else (1 if kind else 0)
     n = n_pi + n_t
     idx = _index(n_x, n_z, n_a)
@@ -193,9 +204,17 @@ def deviation_by_hand(M, crit, problem, tol=1e-12):
                       else problem.action_labels)
         values = [labels.index(v) for v in crit.given_values]
     terms = []
+    pairwise = getattr(crit, "reference", "pooled") == "pairwise"
     for c in values:
         pooled = N[:, c, :].sum(axis=0)
         if pooled.sum() <= tol:
+            continue
+        if pairwise:  # every two groups with mass, unweighted
+            has = [g for g in range(n_z) if N[g, c, :].sum() > tol]
+            for i, g in enumerate(has):
+                for h in has[i + 1:]:
+                    gap = np.abs(N[g, c, :] / N[g, c, :].sum() - N[h, c, :] / N[h, c, :].sum())
+                    terms.append(gap.sum() if crit.measure == "tv" else gap.max())
             continue
         p_pool = pooled / pooled.sum()
         for g in range(n_z):

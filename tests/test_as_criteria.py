@@ -14,7 +14,8 @@ PROBLEM, WORLD = make_bail_problem()
 
 
 def test_names_are_the_presets():
-    assert sorted(NAMED) == ["independence", "separation", "sufficiency"]
+    assert sorted(NAMED) == ["demographic_parity_difference", "equalized_odds_difference",
+                             "independence", "separation", "sufficiency"]
     for name, preset in (("independence", fd.Independence), ("separation", fd.Separation),
                          ("sufficiency", fd.Sufficiency)):
         assert as_criteria(name) == [preset()]

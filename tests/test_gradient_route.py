@@ -30,6 +30,8 @@ CRITERIA = [
     fd.Independence(), fd.Independence(measure="max"), fd.Independence(measure="kl"),
     fd.Separation(), fd.Separation(weighting="group"), fd.Sufficiency(),
     fd.Sufficiency(measure="kl", weighting="group"), fd.Separation(outcomes=[1]),
+    fd.Independence(reference="pairwise"), fd.Separation(measure="max", reference="pairwise"),
+    fd.Sufficiency(reference="pairwise"),
 ]
 
 

@@ -61,6 +61,13 @@ class ConditionalIndependence(Criterion):
     - ``measure="max"``:
       F = max_c max_z w(z, c) max_t |P(t | c, z) - P(t | c)|
 
+    With ``reference="pairwise"`` each group is compared with every other group instead
+    of the pooled conditional (unweighted): F = sum_c sum_{z < z'} sum_t
+    |P(t | c, z) - P(t | c, z')| ("tv") or the largest such difference ("max"). With
+    ``measure="max"`` these are Fairlearn's ``demographic_parity_difference``
+    (independence) and ``equalized_odds_difference`` (separation): the largest gap
+    between any two groups' rates, the figure most reports quote.
+
     Pairs (z, c) with P(c, z) = 0 are left out: a conditional on an event of probability
     zero constrains nothing.
 
@@ -81,6 +88,9 @@ class ConditionalIndependence(Criterion):
     given_values : list, optional
         Restrict the comparison to these values (labels) of the conditioning variable;
         a list also for one value (``[1]``).
+    reference : {"pooled", "pairwise"}, default="pooled"
+        Compare each group's conditional with the pooled one, or with every other
+        group's (``weighting="uniform"`` and measures "tv" and "max" only).
     name : str, optional
         Label used in results; derived from the other fields by default.
 
@@ -95,6 +105,7 @@ class ConditionalIndependence(Criterion):
     weighting: str = "uniform"
     given_values: tuple | None = None
     name: str | None = None
+    reference: str = "pooled"
 
     def __post_init__(self) -> None:
         check_choice(self.target, "target", ("action", "outcome"))
@@ -105,6 +116,13 @@ class ConditionalIndependence(Criterion):
             )
         check_choice(self.measure, "measure", MEASURES)
         check_choice(self.weighting, "weighting", ("uniform", "group"))
+        check_choice(self.reference, "reference", ("pooled", "pairwise"))
+        if self.reference == "pairwise" and (self.measure == "kl" or
+                                             self.weighting == "group"):
+            raise FairdecideError(
+                "reference='pairwise' compares two groups' conditionals without weights, "
+                f"by measure 'tv' or 'max'; got measure={self.measure!r}, weighting="
+                f"{self.weighting!r}: use reference='pooled' for these")
         if self.name is not None:
             check_instance(self.name, "name", str, "a string (the label in results) or None")
         if self.given_values is not None:
@@ -147,9 +165,12 @@ class ConditionalIndependence(Criterion):
         if preset is None:
             return (f"ConditionalIndependence(target={self.target!r}, given={self.given!r}, "
                     f"measure={self.measure!r}, weighting={self.weighting!r}, "
-                    f"given_values={self.given_values!r}{named})")
+                    f"given_values={self.given_values!r}, reference={self.reference!r}"
+                    f"{named})")
         extra = {"Separation": f", outcomes={self.given_values!r}",
                  "Sufficiency": f", actions={self.given_values!r}"}.get(preset, "")
+        if self.reference != "pooled":
+            extra += f", reference={self.reference!r}"
         return f"{preset}(measure={self.measure!r}, weighting={self.weighting!r}{extra}{named})"
 
     # ------------------------------------------------------------------ structure
@@ -196,14 +217,27 @@ class ConditionalIndependence(Criterion):
         return {"N": N, "D": D, "Np": Np, "Dp": Dp, "p_group": p_g, "p_pool": p_p,
                 "active": active, "weight": weight}
 
+    def _pairs(self, n_z: int) -> tuple[np.ndarray, np.ndarray]:
+        """The compared groups: (z, z') for every pair z < z' (``reference="pairwise"``)."""
+        return np.triu_indices(n_z, 1)
+
+    def _compared(self, P: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+        """The compared conditionals, one block per (compared row, c): ``left`` and
+        ``right`` of shape (n_rows, n_c, n_t), ``active`` and ``weight`` (n_rows, n_c).
+        Rows are the groups (pooled reference) or the pairs of groups (pairwise)."""
+        p_g, active = P["p_group"], P["active"]
+        if self.reference == "pooled":
+            return p_g, np.broadcast_to(P["p_pool"], p_g.shape), active, P["weight"]
+        zi, zj = self._pairs(p_g.shape[0])
+        both = active[zi] & active[zj]
+        return p_g[zi], p_g[zj], both, both.astype(float)
+
     # ------------------------------------------------------------------ evaluation
     def deviation_from_marginal(self, M: np.ndarray, problem: DecisionProblem) -> float:
         """The deviation F computed from a group marginal P(z, a, y)."""
-        P = self._pieces(np.asarray(M, dtype=float), problem)
-        div = _block_divergence(P["p_group"], np.broadcast_to(P["p_pool"], P["p_group"].shape),
-                               self.measure)
-        vals = P["weight"] * div
-        vals = vals[P["active"]]
+        left, right, active, weight = self._compared(
+            self._pieces(np.asarray(M, dtype=float), problem))
+        vals = (weight * _block_divergence(left, right, self.measure))[active]
         if vals.size == 0:
             return 0.0
         return float(vals.max() if self.measure == "max" else vals.sum())
@@ -222,32 +256,42 @@ class ConditionalIndependence(Criterion):
             One row per (conditioning value, group, target value) with columns
             ``given``, ``group``, ``target``, ``p_group`` = P(t | c, z),
             ``p_pooled`` = P(t | c), ``difference``, ``weight`` and ``mass`` = P(c, z).
-            Rows whose (c, z) is left out (zero mass, or not in ``given_values``) have
-            NaN conditionals.
+            With ``reference="pairwise"``, one row per (conditioning value, pair of groups
+            z < z', target value), with ``versus`` = z' and ``p_versus`` = P(t | c, z')
+            in place of ``p_pooled``. Rows whose (c, z) is left out (zero mass, or not
+            in ``given_values``) have NaN conditionals.
         """
         from fairdecide._tables import result_table
         from fairdecide.table import decision_table
 
         M = decision_table(policy, world, problem).group_marginal()
         P = self._pieces(M, problem)
+        left, right, active, weight = self._compared(P)
         c_lab, t_lab, c_name, t_name = self._labels(problem)
+        groups = list(world.group_labels)
+        n_z = len(groups)
+        if self.reference == "pooled":
+            compared = [(z, None) for z in range(n_z)]
+            other = "p_pooled"
+        else:
+            compared = list(zip(*self._pairs(n_z), strict=True))
+            other = "p_versus"
         rows = []
-        for z, z_lab in enumerate(world.group_labels):
+        for r, (z, v) in enumerate(compared):
             for c, cl in enumerate(c_lab):
-                on = bool(P["active"][z, c])
+                on = bool(active[r, c])
                 for t, tl in enumerate(t_lab):
-                    pg = P["p_group"][z, c, t] if on else np.nan
-                    pp = P["p_pool"][c, t] if on else np.nan
-                    rows.append({
-                        "given": f"{c_name}={cl}" if cl is not None else "-",
-                        "group": z_lab,
-                        "target": f"{t_name}={tl}",
-                        "p_group": pg,
-                        "p_pooled": pp,
-                        "difference": pg - pp,
-                        "weight": P["weight"][z, c] if on else np.nan,
-                        "mass": P["D"][z, c],
-                    })
+                    pg = left[r, c, t] if on else np.nan
+                    pp = right[r, c, t] if on else np.nan
+                    row = {"given": f"{c_name}={cl}" if cl is not None else "-",
+                           "group": groups[z]}
+                    if v is not None:
+                        row["versus"] = groups[v]
+                    row.update({"target": f"{t_name}={tl}", "p_group": pg, other: pp,
+                                "difference": pg - pp,
+                                "weight": weight[r, c] if on else np.nan,
+                                "mass": P["D"][z, c]})
+                    rows.append(row)
         return result_table(rows)
 
     # ------------------------------------------------------------------ optimisation
@@ -288,25 +332,38 @@ class ConditionalIndependence(Criterion):
         RD = R.sum(axis=3)  # (n_m, n_z, n_c)
         Rp = R.sum(axis=1)  # (n_m, n_c, n_t)
         RDp = Rp.sum(axis=2)  # (n_m, n_c)
-        zz, cc = np.nonzero(P["active"])
-        rows_z = np.repeat(zz, n_t)
-        rows_c = np.repeat(cc, n_t)
-        rows_t = np.tile(np.arange(n_t), len(zz))
-        D0 = P["D"][rows_z, rows_c]
-        Dp0 = P["Dp"][rows_c]
-        pg0 = P["p_group"][rows_z, rows_c, rows_t]
-        pp0 = P["p_pool"][rows_c, rows_t]
-        A_g = R[:, rows_z, rows_c, rows_t].T / D0[:, None]
-        A_p = Rp[:, rows_c, rows_t].T / Dp0[:, None]
-        if exact:
-            b_g = np.zeros(len(rows_t))
-            b_p = np.zeros(len(rows_t))
-        else:
-            A_g = A_g - (pg0 / D0)[:, None] * RD[:, rows_z, rows_c].T
-            A_p = A_p - (pp0 / Dp0)[:, None] * RDp[:, rows_c].T
-            b_g, b_p = pg0.copy(), pp0.copy()
+
+        def group_rows(z: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """Rows (z, c, t) for every t of the groups' conditionals, as A m + b."""
+            rz, rc = np.repeat(z, n_t), np.repeat(c, n_t)
+            rt = np.tile(np.arange(n_t), len(z))
+            D0, p0 = P["D"][rz, rc], P["p_group"][rz, rc, rt]
+            A = R[:, rz, rc, rt].T / D0[:, None]
+            if exact:
+                return A, np.zeros(len(rt))
+            return A - (p0 / D0)[:, None] * RD[:, rz, rc].T, p0.copy()
+
+        if self.reference == "pooled":
+            zz, cc = np.nonzero(P["active"])
+            A_g, b_g = group_rows(zz, cc)
+            rows_c = np.repeat(cc, n_t)
+            rows_t = np.tile(np.arange(n_t), len(zz))
+            Dp0, pp0 = P["Dp"][rows_c], P["p_pool"][rows_c, rows_t]
+            A_p = Rp[:, rows_c, rows_t].T / Dp0[:, None]
+            if exact:
+                b_p = np.zeros(len(rows_t))
+            else:
+                A_p = A_p - (pp0 / Dp0)[:, None] * RDp[:, rows_c].T
+                b_p = pp0.copy()
+            weight = np.repeat(P["weight"][zz, cc], n_t)
+        else:  # each pair's second group in place of the pool
+            zi, zj = self._pairs(n_z)
+            kk, cc = np.nonzero(P["active"][zi] & P["active"][zj])
+            A_g, b_g = group_rows(zi[kk], cc)
+            A_p, b_p = group_rows(zj[kk], cc)
+            zz = kk
+            weight = np.ones(len(kk) * n_t)
         block = np.repeat(np.arange(len(zz)), n_t)
-        weight = P["weight"][rows_z, rows_c]
         A_mass = RD.reshape(n_m, n_z * n_c).T
         return LinearizedConditionals(A_g, b_g, A_p, b_p, weight, block, A_mass,
                                       P["D"].reshape(-1))

@@ -18,7 +18,8 @@ __all__ = ["Independence", "Separation", "Sufficiency"]
 
 @named("independence")
 def Independence(
-    measure: str = "tv", weighting: str = "uniform", name: str | None = None
+    measure: str = "tv", weighting: str = "uniform", name: str | None = None,
+    reference: str = "pooled",
 ) -> ConditionalIndependence:
     """Independence (demographic parity): the action is independent of the group.
 
@@ -28,7 +29,10 @@ def Independence(
 
     with w(z) = 1 (``weighting="uniform"``) or P(z) (``weighting="group"``); ``"kl"``
     uses sum_z w(z) KL(P(. | z) || P(.)) and ``"max"`` max_z w(z) max_a |P(a | z) - P(a)|.
-    Linear in the policy for every problem.
+    ``reference="pairwise"`` compares every two groups instead: with ``measure="max"``,
+    F = max_{z, z'} max_a |P(a | z) - P(a | z')|, Fairlearn's
+    ``demographic_parity_difference`` (the criterion named
+    "demographic_parity_difference"). Linear in the policy for every problem.
 
     Examples
     --------
@@ -40,7 +44,7 @@ def Independence(
     0.0
     """
     return ConditionalIndependence(target="action", given=None, measure=measure,
-                                   weighting=weighting, name=name)
+                                   weighting=weighting, name=name, reference=reference)
 
 
 @named("separation")
@@ -49,6 +53,7 @@ def Separation(
     weighting: str = "uniform",
     outcomes: Sequence[Any] | None = None,
     name: str | None = None,
+    reference: str = "pooled",
 ) -> ConditionalIndependence:
     """Separation (balance, equalized odds): the action is independent of the group given
     the outcome.
@@ -61,8 +66,11 @@ def Separation(
     fairness). ``outcomes`` restricts the comparison to chosen outcome values: for a
     binary prediction with positive outcome 1, ``Separation(outcomes=[1])`` is equal
     opportunity (equal true-positive rates) and ``Separation(outcomes=[0])`` equal
-    false-positive rates. Linear in the policy when the outcome does not depend on the
-    action; otherwise a ratio of linear functions, optimised by successive linearisation.
+    false-positive rates. ``reference="pairwise"`` compares every two groups instead:
+    with ``measure="max"``, F = max_y max_{z, z'} max_a |P(a | y, z) - P(a | y, z')|,
+    Fairlearn's ``equalized_odds_difference`` (the criterion named
+    "equalized_odds_difference"). Linear in the policy when the outcome does not depend
+    on the action; otherwise a ratio of linear functions, optimised by successive linearisation.
 
     Examples
     --------
@@ -77,7 +85,8 @@ def Separation(
     if outcomes is not None:  # checked here so that an error names this argument
         outcomes = as_labels(outcomes, "outcomes", "outcome label", non_empty=True)
     return ConditionalIndependence(target="action", given="outcome", measure=measure,
-                                   weighting=weighting, given_values=outcomes, name=name)
+                                   weighting=weighting, given_values=outcomes, name=name,
+                                   reference=reference)
 
 
 @named("sufficiency")
@@ -86,6 +95,7 @@ def Sufficiency(
     weighting: str = "uniform",
     actions: Sequence[Any] | None = None,
     name: str | None = None,
+    reference: str = "pooled",
 ) -> ConditionalIndependence:
     """Sufficiency (calibration within groups): the outcome is independent of the group
     given the action.
@@ -111,4 +121,19 @@ def Sufficiency(
     if actions is not None:  # checked here so that an error names this argument
         actions = as_labels(actions, "actions", "action label", non_empty=True)
     return ConditionalIndependence(target="outcome", given="action", measure=measure,
-                                   weighting=weighting, given_values=actions, name=name)
+                                   weighting=weighting, given_values=actions, name=name,
+                                   reference=reference)
+
+
+@named("demographic_parity_difference")
+def _demographic_parity_difference() -> ConditionalIndependence:
+    """The largest gap between two groups' action rates (Fairlearn's metric of the name)."""
+    return Independence(measure="max", reference="pairwise",
+                        name="demographic_parity_difference")
+
+
+@named("equalized_odds_difference")
+def _equalized_odds_difference() -> ConditionalIndependence:
+    """The largest gap between two groups' action rates among those with one outcome
+    (Fairlearn's metric of the name)."""
+    return Separation(measure="max", reference="pairwise", name="equalized_odds_difference")

@@ -66,6 +66,8 @@ def conditional_terms(crit: Any, M: np.ndarray, problem: DecisionProblem) -> Mar
 
     - TV and max: r_(z,c,t) = w(z, c) (p_g - p_p)[z, c, t];
     - KL: r_(z,c,t) = w(z, c) p_g log(p_g / p_p) (0 where p_g = 0);
+    - pairwise reference (TV and max): r_(z,z',c,t) = p_g[z, c, t] - p_g[z', c, t] for
+      z < z';
 
     over the pairs (z, c) the criterion compares (positive mass, in ``given_values``).
     The Jacobian is analytic: dp_g[z,c,t] / dN[z,c,t'] = (1[t = t'] - p_g[z,c,t]) / D[z,c],
@@ -103,6 +105,14 @@ def conditional_terms(crit: Any, M: np.ndarray, problem: DecisionProblem) -> Mar
             d_base = (np.where(pg > 0, log_r + 1.0, 0.0)[..., None, None, None] * d_pg
                       - np.where(pg > 0, ratio, 0.0)[..., None, None, None] * d_pp)
         combine: Combine = "sum"
+    elif crit.reference == "pairwise":  # unweighted differences of two groups
+        zi, zj = crit._pairs(n_z)
+        both = active[zi] & active[zj]
+        base = pg[zi] - pg[zj]
+        d_r = (d_pg[zi] - d_pg[zj]).reshape(len(zi) * n_c * n_t, n_z * n_c * n_t)
+        keep = np.repeat(both[..., None], n_t, axis=2).reshape(-1)
+        return _chained(crit, problem, n_z, "abs-sum" if crit.measure == "tv" else "abs-max",
+                        base.reshape(-1)[keep], d_r[keep])
     else:
         base = pg - pp[None]
         d_base = d_pg - d_pp
@@ -111,8 +121,13 @@ def conditional_terms(crit: Any, M: np.ndarray, problem: DecisionProblem) -> Mar
     d_r = w[..., None, None, None, None] * d_base + base[..., None, None, None] * d_w[:, :, None]
     keep = np.repeat(active[..., None], n_t, axis=2).reshape(-1)
     d_r = d_r.reshape(n_z * n_c * n_t, n_z * n_c * n_t)[keep]
-    # Chain through the fixed map m -> N.
+    return _chained(crit, problem, n_z, combine, r.reshape(-1)[keep], d_r)
+
+
+def _chained(crit: Any, problem: DecisionProblem, n_z: int, combine: Combine,
+             values: np.ndarray, d_r: np.ndarray) -> MarginalTerms:
+    """The terms with their Jacobian in N chained through the fixed map m -> N."""
     n_a, n_y = problem.n_actions, problem.n_outcomes
     n_m = n_z * n_a * n_y
     R = crit.reshape_marginal(np.eye(n_m).reshape(n_m, n_z, n_a, n_y)).reshape(n_m, -1)
-    return MarginalTerms(combine, r.reshape(-1)[keep], d_r @ R.T)
+    return MarginalTerms(combine, values, d_r @ R.T)
