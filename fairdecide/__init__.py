@@ -23,6 +23,7 @@ from fairdecide.criteria import (
     Criterion,
     Independence,
     Lipschitz,
+    MeritOrder,
     Separation,
     Sufficiency,
 )
@@ -113,6 +114,7 @@ __all__ = [
     "Lipschitz",
     "LoggedCounts",
     "LoggedData",
+    "MeritOrder",
     "OptimizeResult",
     "Policy",
     "SampleWorld",

@@ -16,6 +16,7 @@ cells, not the group marginal, and plugs into the optimiser with no change to it
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,7 @@ from fairdecide import (
     ConditionalIndependence,
     Criterion,
     Independence,
+    MeritOrder,
     Separation,
     Sufficiency,
     TabularPolicy,
@@ -111,14 +113,22 @@ PRED, PRED_WORLD = make_tabular_problem(4, 3, 3, 2, random_state=5)
 INTERV, INTERV_WORLD = make_tabular_problem(3, 2, 2, 2, outcome_depends_on_action=True,
                                             random_state=2)
 
+def _per_cell(crit):
+    """Criteria holding one value per cell of a four-cell world."""
+    return isinstance(crit, StratumParity) or (isinstance(crit, MeritOrder)
+                                                and crit.merit is not None)
+
+
 CRITERIA = [
     Independence(), Independence(measure="max"), Independence(measure="kl"),
     Independence(weighting="group"), Separation(), Separation(weighting="group"),
     Separation(measure="max", outcomes=[1]), Sufficiency(), Sufficiency(weighting="group"),
-    StratumParity((0, 0, 1, 1)),
+    Independence(measure="max", reference="pairwise"), Separation(reference="pairwise"),
+    Sufficiency(measure="max", reference="pairwise"), MeritOrder(),
+    MeritOrder(merit=(2.0, 0.5, 1.0, 0.0)), StratumParity((0, 0, 1, 1)),
 ]
 CASES = [(c, p, w) for c in CRITERIA for p, w in ((PRED, PRED_WORLD), (INTERV, INTERV_WORLD))
-         if not (isinstance(c, StratumParity) and w.n_x != 4)
+         if not (_per_cell(c) and w.n_x != 4)
          ] + [(StratumParity((0, 0, 1)), INTERV, INTERV_WORLD)]
 IDS = [f"{c!r}-{'intervention' if p.outcome_depends_on_action else 'prediction'}"
        for c, p, _ in CASES]
@@ -152,8 +162,30 @@ def utility_parity_by_hand(problem, world, rows):
     return float(np.abs(by_group - np.einsum("zay,ay->", M, problem.utility)).sum())
 
 
+def merit_order_by_hand(merit):
+    """MeritOrder's deviation written from its definition: in each group, between cells
+    on neighbouring merit levels (merit(i) < merit(j), no level between them),
+    max(0, max P(a >= k | i) - P(a >= k | j)), the actions in the problem's order."""
+    def deviation(problem, world, rows):
+        n_x, n_z = world.p_xz.shape
+        pi = rows.reshape(n_x, n_z, -1)
+        m = np.arange(n_x) if merit is None else np.asarray(merit)
+        levels = sorted(set(m.tolist()))
+        worst = 0.0
+        for z in range(n_z):
+            for lo, hi in itertools.pairwise(levels):
+                for i in np.flatnonzero(m == lo):
+                    for j in np.flatnonzero(m == hi):
+                        for k in range(1, problem.n_actions):
+                            worst = max(worst, pi[i, z, k:].sum() - pi[j, z, k:].sum())
+        return worst
+    return deviation
+
+
 def by_hand(crit):
     """``by_hand`` for assert_recomputed: a user criterion's deviation written here."""
+    if isinstance(crit, MeritOrder):
+        return {crit.label: merit_order_by_hand(crit.merit)}
     if isinstance(crit, StratumParity):
         return {crit.label: stratum_parity_by_hand(crit.strata)}
     if crit.label == "utility parity":

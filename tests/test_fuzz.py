@@ -303,7 +303,13 @@ def _entries() -> list[Entry]:
           {"function": lambda X: np.full((len(X), 2), 0.5), "n_actions": 2},
           {"function": "object", "n_actions": "size"}),
         # ---------------------------------------------------------------- criteria
-        E("Independence", fd.Independence, {"measure": "tv"}, {"measure": "choice"}),
+        E("Independence", fd.Independence, {"measure": "tv", "reference": "pairwise"},
+          {"measure": "choice", "reference": "choice"}),
+        E("MeritOrder", fd.MeritOrder, {"merit": [0.0, 2.0, 1.0], "actions": None},
+          {"merit": "array"}, accepts={"merit": {"negative"}}),  # any real order
+        E("MeritOrder.deviation", fd.MeritOrder(merit=[0.0, 2.0, 1.0]).deviation,
+          {"policy": CPOLICY, "world": CWORLD, "problem": CLS},
+          {"policy": "object", "world": "object", "problem": "object"}),
         E("Separation", fd.Separation, {"measure": "kl", "outcomes": None},
           {"measure": "choice"}),
         E("Sufficiency", fd.Sufficiency, {"measure": "max"}, {"measure": "choice"}),

@@ -1,10 +1,11 @@
-"""Fairness criteria: the Criterion protocol, the conditional-independence criteria and
-Lipschitz (individual) fairness."""
+"""Fairness criteria: the Criterion protocol, the conditional-independence criteria,
+Lipschitz (individual) fairness and meritocratic order."""
 
 from fairdecide.criteria.base import Capabilities, Criterion, resolve_names
 from fairdecide.criteria.conditional import ConditionalIndependence, LinearizedConditionals
 from fairdecide.criteria.divergences import MEASURES, block_divergence
 from fairdecide.criteria.lipschitz import Lipschitz
+from fairdecide.criteria.merit_order import MeritOrder
 from fairdecide.criteria.presets import Independence, Separation, Sufficiency
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "Independence",
     "LinearizedConditionals",
     "Lipschitz",
+    "MeritOrder",
     "Separation",
     "Sufficiency",
     "block_divergence",
