@@ -3,6 +3,8 @@ one linear program, against an LP written here."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy.optimize import linprog
@@ -32,9 +34,10 @@ def _data(n=2000, seed=0):
     return X, y, z
 
 
-def _lp_optimum(b, z, y, eps):
+def _lp_optimum(b, z, y, eps, monotone=False):
     """max accuracy of pi(1 | bin, group) s.t. sum_z sum_a |P(a | z) - P(a)| <= eps, from
-    the counts, by scipy's linprog."""
+    the counts, by scipy's linprog; ``monotone``: and pi(1 | bin, g) <= pi(1 | bin', g)
+    for the next bin' seen with group g."""
     B, Z = b.max() + 1, z.max() + 1
     n = len(b)
     n_bz, n_bzy = np.zeros((B, Z)), np.zeros((B, Z, 2))
@@ -62,6 +65,13 @@ def _lp_optimum(b, z, y, eps):
     tot[m:] = 1
     A.append(tot)
     rhs.append(eps)
+    for g in range(Z) if monotone else ():
+        ks = [k for k, (_, h) in enumerate(cells) if h == g]  # in bin order
+        for lo, hi in itertools.pairwise(ks):
+            row = np.zeros(m + 2 * Z)
+            row[lo], row[hi] = 1.0, -1.0
+            A.append(row)
+            rhs.append(0.0)
     res = linprog(c, A_ub=np.array(A), b_ub=rhs, bounds=[(0, 1)] * m + [(0, None)] * 2 * Z,
                   method="highs")
     return const - res.fun
@@ -89,6 +99,30 @@ def test_the_score_family_is_the_lp_over_bins_and_groups():
         X, y, sensitive_features=z)
     assert free.result_.utility == pytest.approx(_lp_optimum(b, z, y, 10.0), abs=1e-9)
     assert free.result_.utility > clf.result_.utility
+
+
+def test_monotone_holds_each_groups_rule_in_score_order():
+    """On few rows the bins' outcome rates are noisy and the free LP follows them out of
+    score order; monotone=True is the LP with order rows, and its rule rises with the
+    score in each group."""
+    X, y, z = _data(n=240, seed=4)
+    s = 1 / (1 + np.exp(-2 * X[:, 0]))
+    edges = np.unique(np.quantile(s, np.linspace(0, 1, 21)[1:-1]))
+    b = np.searchsorted(edges, s, side="right")
+    fits = {mono: fd.FairPolicyClassifier(
+        policy="score", outcome_model=FixedScore(), n_bins=20, epsilon=0.02,
+        monotone=mono, random_state=0).fit(X, y, sensitive_features=z) for mono in (True, False)}
+    for mono, clf in fits.items():
+        assert clf.result_.status == "optimal"
+        assert clf.result_.utility == pytest.approx(_lp_optimum(b, z, y, 0.02, mono), abs=1e-9)
+    assert fits[True].result_.utility < fits[False].result_.utility - 1e-6  # binds here
+    assert fits[True].result_.deviations["score order"] <= 1e-9
+    grid = np.c_[np.linspace(-3, 4, 200), np.zeros(200)]
+    for g in (0, 1):
+        p = fits[True].predict_proba(grid, sensitive_features=np.full(200, g))[:, 1]
+        assert np.all(np.diff(p) >= -1e-9)
+    free = fits[False].predict_proba(grid, sensitive_features=np.zeros(200, int))[:, 1]
+    assert np.any(np.diff(free) < -1e-6)  # the free rule does fall somewhere
 
 
 def test_the_score_family_default_scorer_and_more_classes():

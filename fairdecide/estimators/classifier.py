@@ -88,8 +88,17 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         policy reads the group), routed through Pipeline and GridSearchCV by
         ``set_fit_request(sensitive_features=True)`` with metadata routing enabled.
     n_bins : int or "auto", default="auto"
-        Quantile bins per feature ("tabular", "auto" = 5) or of the score ("score", "auto"
-        = 20).
+        Quantile bins per feature ("tabular", "auto" = 5) or of the score ("score",
+        "auto" = one bin per 600 training rows, at least 20 and at most 100).
+    monotone : bool, default=True
+        "score" with two classes and an ``epsilon`` tolerance: each group's probability
+        of the action that gains from the positive outcome does not fall as the score
+        rises (:class:`~fairdecide.MeritOrder` over the bins, held exactly and reported
+        as "score order" in ``result_.deviations``). The optimum is then a threshold on
+        the score per group, randomised in at most a bin or two, as ThresholdOptimizer's
+        and error-parity's are; without it the program can fit the noise of the bins'
+        outcome rates (benchmarks/bench_frontier.py). Ignored by the other families and
+        by the ``lam`` and ``utility_slack`` trade-offs.
     l2 : float, default=1e-5
         Ridge penalty of the softmax coefficients (keeps the optimum finite). On Adult
         (31,655 training rows, DP <= 0.01) 1e-5 reached test accuracy 0.8285 in 19 s,
@@ -140,7 +149,8 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
                  uncertainty: str = "plug-in", n_scenarios: int = 16, outcome_model: Any = None,
                  n_folds: int | None = None, group_blind: bool = False,
                  sensitive_feature: str | None = None, n_bins: int | str = "auto",
-                 l2: float = 1e-5, n_restarts: int = 1, max_iter: int = 500,
+                 monotone: bool = True, l2: float = 1e-5, n_restarts: int = 1,
+                 max_iter: int = 500,
                  random_state: Any = None) -> None:
         self.policy = policy
         self.criteria = criteria
@@ -155,6 +165,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         self.group_blind = group_blind
         self.sensitive_feature = sensitive_feature
         self.n_bins = n_bins
+        self.monotone = monotone
         self.l2 = l2
         self.n_restarts = n_restarts
         self.max_iter = max_iter
