@@ -29,9 +29,10 @@ class LoggedDecisionPolicy(FairDecisionPolicy):
 
     def fit(self, X, y, *, sensitive_features=None, propensities=None):
         actions = None
-        if not sp.issparse(X) and X is not None:
+        if X is not None:
             try:
-                first = np.asarray(X, dtype=float).reshape(len(X), -1)[:, 0]
+                first = (np.asarray(X[:, [0]].todense()).ravel() if sp.issparse(X) else
+                         np.asarray(X, dtype=float).reshape(len(X), -1)[:, 0])
                 actions = (first > np.median(first)).astype(int)
             except (TypeError, ValueError, IndexError):
                 actions = None  # let the real fit report the bad X

@@ -174,9 +174,25 @@ def test_sparse_one_hot_features_go_to_the_scorer():
     proba = {k: f[-1].predict_proba(f[0].transform(df), sensitive_features=z)
              for k, f in fits.items()}
     np.testing.assert_allclose(proba[True], proba[False], atol=1e-9)
-    with pytest.raises(fd.FairdecideError, match=r"dense data is required.* policy='score'"):
-        fd.FairPolicyClassifier(policy="softmax").fit(
-            fits[True][0].transform(df), y, sensitive_features=z)
+
+
+def test_the_softmax_family_reads_sparse_features_densely(monkeypatch):
+    """policy="softmax" takes the sparse matrix and fits what the dense one gives; past
+    DENSE_LIMIT entries it says to use the score family."""
+    import scipy.sparse as sp
+
+    from fairdecide.estimators import _inputs
+
+    X, y, z = _data(n=400, seed=2)
+    fits = [fd.FairPolicyClassifier(policy="softmax", epsilon=0.05, random_state=0).fit(
+        M, y, sensitive_features=z) for M in (sp.csr_matrix(X), X)]
+    np.testing.assert_allclose(
+        fits[0].predict_proba(sp.csr_matrix(X[:20]), sensitive_features=z[:20]),
+        fits[1].predict_proba(X[:20], sensitive_features=z[:20]), atol=1e-12)
+    monkeypatch.setattr(_inputs, "DENSE_LIMIT", 100)
+    with pytest.raises(fd.FairdecideError, match=r"sparse .* use policy='score'"):
+        fd.FairPolicyClassifier(policy="softmax").fit(sp.csr_matrix(X), y,
+                                                      sensitive_features=z)
 
 
 @pytest.mark.parametrize("policy", ["score", "tabular"])

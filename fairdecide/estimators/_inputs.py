@@ -41,25 +41,44 @@ def split_features(estimator: Any, X: Any, sensitive_features: Any, *, reset: bo
                 "(sensitive_feature) and as sensitive_features; give one")
         sensitive_features = X[column].to_numpy(dtype=object)
         X = X.drop(columns=[column])
-    # sparse X where only a scorer reads it (the score family), as scikit-learn's linear
-    # models take it; the families that read the features themselves need them dense
-    sparse = ["csr"] if getattr(estimator, "policy", None) == "score" else False
     try:
         # C order: the policy search amplifies rounding, and a matrix product's rounding
-        # depends on the layout; the same numbers then give the same policy
+        # depends on the layout; the same numbers then give the same policy. Sparse X as
+        # scikit-learn's linear models take it (OneHotEncoder's default output)
         if isinstance(y, str) and y == "no_validation":
-            return (validate_data(estimator, X, reset=reset, order="C",
-                                  accept_sparse=sparse), sensitive_features, None)
-        Xc, yc = validate_data(estimator, X, y, reset=reset, order="C", accept_sparse=sparse)
+            Xc, yc = validate_data(estimator, X, reset=reset, order="C",
+                                   accept_sparse=["csr"]), None
+        else:
+            Xc, yc = validate_data(estimator, X, y, reset=reset, order="C",
+                                   accept_sparse=["csr"])
     except (ValueError, TypeError) as exc:  # scikit-learn's message, naming the argument
-        sparse_refused = "Sparse data" in str(exc)
-        if isinstance(exc, TypeError) and not sparse_refused:
+        if isinstance(exc, TypeError):
             raise  # scikit-learn's own TypeError (objects in X), as its checks expect
-        hint = ("; policy='score' takes sparse X (only its scorer reads the features)"
-                if sparse_refused else "")
-        raise FairdecideError((f"invalid X or y: {exc}" if reset else f"invalid X: {exc}")
-                              + hint) from exc
-    return Xc, sensitive_features, yc
+        raise FairdecideError(f"invalid X or y: {exc}" if reset else f"invalid X: {exc}"
+                              ) from exc
+    return _dense_unless_scored(estimator, Xc), sensitive_features, yc
+
+
+#: The most entries a sparse X may have to be made dense for a family that reads the
+#: features itself (400 MB of float64).
+DENSE_LIMIT = 50_000_000
+
+
+def _dense_unless_scored(estimator: Any, X: Any) -> Any:
+    """Sparse X stays sparse for the score family (only its scorer reads it); the
+    softmax and tabular families read the features themselves, densely: made dense up
+    to DENSE_LIMIT entries, an error beyond."""
+    from scipy.sparse import issparse
+
+    if not issparse(X) or getattr(estimator, "policy", None) == "score":
+        return X
+    if X.shape[0] * X.shape[1] > DENSE_LIMIT:
+        raise FairdecideError(
+            f"X is sparse with {X.shape[0]:,} x {X.shape[1]:,} entries; "
+            f"policy={estimator.policy!r} reads the features densely and this would take "
+            f"{X.shape[0] * X.shape[1] * 8 / 1e9:.1f} GB: use policy='score' (only its "
+            "scorer reads X, sparse as it is), or fewer features")
+    return np.ascontiguousarray(X.toarray())
 
 
 def _raw_groups(values: Any, n: int) -> np.ndarray:

@@ -174,6 +174,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True
         return tags
 
     def fit(self, X: Any, y: Any, *, sensitive_features: Any = None,
@@ -182,7 +183,10 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n, n_features)
+        X : array-like, sparse matrix or DataFrame of shape (n, n_features)
+            Sparse X (OneHotEncoder's default output) goes to the score family's
+            scorer as it is; the softmax and tabular families read it densely (up to
+            50 million entries).
         y : array-like of shape (n,)
             Class labels (at least two classes).
         sensitive_features : array-like of shape (n,) or (n, k), optional

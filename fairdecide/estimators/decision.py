@@ -105,6 +105,7 @@ class FairDecisionPolicy(BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True
         tags.target_tags.required = True
         return tags
 
@@ -114,7 +115,10 @@ class FairDecisionPolicy(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n, n_features)
+        X : array-like, sparse matrix or DataFrame of shape (n, n_features)
+            Sparse X (OneHotEncoder's default output) goes to the score family's
+            scorer as it is; the softmax and tabular families read it densely (up to
+            50 million entries).
         y : array-like of shape (n,)
             The outcome observed after the logged action.
         actions : array-like of shape (n,)
