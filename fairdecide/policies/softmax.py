@@ -240,6 +240,7 @@ class SoftmaxEvaluator(ParametricEvaluator):
         self.mask = self.mask.ravel()
         self._key: bytes | None = None
         self._p = np.zeros(0)
+        self._blocks: tuple[bytes, list[tuple[np.ndarray, np.ndarray]]] | None = None
 
     def proba(self, theta: np.ndarray) -> np.ndarray:
         key = theta.tobytes()
@@ -268,13 +269,25 @@ class SoftmaxEvaluator(ParametricEvaluator):
         d = np.eye(n_a)[None] - p[:, None, :]  # (u, a, b): 1[a = b] - pi_b
         pd = p[:, :, None] * d
         out = np.empty((K, n_z, n_a, n_y, n_a, self.phi.shape[1]))
+        blocks = self._group_blocks(onehot)
         for k in range(K):
             C = (Q[k][:, :, :, None] * pd[:, :, None, :]).reshape(n, -1)
-            for z in range(n_z):
-                rows = onehot[:, z] > 0
-                out[k, z] = (self.phi[rows].T @ C[rows]).T.reshape(
-                    n_a, n_y, n_a, -1)
+            for z, (rows, phi_z) in enumerate(blocks):
+                out[k, z] = (phi_z @ C[rows]).T.reshape(n_a, n_y, n_a, -1)
         return out.reshape(K, n_z * n_a * n_y, -1)
+
+    def _group_blocks(self, onehot: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each group's row indices and its phi rows, transposed and contiguous: taken
+        once per population, not at every Jacobian (the copies were half its time on
+        Adult)."""
+        key = onehot.tobytes()
+        if self._blocks is None or self._blocks[0] != key:
+            blocks = []
+            for z in range(onehot.shape[1]):
+                rows = np.flatnonzero(onehot[:, z] > 0)
+                blocks.append((rows, np.ascontiguousarray(self.phi[rows].T)))
+            self._blocks = (key, blocks)
+        return self._blocks[1]
 
     def penalty(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         g = self.l2 * self.mask * theta
