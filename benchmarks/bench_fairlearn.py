@@ -98,6 +98,8 @@ try:  # optional: its row reports why it is missing
         BinaryClassifierAtROCDiagonal,
         RandomizedClassifier,
     )
+
+    ERROR_PARITY_MISSING = ""
 except ImportError as exc:
     error_parity, ERROR_PARITY_MISSING = None, f"{type(exc).__name__}: {exc}"
 
