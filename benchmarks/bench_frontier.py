@@ -5,51 +5,99 @@ EO = equalized odds) and seed (a 70/30 split stratified on y; encoders fitted on
 training part, as in bench_fairlearn.py), every method is fitted at each training
 tolerance t of a grid and scored on the test part by exact expectations over its
 randomised policy: accuracy, and the violation (DP difference, or EO difference =
-max over y of the DP difference among those with label y).
+max over y of the DP difference among those with label y). The sensitive attribute is
+never a feature of a base model. Methods (``--methods`` keys in brackets):
 
-Methods (the sensitive attribute is never a feature of the base model; all three read
-it at decision time):
+- [score] ``FairPolicyClassifier(policy="score")``: one rule per bin of a cross-fitted
+  logistic score and group, one LP; reads z to decide;
+- [softmax] ``FairPolicyClassifier(policy="softmax", group_blind=False)``: a linear
+  softmax policy on the raw (encoded) features and z, the gradient route (locally
+  optimal);
+  the criterion and epsilon of both families are the table ``FAMILIES`` below: with
+  ``Independence()`` F = 2 DP for two groups and two actions, so epsilon = 2 t bounds
+  the training DP by t; with ``Separation()`` F = 2 (d_0 + d_1) >= 2 EO, so epsilon =
+  2 t bounds the training EO by t, conservatively (bench_fairlearn.py's docstring);
+- [error-parity] error-parity's ``RelaxedThresholdOptimizer`` on a logistic
+  regression's scores at tolerance t (its own l-inf definitions of DP and EO); reads z;
+- [to] fairlearn's ``ThresholdOptimizer`` on the same prefit LR: exact parity on the
+  training ROC hulls, one point (no tolerance, shown at t = 0); reads z;
+- [eg] fairlearn's ``ExponentiatedGradient`` over the same LR with
+  ``DemographicParity(difference_bound=t)`` / ``EqualizedOdds(difference_bound=t)``
+  (each group's rate, given y for EO, within t of the pooled one: for two groups a
+  difference of t / max_z P(z) or less; its other parameters fairlearn's defaults,
+  eps = 0.01, max_iter = 50); its randomised classifier (``_pmf_predict``); decides
+  without z;
+- [fairgbm] FairGBM (``fairgbm.train`` with ``objective="constrained_cross_entropy"``,
+  LightGBM's defaults otherwise: 100 trees of 31 leaves, learning rate 0.1, multiplier
+  learning rate 0.1): for EO, ``constraint_type="FPR,FNR"`` with
+  ``constraint_fpr_tolerance = constraint_fnr_tolerance = t``, which asks each group's
+  FPR and FNR at score 0.5 to be within t of the largest group's (for two groups the
+  EO difference at most t, on a differentiable proxy, in training); its decision is
+  the deterministic P(y = 1 | x) >= 0.5 (the threshold its constraints are stated at);
+  decides without z. FairGBM has no demographic-parity constraint (its group
+  constraints are FPR, FNR or both), so it is not run for DP. Its scikit-learn wrapper
+  calls ``check_X_y(force_all_finite=...)``, removed in scikit-learn 1.8, so it is
+  called through its LightGBM-style ``train``.
 
-- ``FairPolicyClassifier(policy="score")``: one rule per bin of a cross-fitted logistic
-  score and group, one LP. Its criterion is ``Independence()`` (F = 2 DP for two groups
-  and two actions, so epsilon = 2 t bounds the training DP by t) or ``Separation()``
-  (F = 2 (d_0 + d_1) >= 2 EO, so epsilon = 2 t bounds the training EO by t,
-  conservatively);
-- error-parity's ``RelaxedThresholdOptimizer`` on a logistic regression's scores, at
-  tolerance t (its own definitions of DP and EO, l-inf);
-- fairlearn's ``ThresholdOptimizer`` on the same prefit logistic regression: exact parity
-  on the training ROC hulls, one point (no tolerance).
+A method whose package cannot be imported is reported missing, with the reason, and
+skipped. Reported per (data set, constraint, method, t): mean test accuracy and
+violation over the seeds with their standard errors, mean fit time (wall clock, fitting
+the base model included); for fairdecide the solver status of every fit.
 
-Reported per (data set, constraint, method, t): mean test accuracy and violation over
-the seeds with their standard errors, mean fit time; per (data set, constraint,
-method): the hypervolume of the frontier of its mean points, the area that they
-dominate in (violation, accuracy) above a reference point (the largest violation and
-the lowest accuracy over all methods of that data set and constraint); and, at each t,
-whether the score family's mean point weakly dominates error-parity's within one
-standard error (accuracy not lower by more than the larger s.e., violation not higher by
-more than the larger s.e.).
+Every method runs on one thread: threadpoolctl limits BLAS and OpenMP to one thread
+for the whole run, and FairGBM gets ``num_threads=1``. On this two-core machine, shared
+with other work, two threads made one logistic-regression fit on Adult 15 times slower
+(2.9 s against 0.18 s) and a FairGBM fit 5 to 15 times slower (measured), which would
+time the machine's contention rather than the methods (fairdecide's own loops already
+hold BLAS at one thread, fairdecide/_threads.py).
+
+Per (data set, constraint):
+
+- the hypervolume of each method's frontier of mean points: the area they dominate in
+  (violation, accuracy), lower violation and higher accuracy better, above the
+  reference point (the largest mean violation, the lowest mean accuracy over all
+  methods of that data set and constraint);
+- dominance within one standard error: point A weakly dominates point B if
+  acc_A >= acc_B - se_acc and viol_A <= viol_B + se_viol, each se the larger of the two
+  points' standard errors over seeds. A fairdecide frontier weakly dominates
+  error-parity's at t if its point at t weakly dominates error-parity's point at t.
+  ThresholdOptimizer has one point, so a frontier weakly dominates it if some point of
+  the frontier does (the fairdecide point at the t where that holds is named); the
+  report also lists, per t, whether the point at t does, because only small t aim at
+  ThresholdOptimizer's exact parity.
 
 Usage::
 
     FAIRDECIDE_DATA=/work/shared/data python benchmarks/bench_frontier.py
     FAIRDECIDE_DATA=/work/shared/data python benchmarks/bench_frontier.py --quick
+    # a long run in parts: each part replaces its methods' rows of the CSV, the report
+    # and the figure are rebuilt from the whole CSV
+    ... bench_frontier.py --methods eg
+    ... bench_frontier.py --methods score softmax error-parity to fairgbm
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
+import shlex
 import sys
 import time
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_fairlearn
+from _frontier_report import plot_frontiers, report
 from bench_fairlearn import (
+    ERROR_PARITY_MISSING,
+    Split,
     accuracy,
     adult_frame,
     compas_frame,
@@ -57,21 +105,34 @@ from bench_fairlearn import (
     eo_difference,
     error_parity,
     fit_error_parity,
+    fit_exponentiated_gradient,
     fit_threshold_optimizer,
     git_state,
     make_split,
     nproc,
+    versions,
 )
 
 import fairdecide as fd
 from fairdecide.datasets import load_german
 
-ERROR_PARITY_MISSING = getattr(bench_fairlearn, "ERROR_PARITY_MISSING", "")
+try:  # optional (the bench extra, Linux only): reported missing otherwise
+    import fairgbm
+
+    FAIRGBM_MISSING = ""
+except ImportError as exc:
+    fairgbm, FAIRGBM_MISSING = None, f"{type(exc).__name__}: {exc}"
 
 ROOT = Path(__file__).resolve().parents[1]
 TOLERANCES = (0.005, 0.01, 0.02, 0.05, 0.1)
 SEEDS = (0, 1, 2, 3, 4)
-CRITERION = {"DP": "independence", "EO": "separation"}
+# fairdecide's families: method -> (policy, criterion by constraint, epsilon per unit of
+# t). F = 2 DP and F >= 2 EO for these criteria, hence epsilon = 2 t (module docstring).
+FAMILIES = {
+    "fairdecide score": ("score", {"DP": "independence", "EO": "separation"}, 2.0),
+    "fairdecide softmax": ("softmax", {"DP": "independence", "EO": "separation"}, 2.0),
+}
+FairFit = Callable[[Split, str, float, int], tuple[np.ndarray, float, str]]
 
 
 def german_frame() -> tuple[pd.DataFrame, pd.Series, pd.Series]:
@@ -81,129 +142,172 @@ def german_frame() -> tuple[pd.DataFrame, pd.Series, pd.Series]:
     return X, y, df["sex"]
 
 
+FRAMES = {"Adult": adult_frame, "COMPAS": compas_frame, "German": german_frame}
+
+
 def violation(constraint: str, p: np.ndarray, y: np.ndarray, z: np.ndarray) -> float:
     return dp_difference(p, z) if constraint == "DP" else eo_difference(p, y, z)
 
 
-def fit_score(s, constraint: str, t: float) -> tuple[np.ndarray, float, str]:
-    t0 = time.perf_counter()
-    clf = fd.FairPolicyClassifier(policy="score", criteria=CRITERION[constraint],
-                                  epsilon=2 * t, random_state=0)
-    clf.fit(s.X_train, s.y_train, sensitive_features=s.z_train)
-    secs = time.perf_counter() - t0
-    return (clf.predict_proba(s.X_test, sensitive_features=s.z_test)[:, 1], secs,
-            clf.result_.status)
+# ---------------------------------------------------------------------------- methods
+# Each fit returns P(positive decision) of the test rows, the fit time and a status.
+def fairdecide_fit(method: str) -> FairFit:
+    policy, criteria, per_t = FAMILIES[method]
+
+    def fit(s: Split, constraint: str, t: float, seed: int):
+        t0 = time.perf_counter()
+        clf = fd.FairPolicyClassifier(policy=policy, criteria=criteria[constraint],
+                                      epsilon=per_t * t, group_blind=False, random_state=0)
+        clf.fit(s.X_train, s.y_train, sensitive_features=s.z_train)
+        secs = time.perf_counter() - t0
+        return (clf.predict_proba(s.X_test, sensitive_features=s.z_test)[:, 1], secs,
+                clf.result_.status)
+
+    return fit
 
 
-def run_error_parity(s, constraint: str, t: float, seed: int):
+def run_error_parity(s: Split, constraint: str, t: float, seed: int):
     proba, secs = fit_error_parity(s, constraint, t, seed)
     return np.clip(proba(s.X_test, s.z_test), 0, 1), secs, ""
 
 
-def run_threshold_optimizer(s, constraint: str):
+def run_threshold_optimizer(s: Split, constraint: str, t: float, seed: int):
     proba, secs = fit_threshold_optimizer(s, constraint)
     return proba(s.X_test, s.z_test), secs, ""
 
 
-def hypervolume(points: np.ndarray, ref: tuple[float, float]) -> float:
-    """Area dominated by (violation, accuracy) points (lower violation, higher accuracy
-    better) and bounded by ``ref`` = (largest violation, lowest accuracy)."""
-    pts = sorted((v, a) for v, a in points if v <= ref[0] and a >= ref[1])
-    area, best = 0.0, ref[1]
-    for k, (v, a) in enumerate(pts):  # sweep in violation; accuracy staircase
-        best = max(best, a)
-        nxt = pts[k + 1][0] if k + 1 < len(pts) else ref[0]
-        area += (nxt - v) * (best - ref[1])
-    return area
+def run_exponentiated_gradient(s: Split, constraint: str, t: float, seed: int):
+    proba, secs = fit_exponentiated_gradient(s, constraint, t)
+    return np.clip(proba(s.X_test), 0, 1), secs, ""
+
+
+def run_fairgbm(s: Split, constraint: str, t: float, seed: int):
+    assert constraint == "EO", "FairGBM has no demographic-parity constraint"
+    params = {"objective": "constrained_cross_entropy", "constraint_type": "FPR,FNR",
+              "constraint_fpr_tolerance": t, "constraint_fnr_tolerance": t,
+              "seed": seed, "verbose": -1, "num_threads": 1}
+    t0 = time.perf_counter()
+    booster = fairgbm.train(params, fairgbm.Dataset(s.X_train, label=s.y_train,
+                                                    constraint_group=s.z_train))
+    secs = time.perf_counter() - t0
+    return (booster.predict(s.X_test) >= 0.5).astype(float), secs, ""
+
+
+@dataclass(frozen=True)
+class Method:
+    label: str  # its name in the tables and the figure
+    fit: FairFit
+    grid: bool = True  # fitted at each tolerance (else once, at t = 0)
+    constraints: tuple[str, ...] = ("DP", "EO")
+    missing: str = ""  # why it cannot run here
+
+
+METHODS = {
+    "score": Method("fairdecide score", fairdecide_fit("fairdecide score")),
+    "softmax": Method("fairdecide softmax", fairdecide_fit("fairdecide softmax")),
+    "error-parity": Method("error-parity", run_error_parity,
+                           missing="" if error_parity is not None else ERROR_PARITY_MISSING),
+    "eg": Method("ExponentiatedGradient", run_exponentiated_gradient),
+    "fairgbm": Method("FairGBM", run_fairgbm, constraints=("EO",), missing=FAIRGBM_MISSING),
+    "to": Method("ThresholdOptimizer", run_threshold_optimizer, grid=False),
+}
+
+
+def run(datasets: list[str], keys: list[str], seeds: tuple[int, ...],
+        tols: tuple[float, ...], constraints: tuple[str, ...], stamp: str) -> pd.DataFrame:
+    methods = [METHODS[k] for k in keys if not METHODS[k].missing]
+    records, warmed = [], False
+    for data in datasets:
+        X, y, z = FRAMES[data]()
+        for seed in seeds:
+            s = make_split(data, X, y, z, None, seed=seed)
+            if not warmed:  # first calls pay one-off costs (imports, HiGHS): not timed
+                small = dataclasses.replace(s, X_train=s.X_train[:600],
+                                            y_train=s.y_train[:600], z_train=s.z_train[:600])
+                for m in methods:
+                    m.fit(small, m.constraints[-1], 0.05, seed)
+                warmed = True
+            for constraint in constraints:
+                t0 = time.perf_counter()
+                for m in methods:
+                    if constraint not in m.constraints:
+                        continue
+                    for t in tols if m.grid else (0.0,):
+                        p, secs, status = m.fit(s, constraint, t, seed)
+                        records.append(dict(
+                            data=data, constraint=constraint, method=m.label, seed=seed,
+                            tol=t, accuracy=accuracy(p, s.y_test),
+                            violation=violation(constraint, p, s.y_test, s.z_test),
+                            seconds=secs, status=status, run=stamp))
+                print(f"  {data} {constraint} seed {seed}: {time.perf_counter() - t0:.0f} s",
+                      file=sys.stderr, flush=True)
+    return pd.DataFrame(records)
+
+
+def merged(new: pd.DataFrame, csv: Path, datasets: list[str], labels: list[str]
+           ) -> pd.DataFrame:
+    """The earlier CSV's rows, those of the methods and data sets just run replaced."""
+    if not csv.exists():
+        return new
+    old = pd.read_csv(csv)
+    if "run" not in old:
+        old["run"] = "an earlier run"
+    old = old[~(old["method"].isin(labels) & old["data"].isin(datasets))]
+    return pd.concat([old, new], ignore_index=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="COMPAS and German, one seed, two tolerances, DP only")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "frontier"))
+                        help="COMPAS and German, one seed, two tolerances")
+    parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
+                        help="run these methods only; the other rows of --out's CSV, if "
+                             "present, are kept (not with --quick)")
+    parser.add_argument("--datasets", nargs="+", choices=list(FRAMES), default=None,
+                        help="run these data sets only (kept rows as for --methods)")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "frontier"),
+                        help="writes OUT.csv, OUT.txt and OUT.png")
+    parser.add_argument("--figure", nargs="*", default=None,
+                        help="more copies of the figure (default docs/images/frontier.png, "
+                             "none with --quick)")
     args = parser.parse_args()
-    frames = {"COMPAS": compas_frame, "German": german_frame}
-    if not args.quick:
-        frames = {"Adult": adult_frame, **frames}
+    datasets = args.datasets or (["COMPAS", "German"] if args.quick else list(FRAMES))
     seeds = SEEDS[:1] if args.quick else SEEDS
     tols = (0.01, 0.05) if args.quick else TOLERANCES
-    constraints = ("DP",) if args.quick else ("DP", "EO")
-    warnings.filterwarnings("ignore", category=UserWarning)
-    records = []
+    figures = args.figure if args.figure is not None else (
+        [] if args.quick else [str(ROOT / "docs" / "images" / "frontier.png")])
     started = datetime.datetime.now().astimezone()
-    for data, frame in frames.items():
-        X, y, z = frame()
-        for seed in seeds:
-            s = make_split(data, X, y, z, None, seed=seed)
-            for constraint in constraints:
-                runs = [("fairdecide score", t, fit_score, (s, constraint, t))
-                        for t in tols]
-                if error_parity is not None:
-                    runs += [("error-parity", t, run_error_parity, (s, constraint, t, seed))
-                             for t in tols]
-                runs.append(("ThresholdOptimizer", 0.0, run_threshold_optimizer,
-                             (s, constraint)))
-                for method, t, fit, fit_args in runs:
-                    p, secs, status = fit(*fit_args)
-                    records.append(dict(
-                        data=data, constraint=constraint, method=method, seed=seed, tol=t,
-                        accuracy=accuracy(p, s.y_test),
-                        violation=violation(constraint, p, s.y_test, s.z_test),
-                        seconds=secs, status=status))
-                print(f"  {data} {constraint} seed {seed}", flush=True)
-    df = pd.DataFrame(records)
+    command = shlex.join(["python", "benchmarks/bench_frontier.py", *sys.argv[1:]])
+    warnings.filterwarnings("ignore", category=UserWarning)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    t0 = time.perf_counter()
+    with threadpool_limits(limits=1):  # every method on one thread (module docstring)
+        df = run(datasets, args.methods, seeds, tols, ("DP", "EO"),
+                 f"{started:%Y-%m-%d %H:%M:%S}")
+    wall = time.perf_counter() - t0
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if not args.quick and (set(args.methods) != set(METHODS) or args.datasets):
+        df = merged(df, out.with_suffix(".csv"), datasets,
+                    [METHODS[k].label for k in args.methods])
     df.to_csv(out.with_suffix(".csv"), index=False)
-    lines = report(df, args, started)
+    header = [
+        "# bench_frontier.py: accuracy-fairness frontiers, test figures over seeds",
+        f"# command: {command}",
+        f"# date: {started:%Y-%m-%d %H:%M %Z}; machine: nproc = {nproc()}; {git_state()}",
+        f"# this run: {wall / 60:.1f} min; {len(seeds)} seeds per point; tolerances "
+        f"{', '.join(f'{t:g}' for t in tols)}; mean (standard error over seeds)",
+        f"# versions: {versions()}" + ("" if fairgbm is None else
+                                       f", fairgbm {fairgbm.__version__}"),
+        *(f"# {m.label}: missing ({m.missing})" for m in METHODS.values() if m.missing),
+        *(["# FairGBM: EO only (its group constraints are FPR and FNR; none for "
+           "demographic parity)"] if fairgbm is not None else [])]
+    lines = report(df, header, [m.label for m in METHODS.values()], list(FAMILIES))
     out.with_suffix(".txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-
-
-def report(df: pd.DataFrame, args, started) -> list[str]:
-    n = df.groupby(["data", "constraint", "method", "tol"]).size().max()
-    lines = [
-        "# bench_frontier.py: accuracy-fairness frontiers, test figures over seeds",
-        f"# command: python benchmarks/bench_frontier.py{' --quick' if args.quick else ''}",
-        f"# date: {started:%Y-%m-%d %H:%M %Z}; machine: nproc = {nproc()}; "
-        f"{git_state()}",
-        f"# {n} seeds per point; mean (standard error over seeds); error-parity: "
-        f"{'available' if error_parity is not None else ERROR_PARITY_MISSING}",
-        "# statuses of the score family: "
-        + ", ".join(f"{k} {v}" for k, v in df[df.method == "fairdecide score"]
-                     ["status"].value_counts().items()), ""]
-    g = df.groupby(["data", "constraint", "method", "tol"])
-    stats = g.agg(acc=("accuracy", "mean"), acc_se=("accuracy", "sem"),
-                  viol=("violation", "mean"), viol_se=("violation", "sem"),
-                  seconds=("seconds", "mean")).reset_index().fillna(0.0)
-    for (data, constraint), part in stats.groupby(["data", "constraint"], sort=False):
-        lines += [f"## {data}, {constraint}", "",
-                  "| method | t | test accuracy | test violation | fit s |",
-                  "|---|---|---|---|---|"]
-        for r in part.itertuples():
-            lines.append(f"| {r.method} | {r.tol:g} | {r.acc:.4f} ({r.acc_se:.4f}) | "
-                         f"{r.viol:.4f} ({r.viol_se:.4f}) | {r.seconds:.2f} |")
-        ref = (part["viol"].max(), part["acc"].min())
-        hv = {m: hypervolume(q[["viol", "acc"]].to_numpy(), ref)
-              for m, q in part.groupby("method")}
-        lines += ["", "hypervolume (reference: largest violation "
-                  f"{ref[0]:.4f}, lowest accuracy {ref[1]:.4f}): "
-                  + ", ".join(f"{m} {v:.2e}" for m, v in sorted(hv.items(),
-                                                                key=lambda kv: -kv[1]))]
-        score = part[part.method == "fairdecide score"].set_index("tol")
-        ep = part[part.method == "error-parity"].set_index("tol")
-        if len(ep):
-            dom = []
-            for t in score.index:
-                a, b = score.loc[t], ep.loc[t]
-                se_a, se_v = max(a.acc_se, b.acc_se), max(a.viol_se, b.viol_se)
-                ok = a.acc >= b.acc - se_a and a.viol <= b.viol + se_v
-                dom.append(f"{t:g}: {'yes' if ok else 'no'}")
-            lines.append("score family weakly dominates error-parity within one s.e., by t: "
-                         + ", ".join(dom))
-        lines.append("")
-    return lines
+    plot_frontiers(df, [out.with_suffix(".png"), *map(Path, figures)],
+                   [m.label for m in METHODS.values()],
+                   single={m.label for m in METHODS.values() if not m.grid})
 
 
 if __name__ == "__main__":

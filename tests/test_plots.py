@@ -138,6 +138,33 @@ def test_frontier_add_points_before_and_after_plot():
     assert legend_texts(display.ax_) == ["LP", "ExponentiatedGradient", "ThresholdOptimizer"]
 
 
+def test_frontier_error_bars_from_se_columns_and_points():
+    """Half-widths in deviation_se / utility_se are drawn as error bars around each point,
+    in the colour of its line or markers; without them nothing extra is drawn."""
+    frame = pd.DataFrame({"utility": [0.2, 0.1], "deviation": [0.1, 0.0],
+                          "utility_se": [0.02, 0.01], "deviation_se": [0.005, 0.0]})
+    plain = pd.DataFrame({"utility": [0.15], "deviation": [0.05]})
+    display = ParetoFrontierDisplay.from_frontier({"mean": frame, "plain": plain})
+    display.add_points([0.12], [0.02], label="TO", utility_se=0.03)
+    display.plot()
+    assert set(display.errorbars_) == {"mean", "TO"}
+    *_, (xbars, ybars) = display.errorbars_["mean"].lines
+    # sorted by deviation: (0.0, 0.1 +- 0.01), (0.1, 0.2 +- 0.02)
+    np.testing.assert_allclose([s[:, 1] for s in ybars.get_segments()],
+                               [[0.09, 0.11], [0.18, 0.22]])
+    np.testing.assert_allclose([s[:, 0] for s in xbars.get_segments()],
+                               [[0.0, 0.0], [0.095, 0.105]])
+    assert matplotlib.colors.same_color(ybars.get_color()[0],
+                                        display.lines_["mean"].get_color())
+    (to_bars,) = display.errorbars_["TO"].lines[2]
+    np.testing.assert_allclose(to_bars.get_segments()[0][:, 1], [0.09, 0.15])
+    assert legend_texts(display.ax_) == ["mean", "plain", "TO"]
+    with pytest.raises(FairdecideError, match="cannot be negative"):
+        ParetoFrontierDisplay.from_frontier(frame.assign(utility_se=[-0.1, 0.0]))
+    with pytest.raises(FairdecideError, match="one per point"):
+        display.add_points([0.1, 0.2], [0.0, 0.1], label="x", deviation_se=[0.1, 0.1, 0.1])
+
+
 class StandInPolicy(BaseEstimator):
     """Records its fits (in the class: clone copies parameters); its 'optimum' has
     utility 1 - (0.5 - epsilon)^2 at deviation epsilon."""

@@ -11,6 +11,13 @@ import pandas as pd
 from fairdecide._tables import result_table
 from fairdecide.exceptions import FairdecideError
 from fairdecide.plot._common import as_finite, axes
+from fairdecide.plot._frontier_inputs import (
+    ERROR_COLUMNS,
+    check_errors,
+    check_frontier,
+    check_results,
+    pick_criterion,
+)
 
 __all__ = ["ParetoFrontierDisplay"]
 
@@ -34,7 +41,9 @@ class ParetoFrontierDisplay:
     ----------
     frontiers : mapping of str to DataFrame
         Each frontier by name, with columns ``deviation`` and ``utility`` (others, such
-        as ``epsilon`` and ``status``, are kept).
+        as ``epsilon`` and ``status``, are kept). Optional columns ``deviation_se`` and
+        ``utility_se`` (non-negative) are drawn as error bars of those half-widths, such
+        as one standard error over repeated runs.
     criterion : str, optional
         The criterion's label, for the x axis ("<criterion> deviation").
 
@@ -52,6 +61,8 @@ class ParetoFrontierDisplay:
         One line per frontier.
     markers_ : dict of str to Line2D
         One marker-only line per set of added points.
+    errorbars_ : dict of str to ErrorbarContainer
+        The error bars of each frontier or set of points that has them.
 
     Examples
     --------
@@ -84,7 +95,7 @@ class ParetoFrontierDisplay:
                 "{'plug-in': pareto_frontier(problem, world, criterion, epsilons)}")
         if criterion is not None and not isinstance(criterion, str):
             raise FairdecideError(f"criterion must be a label (str) or None, got {criterion!r}")
-        self.frontiers_ = {str(k): _check_frontier(v, f"frontiers[{k!r}]")
+        self.frontiers_ = {str(k): check_frontier(v, f"frontiers[{k!r}]")
                            for k, v in frontiers.items()}
         self.criterion = criterion
         self.points_: dict[str, pd.DataFrame] = {}
@@ -157,9 +168,9 @@ class ParetoFrontierDisplay:
             groups = {str(k): (v, f"results[{k!r}]") for k, v in results.items()}
         else:
             groups = {"frontier" if name is None else str(name): (results, "results")}
-        checked = {k: _check_results(v, where) for k, (v, where) in groups.items()}
+        checked = {k: check_results(v, where) for k, (v, where) in groups.items()}
         every = [r for rs in checked.values() for r in rs]
-        label = _pick_criterion(criterion, [r.deviations for r in every], "the results")
+        label = pick_criterion(criterion, [r.deviations for r in every], "the results")
         frames = {k: pd.DataFrame({"deviation": [float(r.deviations[label]) for r in rs],
                                    "utility": [float(r.utility) for r in rs],
                                    "status": [getattr(r, "status", None) for r in rs]})
@@ -238,8 +249,8 @@ class ParetoFrontierDisplay:
                     "needs an estimator that stores its OptimizeResult in result_ (such as "
                     "FairPolicyClassifier)")
             results.append(result)
-        checked = _check_results(results, "estimator.result_")
-        label = _pick_criterion(criterion, [r.deviations for r in checked],
+        checked = check_results(results, "estimator.result_")
+        label = pick_criterion(criterion, [r.deviations for r in checked],
                                 "the fitted estimators' result_")
         frame = pd.DataFrame({
             "epsilon": eps,
@@ -250,7 +261,8 @@ class ParetoFrontierDisplay:
         return cls({key: frame}, criterion=label)
 
     def add_points(self, utilities: Any, deviations: Any, *, label: str,
-                   marker: str = "x") -> ParetoFrontierDisplay:
+                   marker: str = "x", utility_se: Any = None,
+                   deviation_se: Any = None) -> ParetoFrontierDisplay:
         """Add single points, such as other methods' policies, drawn as markers.
 
         If the display has been plotted, the points are drawn onto ``ax_`` at once (and
@@ -264,6 +276,8 @@ class ParetoFrontierDisplay:
             Legend name, distinct from the frontiers' and other points' names.
         marker : str, default="x"
             A matplotlib marker.
+        utility_se, deviation_se : array-like of shape (n_points,), optional
+            Half-widths of error bars (non-negative), drawn in the markers' colour.
 
         Returns
         -------
@@ -283,7 +297,16 @@ class ParetoFrontierDisplay:
                 f"got shapes {u.shape} and {d.shape}")
         if not isinstance(marker, str):
             raise FairdecideError(f"marker must be a matplotlib marker string, got {marker!r}")
-        self.points_[label] = result_table({"deviation": d, "utility": u})
+        frame = pd.DataFrame({"deviation": d, "utility": u})
+        for col, se in zip(ERROR_COLUMNS, (deviation_se, utility_se), strict=True):
+            if se is not None:
+                se = np.atleast_1d(as_finite(se, col))
+                if se.shape not in ((1,), d.shape):
+                    raise FairdecideError(
+                        f"{col} must be one number or one per point ({len(d)}), got shape "
+                        f"{se.shape}")
+                frame[col] = np.broadcast_to(se, d.shape)
+        self.points_[label] = result_table(check_errors(frame, "the points"))
         self._point_markers[label] = marker
         if hasattr(self, "ax_"):
             self._draw_points(label)
@@ -306,11 +329,12 @@ class ParetoFrontierDisplay:
         self
         """
         self.ax_, self.figure_ = axes(ax)
-        self.lines_, self.markers_ = {}, {}
+        self.lines_, self.markers_, self.errorbars_ = {}, {}, {}
         for label, frame in self.frontiers_.items():
             style = {"marker": "o", "label": label, **kwargs}
             (self.lines_[label],) = self.ax_.plot(frame["deviation"].to_numpy(),
                                                   frame["utility"].to_numpy(), **style)
+            self._draw_errors(label, frame, self.lines_[label].get_color())
         for label in self.points_:
             self._draw_points(label)
         xlabel = "deviation" if self.criterion is None else f"{self.criterion} deviation"
@@ -324,61 +348,14 @@ class ParetoFrontierDisplay:
         (self.markers_[label],) = self.ax_.plot(
             frame["deviation"].to_numpy(), frame["utility"].to_numpy(), linestyle="none",
             marker=self._point_markers[label], markersize=9, label=label)
+        self._draw_errors(label, frame, self.markers_[label].get_color())
 
+    def _draw_errors(self, label: str, frame: pd.DataFrame, colour: Any) -> None:
+        """Error bars of the ``deviation_se`` / ``utility_se`` columns, if any."""
+        xerr, yerr = (frame[c].to_numpy() if c in frame.columns else None
+                      for c in ERROR_COLUMNS)
+        if xerr is not None or yerr is not None:
+            self.errorbars_[label] = self.ax_.errorbar(
+                frame["deviation"].to_numpy(), frame["utility"].to_numpy(), xerr=xerr,
+                yerr=yerr, fmt="none", ecolor=colour, elinewidth=1, capsize=2)
 
-def _check_frontier(frame: Any, name: str) -> pd.DataFrame:
-    """A frontier table with finite ``deviation`` and ``utility``, sorted by deviation."""
-    if not isinstance(frame, pd.DataFrame):
-        raise FairdecideError(
-            f"{name} must be a DataFrame as pareto_frontier returns, got "
-            f"{type(frame).__name__}")
-    missing = [c for c in ("deviation", "utility") if c not in frame.columns]
-    if missing:
-        raise FairdecideError(
-            f"{name} has no column(s) {missing}; a frontier needs 'deviation' and "
-            f"'utility' (it has {list(frame.columns)})")
-    if len(frame) == 0:
-        raise FairdecideError(f"{name} has no rows; a frontier needs at least one point")
-    for col in ("deviation", "utility"):
-        as_finite(frame[col].to_numpy(), f"{name}[{col!r}]")
-    order = ["epsilon"] if "epsilon" in frame.columns else []
-    order += ["deviation", "utility"]
-    order += [c for c in frame.columns if c not in order]
-    out = frame[order].astype({"deviation": float, "utility": float})
-    out = out.sort_values("deviation", kind="stable").reset_index(drop=True)
-    return result_table(out)
-
-
-def _check_results(results: Any, name: str) -> list[Any]:
-    """Results with a numeric ``utility`` and a ``deviations`` mapping."""
-    if isinstance(results, str | bytes) or not isinstance(results, Sequence):
-        raise FairdecideError(
-            f"{name} must be a list of OptimizeResult, got {type(results).__name__}")
-    if len(results) == 0:
-        raise FairdecideError(f"{name} is empty; pass at least one OptimizeResult")
-    for i, r in enumerate(results):
-        if not isinstance(getattr(r, "deviations", None), Mapping) or not hasattr(r, "utility"):
-            raise FairdecideError(
-                f"{name}[{i}] must be an OptimizeResult (with utility and deviations), got "
-                f"{type(r).__name__}")
-        as_finite(r.utility, f"{name}[{i}].utility")
-    return list(results)
-
-
-def _pick_criterion(criterion: str | None, deviations: list[Mapping], name: str) -> str:
-    """The criterion label to plot: the given one (present in every result) or the only
-    one the results have."""
-    labels = sorted({k for d in deviations for k in d})
-    if criterion is None:
-        if len(labels) != 1:
-            raise FairdecideError(
-                f"{name} hold deviations of {labels}; choose one with criterion=")
-        return labels[0]
-    for i, d in enumerate(deviations):
-        if criterion not in d:
-            raise FairdecideError(
-                f"criterion {criterion!r} is not among the deviations of {name} "
-                f"(result {i} has {sorted(d)})")
-    for i, d in enumerate(deviations):
-        as_finite(d[criterion], f"the {criterion!r} deviation of result {i}")
-    return criterion

@@ -1,0 +1,74 @@
+"""bench_frontier.py's arithmetic on hand-computed cases: the hypervolume of a staircase,
+dominance within one standard error, and the verdicts of its report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from _frontier_report import dominates, hypervolume, report
+
+
+def test_hypervolume_of_a_staircase():
+    """Points (violation, accuracy) (0.1, 0.7), (0.2, 0.6), (0.3, 0.9) above the reference
+    (0.5, 0.5): between violations 0.1 and 0.3 the best accuracy is 0.7 (area 0.2 x 0.2);
+    from 0.3 to 0.5 it is 0.9 (area 0.2 x 0.4); (0.2, 0.6) is dominated and adds
+    nothing; a point beyond the reference counts for nothing."""
+    points = np.array([[0.3, 0.9], [0.1, 0.7], [0.2, 0.6]])
+    assert hypervolume(points, (0.5, 0.5)) == pytest.approx(0.04 + 0.08)
+    assert hypervolume(points[[1, 2]], (0.5, 0.5)) == pytest.approx(0.4 * 0.2)
+    assert hypervolume(np.vstack([points, [[0.6, 0.95]]]), (0.5, 0.5)) == pytest.approx(0.12)
+    assert hypervolume(np.array([[0.5, 0.9]]), (0.5, 0.5)) == 0.0
+
+
+def point(acc, viol, acc_se=0.0, viol_se=0.0):
+    return pd.Series({"acc": acc, "viol": viol, "acc_se": acc_se, "viol_se": viol_se})
+
+
+def test_dominance_within_one_standard_error():
+    assert dominates(point(0.80, 0.02), point(0.80, 0.02))
+    assert not dominates(point(0.79, 0.02), point(0.80, 0.02))
+    # within the larger of the two standard errors, either way round
+    assert dominates(point(0.79, 0.02, acc_se=0.011), point(0.80, 0.02))
+    assert dominates(point(0.79, 0.02), point(0.80, 0.02, acc_se=0.011))
+    assert not dominates(point(0.80, 0.04), point(0.80, 0.02, viol_se=0.01))
+    assert dominates(point(0.80, 0.03), point(0.80, 0.02, viol_se=0.01))
+
+
+def test_report_verdicts():
+    """Two seeds per point. The score family's points sit above error-parity's at t = 0.01
+    and below them beyond one s.e. at t = 0.05; ThresholdOptimizer's point (acc 0.80,
+    violation 0.01) is dominated by the family's point at t = 0.01 only. Above the
+    reference (violation 0.05, accuracy 0.80) only the family's staircase has area,
+    0.04 x 0.01."""
+    rows = []
+    for seed, jitter in ((0, -0.001), (1, 0.001)):
+        for method, t, acc, viol in [("fairdecide score", 0.01, 0.81, 0.01),
+                                     ("fairdecide score", 0.05, 0.80, 0.05),
+                                     ("error-parity", 0.01, 0.80, 0.01),
+                                     ("error-parity", 0.05, 0.83, 0.05),
+                                     ("ThresholdOptimizer", 0.0, 0.80, 0.01)]:
+            rows.append(dict(data="COMPAS", constraint="DP", method=method, seed=seed, tol=t,
+                             accuracy=acc + jitter, violation=viol, seconds=1.0,
+                             status="optimal" if method.startswith("fairdecide") else "",
+                             run="now"))
+    lines = report(pd.DataFrame(rows), ["# header"],
+                   ["fairdecide score", "error-parity", "ThresholdOptimizer"],
+                   ["fairdecide score"])
+    text = "\n".join(lines)
+    assert "# statuses of fairdecide's fits: fairdecide score: optimal 4" in text
+    assert "| fairdecide score | 0.01 | 0.8100 (0.0010) | 0.0100 (0.0000) | 1.00 | optimal 2 |" \
+        in text
+    assert "weakly dominates error-parity within one s.e., by t: 0.01 yes, 0.05 no (1 of 2)" \
+        in text
+    assert ("ThresholdOptimizer's within one s.e.: 0.01 yes, 0.05 no; so the frontier "
+            "does: yes (t = 0.01)") in text
+    assert ("hypervolume (reference: violation 0.0500, accuracy 0.8000): fairdecide score "
+            "4.00e-04, error-parity 0.00e+00, ThresholdOptimizer 0.00e+00") in text
+    assert lines[-1] == ("| COMPAS | DP | fairdecide score | fairdecide score | no (1 of 2) "
+                         "| yes (t = 0.01) |")
