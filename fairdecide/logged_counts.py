@@ -251,12 +251,13 @@ class LoggedCounts:
 
 
 def count_table(data: LoggedData | LoggedCounts, problem: DecisionProblem,
-                actions: bool = True) -> np.ndarray:
+                actions: bool = True, weights: np.ndarray | None = None) -> np.ndarray:
     """The counts n(x, z, a, y) of logged rows (or of a LoggedCounts' atoms, weighted by
     their counts) in the problem's numbering of actions and outcomes, shape (n_x, n_z,
     n_actions, n_outcomes); n(x, z, y), shape (n_x, n_z, n_outcomes), with
-    ``actions=False``. The one count table of logged data: the maximum-likelihood world
-    and the audit report read it.
+    ``actions=False``; ``weights`` (one per row, checked by the caller) weigh the rows
+    instead (the estimators' ``sample_weight``). The one count table of logged data: the
+    maximum-likelihood world and the audit report read it.
 
     Examples
     --------
@@ -268,7 +269,7 @@ def count_table(data: LoggedData | LoggedCounts, problem: DecisionProblem,
            [1., 0.]])
     """
     y = data.outcome_codes(problem)
-    w = 1.0 if data.weights is None else data.weights
+    w = weights if weights is not None else 1.0 if data.weights is None else data.weights
     if not actions:
         out = np.zeros((data.n_x, data.n_z, problem.n_outcomes))
         np.add.at(out, (data.x, data.z, y), w)

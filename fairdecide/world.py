@@ -180,7 +180,8 @@ class TabularWorld(World):
 
     @classmethod
     def from_data(
-        cls, data: LoggedData, problem: DecisionProblem, smoothing: float = 0.0
+        cls, data: LoggedData, problem: DecisionProblem, smoothing: float = 0.0,
+        weights: np.ndarray | None = None,
     ) -> TabularWorld:
         """Maximum-likelihood (optionally smoothed) world from logged data.
 
@@ -202,10 +203,13 @@ class TabularWorld(World):
             Outcomes (and actions) of the data are matched to it by label.
         smoothing : float, default=0.0
             Additive (Laplace/Lidstone) smoothing alpha.
+        weights : ndarray of shape (data.n,), optional
+            Non-negative weights of the rows in the counts (the estimators'
+            ``sample_weight``, checked there); n is then the total weight.
         """
         from fairdecide.models.counts import TabularCounts
 
-        counts = TabularCounts.from_data(data, problem)
+        counts = TabularCounts.from_data(data, problem, weights=weights)
         p_xz, p_y = counts.mle_parameters(smoothing)
         return cls(p_xz, p_y, x_labels=counts.x_labels, group_labels=counts.group_labels)
 

@@ -4,6 +4,7 @@ one linear program, against an LP written here."""
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ class FixedScore(ClassifierMixin, BaseEstimator):
     """P(y = 1 | x) = sigmoid(2 x_0), whatever it is fitted on: the cross-fitted scores are
     then known to the test."""
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         self.classes_ = np.unique(y)
         return self
 
@@ -218,3 +219,29 @@ def test_intersectional_groups_are_the_combinations(policy):
         assert dev == pytest.approx(clf.result_.deviations["independence"], abs=1e-9)
     with pytest.raises(fd.FairdecideError, match="not among the groups in the training"):
         clf.predict_proba(X[:2], sensitive_features=[[0, 2], [1, 1]])
+
+
+def test_sample_weight_counts_like_repeated_rows():
+    """Integer weights and the rows repeated that many times give the same weighted
+    counts, so the same program: the scores are known (FixedScore) and take eight values,
+    which the bins keep as they are."""
+    rng = np.random.RandomState(5)
+    n = 300
+    z = rng.randint(2, size=n)
+    X = np.c_[rng.randint(8, size=n) / 4.0 - 1.0 + 0.3 * z, rng.normal(size=n)]
+    y = (rng.random_sample(n) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
+    w = rng.randint(1, 4, size=n)
+    rep = np.repeat(np.arange(n), w)
+    kw = dict(policy="score", outcome_model=FixedScore(), n_bins=20,
+              criteria="demographic_parity_difference", epsilon=0.03, random_state=0)
+    weighted = fd.FairPolicyClassifier(**kw).fit(X, y, sensitive_features=z, sample_weight=w)
+    repeated = fd.FairPolicyClassifier(**kw).fit(X[rep], y[rep], sensitive_features=z[rep])
+    assert weighted.result_.utility == pytest.approx(repeated.result_.utility, abs=1e-9)
+    with warnings.catch_warnings():  # the fold fits' mean score finds its training bin
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(weighted.predict_proba(X, sensitive_features=z),
+                                   repeated.predict_proba(X, sensitive_features=z),
+                                   atol=1e-7)
+    with pytest.raises(fd.FairdecideError, match=r"sample_weight .* uncertainty='mean'"):
+        fd.FairPolicyClassifier(**kw, uncertainty="mean").fit(
+            X, y, sensitive_features=z, sample_weight=w)

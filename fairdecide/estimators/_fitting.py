@@ -19,7 +19,7 @@ from fairdecide.data import LoggedData
 from fairdecide.estimators._inputs import Cells
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import World
+from fairdecide.world import TabularWorld, World
 
 __all__ = ["DEFAULT_EPSILON", "Fitted", "fit_policy", "tradeoff"]
 
@@ -150,19 +150,20 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
                                  n_restarts=as_int(est.n_restarts, "n_restarts", minimum=1),
                                  random_state=seed, max_iter=est.max_iter, **trade)
         return Fitted(result, family, scaler=scaler)
-    if sample_weight is not None:
+    if sample_weight is not None and uncertainty != "plug-in":
         raise FairdecideError(
-            f"sample_weight is not supported with policy={family!r} yet (the tabular world "
-            "is estimated from counts); use policy='softmax' or repeat rows")
+            f"sample_weight with policy={family!r} and uncertainty={uncertainty!r} is not "
+            "supported: the Dirichlet posterior counts rows; use uncertainty='plug-in' "
+            "(weighted counts), policy='softmax', or repeat rows")
     scorer = None
     if family == "score":
         if a is not None:
             raise FairdecideError(
                 "policy='score' decides from a classifier's score of the outcome: it is for "
                 "prediction problems (FairPolicyClassifier); use 'softmax' or 'tabular'")
-        scorer, X = _cross_fitted_scores(est, X, y, problem.n_outcomes, seed)
+        scorer, X = _cross_fitted_scores(est, X, y, problem.n_outcomes, seed, sample_weight)
     n_bins = auto_bins(family, X.shape[0]) if est.n_bins == "auto" else est.n_bins
-    cells = Cells(as_int(n_bins, "n_bins", minimum=2)).fit(X)
+    cells = Cells(as_int(n_bins, "n_bins", minimum=2), ordered=family == "score").fit(X)
     x = cells.codes(X, warn=False)
     n_x = len(cells.labels_)
     order = (_merit_order(problem, n_x) if family == "score" and as_bool(
@@ -173,12 +174,13 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     data = LoggedData(x=x, z=z, y=y, a=a, x_labels=range(n_x), group_labels=range(n_groups),
                       outcome_labels=range(problem.n_outcomes),
                       action_labels=None if a is None else range(problem.n_actions))
-    world = _world_or_belief(uncertainty, lambda: _tabular_world(data, problem),
+    world = _world_or_belief(uncertainty, lambda: TabularWorld.from_data(
+                                 data, problem, weights=sample_weight),
                              lambda agg: _tabular_belief(data, problem, n_scen, seed, agg))
     result = optimize_policy(problem, world, criteria, group_blind=bool(est.group_blind),
                              max_iter=est.max_iter, **trade)
     counts = np.zeros((n_x, n_groups))
-    np.add.at(counts, (x, z), 1.0)
+    np.add.at(counts, (x, z), 1.0 if sample_weight is None else sample_weight)
     p_x_given_z = counts / counts.sum(axis=0, keepdims=True)
     fallback = np.einsum("xz,xza->za", p_x_given_z, result.policy.table)
     return Fitted(result, family, cells=cells, seen=counts > 0, fallback=fallback,
@@ -220,7 +222,8 @@ def score_features(proba: np.ndarray) -> np.ndarray:
 
 
 def _cross_fitted_scores(est: Any, X: np.ndarray, y: np.ndarray, n_classes: int,
-                         seed: int) -> tuple[Any, np.ndarray]:
+                         seed: int, sample_weight: np.ndarray | None = None
+                         ) -> tuple[Any, np.ndarray]:
     """Each training row's score from a fit of the scorer (``outcome_model``, default
     logistic regression on standardised features) that did not see it (``n_folds``
     folds, default SCORE_FOLDS): the bins' outcome frequencies are then honest, as they
@@ -242,7 +245,8 @@ def _cross_fitted_scores(est: Any, X: np.ndarray, y: np.ndarray, n_classes: int,
     split = (KFold if rare else StratifiedKFold)(folds, shuffle=True, random_state=seed)
     fits = []
     for train, test in split.split(X, y):
-        fits.append(fit_classes(model, X[train], y[train], n_classes))
+        fits.append(fit_classes(model, X[train], y[train], n_classes,
+                                None if sample_weight is None else sample_weight[train]))
         proba[test] = fits[-1](X[test])
     return FoldMean(fits), score_features(proba)
 
@@ -281,12 +285,6 @@ def _world_or_belief(uncertainty: str, plug_in: Callable[[], World],
     if uncertainty == "plug-in":
         return plug_in()
     return belief(uncertainty)
-
-
-def _tabular_world(data: LoggedData, problem: DecisionProblem) -> World:
-    from fairdecide.world import TabularWorld
-
-    return TabularWorld.from_data(data, problem)
 
 
 def _tabular_belief(data: LoggedData, problem: DecisionProblem, n: int, seed: int,

@@ -134,17 +134,23 @@ def predict_groups(values: Any, n: int, labels: tuple, needed: bool) -> np.ndarr
 
 class Cells:
     """Discretised features: each column cut into at most ``n_bins`` quantile bins (kept
-    as is when it has that few distinct values); a cell is the tuple of bins."""
+    as is when it has that few distinct values); a cell is the tuple of bins. With
+    ``ordered`` (scores) a column of few values is cut midway between them instead, so
+    a new value between two seen ones (a mean of the fold fits' scores) finds its bin."""
 
-    def __init__(self, n_bins: int) -> None:
+    def __init__(self, n_bins: int, ordered: bool = False) -> None:
         self.n_bins = n_bins
+        self.ordered = ordered
 
     def fit(self, X: np.ndarray) -> Cells:
         self.edges_: list[np.ndarray | None] = []
         self.values_: list[np.ndarray | None] = []
         for col in X.T:
             distinct = np.unique(col)
-            if len(distinct) <= self.n_bins:
+            if len(distinct) <= self.n_bins and self.ordered:
+                self.values_.append(None)
+                self.edges_.append((distinct[:-1] + distinct[1:]) / 2)
+            elif len(distinct) <= self.n_bins:
                 self.values_.append(distinct)
                 self.edges_.append(None)
             else:

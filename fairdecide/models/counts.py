@@ -61,13 +61,16 @@ class TabularCounts:
 
     @classmethod
     def from_data(cls, data: LoggedData, problem: DecisionProblem,
-                  allow_empty_groups: bool = False) -> TabularCounts:
-        """Count ``data`` in the problem's numbering of actions and outcomes. A group
-        without rows is an error unless ``allow_empty_groups``."""
+                  allow_empty_groups: bool = False, weights: np.ndarray | None = None
+                  ) -> TabularCounts:
+        """Count ``data`` in the problem's numbering of actions and outcomes (each row
+        weighted by ``weights`` when given). A group without rows is an error unless
+        ``allow_empty_groups``."""
         from fairdecide.logged_counts import count_table
 
         check_data(data, problem, allow_empty_groups)
-        counts = count_table(data, problem, actions=problem.outcome_depends_on_action)
+        counts = count_table(data, problem, actions=problem.outcome_depends_on_action,
+                             weights=weights)
         n_xz = counts.reshape(data.n_x, data.n_z, -1).sum(axis=2)
         return cls(n_xz, counts, data.x_labels, data.group_labels, problem.action_labels)
 

@@ -114,11 +114,16 @@ class FittedClasses:
 
 def fit_classes(model: Any, X: np.ndarray, y: np.ndarray, n_classes: int,
                 sample_weight: np.ndarray | None = None) -> FittedClasses:
-    """A clone of ``model`` fitted on X -> y (a point mass when y has one class)."""
+    """A clone of ``model`` fitted on X -> y (a point mass when y has one class), the
+    ``sample_weight`` going to a Pipeline's last step (its estimator)."""
+    from sklearn.pipeline import Pipeline
+
     classes = np.unique(y)
     if len(classes) == 1:
         return FittedClasses(None, int(classes[0]), n_classes)
-    fit_args = {} if sample_weight is None else {"sample_weight": sample_weight}
+    key = (f"{model.steps[-1][0]}__sample_weight" if isinstance(model, Pipeline)
+           else "sample_weight")
+    fit_args = {} if sample_weight is None else {key: sample_weight}
     return FittedClasses(clone(model).fit(X, y, **fit_args), None, n_classes)
 
 
