@@ -121,7 +121,9 @@ def make_fairness_scorer(criterion: Any = "independence", *,
 
     The deviation is that of the empirical joint of the validation rows and the policy's
     probabilities (module docstring): exactly what ``result_.deviations`` reports on
-    the training world when the world is the rows' empirical distribution.
+    the training world when the world is the rows' empirical distribution (the softmax
+    family's, on the training rows; the score family's training world bins the rows by
+    their cross-fitted scores, which differ from the scores new rows get).
 
     Examples
     --------
@@ -130,7 +132,7 @@ def make_fairness_scorer(criterion: Any = "independence", *,
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(200, 2)); z = rng.randint(2, size=200)
     >>> y = (X[:, 0] + z > 0.5).astype(int)
-    >>> clf = FairPolicyClassifier(epsilon=0.02, random_state=0).fit(
+    >>> clf = FairPolicyClassifier(policy="softmax", epsilon=0.02, random_state=0).fit(
     ...     X, y, sensitive_features=z)
     >>> dev = -make_fairness_scorer("independence")(clf, X, y, sensitive_features=z)
     >>> bool(abs(dev - clf.result_.deviations["independence"]) < 1e-6)
