@@ -31,6 +31,7 @@ from fairdecide.data import BanditData, LoggedData
 from fairdecide.exceptions import (
     FairdecideError,
     InfeasibleToleranceError,
+    NotCertifiedError,
     SolverError,
     VerificationError,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "LoggedCounts",
     "LoggedData",
     "MeritOrder",
+    "NotCertifiedError",
     "OptimizeResult",
     "Policy",
     "SampleWorld",

@@ -8,6 +8,7 @@ from __future__ import annotations
 __all__ = [
     "FairdecideError",
     "InfeasibleToleranceError",
+    "NotCertifiedError",
     "SolverError",
     "VerificationError",
 ]
@@ -29,6 +30,32 @@ class InfeasibleToleranceError(FairdecideError):
     def __init__(self, message: str, smallest: dict[str, float]):
         super().__init__(message)
         self.smallest = dict(smallest)
+
+
+class NotCertifiedError(FairdecideError):
+    """No policy certified: the held-out safety test could not show, at the requested
+    confidence, that the fitted policy's deviations are within the tolerance (the
+    estimators' ``guarantee``). Nothing unsafe is returned.
+
+    Attributes
+    ----------
+    bounds : dict[str, float]
+        The upper confidence bound each criterion reached on the safety rows (empty when
+        the tolerance left no room for the bound's width, and no policy was fitted).
+    smallest_epsilon : float
+        The smallest tolerance the safety test would have passed with this policy (the
+        largest bound); without a policy, the predicted width of the bound, below which
+        no tolerance can pass on this many rows.
+    certificate : DeviationCertificate or None
+        The failed certificate (None when no policy was fitted).
+    """
+
+    def __init__(self, message: str, bounds: dict[str, float], smallest_epsilon: float,
+                 certificate: object = None):
+        super().__init__(message)
+        self.bounds = dict(bounds)
+        self.smallest_epsilon = float(smallest_epsilon)
+        self.certificate = certificate
 
 
 class SolverError(FairdecideError):

@@ -8,6 +8,7 @@ from fairdecide.evaluation.audit import (
     log_marginal_likelihoods,
 )
 from fairdecide.evaluation.belief import BeliefEvaluation, evaluate_under_belief
+from fairdecide.evaluation.certify import DeviationCertificate, certify
 from fairdecide.evaluation.groups import GroupValues, evaluate_policy_by_group
 from fairdecide.evaluation.offpolicy import evaluate_policy
 from fairdecide.evaluation.ope import (
@@ -22,6 +23,7 @@ from fairdecide.evaluation.ope import (
 __all__ = [
     "BanditData",
     "BeliefEvaluation",
+    "DeviationCertificate",
     "DeviationEstimate",
     "DirectMethod",
     "DoublyRobust",
@@ -31,6 +33,7 @@ __all__ = [
     "SelfNormalized",
     "ValueEstimate",
     "audit",
+    "certify",
     "estimate_deviation",
     "evaluate_policy",
     "evaluate_policy_by_group",
