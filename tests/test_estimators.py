@@ -19,7 +19,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import fairdecide as fd
 from fairdecide.estimators import FairDecisionPolicy, FairPolicyClassifier, all_estimators
-from fairdecide.estimators.checks import EXPECTED_FAILED_CHECKS
+from fairdecide.estimators.checks import EXPECTED_FAILED_CHECKS, GUARANTEE_FAILED_CHECKS
 
 
 class LoggedDecisionPolicy(FairDecisionPolicy):
@@ -53,14 +53,25 @@ def test_all_estimators_finds_both():
     assert set(EXPECTED_FAILED_CHECKS) <= names
     for reasons in EXPECTED_FAILED_CHECKS.values():
         assert all(isinstance(r, str) and len(r) > 20 for r in reasons.values())
-    # a test constant, not part of the public API
+    # test constants, not part of the public API
     assert "EXPECTED_FAILED_CHECKS" not in fd.__all__ + fd.estimators.__all__
+    assert "GUARANTEE_FAILED_CHECKS" not in fd.__all__ + fd.estimators.__all__
     assert not hasattr(fd, "EXPECTED_FAILED_CHECKS")
 
 
 @pytest.mark.filterwarnings("ignore:no sensitive features")
 @parametrize_with_checks(_instances(), expected_failed_checks=_expected, xfail_strict=True)
 def test_sklearn_common_checks(estimator, check):
+    check(estimator)
+
+
+# The guarantee's path (split, candidate fit, safety test) through every common check; the
+# checks give no groups, so the safety test's bounds are 0 and every fit is certified
+@pytest.mark.filterwarnings("ignore:no sensitive features")
+@parametrize_with_checks([FairPolicyClassifier(guarantee=0.05, random_state=0)],
+                         expected_failed_checks=lambda est: GUARANTEE_FAILED_CHECKS,
+                         xfail_strict=True)
+def test_sklearn_common_checks_with_a_guarantee(estimator, check):
     check(estimator)
 
 

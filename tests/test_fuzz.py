@@ -187,6 +187,19 @@ def _classifier_params(epsilon: Any, n_scenarios: Any, policy: Any, uncertainty:
         EX, EY, sensitive_features=EZ).result_
 
 
+GX = np.random.RandomState(4).normal(size=(3000, 2))
+GZ = np.array(["f", "m"] * 1500, dtype=object)
+GY = (GX[:, 0] + (GZ == "m") > 0.5).astype(int)
+
+
+def _guaranteed_fit(guarantee: Any, safety_fraction: Any) -> Any:
+    """A fit that passes its safety test (3000 rows, a wide tolerance): the new
+    parameters' malformed values are checked before anything is fitted."""
+    return fd.FairPolicyClassifier(
+        policy="score", epsilon=0.8, guarantee=guarantee, safety_fraction=safety_fraction,
+        random_state=0).fit(GX, GY, sensitive_features=GZ).certificate_
+
+
 def _poke(value: Any, bad: float) -> np.ndarray:
     arr = np.array(value, dtype=float)
     arr.reshape(-1)[0] = bad
@@ -542,6 +555,16 @@ def _entries() -> list[Entry]:
            "criteria": "choice", "l2": "real", "n_restarts": "size"},
           # inf switches the criterion off, as in optimize_policy
           accepts={"epsilon": {"inf"}}),
+        E("FairPolicyClassifier(guarantee)", _guaranteed_fit,
+          {"guarantee": 0.05, "safety_fraction": 0.4},
+          {"guarantee": "real", "safety_fraction": "real"}),
+        E("certify", ev.certify,
+          {"estimator": _classifier(), "X": EX, "y": EY, "sensitive_features": EZ,
+           "epsilon": 0.5, "criteria": "separation", "delta": 0.1},
+          {"estimator": "object", "X": "array", "y": "labels",
+           "sensitive_features": "labels", "epsilon": "real", "criteria": "choice",
+           "delta": "real"},
+          accepts={"X": {"negative"}}, names={"y": ("X or y", "class", "label")}),
         E("FairPolicyClassifier.predict_proba",
           lambda X, sensitive_features: _classifier().predict_proba(
               X, sensitive_features=sensitive_features),
@@ -678,7 +701,8 @@ EXEMPT = {
     "Progress": "a record the solvers' loops build",
     "reporting": "checks its callback as optimize_policy(progress=) does, which calls it "
                  "(fuzzed)",
-    "InfeasibleToleranceError": "an exception",
+    "InfeasibleToleranceError": "an exception", "NotCertifiedError": "an exception",
+    "DeviationCertificate": "a result container built by certify (fuzzed)",
     "SolverError": "an exception", "VerificationError": "an exception",
     "DataNotFoundError": "an exception",
     "Criterion": "abstract base class", "Policy": "abstract base class",

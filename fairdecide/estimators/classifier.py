@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from fairdecide._validation import as_bool, as_float_array
 from fairdecide.estimators._fitting import fit_policy
+from fairdecide.estimators._guarantee import fit_guaranteed
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
@@ -114,6 +115,21 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     max_iter : int, default=500
         Most solver iterations per start (softmax; Adult at 10,000 rows needed 288) or
         linearisation steps (tabular, criteria not linear in the policy).
+    guarantee : float, optional
+        delta in (0, 1): return a policy whose deviation in the population the rows were
+        drawn from is at most ``epsilon`` with probability at least 1 - delta, or raise
+        :class:`~fairdecide.NotCertifiedError` ("no policy certified"). The rows are split
+        at random within each group; the policy is fitted on the candidate part at a
+        tolerance tightened by the bound's predicted width, then every criterion's
+        deviation is bounded on the safety part (:func:`fairdecide.evaluation.certify`:
+        Hoeffding's relative-entropy intervals for each P(a | c, z) and P(z | c), union
+        bound) and the policy is kept only if every bound is at most epsilon. Needs one
+        numeric epsilon (not lam or utility_slack), no sample_weight, and criteria
+        Independence or Separation (measure "tv" or "max"). The policy is fitted on the
+        candidate rows only (refitting on all rows would void the certificate).
+    safety_fraction : float, default=0.4
+        With ``guarantee``, the share of each group's rows held out for the safety test,
+        in (0, 1).
     random_state : int, RandomState or None
 
     Attributes
@@ -133,6 +149,10 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     n_iter_ : int
         Solver iterations (gradient route: over all starts; LP: simplex or interior-point
         iterations, at least 1).
+    certificate_ : DeviationCertificate or None
+        With ``guarantee``: the safety test passed, each criterion's deviation on the
+        safety rows (``deviations``) and its upper confidence bound (``bounds``, all
+        <= epsilon). None without ``guarantee``.
 
     Examples
     --------
@@ -157,7 +177,8 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
                  n_folds: int | None = None, group_blind: bool = False,
                  sensitive_feature: str | None = None, n_bins: int | str = "auto",
                  monotone: bool = True, l2: float = 1e-5, n_restarts: int = 1,
-                 max_iter: int = 500,
+                 max_iter: int = 500, guarantee: float | None = None,
+                 safety_fraction: float = 0.4,
                  random_state: Any = None) -> None:
         self.policy = policy
         self.criteria = criteria
@@ -176,6 +197,8 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         self.l2 = l2
         self.n_restarts = n_restarts
         self.max_iter = max_iter
+        self.guarantee = guarantee
+        self.safety_fraction = safety_fraction
         self.random_state = random_state
 
     def __sklearn_tags__(self) -> Any:
@@ -223,8 +246,13 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
                 f"classes_ {list(self.classes_)}, got {u.shape}")
         self.problem_ = DecisionProblem(u, outcome_depends_on_action=False,
                                         action_labels=range(k), outcome_labels=range(k))
-        self._rule = fit_policy(self, self.problem_, X, z, len(self.group_labels_),
-                                  y_codes, None, w)
+        if self.guarantee is None:
+            self._rule = fit_policy(self, self.problem_, X, z, len(self.group_labels_),
+                                    y_codes, None, w)
+            self.certificate_ = None
+        else:
+            self._rule, self.certificate_ = fit_guaranteed(
+                self, self.problem_, X, z, len(self.group_labels_), y_codes, w)
         self.result_ = self._rule.result
         self.n_iter_ = self._rule.n_iter
         return self

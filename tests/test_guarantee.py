@@ -1,0 +1,356 @@
+"""Guarantees on new data: the deviation bound of fairdecide.evaluation.certify against
+independent computations and by simulation, and FairPolicyClassifier(guarantee=)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+from scipy.optimize import brentq, linprog
+
+import fairdecide as fd
+from fairdecide.estimators._guarantee import safety_split
+from fairdecide.evaluation import DeviationCertificate, certify
+from fairdecide.evaluation._bounds import _knapsack, kl_interval, n_statements
+from fairdecide.evaluation.certify import bound_rows
+from fairdecide.table import row_counts
+
+CLS2 = fd.DecisionProblem.classification(2)
+
+
+def _kl(p, q):
+    out = 0.0
+    if p > 0:
+        out += p * np.log(p / q)
+    if p < 1:
+        out += (1 - p) * np.log((1 - p) / (1 - q))
+    return out
+
+
+def _interval_by_roots(p, n, level):
+    """The kl interval from scipy's root finder on the closed form."""
+    f = lambda q: n * _kl(p, q) - level  # noqa: E731
+    eps = 1e-15
+    high = 1.0 if f(1 - eps) <= 0 else brentq(f, p, 1 - eps, xtol=1e-15)
+    low = 0.0 if f(eps) <= 0 else brentq(f, eps, p, xtol=1e-15)
+    return low, high
+
+
+# ---------------------------------------------------------------------- the intervals
+def test_kl_interval_matches_the_roots_of_the_divergence():
+    rng = np.random.RandomState(0)
+    p = np.r_[rng.uniform(size=30), 0.0, 1.0, 0.5]
+    n = np.r_[rng.randint(1, 2000, size=30), 50, 50, 1]
+    level = np.log(2 * 6 / 0.05)
+    low, high = kl_interval(p, n, level)
+    for i in range(len(p)):
+        lo, hi = _interval_by_roots(p[i], n[i], level)
+        # the same interval, never narrower (the bisection keeps the outer end)
+        assert lo - 1e-12 <= low[i] <= lo + 1e-12 or low[i] == 0.0 == lo
+        assert hi - 1e-12 <= high[i] <= hi + 1e-12
+        assert low[i] <= lo + 1e-15 and high[i] >= hi - 1e-15
+    # the closed form at a mean of 0: n log(1 / (1 - q)) = level
+    assert high[30] == pytest.approx(1 - np.exp(-level / 50), abs=1e-12)
+    # never wider than Hoeffding's additive interval
+    r = np.sqrt(level / (2 * n))
+    assert np.all(high <= np.minimum(p + r, 1) + 1e-12)
+    assert np.all(low >= np.maximum(p - r, 0) - 1e-12)
+
+
+def test_kl_interval_without_rows_is_everything():
+    low, high = kl_interval(np.array([0.3, 0.5]), np.array([0, 0]), 3.0)
+    assert low.tolist() == [0.0, 0.0] and high.tolist() == [1.0, 1.0]
+
+
+def test_knapsack_matches_a_linear_program():
+    rng = np.random.RandomState(1)
+    n_z, n_c, n_t = 4, 2, 3
+    gap = rng.uniform(size=(n_z, n_z, n_c, n_t))
+    cap = rng.uniform(0.05, 0.6, size=(n_z, n_c))
+    total = rng.uniform(0.3, 1.0, size=(n_z, n_c))
+    got = _knapsack(gap, cap, total)
+    for z in range(n_z):
+        others = [o for o in range(n_z) if o != z]
+        for c in range(n_c):
+            for t in range(n_t):
+                lp = linprog(-gap[z, others, c, t], A_ub=np.ones((1, n_z - 1)),
+                             b_ub=[total[z, c]], bounds=[(0, cap[o, c]) for o in others],
+                             method="highs")
+                assert got[z, c, t] == pytest.approx(-lp.fun, abs=1e-9)
+
+
+def test_statements_are_counted_per_compared_value():
+    # two groups, two actions: per value 2 conditionals + 1 difference + 1 weight
+    assert n_statements([fd.Independence()], CLS2, 2) == 4
+    assert n_statements([fd.Independence(), fd.Independence(measure="max")], CLS2, 2) == 4
+    assert n_statements([fd.Separation()], CLS2, 2) == 8
+    # three groups and three actions: per value (3 + 3) * 3 + 3 = 21; shared values once
+    cls3 = fd.DecisionProblem.classification(3)
+    crits = [fd.Separation(), fd.Separation(outcomes=[1])]
+    assert n_statements(crits, cls3, 3) == 3 * 21
+    assert n_statements([fd.Separation(outcomes=[1])], cls3, 3) == 21
+    assert n_statements([fd.Independence()], CLS2, 1) == 0
+
+
+def test_two_group_bound_by_hand():
+    """Independence with two groups: every term is the knapsack of one other group,
+    min(upper w_z', 1 - lower w_z) g, with g the smaller of the intervals' widest
+    difference and Hoeffding's bound of the difference, summed over both actions
+    (tv) or the largest (max)."""
+    rng = np.random.RandomState(2)
+    n = 400
+    z = (rng.uniform(size=n) < 0.3).astype(int)
+    y = rng.randint(2, size=n)
+    p1 = np.clip(0.4 + 0.2 * z + 0.3 * rng.uniform(-1, 1, size=n), 0, 1)
+    rows = np.c_[1 - p1, p1]
+    delta = 0.1
+    level = np.log(2 * 4 / delta)
+    n_z = np.bincount(z)
+    rate = np.array([p1[z == g].mean() for g in (0, 1)])
+    lo, hi = np.array([_interval_by_roots(rate[g], n_z[g], level) for g in (0, 1)]).T
+    w_lo, w_hi = _interval_by_roots(n_z[0] / n, n, level)  # the share of group 0
+    g = min(max(hi[0] - lo[1], hi[1] - lo[0]),
+            abs(rate[0] - rate[1]) + np.sqrt(level * (1 / n_z[0] + 1 / n_z[1]) / 2), 1.0)
+    upper_w = [w_hi, 1 - w_lo]
+    lower_w = [w_lo, 1 - w_hi]
+    terms = [min(upper_w[1 - k], 1 - lower_w[k]) * g for k in (0, 1)]
+    cert = bound_rows([fd.Independence(), fd.Independence(measure="max")], CLS2, rows, y, z,
+                      2, delta, 1.0)
+    assert cert.bounds["independence"] == pytest.approx(2 * sum(terms), abs=1e-9)
+    assert cert.bounds["independence#2"] == pytest.approx(max(terms), abs=1e-9)
+    # and the held-out deviations are the library's own, from the rows' joint
+    M = row_counts(z, rows, y, 2, 2) / n
+    assert cert.deviations["independence"] == pytest.approx(
+        fd.Independence().deviation_from_marginal(M, CLS2), abs=1e-12)
+
+
+# ---------------------------------------------------------------------- coverage
+def _population(n_groups, n_actions, seed):
+    """A population over x in 0..4, groups z, outcomes y in {0, 1}, and a fractional
+    policy pi(a | x, z): P(x, z, y) and pi, so that every conditional is exact."""
+    rng = np.random.RandomState(seed)
+    p_xzy = rng.dirichlet(np.ones(5 * n_groups * 2) * 3).reshape(5, n_groups, 2)
+    policy = rng.dirichlet(np.ones(n_actions), size=(5, n_groups))
+    return p_xzy, policy
+
+
+def _draws_failing(crits, p_xzy, policy, n, delta, n_draws, seed, statistic="bound"):
+    """How many of n_draws samples of n rows give some bound below its population
+    deviation (or, for ``statistic="plug-in"``, some held-out deviation below it)."""
+    _, n_z, n_y = p_xzy.shape
+    n_a = policy.shape[-1]
+    problem = fd.DecisionProblem.classification(n_a) if n_a == n_y else fd.DecisionProblem(
+        np.zeros((n_a, n_y)), outcome_depends_on_action=False)
+    M = np.einsum("xzy,xza->zay", p_xzy, policy)
+    truth = [c.deviation_from_marginal(M, problem) for c in crits]
+    assert min(truth) > 0.02  # a population where the bound has something to cover
+    rng = np.random.RandomState(seed)
+    flat = p_xzy.reshape(-1)
+    failing = 0
+    for _ in range(n_draws):
+        cell = rng.choice(flat.size, size=n, p=flat)
+        x, z, y = np.unravel_index(cell, p_xzy.shape)
+        cert = bound_rows(crits, problem, policy[x, z], y, z, n_z, delta, 1.0)
+        got = cert.bounds if statistic == "bound" else cert.deviations
+        failing += any(v < t for v, t in zip(got.values(), truth, strict=True))
+    return failing
+
+
+# a failure share above delta by this much has probability below 1e-4 under the claim
+_TAIL = 1e-4
+
+COVERAGE = [
+    ([fd.Independence(), fd.Independence(measure="max")], 3, 2),
+    ([fd.Separation(weighting="group"), fd.Separation(measure="max", outcomes=[1])], 2, 3),
+]
+
+
+@pytest.mark.parametrize(("crits", "n_groups", "n_actions"), COVERAGE,
+                         ids=["independence-3-groups", "separation-3-actions"])
+def test_bounds_cover_the_population_deviation(crits, n_groups, n_actions):
+    """Over independent samples the bounds fall below the population deviation in at
+    most a share delta of them: the count of failures is compared with the binomial
+    (n_draws, delta) tail at probability 1e-4. The bound is conservative, so the count
+    is far below; the plug-in check below shows the same comparison catches a statistic
+    that does not cover."""
+    p_xzy, policy = _population(n_groups, n_actions, seed=3)
+    delta, n_draws = 0.2, 300
+    failing = _draws_failing(crits, p_xzy, policy, 200, delta, n_draws, seed=4)
+    assert failing <= stats.binom.isf(_TAIL, n_draws, delta)
+
+
+def test_the_coverage_check_catches_a_statistic_that_does_not_cover():
+    p_xzy, policy = _population(3, 2, seed=3)
+    crits = COVERAGE[0][0]
+    failing = _draws_failing(crits, p_xzy, policy, 200, 0.2, 100, seed=5,
+                             statistic="plug-in")
+    assert failing > stats.binom.isf(_TAIL, 100, 0.2)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(0, 10_000), st.integers(2, 4), st.sampled_from(["tv", "max"]),
+       st.sampled_from(["uniform", "group"]))
+def test_bound_is_at_least_the_held_out_deviation_and_grows_as_delta_falls(
+        seed, n_groups, measure, weighting):
+    rng = np.random.RandomState(seed)
+    n = rng.randint(n_groups, 300)
+    z = rng.randint(n_groups, size=n)
+    y = rng.randint(2, size=n)
+    rows = rng.dirichlet(np.ones(2), size=n)
+    crits = [fd.Independence(measure=measure, weighting=weighting),
+             fd.Separation(measure=measure, weighting=weighting)]
+    loose = bound_rows(crits, CLS2, rows, y, z, n_groups, 0.5, 1.0)
+    tight = bound_rows(crits, CLS2, rows, y, z, n_groups, 0.01, 1.0)
+    for name in loose.bounds:
+        assert loose.bounds[name] >= loose.deviations[name] - 1e-12
+        assert tight.bounds[name] >= loose.bounds[name] - 1e-12
+        assert np.isfinite(tight.bounds[name])
+
+
+# ---------------------------------------------------------------------- the classifier
+def _data(n, seed=0):
+    rng = np.random.RandomState(seed)
+    z = rng.randint(2, size=n)
+    X = np.c_[rng.normal(size=n) + z, rng.normal(size=n)]
+    y = (X[:, 0] + rng.normal(size=n) > 0.5).astype(int)
+    return X, y, z
+
+
+def test_certified_policy_is_the_candidate_fit_and_its_certificate_is_reproducible():
+    X, y, z = _data(6000)
+    clf = fd.FairPolicyClassifier(policy="score", epsilon=0.3, guarantee=0.05,
+                                  random_state=0).fit(X, y, sensitive_features=z)
+    cert = clf.certificate_
+    assert isinstance(cert, DeviationCertificate) and cert.certified
+    assert cert.bounds["independence"] <= 0.3
+    assert cert.delta == 0.05 and cert.epsilon == 0.3
+    # the split: 40% of each group held out, seeded by random_state
+    cand, safe = safety_split(z, 0.4, np.random.RandomState(0))
+    assert cert.n_rows == len(safe)
+    for g in (0, 1):
+        assert np.sum(z[safe] == g) == round(0.4 * np.sum(z == g))
+    # the policy is a plain fit on the candidate rows at the tightened tolerance, at
+    # which the constraint binds (the training deviation is that tolerance)
+    tight = clf.result_.deviations["independence"]
+    assert 0.01 < tight < 0.3 - cert.bounds["independence"] + cert.deviations["independence"]
+    plain = fd.FairPolicyClassifier(policy="score", epsilon=tight, random_state=0).fit(
+        X[cand], y[cand], sensitive_features=z[cand])
+    np.testing.assert_allclose(clf.predict_proba(X, sensitive_features=z),
+                               plain.predict_proba(X, sensitive_features=z), atol=1e-9)
+    # the certificate: the safety rows' bound, the group weights from all rows
+    labels = np.zeros((2, 2))
+    np.add.at(labels, (z, y), 1.0)
+    again = bound_rows([fd.Independence()], clf.problem_,
+                       clf.predict_proba(X[safe], sensitive_features=z[safe]), y[safe],
+                       z[safe], 2, 0.05, 0.3, labels=labels)
+    assert again == cert
+    assert "certified at epsilon = 0.3" in cert.summary()
+
+
+def test_without_guarantee_there_is_no_certificate():
+    X, y, z = _data(300)
+    clf = fd.FairPolicyClassifier(policy="score", random_state=0).fit(
+        X, y, sensitive_features=z)
+    assert clf.certificate_ is None
+
+
+def test_a_failed_safety_test_says_no_policy_certified():
+    X, y, z = _data(2000)
+    clf = fd.FairPolicyClassifier(policy="score", epsilon=0.3, guarantee=0.05,
+                                  random_state=0)
+    with pytest.raises(fd.NotCertifiedError, match="no policy certified") as info:
+        clf.fit(X, y, sensitive_features=z)
+    err = info.value
+    assert isinstance(err, fd.FairdecideError)
+    assert err.bounds["independence"] > 0.3
+    assert err.smallest_epsilon == max(err.bounds.values())
+    assert not err.certificate.certified
+    assert f"{err.smallest_epsilon:.4g}" in str(err)
+    assert not hasattr(clf, "result_")  # nothing unsafe is left on the estimator
+
+
+def test_a_tolerance_below_the_bounds_width_is_refused_before_fitting():
+    X, y, z = _data(300)
+    with pytest.raises(fd.NotCertifiedError, match="no policy certified") as info:
+        fd.FairPolicyClassifier(policy="score", epsilon=0.05, guarantee=0.05,
+                                random_state=0).fit(X, y, sensitive_features=z)
+    assert info.value.bounds == {} and info.value.certificate is None
+    assert info.value.smallest_epsilon > 0.05
+
+
+@pytest.mark.parametrize("bad", [0, 1, 1.5, -0.1, float("nan"), float("inf"), "0.05", True,
+                                 [0.05]])
+def test_guarantee_must_be_a_probability(bad):
+    X, y, z = _data(100)
+    with pytest.raises(fd.FairdecideError, match="guarantee"):
+        fd.FairPolicyClassifier(guarantee=bad).fit(X, y, sensitive_features=z)
+
+
+@pytest.mark.parametrize("bad", [0, 1, float("nan"), "0.4"])
+def test_safety_fraction_must_be_a_share(bad):
+    X, y, z = _data(100)
+    with pytest.raises(fd.FairdecideError, match="safety_fraction"):
+        fd.FairPolicyClassifier(guarantee=0.05, safety_fraction=bad).fit(
+            X, y, sensitive_features=z)
+
+
+@pytest.mark.parametrize(("params", "match"), [
+    ({"criteria": "sufficiency"}, "not supported with a guarantee"),
+    ({"criteria": fd.Lipschitz(constant=1.0)}, "Lipschitz is not supported"),
+    ({"criteria": fd.Independence(measure="kl")}, "measure='kl'"),
+    ({"criteria": None}, "criteria is empty"),
+    ({"lam": 0.5}, "one epsilon"),
+    ({"utility_slack": 0.01}, "one epsilon"),
+    ({"epsilon": None, "lam": 0.5}, "one epsilon"),
+    ({"epsilon": -0.1}, "epsilon"),
+])
+def test_unsupported_settings_are_named(params, match):
+    X, y, z = _data(100)
+    with pytest.raises(fd.FairdecideError, match=match):
+        fd.FairPolicyClassifier(guarantee=0.05, **params).fit(X, y, sensitive_features=z)
+
+
+def test_sample_weight_is_refused_with_a_guarantee():
+    X, y, z = _data(100)
+    with pytest.raises(fd.FairdecideError, match="sample_weight"):
+        fd.FairPolicyClassifier(guarantee=0.05).fit(X, y, sensitive_features=z,
+                                                     sample_weight=np.ones(100))
+
+
+# ---------------------------------------------------------------------- certify
+def test_certify_bounds_a_fitted_classifier_on_held_out_rows():
+    X, y, z = _data(4000)
+    clf = fd.FairPolicyClassifier(policy="score", criteria="separation", epsilon=0.05,
+                                  random_state=0).fit(X[:2000], y[:2000],
+                                                      sensitive_features=z[:2000])
+    cert = certify(clf, X[2000:], y[2000:], sensitive_features=z[2000:], epsilon=0.05)
+    assert list(cert.bounds) == ["separation"]  # the estimator's own criteria
+    assert not cert.certified and cert.smallest_epsilon == cert.bounds["separation"]
+    rows = clf.predict_proba(X[2000:], sensitive_features=z[2000:])
+    assert cert == bound_rows([fd.Separation()], clf.problem_, rows, y[2000:], z[2000:], 2,
+                              0.05, 0.05)
+    # criteria named, and the groups read from the estimator's column of X
+    import pandas as pd
+
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "g": z})
+    clf2 = fd.FairPolicyClassifier(policy="score", sensitive_feature="g",
+                                   random_state=0).fit(frame[:2000], y[:2000])
+    cert2 = certify(clf2, frame[2000:], y[2000:], epsilon=1.5,
+                    criteria=["independence", "separation"], delta=0.1)
+    assert cert2.certified and set(cert2.bounds) == {"independence", "separation"}
+
+
+def test_certify_names_what_is_wrong():
+    X, y, z = _data(200)
+    with pytest.raises(fd.FairdecideError, match=r"estimator .* \(fit it first"):
+        certify(fd.FairPolicyClassifier(), X, y, sensitive_features=z, epsilon=0.1)
+    clf = fd.FairPolicyClassifier(policy="score", random_state=0).fit(
+        X, y, sensitive_features=z)
+    with pytest.raises(fd.FairdecideError, match="sensitive_features"):
+        certify(clf, X, y, epsilon=0.1)
+    with pytest.raises(fd.FairdecideError, match="delta"):
+        certify(clf, X, y, sensitive_features=z, epsilon=0.1, delta=1.0)
+    with pytest.raises(fd.FairdecideError, match="sufficiency"):
+        certify(clf, X, y, sensitive_features=z, epsilon=0.1, criteria="sufficiency")
