@@ -92,6 +92,11 @@ def test_statements_are_counted_per_compared_value():
     assert n_statements(crits, cls3, 3) == 3 * 21
     assert n_statements([fd.Separation(outcomes=[1])], cls3, 3) == 21
     assert n_statements([fd.Independence()], CLS2, 1) == 0
+    # comparing two groups directly needs no weights
+    pairwise = fd.Separation(reference="pairwise")
+    assert n_statements([pairwise], CLS2, 2) == 6
+    assert n_statements([pairwise], cls3, 3) == 3 * 18
+    assert n_statements([pairwise, fd.Separation()], cls3, 3) == 3 * 21
 
 
 def test_two_group_bound_by_hand():
@@ -120,6 +125,15 @@ def test_two_group_bound_by_hand():
                       2, delta, 1.0)
     assert cert.bounds["independence"] == pytest.approx(2 * sum(terms), abs=1e-9)
     assert cert.bounds["independence#2"] == pytest.approx(max(terms), abs=1e-9)
+    # the pairwise reference reads g alone, at the level of 3 statements (no weight)
+    level = np.log(2 * 3 / delta)
+    lo, hi = np.array([_interval_by_roots(rate[g], n_z[g], level) for g in (0, 1)]).T
+    g = min(max(hi[0] - lo[1], hi[1] - lo[0]),
+            abs(rate[0] - rate[1]) + np.sqrt(level * (1 / n_z[0] + 1 / n_z[1]) / 2), 1.0)
+    pair = bound_rows([fd.Independence(reference="pairwise"),
+                       fd.Independence(measure="max", reference="pairwise")], CLS2, rows, y,
+                      z, 2, delta, 1.0)
+    assert list(pair.bounds.values()) == pytest.approx([2 * g, g], abs=1e-9)
     # and the held-out deviations are the library's own, from the rows' joint
     M = row_counts(z, rows, y, 2, 2) / n
     assert cert.deviations["independence"] == pytest.approx(
@@ -164,11 +178,13 @@ _TAIL = 1e-4
 COVERAGE = [
     ([fd.Independence(), fd.Independence(measure="max")], 3, 2),
     ([fd.Separation(weighting="group"), fd.Separation(measure="max", outcomes=[1])], 2, 3),
+    ([fd.Independence(reference="pairwise"),
+      fd.Separation(measure="max", reference="pairwise")], 3, 3),
 ]
 
 
 @pytest.mark.parametrize(("crits", "n_groups", "n_actions"), COVERAGE,
-                         ids=["independence-3-groups", "separation-3-actions"])
+                         ids=["independence-3-groups", "separation-3-actions", "pairwise"])
 def test_bounds_cover_the_population_deviation(crits, n_groups, n_actions):
     """Over independent samples the bounds fall below the population deviation in at
     most a share delta of them: the count of failures is compared with the binomial
@@ -200,7 +216,8 @@ def test_bound_is_at_least_the_held_out_deviation_and_grows_as_delta_falls(
     y = rng.randint(2, size=n)
     rows = rng.dirichlet(np.ones(2), size=n)
     crits = [fd.Independence(measure=measure, weighting=weighting),
-             fd.Separation(measure=measure, weighting=weighting)]
+             fd.Separation(measure=measure, weighting=weighting),
+             fd.Separation(measure=measure, reference="pairwise")]
     loose = bound_rows(crits, CLS2, rows, y, z, n_groups, 0.5, 1.0)
     tight = bound_rows(crits, CLS2, rows, y, z, n_groups, 0.01, 1.0)
     for name in loose.bounds:

@@ -37,7 +37,8 @@ fractional knapsack, solved greedily. With two groups the weights nearly cancel 
 total-variation deviation (sum_z |P_z - P| = |P_0 - P_1|): the bound is about
 |p_0 - p_1| + r_01 per compared value and action, not the
 |p_0 - p| + |p_1 - p| + r_0 + r_1 + 2 r_pool of comparing each group with a pooled
-interval. A comparison of two groups directly (a pairwise reference) is g_zz' itself.
+interval. With ``reference="pairwise"`` the criterion compares two groups directly, and
+|P(t | c, z) - P(t | c, z')| <= g_zz' is all it needs (no weights).
 """
 
 from __future__ import annotations
@@ -95,18 +96,21 @@ def n_statements(criteria: list[ConditionalIndependence], problem: DecisionProbl
                  n_groups: int) -> int:
     """How many interval statements the bound of ``criteria`` rests on: per compared
     conditioning value (shared by criteria that compare it), the conditionals of every
-    group, the differences of every pair of groups and the group weights. Fixed by the
-    problem and the number of groups, not by the data, as the union bound needs."""
-    keys = set()
-    for crit in criteria:
-        n_c = 1 if crit.given is None else problem.n_outcomes
-        keys |= {(crit.given, int(c)) for c in _compared(crit, problem, n_c)}
-    n_t = problem.n_actions
+    group and the differences of every pair of groups, and the group weights where a
+    criterion compares with the pooled conditional. Fixed by the problem and the number
+    of groups, not by the data, as the union bound needs."""
     if n_groups < 2:
         return 0
+    values, weighted = set(), set()
+    for crit in criteria:
+        n_c = 1 if crit.given is None else problem.n_outcomes
+        keys = {(crit.given, int(c)) for c in _compared(crit, problem, n_c)}
+        values |= keys
+        if crit.reference == "pooled":
+            weighted |= keys
     pairs = n_groups * (n_groups - 1) // 2
-    per_value = (n_groups + pairs) * _coordinates(n_t) + _coordinates(n_groups)
-    return len(keys) * per_value
+    return (len(values) * (n_groups + pairs) * _coordinates(problem.n_actions)
+            + len(weighted) * _coordinates(n_groups))
 
 
 def level(criteria: list[ConditionalIndependence], problem: DecisionProblem,
@@ -126,25 +130,37 @@ def deviation_bound(crit: ConditionalIndependence, problem: DecisionProblem,
     estimate the conditionals (:func:`fairdecide.table.row_counts`); ``labels`` the
     numbers of rows per (z, y) that estimate the group weights (the same rows, or more
     rows of the same population). The criterion has target "action", given None or
-    "outcome", measure "tv" or "max".
+    "outcome", measure "tv" or "max", either reference.
     """
     N = crit.reshape_marginal(counts)  # (n_z, n_c, n_t): sums of pi per (z, c)
     size = N.sum(axis=-1)  # rows per (z, c), since each row of pi sums to one
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(size[..., None] > 0, N / size[..., None], 0.5)
     low, high = kl_interval(rate, size[..., None], level)
+    gap = _pair_gaps(rate, size, low, high, level)  # (n_z, n_z, n_c, n_t)
+    compared = _compared(crit, problem, N.shape[1])
+    if crit.reference == "pairwise":
+        first, second = crit._pairs(N.shape[0])
+        block = gap[first, second][:, compared]
+    else:
+        block = _pooled_blocks(crit, gap, labels, level)[:, compared]
+    if crit.measure == "max":
+        return float(block.max(initial=0.0))
+    return float(block.sum())
+
+
+def _pooled_blocks(crit: ConditionalIndependence, gap: np.ndarray, labels: np.ndarray,
+                   level: float) -> np.ndarray:
+    """Bounds of w(z, c) |P(t | c, z) - P(t | c)| for every (z, c, t): the knapsack over
+    the other groups' weights (module docstring), times the upper bound of P(z | c) with
+    ``weighting="group"``."""
     n_zc = crit.reshape_marginal(labels[:, None, :]).sum(axis=-1)  # (n_z, n_c)
     n_c = n_zc.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(n_c > 0, n_zc / n_c, 0.5)
     w_low, w_high = kl_interval(share, n_c[None, :], level)
-    block = _knapsack(_pair_gaps(rate, size, low, high, level), w_high, 1.0 - w_low)
-    if crit.weighting == "group":
-        block = block * w_high[..., None]
-    block = block[:, _compared(crit, problem, N.shape[1])]
-    if crit.measure == "max":
-        return float(block.max(initial=0.0))
-    return float(block.sum())
+    block = _knapsack(gap, w_high, 1.0 - w_low)
+    return block * w_high[..., None] if crit.weighting == "group" else block
 
 
 def _pair_gaps(rate: np.ndarray, size: np.ndarray, low: np.ndarray, high: np.ndarray,

@@ -124,13 +124,16 @@ def certify(estimator: Any, X: Any, y: Any, *, epsilon: float,
         {q : n kl(mean, q) <= log(2 m / delta)},  kl(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q)),
 
     so that all m of them hold at once with probability at least 1 - delta (union bound).
-    On that event, with P(a | c) = sum_z' P(z' | c) P(a | c, z'),
+    The difference of two groups' conditionals also gets Hoeffding's two-sample interval.
+    On that event every |P(a | c, z) - P(a | c, z')| is bounded, which is what
+    ``reference="pairwise"`` compares; with the pooled reference,
+    P(a | c) = sum_z' P(z' | c) P(a | c, z') and
 
         |P(a | c, z) - P(a | c)| <= max over weights in their intervals of
-                                   sum_{z' != z} P(z' | c) |P(a | c, z) - P(a | c, z')|,
+                                   sum_{z' != z} P(z' | c) |P(a | c, z) - P(a | c, z')|.
 
-    each difference bounded from the intervals, and the bound of the deviation is the
-    criterion's sum (``"tv"``) or maximum (``"max"``) of these. No distributional
+    The bound of the deviation is the criterion's sum (``"tv"``) or maximum (``"max"``)
+    of these. No distributional
     assumption beyond independent rows; the policy's rows may be fractional.
 
     Parameters
@@ -145,9 +148,9 @@ def certify(estimator: Any, X: Any, y: Any, *, epsilon: float,
         The group of each row; needed unless the estimator takes it from a column of X
         (its ``sensitive_feature``).
     criteria : str, Criterion or list, optional
-        Independence and Separation (and any ConditionalIndependence of the action
-        given nothing or the outcome), measure "tv" or "max"; default the estimator's own
-        ``criteria``.
+        Independence and Separation (any ConditionalIndependence of the action given
+        nothing or the outcome, such as "demographic_parity_difference"), measure "tv" or
+        "max", either reference; default the estimator's own ``criteria``.
     delta : float, default=0.05
         In (0, 1): the probability that some bound fails.
 
