@@ -148,6 +148,7 @@ def main() -> None:
         command = f"FAIRDECIDE_DATA={os.environ['FAIRDECIDE_DATA']} {command}"
     started = datetime.datetime.now().astimezone()
     load_before = os.getloadavg()[0]
+    state = git_state()  # at the start: the code that ran
     rows, width_lines, t0 = [], [], time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
@@ -172,7 +173,7 @@ def main() -> None:
         f"machine: nproc = {nproc()}, {platform.machine()}, {platform.system()}; "
         f"1-min load average {load_before:.1f} at start, {os.getloadavg()[0]:.1f} at end",
         f"versions: python {platform.python_version()}, numpy {np.__version__}; "
-        f"{git_state()}",
+        f"{state}",
         "",
         f"{n_splits} splits 70/30 (stratified on y, seed = split number) of "
         + " and ".join(names) + f"; delta = {DELTA}, safety_fraction = 0.4;",
