@@ -3,6 +3,8 @@ independent computations and by simulation, and FairPolicyClassifier(guarantee=)
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -264,6 +266,36 @@ def test_certified_policy_is_the_candidate_fit_and_its_certificate_is_reproducib
                        z[safe], 2, 0.05, 0.3, labels=labels)
     assert again == cert
     assert "certified at epsilon = 0.3" in cert.summary()
+
+
+def test_the_softmax_family_is_certified_on_its_held_out_rows():
+    X, y, z = _data(4000, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = fd.FairPolicyClassifier(epsilon=0.35, guarantee=0.1, max_iter=100,
+                                      random_state=0).fit(X, y, sensitive_features=z)
+    assert clf.certificate_.certified
+
+
+def test_held_out_rows_in_cells_the_candidate_rows_missed_are_no_warning():
+    """The tabular family meets cells on the held-out rows that its candidate rows never
+    reached (six features, three bins each): they take the group's average rule,
+    silently in fit (the held-out rows are the estimator's own, not the user's new
+    data), as predict_proba says on the same rows. The many cells fit noise, so only a
+    wide tolerance is certified."""
+    rng = np.random.RandomState(3)
+    z = rng.randint(2, size=4000)
+    X = np.c_[rng.normal(size=4000) + z, rng.normal(size=(4000, 5))]
+    y = (X[:, 0] + rng.normal(size=4000) > 0.5).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = fd.FairPolicyClassifier(policy="tabular", n_bins=3, epsilon=1.2,
+                                      guarantee=0.1, random_state=0).fit(
+            X, y, sensitive_features=z)
+    assert clf.certificate_.certified
+    _, safe = safety_split(z, 0.4, np.random.RandomState(0))
+    with pytest.warns(UserWarning, match="never seen in training"):
+        clf.predict_proba(X[safe], sensitive_features=z[safe])
 
 
 def test_without_guarantee_there_is_no_certificate():
