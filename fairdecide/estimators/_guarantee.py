@@ -3,9 +3,9 @@ the rest (a held-out safety test, as Seldonian algorithms do), or no policy at a
 
 With delta = ``guarantee``, the rows are split at random within each group into a
 candidate part and a safety part (``safety_fraction`` of each group). The policy is
-fitted on the candidate part at the tightened tolerance epsilon - w, w the width the
-bound is predicted to have on the safety part; then every criterion's deviation is bounded
-on the safety rows (:func:`fairdecide.evaluation.certify`'s bound, the group weights
+fitted on the candidate part at a tolerance tightened by the width the bound is predicted
+to have on the safety part (below); then every criterion's deviation is bounded on the
+safety rows (:func:`fairdecide.evaluation.certify`'s bound, the group weights
 P(z | c) from all rows' labels). The policy is returned only if every bound is at most
 epsilon; otherwise :class:`~fairdecide.NotCertifiedError`.
 
@@ -53,7 +53,7 @@ def _settings(est: Any, sample_weight: Any) -> tuple[list, float, float, float]:
     if set(trade) != {"epsilon"} or isinstance(trade["epsilon"], list | tuple):
         raise FairdecideError(
             f"guarantee={est.guarantee} certifies a tolerance: give one epsilon (a number) "
-            f"and leave lam and utility_slack None, got {sorted(trade)}")
+            f"and leave lam and utility_slack None, got {trade}")
     epsilon = as_real(trade["epsilon"], "epsilon", low=0.0)
     if sample_weight is not None:
         raise FairdecideError(
