@@ -198,7 +198,7 @@ def main() -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text + "\n", encoding="utf-8")
-    df.to_csv(out.with_suffix(".csv"), index=False)
+    df.to_csv(out.with_suffix(".csv"), index=False, float_format="%.6g")
 
 
 if __name__ == "__main__":
