@@ -272,8 +272,9 @@ def test_the_softmax_family_is_certified_on_its_held_out_rows():
     X, y, z = _data(4000, seed=3)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        clf = fd.FairPolicyClassifier(epsilon=0.35, guarantee=0.1, max_iter=100,
-                                      random_state=0).fit(X, y, sensitive_features=z)
+        clf = fd.FairPolicyClassifier(policy="softmax", epsilon=0.35, guarantee=0.1,
+                                      max_iter=100, random_state=0).fit(
+            X, y, sensitive_features=z)
     assert clf.certificate_.certified
 
 

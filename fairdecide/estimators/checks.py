@@ -53,6 +53,7 @@ GUARANTEE_FAILED_CHECKS: dict[str, str] = dict.fromkeys((
     "check_sample_weights_pandas_series", "check_sample_weights_not_an_array",
     "check_sample_weights_list", "check_sample_weights_shape",
     "check_sample_weights_not_overwritten", "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weight_equivalence_on_sparse_data",
     "check_classifiers_one_label_sample_weights"), _NO_WEIGHTS)
 
 
