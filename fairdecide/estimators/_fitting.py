@@ -31,8 +31,8 @@ FAMILIES = ("softmax", "tabular", "score")
 AUTO_BINS = {"tabular": 5, "softmax": 5}
 SCORE_ROWS_PER_BIN = 600
 SCORE_BINS = (20, 100)
-#: Folds of the score family's cross-fitted scores when n_folds is not set: three, and a
-#: fit on every row, cost four fits of the scorer (nearly all of the family's fit time).
+#: Folds of the score family's cross-fitted scores when n_folds is not set: three fits
+#: of the scorer, nearly all of the family's fit time (new rows get their mean).
 SCORE_FOLDS = 3
 UNCERTAINTY = ("plug-in", "mean", "worst")
 
@@ -72,7 +72,7 @@ class Fitted:
     cells: Cells | None = None
     seen: np.ndarray | None = None       # (n_cells, n_groups): cell met in that group
     fallback: np.ndarray | None = None   # (n_groups, n_actions): P(a | z) of the policy
-    scorer: Any = None                   # the score family's FittedClasses (every row)
+    scorer: Any = None                   # the score family's FoldMean of its fold fits
 
     @property
     def n_iter(self) -> int:
@@ -234,20 +234,16 @@ def _cross_fitted_scores(est: Any, X: np.ndarray, y: np.ndarray, n_classes: int,
     from sklearn.model_selection import KFold, StratifiedKFold
     from sklearn.pipeline import make_pipeline
 
-    from fairdecide.models.outcome import default_classifier, fit_classes
+    from fairdecide.models.outcome import cross_fit, default_classifier
 
     sparse = issparse(X)  # scaled without centring, which would densify it
     model = (make_pipeline(StandardScaler(with_mean=not sparse), default_classifier())
              if est.outcome_model is None else est.outcome_model)
     folds = SCORE_FOLDS if est.n_folds is None else as_int(est.n_folds, "n_folds", minimum=2)
-    proba = np.zeros((X.shape[0], n_classes))
     rare = np.bincount(y, minlength=n_classes).min() < folds  # a class too rare to stratify
     split = (KFold if rare else StratifiedKFold)(folds, shuffle=True, random_state=seed)
-    fits = []
-    for train, test in split.split(X, y):
-        fits.append(fit_classes(model, X[train], y[train], n_classes,
-                                None if sample_weight is None else sample_weight[train]))
-        proba[test] = fits[-1](X[test])
+    proba, fits = cross_fit(model, X, y, n_classes, split.split(X, y),
+                            sample_weight=sample_weight)
     return FoldMean(fits), score_features(proba)
 
 

@@ -25,8 +25,8 @@ from fairdecide.world import World
 if TYPE_CHECKING:
     from fairdecide.data import BanditData
 
-__all__ = ["CellFrequencies", "cross_fit_proba", "default_classifier", "default_model",
-           "fit_classes", "fit_predict", "outcome_values"]
+__all__ = ["CellFrequencies", "cross_fit", "cross_fit_proba", "default_classifier",
+           "default_model", "fit_classes", "fit_predict", "outcome_values"]
 
 
 def default_classifier() -> Any:
@@ -141,14 +141,27 @@ def cross_fit_proba(model: Any, X: np.ndarray, target: np.ndarray, n_classes: in
     """Out-of-fold class probabilities (n, n_classes) of ``model`` fitted on X -> target,
     for every row; only the training rows in ``fit_rows`` (a mask) are fitted on, with
     their ``sample_weight`` if given."""
-    out = np.zeros((len(target), n_classes))
     folds = KFold(n_folds, shuffle=True, random_state=rng.randint(2**31 - 1))
-    for train, test in folds.split(X):
+    return cross_fit(model, X, target, n_classes, folds.split(X), fit_rows,
+                     sample_weight)[0]
+
+
+def cross_fit(model: Any, X: Any, target: np.ndarray, n_classes: int, splits: Any,
+              fit_rows: np.ndarray | None = None,
+              sample_weight: np.ndarray | None = None
+              ) -> tuple[np.ndarray, list[FittedClasses]]:
+    """The cross-fitting loop: for each (train, test) split, ``model`` fitted on the
+    train rows (those in ``fit_rows`` only, with their ``sample_weight``) predicts the
+    test rows. Returns the out-of-fold probabilities (n, n_classes) and the fold fits."""
+    out = np.zeros((len(target), n_classes))
+    fits = []
+    for train, test in splits:
         if fit_rows is not None:
             train = train[fit_rows[train]]
-        out[test] = fit_predict(model, X[train], target[train], X[test], n_classes,
-                                None if sample_weight is None else sample_weight[train])
-    return out
+        fits.append(fit_classes(model, X[train], target[train], n_classes,
+                                None if sample_weight is None else sample_weight[train]))
+        out[test] = fits[-1](X[test])
+    return out, fits
 
 
 def check_model(model: Any, name: str, world_ok: bool) -> None:
