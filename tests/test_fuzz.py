@@ -187,6 +187,11 @@ def _classifier_params(epsilon: Any, n_scenarios: Any, policy: Any, uncertainty:
         EX, EY, sensitive_features=EZ).result_
 
 
+def _classifier_actions(actions: Any, utility: Any) -> Any:
+    return fd.FairPolicyClassifier(actions=actions, utility=utility, random_state=0).fit(
+        EX, EY, sensitive_features=EZ).result_
+
+
 GX = np.random.RandomState(4).normal(size=(3000, 2))
 GZ = np.array(["f", "m"] * 1500, dtype=object)
 GY = (GX[:, 0] + (GZ == "m") > 0.5).astype(int)
@@ -555,6 +560,12 @@ def _entries() -> list[Entry]:
            "criteria": "choice", "l2": "real", "n_restarts": "size"},
           # inf switches the criterion off, as in optimize_policy
           accepts={"epsilon": {"inf"}}),
+        E("FairPolicyClassifier(actions)", _classifier_actions,
+          {"actions": np.array(["deny", "refer", "approve"], dtype=object),
+           "utility": np.array([[0.8, 0.0], [0.6, 0.6], [0.0, 1.0]])},
+          {"actions": "labels", "utility": "array"},
+          # a utility may be negative (costs)
+          accepts={"utility": {"negative"}}),
         E("FairPolicyClassifier(guarantee)", _guaranteed_fit,
           {"guarantee": 0.05, "safety_fraction": 0.4},
           {"guarantee": "real", "safety_fraction": "real"}),

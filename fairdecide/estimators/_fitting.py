@@ -258,20 +258,23 @@ class FoldMean:
 
 
 def _merit_order(problem: DecisionProblem, n_bins: int) -> Criterion | None:
-    """The score family's monotonicity: with two classes, each group's probability of
-    the action that gains from the outcome (the one whose utility rises with P(y = 1))
-    does not fall as the score rises. None when neither action gains (or more classes:
-    their bins are not ordered by one score)."""
+    """The score family's monotonicity: with two classes, the actions are ordered by
+    how much their utility gains from the positive outcome, s(a) = U(a, 1) - U(a, 0)
+    (the slope of a's expected utility in P(y = 1)), and each group's rule may not
+    move a higher bin towards actions of lower slope (MeritOrder over the bins). The
+    unconstrained optimum has that order, so it only keeps the program from fitting the
+    noise of the bins' outcome rates. None when two actions have the same slope (no
+    order), or with more classes (their bins are not ordered by one score)."""
     from fairdecide.criteria import MeritOrder
 
     u = problem.utility
-    if u.shape != (2, 2):
+    if u.shape[1] != 2:
         return None
-    slope = (u[1, 1] - u[0, 1]) - (u[1, 0] - u[0, 0])  # d/dP(y=1) of action 1's gain
-    if slope == 0:
+    slope = u[:, 1] - u[:, 0]
+    if len(np.unique(slope)) < len(slope):
         return None
-    merit = np.arange(n_bins, dtype=float) * np.sign(slope)
-    return MeritOrder(merit=merit, name="score order")
+    order = tuple(int(a) for a in np.argsort(slope))
+    return MeritOrder(merit=np.arange(n_bins, dtype=float), actions=order, name="score order")
 
 
 def _world_or_belief(uncertainty: str, plug_in: Callable[[], World],

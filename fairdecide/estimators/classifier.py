@@ -27,7 +27,9 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     """A fair classifier: the policy pi(a | x, z) of highest expected utility whose
     fairness deviations meet the chosen trade-off, verified on the training individuals.
 
-    The actions are the classes; the utility U(a, y) defaults to accuracy (the identity).
+    The actions are the classes unless ``actions`` names others (a reject or "refer to a
+    person" option, several levels of an offer); the utility U(a, y) defaults to accuracy
+    (the identity).
     ``fit`` estimates the outcome probabilities P(y | x) (or P(y | x, z) per cell for
     ``policy="tabular"``), then solves::
 
@@ -72,8 +74,17 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         The other trade-offs; set at most one of the three. ``lam``: maximise
         (1 - lam) U - lam F. ``utility_slack``: minimise F subject to
         U >= U* - utility_slack.
-    utility : array-like of shape (n_classes, n_classes), optional
-        U[a, y] in the order of ``classes_``. Default: the identity (accuracy).
+    utility : array-like of shape (n_actions, n_classes), optional
+        U[a, y], actions in the order of ``actions_`` and outcomes in that of
+        ``classes_``. Default: the identity (accuracy), when the actions are the classes.
+    actions : sequence, optional
+        The decisions, when they are not the classes (at least two distinct labels, e.g.
+        ``["deny", "refer", "approve"]`` for a binary outcome); ``utility`` is then
+        required. ``predict_proba``'s columns and ``predict``'s values are these actions,
+        and ``score`` is the expected utility. With two classes and the score family,
+        ``monotone`` orders the actions by how much their utility gains from the
+        positive outcome, U(a, 1) - U(a, 0) (distinct for every action; otherwise no
+        order is imposed).
     uncertainty : {"plug-in", "mean", "worst"}, default="plug-in"
         How the unknown outcome model is treated, in :class:`~fairdecide.Belief`'s words:
         the maximum-likelihood model plugged in as if known; the Bayesian decision, the
@@ -135,6 +146,10 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray
+        The outcome labels seen in training.
+    actions_ : ndarray
+        The decisions, in the order of ``predict_proba``'s columns: ``actions`` or, by
+        default, ``classes_``.
     n_features_in_ : int
         Features the policy reads (the sensitive column excluded).
     feature_names_in_ : ndarray of str
@@ -173,7 +188,8 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, *, policy: str = "score", criteria: Any = "independence",
                  epsilon: float | str | None = "auto", lam: float | None = None,
                  utility_slack: float | None = None, utility: Any = None,
-                 uncertainty: str = "plug-in", n_scenarios: int = 16, outcome_model: Any = None,
+                 actions: Any = None, uncertainty: str = "plug-in", n_scenarios: int = 16,
+                 outcome_model: Any = None,
                  n_folds: int | None = None, group_blind: bool = False,
                  sensitive_feature: str | None = None, n_bins: int | str = "auto",
                  monotone: bool = True, l2: float = 1e-5, n_restarts: int = 1,
@@ -186,6 +202,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         self.lam = lam
         self.utility_slack = utility_slack
         self.utility = utility
+        self.actions = actions
         self.uncertainty = uncertainty
         self.n_scenarios = n_scenarios
         self.outcome_model = outcome_model
@@ -237,15 +254,10 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
             raise FairdecideError("fit needs at least 2 samples, got 1 sample")
         z, self.group_labels_ = fit_groups(z_raw, X.shape[0], self.criteria)
         w = None if sample_weight is None else check_sample_weight(sample_weight, X.shape[0])
-        k = len(self.classes_)
-        u = np.eye(k) if self.utility is None else as_float_array(self.utility, "utility",
-                                                                  ndim=2)
-        if u.shape != (k, k):
-            raise FairdecideError(
-                f"utility must have shape (n_classes, n_classes) = ({k}, {k}) in the order of "
-                f"classes_ {list(self.classes_)}, got {u.shape}")
+        self.actions_, u = self._actions_and_utility()
+        n_a, k = u.shape
         self.problem_ = DecisionProblem(u, outcome_depends_on_action=False,
-                                        action_labels=range(k), outcome_labels=range(k))
+                                        action_labels=range(n_a), outcome_labels=range(k))
         if self.guarantee is None:
             self._rule = fit_policy(self, self.problem_, X, z, len(self.group_labels_),
                                     y_codes, None, w)
@@ -257,8 +269,35 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = self._rule.n_iter
         return self
 
+    def _actions_and_utility(self) -> tuple[np.ndarray, np.ndarray]:
+        """The actions (labels) and U[a, y], checked against ``classes_``."""
+        k = len(self.classes_)
+        if self.actions is None:
+            actions = self.classes_
+        else:
+            codes, labels = Labels.factorize(self.actions, "actions")
+            if len(labels) < 2 or len(labels) != len(codes):
+                raise FairdecideError(
+                    f"actions must be at least two distinct labels, got {self.actions!r}")
+            if self.utility is None:
+                raise FairdecideError(
+                    "actions other than the classes need utility=U[a, y] of shape "
+                    f"(n_actions, n_classes) = ({len(codes)}, {k}): what each decision is "
+                    "worth under each outcome")
+            # in the order given (U's rows); numbers stay numbers, as classes_ do
+            actions = np.asarray(np.asarray(self.actions, dtype=object).tolist())
+        n_a = len(actions)
+        u = np.eye(k) if self.utility is None else as_float_array(self.utility, "utility",
+                                                                  ndim=2)
+        if u.shape != (n_a, k):
+            raise FairdecideError(
+                f"utility must have shape (n_actions, n_classes) = ({n_a}, {k}): actions "
+                f"{list(actions)}, classes_ {list(self.classes_)}; got {u.shape}")
+        return actions, u
+
     def predict_proba(self, X: Any, *, sensitive_features: Any = None) -> np.ndarray:
-        """pi(a | x, z) for each row, shape (n, n_classes), rows on the simplex.
+        """pi(a | x, z) for each row, shape (n, n_actions), columns in the order of
+        ``actions_`` (the classes by default), rows on the simplex.
 
         ``sensitive_features`` is needed when the policy reads the group (not
         ``group_blind``) and more than one group was seen in training; a group not seen in
@@ -270,13 +309,14 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any, *, sensitive_features: Any = None,
                 randomized: bool = False) -> np.ndarray:
-        """The most probable class of each row or, with ``randomized=True``, a class drawn
-        from the policy (seeded by ``random_state``: the same draws on every call)."""
+        """The most probable action (class, by default) of each row or, with
+        ``randomized=True``, one drawn from the policy (seeded by ``random_state``: the
+        same draws on every call)."""
         p = self.predict_proba(X, sensitive_features=sensitive_features)
         if not as_bool(randomized, "randomized"):
-            return self.classes_[np.argmax(p, axis=1)]
+            return self.actions_[np.argmax(p, axis=1)]
         idx = draw_rows(p, self.random_state)
-        return self.classes_[idx]
+        return self.actions_[idx]
 
     def score(self, X: Any, y: Any, sample_weight: Any = None, *,
               sensitive_features: Any = None) -> float:

@@ -65,15 +65,17 @@ class _PolicyScorer:
         p = as_float_array(estimator.predict_proba(X, **kwargs), "predict_proba", ndim=2)
         classes = list(np.asarray(estimator.classes_).tolist())
         y_codes, _ = Labels.factorize(np.asarray(y, dtype=object), "y", classes)
-        n, k = p.shape
+        n, n_a = p.shape
+        k = len(classes)  # the decisions are the classes unless the estimator has actions_
         if len(y_codes) != n:
             raise FairdecideError(f"y has {len(y_codes)} labels but X has {n} rows")
         if self.kind == "utility":
             u = np.eye(k) if self.utility is None else as_float_array(
                 self.utility, "utility", ndim=2)
-            if u.shape != (k, k):
+            if u.shape != (n_a, k):
                 raise FairdecideError(
-                    f"utility must have shape ({k}, {k}) for classes {classes}, got {u.shape}")
+                    f"utility must have shape (n_actions, n_classes) = ({n_a}, {k}) for "
+                    f"predict_proba's {n_a} columns and classes {classes}, got {u.shape}")
             return float(np.mean(np.einsum("na,an->n", p, u[:, y_codes])))
         if z is None:
             raise FairdecideError(
@@ -84,7 +86,7 @@ class _PolicyScorer:
         if len(z_codes) != n:
             raise FairdecideError(f"sensitive_features has {len(z_codes)} rows, X has {n}")
         counts = row_counts(z_codes, p, y_codes, len(labels), k)
-        problem = DecisionProblem.classification(k)
+        problem = DecisionProblem(np.zeros((n_a, k)), outcome_depends_on_action=False)
         return -float(self.criterion.deviation_from_table(DecisionTable.from_counts(counts),
                                                           problem))
 
@@ -96,8 +98,10 @@ class _PolicyScorer:
 def make_utility_scorer(utility: Any = None, *, sensitive_feature: str | None = None
                         ) -> Callable[..., float]:
     """A scorer of expected utility per row of a classifier's randomised decisions,
-    (1/n) sum_i sum_a pi(a | x_i, z_i) U(a, y_i); ``utility`` U[a, y] in the order of
-    ``classes_`` (default: the identity, expected accuracy).
+    (1/n) sum_i sum_a pi(a | x_i, z_i) U(a, y_i); ``utility`` U[a, y], actions in the
+    order of ``predict_proba``'s columns (``FairPolicyClassifier``'s ``actions_``; the
+    classes by default) and outcomes in that of ``classes_`` (default: the identity,
+    expected accuracy).
 
     Examples
     --------

@@ -203,8 +203,11 @@ def certify(estimator: Any, X: Any, y: Any, *, epsilon: float,
     if len(y_codes) != n or len(z_codes) != n:
         raise FairdecideError(
             f"X has {n} rows but y has {len(y_codes)} and sensitive_features {len(z_codes)}")
-    if k != len(classes):
+    # the decisions are the classes unless the estimator names others (actions_)
+    n_a = len(getattr(estimator, "actions_", classes))
+    if k != n_a:
         raise FairdecideError(
-            f"predict_proba has {k} columns but the estimator has {len(classes)} classes_")
-    return bound_rows(crits, DecisionProblem.classification(k), rows, y_codes, z_codes,
-                      len(groups), delta, epsilon)
+            f"predict_proba has {k} columns but the estimator has {n_a} actions (classes_ "
+            "unless actions_)")
+    problem = DecisionProblem(np.zeros((n_a, len(classes))), outcome_depends_on_action=False)
+    return bound_rows(crits, problem, rows, y_codes, z_codes, len(groups), delta, epsilon)
