@@ -35,7 +35,8 @@ def test_every_example_is_tested():
     tested = {"bail_tradeoffs.py", "bayesian_fairness_compas.py", "compas_fair_policy.py",
               "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py",
               "bail_from_compas_pymc.py", "fair_classifier_gridsearch_adult.py",
-              "bail_policy_compas.py", "pareto_frontier_plot.py", "lipschitz_adult.py"}
+              "bail_policy_compas.py", "pareto_frontier_plot.py", "lipschitz_adult.py",
+              "refer_option_adult.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
@@ -78,6 +79,28 @@ def test_bayesian_fairness_compas(data_dir, tmp_path):
     out = run_example("bayesian_fairness_compas.py", tmp_path, data_dir)
     assert "sex x race (12 groups)" in out and "constant" in out
     assert "CVaR_0.9(balance) <= 0.05" in out
+
+
+def test_refer_option_adult(data_dir, tmp_path):
+    """Three decisions on Adult: the fair rule's training deviation is the tolerance, it
+    costs utility, and the printed utilities and rates are the test rows' (each group's
+    three rates sum to one)."""
+    out = run_example("refer_option_adult.py", tmp_path, data_dir)
+    assert "31655 training and 13567 test people" in out
+    assert "'equalized_odds_difference': 0.0200000" in out
+    rows = {}
+    for line in out.splitlines():
+        for name in ("no criterion", "equalized odds <= 0.02"):
+            if line.startswith(name + " ") and "optimal" in line:
+                rows[name] = [float(t) for t in line.split("optimal", 1)[1].split()]
+    assert len(rows) == 2, out
+    free, fair = rows["no criterion"], rows["equalized odds <= 0.02"]
+    # columns: fit s, utility, EO gap, bootstrap sd, F decline/refer/offer, M ...
+    assert fair[1] < free[1]  # fairness costs expected utility
+    assert fair[2] < free[2]  # and narrows the test gap
+    for r in (free, fair):
+        assert sum(r[4:7]) == pytest.approx(1, abs=2e-3)
+        assert sum(r[7:10]) == pytest.approx(1, abs=2e-3)
 
 
 @pytest.mark.slow
