@@ -292,12 +292,14 @@ def error_parity_proba(clf: Any, X: np.ndarray) -> np.ndarray:
     raise TypeError(f"cannot read the decision probabilities of {clf!r}")
 
 
-def fit_error_parity(s: Split, constraint: str, tol: float, seed: int = SEED
+def fit_error_parity(s: Split, constraint: str, tol: float, seed: int = SEED,
+                     base: Callable[[], Any] = base_lr
                      ) -> tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], float]:
-    """error-parity's RelaxedThresholdOptimizer on the base LR's scores at tolerance
-    ``tol``: P(positive) of rows (X, z), and the fit time including the LR's."""
+    """error-parity's RelaxedThresholdOptimizer on the scores of ``base()`` (default the
+    base LR) fitted on the training part, at tolerance ``tol``: P(positive) of rows
+    (X, z), and the fit time including the scorer's."""
     t0 = time.perf_counter()
-    lr = base_lr().fit(s.X_train, s.y_train)
+    lr = base().fit(s.X_train, s.y_train)
 
     def score(X: np.ndarray) -> np.ndarray:
         return lr.predict_proba(X)[:, 1]

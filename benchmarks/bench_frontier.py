@@ -10,6 +10,10 @@ never a feature of a base model. Methods (``--methods`` keys in brackets):
 
 - [score] ``FairPolicyClassifier(policy="score")``: one rule per bin of a cross-fitted
   logistic score and group, one LP; reads z to decide;
+- [score-hgb] the same family on a gradient-boosted scorer
+  (``outcome_model=HistGradientBoostingClassifier(random_state=seed)``, scikit-learn's
+  defaults: 100 trees of at most 31 leaves, learning rate 0.1, the model class of
+  FairGBM's defaults), to compare with FairGBM in its own model class;
 - [softmax] ``FairPolicyClassifier(policy="softmax", group_blind=False)``: a linear
   softmax policy on the raw (encoded) features and z, the gradient route (locally
   optimal);
@@ -19,6 +23,8 @@ never a feature of a base model. Methods (``--methods`` keys in brackets):
   violation's definition) at epsilon = t;
 - [error-parity] error-parity's ``RelaxedThresholdOptimizer`` on a logistic
   regression's scores at tolerance t (its own l-inf definitions of DP and EO); reads z;
+- [error-parity-hgb] error-parity on that gradient-boosted scorer (fitted on the whole
+  training part, as error-parity's LR is);
 - [to] fairlearn's ``ThresholdOptimizer`` on the same prefit LR: exact parity on the
   training ROC hulls, one point (no tolerance, shown at t = 0); reads z;
 - [eg] fairlearn's ``ExponentiatedGradient`` over the same LR with
@@ -91,6 +97,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.ensemble import HistGradientBoostingClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -132,7 +139,10 @@ PAIRWISE = {"DP": "demographic_parity_difference", "EO": "equalized_odds_differe
 FAMILIES = {
     "fairdecide score": ("score", PAIRWISE, 1.0),
     "fairdecide softmax": ("softmax", PAIRWISE, 1.0),
+    "fairdecide score (HGB)": ("score", PAIRWISE, 1.0),
 }
+#: the scorer of a family or baseline, by method (default: the family's own)
+HGB = {"fairdecide score (HGB)", "error-parity (HGB)"}
 FairFit = Callable[[Split, str, float, int], tuple[np.ndarray, float, str]]
 
 
@@ -157,8 +167,10 @@ def fairdecide_fit(method: str) -> FairFit:
 
     def fit(s: Split, constraint: str, t: float, seed: int):
         t0 = time.perf_counter()
+        scorer = hgb(seed) if method in HGB else None
         clf = fd.FairPolicyClassifier(policy=policy, criteria=criteria[constraint],
-                                      epsilon=per_t * t, group_blind=False, random_state=0)
+                                      epsilon=per_t * t, group_blind=False,
+                                      outcome_model=scorer, random_state=0)
         clf.fit(s.X_train, s.y_train, sensitive_features=s.z_train)
         secs = time.perf_counter() - t0
         return (clf.predict_proba(s.X_test, sensitive_features=s.z_test)[:, 1], secs,
@@ -167,8 +179,17 @@ def fairdecide_fit(method: str) -> FairFit:
     return fit
 
 
+def hgb(seed: int) -> HistGradientBoostingClassifier:
+    return HistGradientBoostingClassifier(random_state=seed)
+
+
 def run_error_parity(s: Split, constraint: str, t: float, seed: int):
     proba, secs = fit_error_parity(s, constraint, t, seed)
+    return np.clip(proba(s.X_test, s.z_test), 0, 1), secs, ""
+
+
+def run_error_parity_hgb(s: Split, constraint: str, t: float, seed: int):
+    proba, secs = fit_error_parity(s, constraint, t, seed, base=lambda: hgb(seed))
     return np.clip(proba(s.X_test, s.z_test), 0, 1), secs, ""
 
 
@@ -209,6 +230,10 @@ METHODS = {
     "error-parity": Method("error-parity", run_error_parity,
                            missing="" if error_parity is not None else ERROR_PARITY_MISSING),
     "eg": Method("ExponentiatedGradient", run_exponentiated_gradient),
+    "score-hgb": Method("fairdecide score (HGB)", fairdecide_fit("fairdecide score (HGB)")),
+    "error-parity-hgb": Method("error-parity (HGB)", run_error_parity_hgb,
+                               missing="" if error_parity is not None
+                               else ERROR_PARITY_MISSING),
     "fairgbm": Method("FairGBM", run_fairgbm, constraints=("EO",), missing=FAIRGBM_MISSING),
     "to": Method("ThresholdOptimizer", run_threshold_optimizer, grid=False),
 }
