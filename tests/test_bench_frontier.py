@@ -70,5 +70,29 @@ def test_report_verdicts():
             "does: yes (t = 0.01)") in text
     assert ("hypervolume (reference: violation 0.0500, accuracy 0.8000): fairdecide score "
             "4.00e-04, error-parity 0.00e+00, ThresholdOptimizer 0.00e+00") in text
-    assert lines[-1] == ("| COMPAS | DP | fairdecide score | fairdecide score | no (1 of 2) "
-                         "| yes (t = 0.01) |")
+    # the family's hypervolume ranks first of three; no FairGBM run, so no count
+    assert lines[-1] == ("| COMPAS | DP | fairdecide score | 1 of 3 (fairdecide score first) "
+                         "| no (1 of 2) | yes (t = 0.01) | - |")
+
+
+def test_report_compares_a_family_with_error_parity_on_its_scorer_and_covers_fairgbm():
+    """One seed. The HGB family's point at t = 0.01 (0.85, 0.01) dominates error-parity
+    (HGB)'s (0.84, 0.02) but not the LR error-parity's (0.86, 0.01); FairGBM's points
+    (0.84, 0.03) and (0.87, 0.005): the first is dominated by a family point, the second
+    by none."""
+    rows = [dict(data="Adult", constraint="EO", method=m, seed=0, tol=t, accuracy=a,
+                 violation=v, seconds=1.0, status="optimal" if "fairdecide" in m else "",
+                 run="now")
+            for m, t, a, v in [("fairdecide score (HGB)", 0.01, 0.85, 0.01),
+                               ("error-parity (HGB)", 0.01, 0.84, 0.02),
+                               ("error-parity", 0.01, 0.86, 0.01),
+                               ("FairGBM", 0.01, 0.84, 0.03),
+                               ("FairGBM", 0.05, 0.87, 0.005)]]
+    text = "\n".join(report(pd.DataFrame(rows), ["# header"],
+                            ["fairdecide score (HGB)", "error-parity (HGB)", "error-parity",
+                             "FairGBM"], ["fairdecide score (HGB)"]))
+    assert "weakly dominates error-parity (HGB) within one s.e., by t: 0.01 yes (1 of 1)" \
+        in text
+    assert "FairGBM's points weakly dominated by one of its points within one s.e.: 1 of 2" \
+        in text
+    assert "ThresholdOptimizer" not in text.split("## Summary")[0]

@@ -16,6 +16,7 @@ from fairdecide.beliefs import Belief
 from fairdecide.criteria import Criterion
 from fairdecide.criteria.base import as_criteria
 from fairdecide.data import LoggedData
+from fairdecide.estimators import _flatten as flatten
 from fairdecide.estimators._inputs import Cells
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
@@ -29,8 +30,8 @@ FAMILIES = ("softmax", "tabular", "score")
 #: the cells); for the one score of the "score" family (its cells are the bins) one bin
 #: per SCORE_ROWS_PER_BIN training rows, within SCORE_BINS.
 AUTO_BINS = {"tabular": 5, "softmax": 5}
-SCORE_ROWS_PER_BIN = 600
-SCORE_BINS = (20, 100)
+SCORE_ROWS_PER_BIN = 150
+SCORE_BINS = (20, 200)
 #: Folds of the score family's cross-fitted scores when n_folds is not set: three fits
 #: of the scorer, nearly all of the family's fit time (new rows get their mean).
 SCORE_FOLDS = 3
@@ -168,6 +169,7 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     n_x = len(cells.labels_)
     order = (_merit_order(problem, n_x) if family == "score" and as_bool(
         est.monotone, "monotone") and "epsilon" in trade else None)
+    flat = uncertainty == "plug-in" and flatten.applies(problem, criteria, order)
     if order is not None:  # held exactly, beside the criteria's tolerance
         trade = {"epsilon": (*np.broadcast_to(trade["epsilon"], len(criteria)), 0.0)}
         criteria = [*criteria, order]
@@ -179,6 +181,9 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
                              lambda agg: _tabular_belief(data, problem, n_scen, seed, agg))
     result = optimize_policy(problem, world, criteria, group_blind=bool(est.group_blind),
                              max_iter=est.max_iter, **trade)
+    if flat and not est.group_blind:  # the face's flattest policy (estimators/_flatten.py)
+        result = flatten.flatten(result, world, problem, criteria,
+                                 flatten.epsilons(trade), up=order.actions[-1])
     counts = np.zeros((n_x, n_groups))
     np.add.at(counts, (x, z), 1.0 if sample_weight is None else sample_weight)
     p_x_given_z = counts / counts.sum(axis=0, keepdims=True)
