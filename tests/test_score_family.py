@@ -126,6 +126,23 @@ def test_monotone_holds_each_groups_rule_in_score_order():
     assert np.any(np.diff(free) < -1e-6)  # the free rule does fall somewhere
 
 
+def test_monotone_holds_without_criteria_too():
+    """criteria=None: the order is the only constraint (the LP with order rows and no
+    fairness bound), and it binds on these noisy bins."""
+    X, y, z = _data(n=240, seed=4)
+    s = 1 / (1 + np.exp(-2 * X[:, 0]))
+    edges = np.unique(np.quantile(s, np.linspace(0, 1, 21)[1:-1]))
+    b = np.searchsorted(edges, s, side="right")
+    fits = {mono: fd.FairPolicyClassifier(
+        policy="score", outcome_model=FixedScore(), n_bins=20, criteria=None,
+        monotone=mono, random_state=0).fit(X, y, sensitive_features=z) for mono in (True, False)}
+    for mono, clf in fits.items():
+        assert clf.result_.utility == pytest.approx(_lp_optimum(b, z, y, 10.0, mono), abs=1e-9)
+    assert fits[True].result_.utility < fits[False].result_.utility - 1e-6
+    assert fits[True].result_.deviations == {"score order": pytest.approx(0.0, abs=1e-9)}
+    assert "score order" not in fits[False].result_.deviations
+
+
 def test_the_score_family_default_scorer_and_more_classes():
     rng = np.random.RandomState(3)
     n = 1500

@@ -167,11 +167,13 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     cells = Cells(as_int(n_bins, "n_bins", minimum=2), ordered=family == "score").fit(X)
     x = cells.codes(X, warn=False)
     n_x = len(cells.labels_)
+    # the score order, with a tolerance or without criteria (not under lam or slack)
     order = (_merit_order(problem, n_x) if family == "score" and as_bool(
-        est.monotone, "monotone") and "epsilon" in trade else None)
+        est.monotone, "monotone") and ("epsilon" in trade or not criteria) else None)
     flat = uncertainty == "plug-in" and flatten.applies(problem, criteria, order)
     if order is not None:  # held exactly, beside the criteria's tolerance
-        trade = {"epsilon": (*np.broadcast_to(trade["epsilon"], len(criteria)), 0.0)}
+        eps = np.broadcast_to(trade["epsilon"], len(criteria)) if criteria else ()
+        trade = {"epsilon": (*eps, 0.0)}
         criteria = [*criteria, order]
     data = LoggedData(x=x, z=z, y=y, a=a, x_labels=range(n_x), group_labels=range(n_groups),
                       outcome_labels=range(problem.n_outcomes),

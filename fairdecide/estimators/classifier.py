@@ -110,20 +110,20 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         Quantile bins per feature ("tabular", "auto" = 5) or of the score ("score",
         "auto" = one bin per 150 training rows, at least 20 and at most 200).
     monotone : bool, default=True
-        "score" with two classes and an ``epsilon`` tolerance: each group's probability
-        of the action that gains from the positive outcome does not fall as the score
-        rises (:class:`~fairdecide.MeritOrder` over the bins, held exactly and reported
-        as "score order" in ``result_.deviations``). The optimum is then a threshold on
-        the score per group, randomised in at most a bin or two, as ThresholdOptimizer's
-        and error-parity's are; without it the program can fit the noise of the bins'
-        outcome rates (benchmarks/bench_frontier.py). With two actions, criteria of the
-        group marginal only (independence, separation, sufficiency, the pairwise
-        differences), ``uncertainty="plug-in"`` and a policy that reads the group, the
-        optimum returned is then the flattest monotone rule with the optimal group rates
-        (the same utility and deviations; ``result_.stats["flattened"]``): a threshold
-        mixed with a constant rule, whose rates are estimated from the most rows, where
-        the simplex method's vertex would jump at bins few people of a small group sit
-        in. Ignored by the other families and by the ``lam`` and ``utility_slack``
+        "score" with two classes and an ``epsilon`` tolerance (or no criteria): each
+        group's probability of the action that gains from the positive outcome does not
+        fall as the score rises (:class:`~fairdecide.MeritOrder` over the bins, held
+        exactly and reported as "score order" in ``result_.deviations``). The optimum is
+        then a threshold on the score per group, randomised in at most a bin or two, as
+        ThresholdOptimizer's and error-parity's are; without it the program can fit the
+        noise of the bins' outcome rates (benchmarks/bench_frontier.py). With two actions,
+        criteria of the group marginal only (independence, separation, sufficiency, the
+        pairwise differences), ``uncertainty="plug-in"`` and a policy that reads the group,
+        the optimum returned is then the flattest monotone rule with the optimal group
+        rates (the same utility and deviations; ``result_.stats["flattened"]``): a
+        threshold mixed with a constant rule, whose rates are estimated from the most rows,
+        where the simplex method's vertex would jump at bins few people of a small group
+        sit in. Ignored by the other families and by the ``lam`` and ``utility_slack``
         trade-offs.
     l2 : float, default=1e-5
         Ridge penalty of the softmax coefficients (keeps the optimum finite). On Adult
