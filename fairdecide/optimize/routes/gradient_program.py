@@ -22,7 +22,12 @@ from fairdecide.optimize.program.tradeoff import (
 from fairdecide.optimize.routes.parametric import ParametricSession
 from fairdecide.table import marginal_utility
 
-__all__ = ["EPIGRAPH_LIMIT", "run_program"]
+__all__ = ["EPIGRAPH_LIMIT", "FEASIBILITY_TOL", "run_program"]
+
+#: SLSQP's accuracy: the largest sum of constraint violations it accepts at convergence
+#: (objective changes are compared with the session's ``objective_tol``, see
+#: :meth:`_Program.solve`).
+FEASIBILITY_TOL = 1e-10
 
 
 class _Program:
@@ -237,9 +242,22 @@ class _Program:
             return np.zeros(0), np.zeros((0, self.n_x))
         return np.concatenate(rows), np.vstack(jac)
 
-    def solve(self, max_iter: int) -> tuple[np.ndarray, bool, int, str]:
+    def solve(self, max_iter: int, objective_tol: float | None = None
+              ) -> tuple[np.ndarray, bool, int, str]:
         """Run the solver from x0; the parameters reached, convergence, iterations and
-        the method's name."""
+        the method's name.
+
+        SLSQP has one accuracy, ``acc``, for two tests: the objective's change (and the
+        predicted decrease |g' d| + sum_j |lambda_j c_j|) and the sum of constraint
+        violations. Here they are decoupled: the program is solved in x = z / c with the
+        objective divided by c^2, c^2 = objective_tol / FEASIBILITY_TOL. Constraint
+        values are unchanged, so violations are still held to FEASIBILITY_TOL (what a
+        certificate such as Lipschitz's weight bound needs), while objective changes
+        are compared with ``objective_tol`` (None: FEASIBILITY_TOL too). From the
+        identity start of SLSQP's quasi-Newton matrix the iterates are the unscaled
+        ones (the step, the multipliers and the merit function scale together): only
+        the stopping test changes.
+        """
         n_con = len(self.constraints(self.x0)[0])
         bounds = [(None, None)] * self.n_theta + [(0.0, None)] * (self.n_x - self.n_theta
                                                                    - (self.sigma is not None))
@@ -249,11 +267,18 @@ class _Program:
             res = minimize(self.smooth_objective, self.x0, jac=True, method="L-BFGS-B",
                            options={"maxiter": max_iter, "gtol": 1e-9, "ftol": 1e-12})
             return res.x[:self.n_theta], bool(res.success), int(res.nit), "L-BFGS"
-        cons = [{"type": "ineq", "fun": lambda x: self.constraints(x)[0],
-                 "jac": lambda x: self.constraints(x)[1]}] if n_con else []
-        res = minimize(self.objective, self.x0, jac=True, method="SLSQP", bounds=bounds,
-                       constraints=cons, options={"maxiter": max_iter, "ftol": 1e-10})
-        return res.x[:self.n_theta], bool(res.success), int(res.nit), "SLSQP"
+        c = np.sqrt(max(objective_tol or FEASIBILITY_TOL, FEASIBILITY_TOL) / FEASIBILITY_TOL)
+
+        def objective(y: np.ndarray) -> tuple[float, np.ndarray]:
+            f, g = self.objective(c * y)
+            return f / c ** 2, g / c
+
+        cons = [{"type": "ineq", "fun": lambda y: self.constraints(c * y)[0],
+                 "jac": lambda y: c * self.constraints(c * y)[1]}] if n_con else []
+        res = minimize(objective, self.x0 / c, jac=True, method="SLSQP", bounds=bounds,
+                       constraints=cons, options={"maxiter": max_iter,
+                                                  "ftol": FEASIBILITY_TOL})
+        return c * res.x[:self.n_theta], bool(res.success), int(res.nit), "SLSQP"
 
 
 class _ActiveSetChanged(Exception):
@@ -307,7 +332,7 @@ def run_program(session: ParametricSession, tradeoff: Tradeoff, crit_index: list
         session.stats["smoothing"] = stages[-1]
         for mu in stages:
             prog = _Program(session, tradeoff, crit_index, theta, mu)
-            theta, ok, it, method = prog.solve(session.max_iter)
+            theta, ok, it, method = prog.solve(session.max_iter, session.objective_tol)
             nit += it
     except _ActiveSetChanged:
         theta, ok = theta0, False

@@ -25,7 +25,16 @@ from fairdecide.policies.base import ParametricPolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import world_arrays
 
-__all__ = ["MarginalModel", "ParametricSession"]
+__all__ = ["OBJECTIVE_RTOL", "MarginalModel", "ParametricSession"]
+
+#: The gradient route's stopping tolerance on objective changes for a penalised family
+#: (:attr:`~fairdecide.policies.base.ParametricPolicy.penalised`), relative to the
+#: utility's scale max |U[a, y]| (at least 1): SLSQP stops when a step changes the
+#: objective by less than this; constraint violations are held to 1e-10 regardless.
+#: On Adult (31,655 rows, l2 = 1e-5) the last 200 of 350-500 iterations at 1e-10
+#: gained 3e-5 in expected accuracy; at 1e-7 every fit converged in a third to a half
+#: of the iterations, within 5e-4 of the test accuracy.
+OBJECTIVE_RTOL = 1e-7
 
 
 class MarginalModel:
@@ -76,6 +85,10 @@ class ParametricSession(SessionBase):
                          {"solve_seconds": 0.0, "iterations": 0,
                           "n_parameters": self.template.parameters.size})
         self.n_restarts, self.random_state = n_restarts, random_state
+        # None: SLSQP's own accuracy, the same as for constraint violations
+        self.objective_tol = (OBJECTIVE_RTOL * max(1.0, float(np.abs(problem.utility).max()))
+                              if self.template.penalised else None)
+        self.stats["objective_tol"] = self.objective_tol
         self.model = MarginalModel(self.template.evaluator(units), belief, problem)
         self.utility = np.asarray(problem.utility, dtype=float)
         self.cache: dict[str, Any] = {}
