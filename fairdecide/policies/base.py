@@ -81,6 +81,19 @@ class ParametricPolicy(Policy):
     def for_units(self, units: Units, n_actions: int) -> ParametricPolicy:
         """A member of this family sized for ``units`` and ``n_actions``."""
 
+    @property
+    def penalised(self) -> bool:
+        """Whether the family's search penalty keeps the optimum finite (a ridge on theta).
+
+        The gradient route then stops when objective changes fall below the session's
+        relative ``objective_tol``. Without one (False, the default) the objective may
+        keep creeping up as theta grows toward a deterministic policy, across plateaus
+        where a step gains less than 1e-7 and the search would stop far from the best
+        value (measured on the bail intervention with ``l2=0``: 0.372 against 0.417),
+        so the search stops only at SLSQP's own 1e-10.
+        """
+        return False
+
     def evaluator(self, units: Units) -> ParametricEvaluator:
         """pi(theta) and its pullbacks on fixed ``units`` (for the gradient route)."""
         return _JacobianEvaluator(self, units)

@@ -193,6 +193,11 @@ class LinearSoftmaxPolicy(ParametricPolicy):
         d = np.einsum("na,ab->nab", p, np.eye(A)) - np.einsum("na,nb->nab", p, p)
         return np.einsum("nab,nj->nabj", d, phi).reshape(n, A, A * phi.shape[1])
 
+    @property
+    def penalised(self) -> bool:
+        """True when ``l2 > 0``: the ridge keeps the search's optimum finite."""
+        return self.l2 > 0
+
     def evaluator(self, units: Units) -> SoftmaxEvaluator:
         """The gradient route's view of this family on fixed ``units`` (inputs computed
         once)."""

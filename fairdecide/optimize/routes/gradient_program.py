@@ -22,7 +22,12 @@ from fairdecide.optimize.program.tradeoff import (
 from fairdecide.optimize.routes.parametric import ParametricSession
 from fairdecide.table import marginal_utility
 
-__all__ = ["EPIGRAPH_LIMIT", "run_program"]
+__all__ = ["EPIGRAPH_LIMIT", "FEASIBILITY_TOL", "run_program"]
+
+#: SLSQP's accuracy: the largest sum of constraint violations it accepts at convergence
+#: (objective changes are compared with the session's ``objective_tol``, see
+#: :meth:`_Program.solve`).
+FEASIBILITY_TOL = 1e-10
 
 
 class _Program:
@@ -176,7 +181,8 @@ class _Program:
         return float(sign * self.b @ V) + pen, g + sign * self.b @ G
 
     def constraints(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """All constraints as c(x) >= 0 with their Jacobian."""
+        """All constraints as c(x) >= 0 with their Jacobian; the parametric criteria's
+        rows (:attr:`n_exact` of them) come last."""
         rows, jac = [], []
         at = self._at(x[:self.n_theta])
         for (c, k), (how, sl, n_terms) in self.slot.items():
@@ -219,10 +225,6 @@ class _Program:
                 rows.append(np.array([eps - sum(b * f for b, (f, _) in zip(
                     self.b, F, strict=True))]))
                 jac.append(-(self.b @ np.array([g for _, g in F]))[None])
-        for constraint in self.param:
-            value, grad = constraint(x[:self.n_theta])
-            rows.append(value)
-            jac.append(np.hstack([grad, np.zeros((len(value), self.n_x - self.n_theta))]))
         floor = self.tr.utility_floor
         if floor is not None:
             g = np.zeros((self.K, self.n_x))
@@ -233,13 +235,40 @@ class _Program:
             else:
                 rows.append(np.array([self.b @ at["U"] - floor]))
                 jac.append((self.b @ g)[None])
+        # last: the rows held exactly (see solve)
+        for constraint in self.param:
+            value, grad = constraint(x[:self.n_theta])
+            rows.append(value)
+            jac.append(np.hstack([grad, np.zeros((len(value), self.n_x - self.n_theta))]))
         if not rows:
             return np.zeros(0), np.zeros((0, self.n_x))
         return np.concatenate(rows), np.vstack(jac)
 
-    def solve(self, max_iter: int) -> tuple[np.ndarray, bool, int, str]:
+    @property
+    def n_exact(self) -> int:
+        """Constraint rows a certificate reads directly (a parametric criterion's bound
+        on theta), held to FEASIBILITY_TOL; the route verifies the others exactly."""
+        return sum(len(constraint(self.x0[:self.n_theta])[0]) for constraint in self.param)
+
+    def solve(self, max_iter: int, objective_tol: float | None = None,
+              verified_tol: float | None = None) -> tuple[np.ndarray, bool, int, str]:
         """Run the solver from x0; the parameters reached, convergence, iterations and
-        the method's name."""
+        the method's name.
+
+        SLSQP has one accuracy, ``acc``, for two tests: the objective's change (and the
+        predicted decrease |g' d| + sum_j |lambda_j c_j|) and the sum of constraint
+        violations. Here they are decoupled by scaling, with acc = FEASIBILITY_TOL: the
+        program is solved in y = x / c with the objective divided by c^2, c^2 =
+        objective_tol / FEASIBILITY_TOL, so objective changes are compared with
+        ``objective_tol``; the rows the route verifies on the decision table (and
+        re-solves tightened if missed: deviations, epigraphs, utility floors) are
+        divided by ``verified_tol`` / FEASIBILITY_TOL, so their violations are compared
+        with ``verified_tol``; the last :attr:`n_exact` rows stay at FEASIBILITY_TOL
+        (what a certificate such as Lipschitz's weight bound needs). None leaves a test
+        at FEASIBILITY_TOL. From the identity start of SLSQP's quasi-Newton matrix the
+        iterates are the unscaled ones (steps, multipliers and the merit function scale
+        together): only the stopping tests change.
+        """
         n_con = len(self.constraints(self.x0)[0])
         bounds = [(None, None)] * self.n_theta + [(0.0, None)] * (self.n_x - self.n_theta
                                                                    - (self.sigma is not None))
@@ -249,11 +278,21 @@ class _Program:
             res = minimize(self.smooth_objective, self.x0, jac=True, method="L-BFGS-B",
                            options={"maxiter": max_iter, "gtol": 1e-9, "ftol": 1e-12})
             return res.x[:self.n_theta], bool(res.success), int(res.nit), "L-BFGS"
-        cons = [{"type": "ineq", "fun": lambda x: self.constraints(x)[0],
-                 "jac": lambda x: self.constraints(x)[1]}] if n_con else []
-        res = minimize(self.objective, self.x0, jac=True, method="SLSQP", bounds=bounds,
-                       constraints=cons, options={"maxiter": max_iter, "ftol": 1e-10})
-        return res.x[:self.n_theta], bool(res.success), int(res.nit), "SLSQP"
+        c = np.sqrt(max(objective_tol or 0.0, FEASIBILITY_TOL) / FEASIBILITY_TOL)
+        row = np.full(n_con, FEASIBILITY_TOL / max(verified_tol or 0.0, FEASIBILITY_TOL))
+        row[n_con - self.n_exact:] = 1.0
+
+        def objective(y: np.ndarray) -> tuple[float, np.ndarray]:
+            f, g = self.objective(c * y)
+            return f / c ** 2, g / c
+
+        cons = [{"type": "ineq", "fun": lambda y: row * self.constraints(c * y)[0],
+                 "jac": lambda y: (c * row)[:, None] * self.constraints(c * y)[1]}
+                ] if n_con else []
+        res = minimize(objective, self.x0 / c, jac=True, method="SLSQP", bounds=bounds,
+                       constraints=cons, options={"maxiter": max_iter,
+                                                  "ftol": FEASIBILITY_TOL})
+        return c * res.x[:self.n_theta], bool(res.success), int(res.nit), "SLSQP"
 
 
 class _ActiveSetChanged(Exception):
@@ -307,7 +346,8 @@ def run_program(session: ParametricSession, tradeoff: Tradeoff, crit_index: list
         session.stats["smoothing"] = stages[-1]
         for mu in stages:
             prog = _Program(session, tradeoff, crit_index, theta, mu)
-            theta, ok, it, method = prog.solve(session.max_iter)
+            theta, ok, it, method = prog.solve(session.max_iter, session.objective_tol,
+                                                session.verified_tol)
             nit += it
     except _ActiveSetChanged:
         theta, ok = theta0, False
