@@ -18,6 +18,9 @@ never a feature of a base model. Methods (``--methods`` keys in brackets):
 - [softmax] ``FairPolicyClassifier(policy="softmax", group_blind=False)``: a linear
   softmax policy on the raw (encoded) features and z, the gradient route (locally
   optimal);
+- [softmax-blind] the same with ``group_blind=True``: the raw features alone decide
+  (z only measures fairness in training), as ExponentiatedGradient's and FairGBM's
+  classifiers do;
   the criterion and epsilon of both families are the table ``FAMILIES`` below: the
   named criteria "demographic_parity_difference" and "equalized_odds_difference" (the
   largest gap between the two groups' rates, given y for EO: exactly the test
@@ -141,7 +144,10 @@ FAMILIES = {
     "fairdecide score": ("score", PAIRWISE, 1.0),
     "fairdecide softmax": ("softmax", PAIRWISE, 1.0),
     "fairdecide score (HGB)": ("score", PAIRWISE, 1.0),
+    "fairdecide softmax (group-blind)": ("softmax", PAIRWISE, 1.0),
 }
+#: the families whose policy does not read z
+BLIND = {"fairdecide softmax (group-blind)"}
 #: the scorer of a family or baseline, by method (default: the family's own)
 HGB = {"fairdecide score (HGB)", "error-parity (HGB)"}
 FairFit = Callable[[Split, str, float, int], tuple[np.ndarray, float, str]]
@@ -170,7 +176,7 @@ def fairdecide_fit(method: str) -> FairFit:
         t0 = time.perf_counter()
         scorer = hgb(seed) if method in HGB else None
         clf = fd.FairPolicyClassifier(policy=policy, criteria=criteria[constraint],
-                                      epsilon=per_t * t, group_blind=False,
+                                      epsilon=per_t * t, group_blind=method in BLIND,
                                       outcome_model=scorer, random_state=0)
         clf.fit(s.X_train, s.y_train, sensitive_features=s.z_train)
         secs = time.perf_counter() - t0
@@ -228,6 +234,8 @@ class Method:
 METHODS = {
     "score": Method("fairdecide score", fairdecide_fit("fairdecide score")),
     "softmax": Method("fairdecide softmax", fairdecide_fit("fairdecide softmax")),
+    "softmax-blind": Method("fairdecide softmax (group-blind)",
+                            fairdecide_fit("fairdecide softmax (group-blind)")),
     "error-parity": Method("error-parity", run_error_parity,
                            missing="" if error_parity is not None else ERROR_PARITY_MISSING),
     "eg": Method("ExponentiatedGradient", run_exponentiated_gradient),
