@@ -52,7 +52,8 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         and error-parity's policies), solved exactly as one linear program. It is the
         default by measurement (benchmarks/results/frontier.txt, Adult, COMPAS, German,
         DP and EO, five seeds): every fit optimal, 0.2 s on Adult against the softmax
-        family's 4-6 s, and a frontier at least the softmax family's on Adult and COMPAS.
+        family's 1.4-2.5 s, and a frontier at least the softmax family's on Adult and
+        COMPAS.
         A bin a group never reached in training takes that group's nearest bin's rule.
         "softmax": pi(a | x, z) = softmax(W phi(x, z)) on standardised features, locally
         optimal (the gradient route); its optimum is exact on the training rows
@@ -131,8 +132,9 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         1e-4 0.8263 in 10 s, 1e-6 0.8286 without converging in 500 iterations.
     n_restarts : int, default=1
     max_iter : int, default=500
-        Most solver iterations per start (softmax; Adult at 10,000 rows needed 288) or
-        linearisation steps (tabular, criteria not linear in the policy).
+        Most solver iterations per start (softmax: on Adult's 31,655 rows every fit of
+        benchmarks/bench_frontier.py converged, in 110-210 on seed 0) or linearisation
+        steps (tabular, criteria not linear in the policy).
     guarantee : float, optional
         delta in (0, 1): return a policy whose deviation in the population the rows were
         drawn from is at most ``epsilon`` with probability at least 1 - delta, or raise
