@@ -262,3 +262,20 @@ def test_sample_weight_counts_like_repeated_rows():
     with pytest.raises(fd.FairdecideError, match=r"sample_weight .* uncertainty='mean'"):
         fd.FairPolicyClassifier(**kw, uncertainty="mean").fit(
             X, y, sensitive_features=z, sample_weight=w)
+
+
+@pytest.mark.parametrize("blind, family", [(False, "score"), (True, "softmax")])
+def test_auto_policy_is_the_score_family_unless_group_blind(blind, family):
+    """policy="auto" (the default): the score family when the rule reads the group; the
+    softmax family with group_blind=True, whose rule then gives every group the same
+    probabilities on the same features."""
+    X, y, z = _data(n=600, seed=2)
+    clf = fd.FairPolicyClassifier(epsilon=0.05, group_blind=blind, random_state=0).fit(
+        X, y, sensitive_features=z)
+    assert clf.policy == "auto" and clf._rule.family == family
+    if blind:
+        p0 = clf.predict_proba(X[:20], sensitive_features=np.zeros(20, int))
+        p1 = clf.predict_proba(X[:20], sensitive_features=np.ones(20, int))
+        assert np.array_equal(p0, p1)
+    with pytest.raises(fd.FairdecideError, match="policy must be one of"):
+        fd.FairPolicyClassifier(policy="best").fit(X, y, sensitive_features=z)

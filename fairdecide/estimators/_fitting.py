@@ -17,7 +17,7 @@ from fairdecide.criteria import Criterion
 from fairdecide.criteria.base import as_criteria
 from fairdecide.data import LoggedData
 from fairdecide.estimators import _flatten as flatten
-from fairdecide.estimators._inputs import Cells
+from fairdecide.estimators._inputs import Cells, family_of
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import TabularWorld, World
@@ -25,7 +25,6 @@ from fairdecide.world import TabularWorld, World
 __all__ = ["DEFAULT_EPSILON", "Fitted", "fit_policy", "tradeoff"]
 
 DEFAULT_EPSILON = 0.05
-FAMILIES = ("softmax", "tabular", "score")
 #: Bins of each feature when n_bins="auto": few for raw features (their combinations are
 #: the cells); for the one score of the "score" family (its cells are the bins) one bin
 #: per SCORE_ROWS_PER_BIN training rows, within SCORE_BINS.
@@ -106,15 +105,14 @@ class Fitted:
         return out
 
 
-def _check_settings(est: Any) -> tuple[str, str, int]:
-    if est.policy not in FAMILIES:
-        raise FairdecideError(f"policy must be one of {FAMILIES}, got {est.policy!r}")
+def _check_settings(est: Any, prediction: bool) -> tuple[str, str, int]:
+    family = family_of(est, prediction)
     if est.uncertainty not in UNCERTAINTY:
         raise FairdecideError(
             f"uncertainty must be one of {UNCERTAINTY} (the plug-in model, or the mean or "
             f"worst case over a belief's scenarios), got {est.uncertainty!r}")
     n_scen = as_int(est.n_scenarios, "n_scenarios", minimum=2)
-    return est.policy, est.uncertainty, n_scen
+    return family, est.uncertainty, n_scen
 
 
 def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
@@ -128,7 +126,7 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     tabular cell model is saturated and needs none)."""
     from fairdecide.optimize.api import optimize_policy
 
-    family, uncertainty, n_scen = _check_settings(est)
+    family, uncertainty, n_scen = _check_settings(est, a is None)
     criteria = as_criteria(est.criteria)
     trade = tradeoff(est, criteria)
     rng = check_random_state(est.random_state)

@@ -75,6 +75,9 @@ class FairDecisionPolicy(BaseEstimator):
     (3,)
     """
 
+    #: an intervention: "auto" is the softmax family (estimators/_inputs.py)
+    _prediction = False
+
     def __init__(self, *, utility: Any = None, policy: str = "softmax",
                  criteria: Any = "independence", epsilon: float | str | None = "auto",
                  lam: float | None = None, utility_slack: float | None = None,
