@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from fairdecide.beliefs import Belief
 from fairdecide.criteria import (
     Capabilities,
+    Capacity,
     ConditionalIndependence,
     Criterion,
     Independence,
@@ -101,6 +102,7 @@ __all__ = [
     "BeliefEvaluation",
     "BootstrapPosterior",
     "Capabilities",
+    "Capacity",
     "ConditionalIndependence",
     "Criterion",
     "DecisionProblem",
