@@ -1,4 +1,4 @@
-"""Capacity: a bounded share of an action, overall or per group.
+"""Capacity (a bounded share of an action, overall or per group) and cohorts of exactly k.
 
 Every expected answer is computed here, independently of the library's program code:
 top-k by sorting the expected gains, a greedy fill of the cells by gain, a dense LP over
@@ -204,6 +204,60 @@ def test_softmax_policy_respects_a_capacity(per_group):
     # a softmax policy is one of the fixed population's policies: never better
     lp = fd.optimize_policy(GRANT, world, cap, epsilon=0.0)
     assert res.utility <= lp.utility + 1e-9
+
+
+# ----------------------------------------------------------------------- (d) sampler
+@st.composite
+def fractional_cohorts(draw):
+    """p = a convex combination of random k-subsets of n people: sum p = k, p in [0, 1]."""
+    n = draw(st.integers(1, 30))
+    k = draw(st.integers(0, n))
+    m = draw(st.integers(1, 5))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    lam = rng.dirichlet(np.ones(m))
+    p = np.zeros(n)
+    for weight in lam:
+        p[rng.choice(n, size=k, replace=False)] += weight
+    return np.clip(p, 0.0, 1.0), k
+
+
+@given(fractional_cohorts(), st.integers(0, 2**16))
+def test_every_cohort_has_exactly_k_members(cohort, seed):
+    p, k = cohort
+    rng = np.random.RandomState(seed)
+    for _ in range(20):
+        picked = fd.sample_cohort(p, random_state=rng)
+        assert picked.dtype == bool and picked.sum() == k
+        assert not np.any(picked[p == 0]) and np.all(picked[p == 1])
+    assert fd.sample_cohort(p, k=k, random_state=seed).sum() == k
+
+
+def test_inclusion_frequencies_match_the_probabilities():
+    p = np.array([0.1, 0.9, 0.5, 0.25, 0.75, 1.0, 0.0, 0.3, 0.2])  # sums to 4
+    n_draws = 10_000
+    rng = np.random.RandomState(0)
+    counts = np.zeros(len(p))
+    for _ in range(n_draws):
+        counts += fd.sample_cohort(p, random_state=rng)
+    freq = counts / n_draws
+    se = np.sqrt(p * (1 - p) / n_draws)
+    assert np.all(np.abs(freq - p) <= 4 * se)  # exact where p is 0 or 1 (se = 0)
+
+
+@pytest.mark.parametrize(("p", "k", "match"), [
+    ([0.5, 1.2, 0.3], None, r"\[0, 1\]; p\[1\]"),
+    ([0.5, -0.1, 0.6], None, r"\[0, 1\]; p\[1\]"),
+    ([0.5, np.nan, 0.5], None, "p contains NaN"),
+    ([0.5, 0.6, 0.3], None, "whole number"),
+    ([0.5, 0.5, 1.0], 3, "k is 3 but p sums to 2"),
+    ([0.5, 0.5], 1.5, "k must be a whole number"),
+    ([0.5, 0.5], 3, "k must be <= 2"),
+    ([], None, "p must hold one"),
+    ([[0.5, 0.5]], None, "p must have 1 dimensions"),
+])
+def test_sampler_refuses_bad_probabilities(p, k, match):
+    with pytest.raises(fd.FairdecideError, match=match):
+        fd.sample_cohort(p, k=k)
 
 
 def test_capacity_refuses_bad_bounds_and_unknown_actions():

@@ -8,7 +8,9 @@ set of actions A, overall or within every group,
 
 as a criterion whose deviation is the largest excess over the bounds. With
 ``epsilon=0`` for it, the capacity is met in expectation (exactly, as one linear row of
-the program).
+the program); :func:`fairdecide.policies.sample_cohort` then turns the fractional
+selection of a fixed population into cohorts of exactly k people with the same
+inclusion probabilities.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ class Capacity(Criterion):
     Bounds are shares in [0, 1]. For a count, k places among the n people of a fixed
     population (a :class:`~fairdecide.SampleWorld` of equal weights), use
     ``at_most=k / n``; the optimal policy then gives each person a selection probability
-    p_i with sum_i p_i <= k.
+    p_i with sum_i p_i <= k, and :func:`~fairdecide.policies.sample_cohort` draws
+    cohorts of exactly k with those probabilities.
 
     Parameters
     ----------
