@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from fairdecide.beliefs import Belief
 from fairdecide.criteria import (
     Capabilities,
+    Capacity,
     ConditionalIndependence,
     Criterion,
     Independence,
@@ -41,7 +42,7 @@ from fairdecide.logged_counts import LoggedCounts
 # soon as anything imports ``fairdecide.meritocracy`` (fd.meritocracy was then the
 # module, not the function)
 from fairdecide.meritocracy import meritocracy
-from fairdecide.policies import LinearSoftmaxPolicy, Policy, TabularPolicy
+from fairdecide.policies import LinearSoftmaxPolicy, Policy, TabularPolicy, sample_cohort
 from fairdecide.problem import DecisionProblem
 from fairdecide.sample_world import SampleWorld
 from fairdecide.table import DecisionTable, decision_table, expected_utility
@@ -101,6 +102,7 @@ __all__ = [
     "BeliefEvaluation",
     "BootstrapPosterior",
     "Capabilities",
+    "Capacity",
     "ConditionalIndependence",
     "Criterion",
     "DecisionProblem",
@@ -138,6 +140,7 @@ __all__ = [
     "optimize_policy",
     "pareto_frontier",
     "parity",
+    "sample_cohort",
     "scenario_values",
     "worst_case_bias",
 ]

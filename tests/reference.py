@@ -62,8 +62,10 @@ def utility_coefficients(problem, world):
 
 
 def reference_solve(problem, world, kind=None, *, measure="tv", epsilon=None, lam=None,
-                    slack=None, blind=False, outcomes=None, pairwise=False):
-    """Optimal value of the trade-off: returns (utility, deviation) of the optimum."""
+                    slack=None, blind=False, outcomes=None, pairwise=False, pi_rows=()):
+    """Optimal value of the trade-off: returns (utility, deviation) of the optimum.
+    ``pi_rows``: more constraints g @ vec(pi) <= b, as pairs (g, b) over the policy
+    table pi[x, z, a] (x-major), held in every trade-off (e.g. a capacity row)."""
     n_x, n_z = world.p_xz.shape
     n_a = problem.n_actions
     n_pi = n_x * n_z * n_a
@@ -88,6 +90,9 @@ def reference_solve(problem, world, kind=None, *, measure="tv", epsilon=None, la
                     A_eq.append(row)
                     b_eq.append(0.0)
     A_ub, b_ub = [], []
+    for g, b in pi_rows:
+        A_ub.append(np.concatenate([g, np.zeros(n_t)]))
+        b_ub.append(float(b))
     for k, g in enumerate(G):
         t = n_pi + (k if measure == "tv" else 0)
         for sign in (1, -1):

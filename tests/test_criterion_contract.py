@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from fairdecide import (
     Belief,
     Capabilities,
+    Capacity,
     ConditionalIndependence,
     Criterion,
     Independence,
@@ -45,6 +46,7 @@ from tests.reference import (
     deviation_by_hand,
     marginal_by_hand,
     policy_rows,
+    world_arrays,
 )
 
 
@@ -126,6 +128,8 @@ CRITERIA = [
     Independence(measure="max", reference="pairwise"), Separation(reference="pairwise"),
     Sufficiency(measure="max", reference="pairwise"), MeritOrder(),
     MeritOrder(merit=(2.0, 0.5, 1.0, 0.0)), StratumParity((0, 0, 1, 1)),
+    Capacity(1, at_most=0.1), Capacity(0, at_least=0.3, per_group=True),
+    Capacity([1], at_most=0.2, at_least=0.05, per_group=True),
 ]
 CASES = [(c, p, w) for c in CRITERIA for p, w in ((PRED, PRED_WORLD), (INTERV, INTERV_WORLD))
          if not (_per_cell(c) and w.n_x != 4)
@@ -182,8 +186,29 @@ def merit_order_by_hand(merit):
     return deviation
 
 
+def capacity_by_hand(crit):
+    """Capacity's deviation from the world's arrays: the shares sum_u w[u] sum_{a in A}
+    pi(a | u) (overall, or within each group over the group's weight) and the largest
+    excess over [at_least, at_most], or 0."""
+    def deviation(problem, world, rows):
+        w, z, _ = world_arrays(world, problem)
+        chosen = rows[:, list(crit.actions)].sum(axis=1)  # labels are the codes here
+        parts = [z == g for g in range(world.n_groups)] if crit.per_group else [z == z]
+        excess = [0.0]
+        for members in parts:
+            share = w[members] @ chosen[members] / w[members].sum()
+            if crit.at_most is not None:
+                excess.append(share - crit.at_most)
+            if crit.at_least is not None:
+                excess.append(crit.at_least - share)
+        return max(excess)
+    return deviation
+
+
 def by_hand(crit):
     """``by_hand`` for assert_recomputed: a user criterion's deviation written here."""
+    if isinstance(crit, Capacity):
+        return {crit.label: capacity_by_hand(crit)}
     if isinstance(crit, MeritOrder):
         return {crit.label: merit_order_by_hand(crit.merit)}
     if isinstance(crit, StratumParity):

@@ -205,6 +205,12 @@ def _guaranteed_fit(guarantee: Any, safety_fraction: Any) -> Any:
         random_state=0).fit(GX, GY, sensitive_features=GZ).certificate_
 
 
+def _capacity_deviation(actions: Any) -> Any:
+    """A capacity on ``actions`` measured on a policy: labels are checked against the
+    problem's actions only here (any hashable value is a label when constructed)."""
+    return fd.Capacity(actions, at_most=0.4).deviation(CPOLICY, CWORLD, CLS)
+
+
 def _poke(value: Any, bad: float) -> np.ndarray:
     arr = np.array(value, dtype=float)
     arr.reshape(-1)[0] = bad
@@ -328,6 +334,16 @@ def _entries() -> list[Entry]:
         E("MeritOrder.deviation", fd.MeritOrder(merit=[0.0, 2.0, 1.0]).deviation,
           {"policy": CPOLICY, "world": CWORLD, "problem": CLS},
           {"policy": "object", "world": "object", "problem": "object"}),
+        E("Capacity", fd.Capacity,
+          {"actions": 1, "at_most": 0.4, "at_least": 0.1, "per_group": True},
+          {"at_most": "real", "at_least": "real", "per_group": "flag"}),
+        E("Capacity(actions)", _capacity_deviation, {"actions": 1}, {"actions": "label"}),
+        E("Capacity.deviation", fd.Capacity(1, at_most=0.4).deviation,
+          {"policy": CPOLICY, "world": CWORLD, "problem": CLS},
+          {"policy": "object", "world": "object", "problem": "object"}),
+        E("sample_cohort", fd.sample_cohort,
+          {"p": [0.2, 0.8, 0.5, 0.5], "k": 2, "random_state": 0},
+          {"p": "array", "k": "size"}),
         E("Separation", fd.Separation, {"measure": "kl", "outcomes": None},
           {"measure": "choice"}),
         E("Sufficiency", fd.Sufficiency, {"measure": "max"}, {"measure": "choice"}),

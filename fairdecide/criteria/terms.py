@@ -8,10 +8,13 @@ combine:
 
 - ``"abs-sum"``: F = sum_i |r_i(m)|  (TV);
 - ``"abs-max"``: F = max_i |r_i(m)|  (max);
-- ``"sum"``:     F = sum_i r_i(m)    (KL: each term is already smooth).
+- ``"sum"``:     F = sum_i r_i(m)    (KL: each term is already smooth);
+- ``"hinge-max"``: F = max(0, max_i r_i(m))  (the excess over one-sided bounds, as
+  :class:`~fairdecide.criteria.capacity.Capacity`'s).
 
 The optimiser writes |r_i| and the max through epigraph variables (t_i >= r_i,
-t_i >= -r_i), so every function it sees is smooth and nothing is approximated.
+t_i >= -r_i; only t >= r_i and t >= 0 for "hinge-max"), so every function it sees is
+smooth and nothing is approximated.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MarginalTerms", "conditional_terms"]
 
-Combine = Literal["abs-sum", "abs-max", "sum"]
+Combine = Literal["abs-sum", "abs-max", "sum", "hinge-max"]
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class MarginalTerms:
 
     Attributes
     ----------
-    combine : {"abs-sum", "abs-max", "sum"}
+    combine : {"abs-sum", "abs-max", "sum", "hinge-max"}
     values : ndarray of shape (n_terms,)
     jacobian : ndarray of shape (n_terms, n_z * n_a * n_y)
     """
@@ -49,6 +52,8 @@ class MarginalTerms:
         r = self.values
         if r.size == 0:
             return 0.0
+        if self.combine == "hinge-max":
+            return float(max(0.0, r.max()))
         if self.combine == "abs-sum":
             return float(np.abs(r).sum())
         if self.combine == "abs-max":

@@ -75,6 +75,9 @@ def _deviation_gradient(terms: Any) -> np.ndarray:
     if terms.combine == "abs-max":
         i = int(np.argmax(np.abs(r)))
         return np.sign(r[i]) * jac[i]
+    if terms.combine == "hinge-max":
+        i = int(np.argmax(r))
+        return jac[i] if r[i] > 0 else np.zeros(jac.shape[1])
     return jac.sum(axis=0)
 
 

@@ -17,7 +17,11 @@ import numpy as np
 if TYPE_CHECKING:
     from fairdecide.units import Units
 
-__all__ = ["ParametricEvaluator", "ParametricPolicy", "Policy"]
+__all__ = ["ParametricEvaluator", "ParametricPolicy", "Policy", "sample_cohort"]
+
+#: How far the selection probabilities may sum from a whole number, per person (the
+#: rounding of a solver's rows).
+COHORT_TOL = 1e-9
 
 
 def draw_rows(p: np.ndarray, random_state: Any = None) -> np.ndarray:
@@ -27,6 +31,92 @@ def draw_rows(p: np.ndarray, random_state: Any = None) -> np.ndarray:
 
     u = check_random_state(random_state).random_sample(len(p))[:, None]
     return np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), p.shape[1] - 1)
+
+
+def sample_cohort(p: Any, k: int | None = None, random_state: Any = None) -> np.ndarray:
+    """A selection of exactly k people in which person i is selected with probability
+    p_i: a fractional cohort made whole.
+
+    A policy optimised under a capacity (:class:`~fairdecide.Capacity`) for a fixed
+    population gives each person a selection probability p_i with sum_i p_i = k.
+    Drawing each person on their own would select k people only on average; this
+    draws a cohort of exactly k with the same inclusion probabilities, by systematic
+    sampling over a random order (Madow, 1949; Goodman and Kish, 1950): put the people
+    in a uniformly random order, lay their p_i end to end on [0, k], and select those
+    whose interval (C_{i-1}, C_i] holds one of the points u, u + 1, ..., u + k - 1, u
+    uniform on [0, 1). An interval of length p_i <= 1 holds at most one point, and
+    holds one with probability p_i, so
+
+        P(i selected) = p_i,   sum_i 1[i selected] = k   (every draw).
+
+    Parameters
+    ----------
+    p : array-like of shape (n,)
+        Selection probabilities in [0, 1], summing to a whole number k (within 1e-9
+        per person; they are rescaled to sum to k exactly).
+    k : int, optional
+        The cohort's size, checked against sum(p). Default: sum(p) rounded.
+    random_state : None, int or numpy RandomState
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        True for the k people selected.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairdecide import sample_cohort
+    >>> p = np.array([0.5, 0.5, 1.0, 0.25, 0.75, 0.0])
+    >>> cohort = sample_cohort(p, k=3, random_state=0)
+    >>> int(cohort.sum()), bool(cohort[2]), bool(cohort[5])
+    (3, True, False)
+    >>> draws = np.array([sample_cohort(p, random_state=s) for s in range(2000)])
+    >>> bool(np.all(draws.sum(axis=1) == 3)), bool(np.abs(draws.mean(0) - p).max() < 0.05)
+    (True, True)
+    """
+    from fairdecide._validation import as_float_array, as_int, check_random_state
+    from fairdecide.exceptions import FairdecideError
+
+    p = as_float_array(p, "p", ndim=1).copy()
+    n = len(p)
+    if n == 0:
+        raise FairdecideError("p must hold one selection probability per person, got none")
+    outside = (p < -COHORT_TOL) | (p > 1 + COHORT_TOL)
+    if np.any(outside):
+        i = int(np.argmax(outside))
+        raise FairdecideError(
+            f"p must hold probabilities in [0, 1]; p[{i}] is {p[i]:.6g}")
+    p = np.clip(p, 0.0, 1.0)
+    total, tol = float(p.sum()), COHORT_TOL * max(1, n)
+    if k is None:
+        k = round(total)
+        if abs(total - k) > tol:
+            raise FairdecideError(
+                f"p must sum to a whole number (the cohort's size); it sums to {total:.10g}. "
+                "A policy under a capacity at_most=k/n that leaves places free selects "
+                "fewer than k on average: raise at_least to the same share to fill them")
+    else:
+        k = as_int(k, "k", minimum=0, maximum=n)
+        if abs(total - k) > tol:
+            raise FairdecideError(
+                f"k is {k} but p sums to {total:.10g}: a cohort of exactly k with these "
+                "selection probabilities needs sum(p) = k")
+    gap = k - total  # at most tol: spread it without leaving [0, 1]
+    if gap > 0:
+        p += gap * (1.0 - p) / (1.0 - p).sum()
+    elif gap < 0:
+        p += gap * p / total
+    rng = check_random_state(random_state)
+    order = rng.permutation(n)
+    ends = np.concatenate([[0.0], np.cumsum(p[order])])
+    while True:  # a redraw only if rounding left sum(p) a hair off k and u fell there
+        picks = np.diff(np.floor(ends + rng.random_sample()))
+        if picks.sum() == k and picks.max(initial=0) <= 1:
+            break
+    out = np.zeros(n, dtype=bool)
+    out[order[picks > 0]] = True
+    return out
 
 
 class Policy(abc.ABC):

@@ -3,8 +3,9 @@
 Method. Utility and every criterion are functions of the scenarios' group marginals
 M_k(theta) (:mod:`fairdecide.optimize.routes.parametric`). A criterion supplies its deviation
 as smooth terms r(M) combined by a sum of absolute values (TV), a maximum of absolute
-values (max) or a plain sum (KL) (:mod:`fairdecide.criteria.terms`). The optimiser
-writes |r_i| and the max through epigraph variables (t_i >= r_i, t_i >= -r_i), the
+values (max), a plain sum (KL) or max(0, max_i r_i) (a capacity's excess)
+(:mod:`fairdecide.criteria.terms`). The optimiser writes |r_i| and the max through
+epigraph variables (t_i >= r_i, t_i >= -r_i), the
 worst case over scenarios through one more (sigma <= V_k for every k), and solves the
 resulting smooth program in (theta, t, sigma) by sequential quadratic programming
 (SciPy's SLSQP) with analytic gradients. Nothing is smoothed, so the deviation the

@@ -3,8 +3,8 @@
 
 For a trade-off over a parametric family, :class:`_Program` states the objective and the
 constraints in x = (theta, epigraph variables) with analytic gradients: utilities and
-deviations through the group marginals M_k(theta) and their Jacobians, |r| and max |r|
-through epigraph variables (or smoothed, see :func:`_smoothing`), the worst case over
+deviations through the group marginals M_k(theta) and their Jacobians, |r|, max |r| and
+max(0, max r) through epigraph variables (or smoothed, see :func:`_smoothing`), the worst case over
 scenarios through one more variable. :func:`_run` solves it by SLSQP or L-BFGS.
 """
 
@@ -47,13 +47,15 @@ class _Program:
         self.n_theta = theta0.size
         self._key: bytes | None = None
         at = self._at(theta0, jacobians=False)
-        # Epigraph layout: per (criterion, scenario) a slice of t (abs-sum) or one s.
+        # Epigraph layout: per (criterion, scenario) a slice of t (abs-sum) or one s
+        # (abs-max, hinge-max).
         pos, self.slot = self.n_theta, {}
         for c in self.ci:
             for k in range(self.K):
                 terms = at["terms"][c][k]
                 how = terms.combine if mu is None else SMOOTHED.get(terms.combine, "sum")
-                size = {"abs-sum": terms.values.size, "abs-max": 1}.get(how, 0)
+                size = {"abs-sum": terms.values.size, "abs-max": 1, "hinge-max": 1
+                        }.get(how, 0)
                 self.slot[c, k] = (how, slice(pos, pos + size), terms.values.size)
                 pos += size
         self.sigma = pos if self.worst else None
@@ -61,11 +63,14 @@ class _Program:
         self.x0 = np.zeros(self.n_x)
         self.x0[:self.n_theta] = theta0
         for (c, k), (how, sl, _) in self.slot.items():
-            r = np.abs(at["terms"][c][k].values)
+            values = at["terms"][c][k].values
+            r = np.abs(values)
             if how == "abs-sum":
                 self.x0[sl] = r
             elif how == "abs-max" and r.size:
                 self.x0[sl] = r.max()
+            elif how == "hinge-max" and r.size:
+                self.x0[sl] = max(0.0, values.max())
         if self.sigma is not None:
             V, _ = self._values(self.x0)
             self.x0[self.sigma] = V.min() if self._maximises else V.max()
@@ -111,7 +116,7 @@ class _Program:
         """The bound on criterion c's deviation in scenario k, and its gradient in x."""
         how, sl, _ = self.slot[c, k]
         g = np.zeros(self.n_x)
-        if how not in ("abs-sum", "abs-max"):
+        if how not in EPIGRAPHS:
             at = self._at(x[:self.n_theta])
             value, gM = self._smooth(at, c, k)
             g[:self.n_theta] = gM @ at["J"][k]
@@ -122,8 +127,9 @@ class _Program:
     def _smooth(self, at: dict[str, Any], c: int, k: int) -> tuple[float, np.ndarray]:
         """A deviation written without epigraph variables and its gradient in M: the sum
         of smooth terms (KL), or, with smoothing mu, sum_i sqrt(r_i^2 + mu^2) (>= the TV
-        deviation, by at most n mu) or mu log sum_i exp(sqrt(r_i^2 + mu^2) / mu) (>= the
-        max deviation, by at most mu (1 + log n))."""
+        deviation, by at most n mu), mu log sum_i exp(sqrt(r_i^2 + mu^2) / mu) (>= the
+        max deviation, by at most mu (1 + log n)) or mu log(1 + sum_i exp(r_i / mu))
+        (>= max(0, max_i r_i), by at most mu log(n + 1))."""
         how, _, n_terms = self.slot[c, k]
         terms = at["terms"][c][k]
         if terms.values.size != n_terms:
@@ -133,6 +139,11 @@ class _Program:
             return float(r.sum()), jac.sum(axis=0)
         if r.size == 0:
             return 0.0, np.zeros(jac.shape[1])
+        if how == "smooth-hinge":  # log-sum-exp over (0, r_1, ..., r_n)
+            top = max(0.0, float(r.max()))
+            e = np.exp((r - top) / self.mu)
+            total = e.sum() + np.exp(-top / self.mu)
+            return top + self.mu * float(np.log(total)), (e / total) @ jac
         root = np.sqrt(r ** 2 + self.mu ** 2)
         if how == "smooth-sum":
             return float(root.sum()), (r / root) @ jac
@@ -186,7 +197,7 @@ class _Program:
         rows, jac = [], []
         at = self._at(x[:self.n_theta])
         for (c, k), (how, sl, n_terms) in self.slot.items():
-            if how not in ("abs-sum", "abs-max"):
+            if how not in EPIGRAPHS:
                 continue
             terms = at["terms"][c][k]
             if terms.values.size != n_terms:
@@ -200,8 +211,11 @@ class _Program:
             else:
                 cover[:, sl.start] = 1.0
                 t = np.full(n_terms, x[sl.start])
-            rows += [t - terms.values, t + terms.values]
-            jac += [cover - dr, cover + dr]
+            rows.append(t - terms.values)
+            jac.append(cover - dr)
+            if how != "hinge-max":  # |r|: t >= -r too (hinge-max: t >= 0, a bound)
+                rows.append(t + terms.values)
+                jac.append(cover + dr)
         if self.sigma is not None:
             V, G = self._values(x)
             e = np.zeros(self.n_x)
@@ -303,7 +317,9 @@ class _ActiveSetChanged(Exception):
 #: Above this many epigraph variables (scenarios x terms), deviations are smoothed
 #: instead: SLSQP's dense subproblems grow with the cube of the variables.
 EPIGRAPH_LIMIT = 64
-SMOOTHED = {"abs-sum": "smooth-sum", "abs-max": "smooth-max"}
+SMOOTHED = {"abs-sum": "smooth-sum", "abs-max": "smooth-max", "hinge-max": "smooth-hinge"}
+#: The combinations written through epigraph variables when not smoothed.
+EPIGRAPHS = ("abs-sum", "abs-max", "hinge-max")
 
 
 def _smoothing(session: ParametricSession, tradeoff: Tradeoff, crit_index: list[int],
