@@ -3,7 +3,7 @@ tolerance chosen by GridSearchCV, on Adult.
 
 Run with ``FAIRDECIDE_DATA=/path/to/data python examples/fair_classifier_gridsearch_adult.py``
 (a folder holding adult.data[.gz] and adult.test[.gz]); without it the files are
-downloaded into the cache (and their checksums verified). Measured: 38 s on a two-core
+downloaded into the cache (and their checksums verified). Measured: 11 s on a two-core
 machine.
 
 The features are a DataFrame with string categories; the group (sex) is not a feature:
