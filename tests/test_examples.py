@@ -36,7 +36,7 @@ def test_every_example_is_tested():
               "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py",
               "bail_from_compas_pymc.py", "fair_classifier_gridsearch_adult.py",
               "bail_policy_compas.py", "pareto_frontier_plot.py", "lipschitz_adult.py",
-              "refer_option_adult.py"}
+              "refer_option_adult.py", "capacity_adult.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
@@ -101,6 +101,39 @@ def test_refer_option_adult(data_dir, tmp_path):
     for r in (free, fair):
         assert sum(r[4:7]) == pytest.approx(1, abs=2e-3)
         assert sum(r[7:10]) == pytest.approx(1, abs=2e-3)
+
+
+def test_capacity_adult(data_dir, tmp_path):
+    """At most 10% of Adult's test people get an offer: every policy's offer share (the
+    mean of its probabilities, recomputed by the example) is within the capacity, parity
+    holds within its epsilon, fairness costs utility, and the cohort has exactly k."""
+    out = run_example("capacity_adult.py", tmp_path, data_dir)
+    m = re.search(r"(\d+) applicants \(the test people\), (\d+) places", out)
+    assert m, out
+    n, k = map(int, m.groups())
+    assert (n, k) == (13567, 1356)
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"(no capacity|capacity \+ parity|capacity)\s+utility (\S+)\s+offer "
+                     r"share (\S+)\s+women (\S+)\s+men (\S+)\s+gap (\S+)\s+expected "
+                     r"offers (\S+)\s+\((\w+)", line)
+        if m:
+            rows[m.group(1)] = [float(t) for t in m.groups()[1:7]] + [m.group(8)]
+    assert set(rows) == {"no capacity", "capacity", "capacity + parity"}, out
+    free, cap, fair = rows["no capacity"], rows["capacity"], rows["capacity + parity"]
+    assert free[1] > 0.10  # the capacity binds
+    for _utility, share, women, men, gap, offers, status in (cap, fair):
+        assert status == "optimal"
+        assert share <= 0.10 + 1e-6 and women <= 1 and men <= 1
+        assert offers <= k + 1e-3
+        assert gap == pytest.approx(abs(women - men), abs=2e-6)
+    assert fair[4] <= 0.01 + 1e-6 < cap[4]  # parity within epsilon, and it binds
+    assert fair[0] < cap[0] < free[0]
+    m = re.search(r"One cohort drawn with sample_cohort: (\d+) offers \(k = (\d+)\); "
+                  r"women (\d+), men (\d+)", out)
+    assert m, out
+    size, k_printed, n_women, n_men = map(int, m.groups())
+    assert size == k_printed == k == n_women + n_men
 
 
 @pytest.mark.slow
