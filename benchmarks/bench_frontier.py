@@ -21,10 +21,10 @@ never a feature of a base model. Methods (``--methods`` keys in brackets):
 - [softmax-blind] the same with ``group_blind=True``: the raw features alone decide
   (z only measures fairness in training), as ExponentiatedGradient's and FairGBM's
   classifiers do;
-  the criterion and epsilon of both families are the table ``FAMILIES`` below: the
-  named criteria "demographic_parity_difference" and "equalized_odds_difference" (the
-  largest gap between the two groups' rates, given y for EO: exactly the test
-  violation's definition) at epsilon = t;
+  every fairdecide family (the table ``FAMILIES`` below) holds the named criterion
+  "demographic_parity_difference" or "equalized_odds_difference" (the largest gap
+  between the two groups' rates, given y for EO: exactly the test violation's
+  definition) at epsilon = t;
 - [error-parity] error-parity's ``RelaxedThresholdOptimizer`` on a logistic
   regression's scores at tolerance t (its own l-inf definitions of DP and EO); reads z;
 - [error-parity-hgb] error-parity on that gradient-boosted scorer (fitted on the whole
@@ -137,19 +137,27 @@ except ImportError as exc:
 ROOT = Path(__file__).resolve().parents[1]
 TOLERANCES = (0.0, 0.005, 0.01, 0.02, 0.05, 0.1)
 SEEDS = (0, 1, 2, 3, 4)
-# fairdecide's families: method -> (policy, criterion by constraint, epsilon per unit of
-# t). F = 2 DP and F >= 2 EO for these criteria, hence epsilon = 2 t (module docstring).
+#: each constraint's named criterion, held at epsilon = t (module docstring)
 PAIRWISE = {"DP": "demographic_parity_difference", "EO": "equalized_odds_difference"}
+
+
+@dataclass(frozen=True)
+class Family:
+    """A fairdecide family of the run: its ``policy``, whether the policy reads z, and
+    whether its scorer is the gradient-boosted one (:func:`hgb`) instead of the
+    estimator's default logistic regression."""
+
+    policy: str
+    group_blind: bool = False
+    boosted: bool = False
+
+
 FAMILIES = {
-    "fairdecide score": ("score", PAIRWISE, 1.0),
-    "fairdecide softmax": ("softmax", PAIRWISE, 1.0),
-    "fairdecide score (HGB)": ("score", PAIRWISE, 1.0),
-    "fairdecide softmax (group-blind)": ("softmax", PAIRWISE, 1.0),
+    "fairdecide score": Family("score"),
+    "fairdecide softmax": Family("softmax"),
+    "fairdecide score (HGB)": Family("score", boosted=True),
+    "fairdecide softmax (group-blind)": Family("softmax", group_blind=True),
 }
-#: the families whose policy does not read z
-BLIND = {"fairdecide softmax (group-blind)"}
-#: the scorer of a family or baseline, by method (default: the family's own)
-HGB = {"fairdecide score (HGB)", "error-parity (HGB)"}
 FairFit = Callable[[Split, str, float, int], tuple[np.ndarray, float, str]]
 
 
@@ -170,14 +178,14 @@ def violation(constraint: str, p: np.ndarray, y: np.ndarray, z: np.ndarray) -> f
 # ---------------------------------------------------------------------------- methods
 # Each fit returns P(positive decision) of the test rows, the fit time and a status.
 def fairdecide_fit(method: str) -> FairFit:
-    policy, criteria, per_t = FAMILIES[method]
+    family = FAMILIES[method]
 
     def fit(s: Split, constraint: str, t: float, seed: int):
         t0 = time.perf_counter()
-        scorer = hgb(seed) if method in HGB else None
-        clf = fd.FairPolicyClassifier(policy=policy, criteria=criteria[constraint],
-                                      epsilon=per_t * t, group_blind=method in BLIND,
-                                      outcome_model=scorer, random_state=0)
+        clf = fd.FairPolicyClassifier(policy=family.policy, criteria=PAIRWISE[constraint],
+                                      epsilon=t, group_blind=family.group_blind,
+                                      outcome_model=hgb(seed) if family.boosted else None,
+                                      random_state=0)
         clf.fit(s.X_train, s.y_train, sensitive_features=s.z_train)
         secs = time.perf_counter() - t0
         return (clf.predict_proba(s.X_test, sensitive_features=s.z_test)[:, 1], secs,
