@@ -168,7 +168,8 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     # the score order, with a tolerance or without criteria (not under lam or slack)
     order = (_merit_order(problem, n_x) if family == "score" and as_bool(
         est.monotone, "monotone") and ("epsilon" in trade or not criteria) else None)
-    flat = uncertainty == "plug-in" and flatten.applies(problem, criteria, order)
+    flat = (uncertainty == "plug-in" and not est.group_blind
+            and flatten.applies(problem, criteria, order))
     if order is not None:  # held exactly, beside the criteria's tolerance
         eps = np.broadcast_to(trade["epsilon"], len(criteria)) if criteria else ()
         trade = {"epsilon": (*eps, 0.0)}
@@ -181,9 +182,9 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
                              lambda agg: _tabular_belief(data, problem, n_scen, seed, agg))
     result = optimize_policy(problem, world, criteria, group_blind=bool(est.group_blind),
                              max_iter=est.max_iter, **trade)
-    if flat and not est.group_blind:  # the face's flattest policy (estimators/_flatten.py)
-        result = flatten.flatten(result, world, problem, criteria,
-                                 flatten.epsilons(trade), up=order.actions[-1])
+    if flat:  # the face's flattest policy (estimators/_flatten.py)
+        result = flatten.flatten(result, world, problem, criteria, trade["epsilon"],
+                                 up=order.actions[-1])
     counts = np.zeros((n_x, n_groups))
     np.add.at(counts, (x, z), 1.0 if sample_weight is None else sample_weight)
     p_x_given_z = counts / counts.sum(axis=0, keepdims=True)

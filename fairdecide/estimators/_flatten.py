@@ -27,7 +27,6 @@ German credit; docs/benchmarks.md quotes the figures beside the simplex vertex's
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -109,7 +108,3 @@ def _flattest(mass: np.ndarray, pi: np.ndarray) -> np.ndarray | None:
         return None
     return np.clip(model.values(), 0.0, 1.0)
 
-
-def epsilons(trade: dict[str, Any]) -> tuple[float, ...]:
-    """The per-criterion tolerances of the score family's epsilon trade-off."""
-    return tuple(np.atleast_1d(np.asarray(trade["epsilon"], dtype=float)))
