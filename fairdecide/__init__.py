@@ -51,6 +51,9 @@ from fairdecide.values import scenario_values
 from fairdecide.world import TabularWorld, World
 
 if TYPE_CHECKING:
+    from fairdecide.assignment.matching_lp import fair_matching
+    from fairdecide.assignment.result import MatchingResult
+    from fairdecide.assignment.stable import MatchingMarket, blocking_pairs, deferred_acceptance
     from fairdecide.estimators import (
         FairDecisionPolicy,
         FairPolicyClassifier,
@@ -80,6 +83,11 @@ _LAZY = {
     "make_utility_scorer": "fairdecide.estimators",
     "DirichletPosterior": "fairdecide.models.dirichlet",
     "parity": "fairdecide.smoothness",
+    "MatchingMarket": "fairdecide.assignment.stable",
+    "MatchingResult": "fairdecide.assignment.result",
+    "blocking_pairs": "fairdecide.assignment.stable",
+    "deferred_acceptance": "fairdecide.assignment.stable",
+    "fair_matching": "fairdecide.assignment.matching_lp",
     "worst_case_bias": "fairdecide.smoothness",
 }
 
@@ -117,6 +125,8 @@ __all__ = [
     "Lipschitz",
     "LoggedCounts",
     "LoggedData",
+    "MatchingMarket",
+    "MatchingResult",
     "MeritOrder",
     "NotCertifiedError",
     "OptimizeResult",
@@ -131,9 +141,12 @@ __all__ = [
     "VerificationError",
     "World",
     "best_utility_within",
+    "blocking_pairs",
     "decision_table",
+    "deferred_acceptance",
     "evaluate_under_belief",
     "expected_utility",
+    "fair_matching",
     "make_fairness_scorer",
     "make_utility_scorer",
     "meritocracy",

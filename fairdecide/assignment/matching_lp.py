@@ -1,0 +1,307 @@
+"""A fair randomised matching: a fractional matching X that maximises expected utility.
+
+X[i, j] is the probability that candidate i gets programme j. The linear program is
+
+    max  sum_ij u_ij X_ij
+    s.t. sum_j X_ij <= 1 (each candidate at most once),  sum_i X_ij <= q_j (capacities),
+         X_ij = 0 unless (i, j) is mutually acceptable,
+         group criteria (each a linear row over the group rates
+             r_gj = (1 / n_g) sum_{i in g} X_ij,   r_g = sum_j r_gj):
+             |r_g - r_h| <= rate_gap,  |r_gj - r_hj| <= programme_gap,
+             sum_{i in g} X_ij >= s_g sum_i X_ij  (a minimum share s_g of group g),
+         and, with ``stability=True``, the stable-matching rows of the market with each
+         programme cloned into q_j seats (:mod:`fairdecide.assignment._seats`): X is then
+         in the convex hull of the stable matchings (ex-ante stable), a lottery over
+         stable matchings.
+
+With no group criterion, stability on and a utility increasing in each candidate's
+preferences, the optimum is the candidate-optimal stable matching, which deferred
+acceptance finds. Every stable matching matches the same candidates (the "rural
+hospitals" theorem), so under stability each group's overall rate r_g is the same at
+every feasible X: only the rates per programme and the shares can move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairdecide._validation import as_bool, as_float_array, as_real
+from fairdecide.assignment.result import MatchingResult, check_result
+from fairdecide.assignment.stable import MatchingMarket, deferred_acceptance
+from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError, SolverError
+
+__all__ = ["fair_matching", "rank_utility"]
+
+
+def rank_utility(market: MatchingMarket) -> np.ndarray:
+    """The default utility: u_ij = m - rank_i(j) for an acceptable pair (m for a
+    candidate's first choice, m - 1 for her second, ...), 0 elsewhere; being unmatched
+    is worth 0, below every acceptable programme."""
+    m = market.n_programmes
+    return np.where(market.acceptable, m - market.candidate_rank, 0).astype(float)
+
+
+def _groups(groups: Any, n: int) -> tuple[np.ndarray, tuple]:
+    from fairdecide.labels import Labels, one_dimensional
+
+    arr = one_dimensional(groups, "groups")
+    if len(arr) != n:
+        raise FairdecideError(
+            f"groups must hold one group label per candidate ({n}), got {len(arr)}")
+    codes, labels = Labels.factorize(arr, "groups")
+    return np.asarray(codes, dtype=np.int64), tuple(labels)
+
+
+def _min_share(min_share: Any, labels: tuple) -> dict[int, float]:
+    if not isinstance(min_share, Mapping):
+        raise FairdecideError(
+            "min_share must be a mapping {group label: minimum share in [0, 1]}, got "
+            f"{type(min_share).__name__}")
+    out = {}
+    for g, s in min_share.items():
+        if g not in labels:
+            raise FairdecideError(
+                f"min_share names group {g!r}, not one of the groups {list(labels)}")
+        out[labels.index(g)] = as_real(s, f"min_share[{g!r}]", 0.0, 1.0)
+    return out
+
+
+def _group_rows(cols_i: np.ndarray, cols_j: np.ndarray, n_cols: int, codes: np.ndarray,
+                n_groups: int, m: int, rate_gap: float | None, programme_gap: float | None,
+                shares: dict[int, float], shared_gap: bool):
+    """Rows over [LP columns, r (n_groups x m rates), t (one, only if shared_gap)]:
+    (A, lo, hi). With ``shared_gap`` both gaps are bounded by the variable t instead."""
+    size = np.bincount(codes, minlength=n_groups).astype(float)
+    r0 = n_cols
+    ncol = n_cols + n_groups * m + (1 if shared_gap else 0)
+    t = ncol - 1
+    rows: list[sp.spmatrix] = []
+    lo: list[np.ndarray] = []
+    hi: list[np.ndarray] = []
+    gm = np.arange(n_groups * m)
+    g_of, _j_of = gm // m, gm % m
+    # n_g r_gj - sum_{i in g} X_ij = 0
+    define = sp.coo_matrix(
+        (np.r_[size[g_of], -np.ones(len(cols_i))],
+         (np.r_[gm, codes[cols_i] * m + cols_j], np.r_[r0 + gm, np.arange(len(cols_i))])),
+        shape=(n_groups * m, ncol))
+    rows.append(define)
+    lo.append(np.zeros(n_groups * m))
+    hi.append(np.zeros(n_groups * m))
+    g, h = np.triu_indices(n_groups, 1)
+    for gap, per_prog in ((programme_gap, True), (rate_gap, False)):
+        if gap is None or not len(g):
+            continue
+        if per_prog:
+            k = np.arange(len(g) * m)
+            gg, hh, jj = np.repeat(g, m), np.repeat(h, m), np.tile(np.arange(m), len(g))
+            r_ = np.r_[k, k]
+            c_ = np.r_[r0 + gg * m + jj, r0 + hh * m + jj]
+        else:
+            k = np.repeat(np.arange(len(g)), m)
+            jj = np.tile(np.arange(m), len(g))
+            r_ = np.r_[k, k]
+            c_ = np.r_[r0 + np.repeat(g, m) * m + jj, r0 + np.repeat(h, m) * m + jj]
+        nr = int(k.max()) + 1
+        diff = sp.coo_matrix((np.r_[np.ones(len(k)), -np.ones(len(k))], (r_, c_)),
+                             shape=(nr, ncol))
+        if shared_gap:  # diff - t <= 0 and diff + t >= 0
+            tcol = sp.coo_matrix((np.ones(nr), (np.arange(nr), np.full(nr, t))),
+                                 shape=(nr, ncol))
+            rows += [diff - tcol, diff + tcol]
+            lo += [np.full(nr, -np.inf), np.zeros(nr)]
+            hi += [np.zeros(nr), np.full(nr, np.inf)]
+        else:
+            rows.append(diff)
+            lo.append(np.full(nr, -gap))
+            hi.append(np.full(nr, gap))
+    for gc, s in shares.items():  # n_g r_gj - s sum_h n_h r_hj >= 0
+        jj = np.arange(m)
+        hh = np.arange(n_groups)
+        r_ = np.r_[jj, np.repeat(jj, n_groups)]
+        c_ = np.r_[r0 + gc * m + jj, r0 + np.tile(hh, m) * m + np.repeat(jj, n_groups)]
+        v = np.r_[size[gc] * np.ones(m), -s * np.tile(size, m)]
+        rows.append(sp.coo_matrix((v, (r_, c_)), shape=(m, ncol)))
+        lo.append(np.zeros(m))
+        hi.append(np.full(m, np.inf))
+    return sp.vstack(rows).tocsr(), np.concatenate(lo), np.concatenate(hi)
+
+
+def _program(market: MatchingMarket, U: np.ndarray, stability: bool, best: np.ndarray):
+    """The matching rows: (columns' candidate and programme, seat of each column or None,
+    c, lb, ub, A, lo, hi) over the columns that carry X (first) and any auxiliary ones."""
+    n, m = market.n_candidates, market.n_programmes
+    if stability:
+        from fairdecide.assignment._seats import stable_program
+
+        worst = deferred_acceptance(market, "programmes")
+        (si, sj, ss), A_eq, A_ge, lb, ub = stable_program(market, best, worst)
+        ns = len(si)
+        c = np.zeros(3 * ns)
+        c[:ns] = -U[si, sj]
+        A = sp.vstack([A_eq, A_ge]).tocsr()
+        lo = np.r_[np.zeros(A_eq.shape[0]), np.ones(A_ge.shape[0])]
+        hi = np.r_[np.zeros(A_eq.shape[0]), np.full(A_ge.shape[0], np.inf)]
+        return si, sj, ss, c, lb, ub, A, lo, hi
+    pi, pj = np.nonzero(market.acceptable)
+    k = np.arange(len(pi))
+    A = sp.coo_matrix((np.ones(2 * len(pi)), (np.r_[pi, n + pj], np.r_[k, k])),
+                      shape=(n + m, len(pi))).tocsr()
+    lo = np.full(n + m, -np.inf)
+    hi = np.r_[np.ones(n), market.capacities.astype(float)]
+    return pi, pj, None, -U[pi, pj], np.zeros(len(pi)), np.ones(len(pi)), A, lo, hi
+
+
+def fair_matching(market: MatchingMarket, utility: Any = None, groups: Any = None, *,
+                  rate_gap: float | None = None, programme_gap: float | None = None,
+                  min_share: Mapping[Any, float] | None = None, stability: bool = True,
+                  time_limit: float | None = None) -> MatchingResult:
+    """The randomised matching of largest expected utility under capacities, group
+    criteria and (ex-ante) stability.
+
+    Solves the linear program of :mod:`fairdecide.assignment.matching_lp` (module docstring)
+    with HiGHS and verifies the answer independently of the solver: X's row and column
+    sums, the group rates and every stable-matching row of the seat market are recomputed
+    from the returned matrices (:class:`~fairdecide.assignment.MatchingResult`).
+
+    Parameters
+    ----------
+    market : MatchingMarket
+    utility : array-like of shape (n, m), optional
+        u_ij, the value of giving candidate i programme j (unmatched is 0). Default
+        :func:`rank_utility`: m - rank_i(j).
+    groups : array-like of shape (n,), optional
+        Each candidate's group label; needed by the group criteria.
+    rate_gap : float, optional
+        Bound on the difference between any two groups' rates of being matched at all.
+    programme_gap : float, optional
+        Bound on the difference between any two groups' rates r_gj of getting programme
+        j (share of the group's candidates), for every programme j.
+    min_share : mapping {group label: share}, optional
+        Each programme's expected intake holds at least this share of the group.
+    stability : bool, default True
+        Keep X in the convex hull of the stable matchings (ex-ante stability).
+    time_limit : float, optional
+        Seconds allowed to the solver.
+
+    Returns
+    -------
+    MatchingResult
+
+    Raises
+    ------
+    InfeasibleToleranceError
+        When no matching meets the criteria; ``smallest`` holds the smallest gap that
+        rate_gap and programme_gap could share (with the other constraints).
+
+    Examples
+    --------
+    >>> import fairdecide as fd
+    >>> market = fd.MatchingMarket(
+    ...     candidate_prefs=[[0, 1], [0, 1], [0, 1], [0, 1]],
+    ...     programme_prefs=[[0, 1, 2, 3]] * 2, capacities=[2, 2])
+    >>> res = fd.fair_matching(market, groups=["a", "a", "b", "b"], stability=False,
+    ...                        programme_gap=0.0)
+    >>> res.X.round(2)
+    array([[0.5, 0.5],
+           [0.5, 0.5],
+           [0.5, 0.5],
+           [0.5, 0.5]])
+    >>> res.utility, res.deferred_acceptance_utility
+    (6.0, 6.0)
+    >>> draws = res.sample(1000, random_state=0)
+    >>> bool((draws == 0).sum(axis=1).max() <= 2), bool(abs((draws[:, 2] == 0).mean() - .5) < .05)
+    (True, True)
+    """
+    import time
+
+    if not isinstance(market, MatchingMarket):
+        raise FairdecideError(
+            f"market must be a MatchingMarket, got {type(market).__name__}")
+    n, m = market.n_candidates, market.n_programmes
+    if utility is None:
+        U = rank_utility(market)
+    else:
+        U = as_float_array(utility, "utility", ndim=2)
+        if U.shape != (n, m):
+            raise FairdecideError(
+                f"utility must have shape (n candidates, m programmes) = ({n}, {m}), got "
+                f"{U.shape}")
+        U = np.where(market.acceptable, U, 0.0)
+    stability = as_bool(stability, "stability")
+    rate_gap = None if rate_gap is None else as_real(rate_gap, "rate_gap", 0.0)
+    programme_gap = None if programme_gap is None else as_real(
+        programme_gap, "programme_gap", 0.0)
+    if time_limit is not None:
+        time_limit = as_real(time_limit, "time_limit", 0.0, low_open=True)
+    criteria = rate_gap is not None or programme_gap is not None or min_share is not None
+    if criteria and groups is None:
+        raise FairdecideError(
+            "groups is needed by rate_gap, programme_gap and min_share: give each "
+            "candidate's group label")
+    if groups is not None:
+        codes, labels = _groups(groups, n)
+    else:
+        codes, labels = np.zeros(n, dtype=np.int64), (None,)
+    shares = _min_share(min_share, labels) if min_share is not None else {}
+    t0 = time.perf_counter()
+    best = deferred_acceptance(market)
+    ci, cj, cs, c, lb, ub, A, lo, hi = _program(market, U, stability, best)
+    ncols = len(c)
+    G = len(labels)
+
+    def solve(shared: bool):
+        from fairdecide.optimize.engine.highs_model import HighsModel
+
+        extra = G * m + (1 if shared else 0)
+        Ag, glo, ghi = _group_rows(ci, cj, ncols, codes, G, m, rate_gap, programme_gap,
+                                   shares, shared)
+        cc = np.r_[np.zeros(ncols), np.zeros(extra)] if shared else np.r_[c, np.zeros(extra)]
+        if shared:
+            cc[-1] = 1.0
+        AA = sp.vstack([sp.hstack([A, sp.csr_matrix((A.shape[0], extra))]), Ag]).tocsr()
+        model = HighsModel(cc, np.r_[lb, np.zeros(extra)],
+                           np.r_[ub, np.ones(extra)], AA, np.r_[lo, glo], np.r_[hi, ghi],
+                           time_limit=time_limit)
+        return model, *model.solve()
+
+    model, ok, status = solve(False)
+    if not ok:
+        if "infeasible" not in status:
+            raise SolverError(f"the matching program was not solved: HiGHS says {status!r}")
+        smallest: dict[str, float] = {}
+        if rate_gap is not None or programme_gap is not None:
+            gmodel, gok, _ = solve(True)
+            if gok:
+                t = float(gmodel.values()[-1])
+                smallest = {k: t for k, v in (("rate_gap", rate_gap),
+                                              ("programme_gap", programme_gap)) if v is not None}
+        what = (f"the smallest gap they can share is {next(iter(smallest.values())):.6g}"
+                if smallest else "min_share cannot be met with the capacities"
+                + (" and stability" if stability else ""))
+        raise InfeasibleToleranceError(
+            f"no {'stable ' if stability else ''}randomised matching meets the group "
+            f"criteria: {what}. Loosen rate_gap / programme_gap / min_share"
+            + (", or set stability=False" if stability else ""), smallest)
+    values = model.values()[:ncols]
+    x = np.clip(values[: len(ci)], 0.0, 1.0)
+    X = np.zeros((n, m))
+    np.add.at(X, (ci, cj), x)
+    seats = None
+    if stability:
+        from fairdecide.assignment._seats import seat_layout
+
+        _, _, start = seat_layout(market.capacities)
+        seats = np.zeros((n, int(market.capacities.sum())))
+        np.add.at(seats, (ci, start[cj] + cs), x)
+    seconds = time.perf_counter() - t0
+    return check_result(
+        market=market, X=X, seats=seats, utility_matrix=U, groups=codes,
+        group_labels=labels if groups is not None else (), rate_gap=rate_gap,
+        programme_gap=programme_gap, min_share={labels[g]: s for g, s in shares.items()},
+        stability=stability, da=best, objective=-model.objective, status=status,
+        seconds=seconds)
