@@ -80,6 +80,7 @@ UNITS = pd.DataFrame({"z": [0, 1, 0, 1, 0, 1], "w": [1.0] * 6,
                       "p_1": [0.8, 0.6, 0.4, 0.2, 0.5, 0.7]})
 LOG_CSV = Path(tempfile.mkdtemp()) / "log.csv"
 FRAME.to_csv(LOG_CSV, index=False)
+MARKET = fd.MatchingMarket([[0, 1], [1], [1, 0]], [[2, 0], [0, 1, 2]], [1, 1])
 BAIL_UTILITY = {"detain": {"0": 0, "1": -1, "2": -2}, "release": {"0": 1, "1": 0, "2": -1}}
 
 
@@ -349,6 +350,26 @@ def _entries() -> list[Entry]:
           {"P": [[0.5, 0.5], [0.5, 0.5]], "tol": 1e-9}, {"P": "array", "tol": "real"}),
         E("BirkhoffDecomposition.sample",
           asg.birkhoff_decomposition([[0.5, 0.5], [0.5, 0.5]]).sample,
+          {"size": 3, "random_state": 0}, {"size": "size"}),
+        E("MatchingMarket", fd.MatchingMarket,
+          {"candidate_prefs": [[0, 1], [1], [1, 0]], "programme_prefs": [[2, 0], [0, 1, 2]],
+           "capacities": [1, 1]},
+          {"candidate_prefs": "object", "programme_prefs": "object", "capacities": "array"}),
+        E("deferred_acceptance", fd.deferred_acceptance,
+          {"market": MARKET, "proposing": "programmes"},
+          {"market": "object", "proposing": "choice"}),
+        E("blocking_pairs", fd.blocking_pairs, {"market": MARKET, "assignment": [1, -1, 0]},
+          {"market": "object", "assignment": "array"}),
+        E("rank_utility", asg.rank_utility, {"market": MARKET}, {"market": "object"}),
+        E("fair_matching", fd.fair_matching,
+          {"market": MARKET, "utility": np.ones((3, 2)), "groups": ["a", "b", "a"],
+           "rate_gap": 1.0, "programme_gap": 1.0, "min_share": {"a": 0.0},
+           "stability": False, "time_limit": 60.0},
+          {"market": "object", "utility": "array", "groups": "labels", "rate_gap": "real",
+           "programme_gap": "real", "min_share": "object", "stability": "flag",
+           "time_limit": "real"},
+          accepts={"utility": {"negative"}}),
+        E("MatchingResult.sample", fd.fair_matching(MARKET, stability=False).sample,
           {"size": 3, "random_state": 0}, {"size": "size"}),
         E("complete_doubly_stochastic", asg.complete_doubly_stochastic,
           {"P": [[0.5], [0.25]]}, {"P": "array"}),
@@ -744,6 +765,8 @@ EXEMPT = {
     "Criterion": "abstract base class", "Policy": "abstract base class",
     "World": "abstract base class", "ParametricPolicy": "abstract base class",
     "Tradeoff": "abstract base class",
+    "MatchingResult": "a result container built by fair_matching (fuzzed); its sample is "
+                      "fuzzed",
     "BirkhoffDecomposition": "a result container built by birkhoff_decomposition "
                              "(fuzzed); its sample is fuzzed",
     "Capabilities": "a declaration criteria return, built by criterion authors",

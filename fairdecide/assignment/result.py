@@ -132,6 +132,8 @@ class MatchingResult:
 
         prog, _, _ = seat_layout(self.market.capacities)
         n, S = self.seats.shape
+        if S == 0:  # no places at all
+            return np.full((size, n), -1, dtype=np.int64)
         lottery = self._lottery
         if isinstance(lottery, _ThresholdLottery):
             return lottery.sample(size, rng)

@@ -45,11 +45,8 @@ def _as_lists(value: Any, name: str, n_items: int, what: str) -> tuple[tuple[int
         codes = []
         for v in arr:
             if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
-                if isinstance(v, float | np.floating) and np.isfinite(v) and v == int(v):
-                    v = int(v)
-                else:
-                    raise FairdecideError(
-                        f"{name}[{k}] must hold integer {what} codes, got {v!r}")
+                raise FairdecideError(
+                    f"{name}[{k}] must hold integer {what} codes, got {v!r}")
             if not 0 <= int(v) < n_items:
                 raise FairdecideError(
                     f"{name}[{k}] has {what} code {int(v)}; valid codes are 0..{n_items - 1}")
