@@ -36,7 +36,8 @@ def test_every_example_is_tested():
               "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py",
               "bail_from_compas_pymc.py", "fair_classifier_gridsearch_adult.py",
               "bail_policy_compas.py", "pareto_frontier_plot.py", "lipschitz_adult.py",
-              "refer_option_adult.py", "capacity_adult.py"}
+              "refer_option_adult.py", "capacity_adult.py",
+              "matching_school_choice.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
@@ -290,3 +291,27 @@ def test_lipschitz_adult(data_dir, tmp_path):
         r"D_TV\(women, men\) = (0\.\d+); the smooth policy above: (0\.\d+)", out).groups())
     assert ours <= worst + 1e-9
     assert "meritocratic in expectation" in out
+
+
+def test_matching_school_choice(tmp_path):
+    """The stable lottery meets the smallest gap the example reports, no better off than
+    deferred acceptance and no draw unstable; without stability the same gap is met at a
+    higher utility, with blocking pairs; no school over its places in any draw."""
+    out = run_example("matching_school_choice.py", tmp_path)
+    da = re.search(r"deferred acceptance\s+utility (\S+)\s+gap (\S+)\s+blocking pairs (\d+)",
+                   out)
+    smallest = float(re.search(r"the smallest gap is (\S+)", out).group(1))
+    rows = {m.group(1): m.groups()[1:] for m in re.finditer(
+        r"(stable|unstable) lottery\s+utility (\S+)\s+gap (\S+)\s+worse off (\d+)\s+"
+        r"better off (\d+)\s+blocking pairs in a draw (\d+)\s+largest school (\d+) of "
+        r"(\d+)", out)}
+    assert da and set(rows) == {"stable", "unstable"}, out
+    da_utility, da_gap = float(da.group(1)), float(da.group(2))
+    assert int(da.group(3)) == 0 and smallest < da_gap
+    stable, unstable = rows["stable"], rows["unstable"]
+    assert float(stable[1]) <= smallest + 1e-3 and float(unstable[1]) <= smallest + 1e-3
+    assert float(stable[0]) < da_utility < float(unstable[0])
+    assert int(stable[3]) == 0 and int(stable[4]) == 0 < int(stable[2])  # better, blocking
+    assert int(unstable[4]) > 0
+    for row in (stable, unstable):
+        assert int(row[5]) <= int(row[6])
