@@ -1,5 +1,4 @@
-"""School choice: a stable matching, the fairest lottery over stable matchings, and the
-price of giving up stability.
+"""School choice: a stable matching, the fairest stable lottery, the price of instability.
 
 Run with ``python examples/matching_school_choice.py`` (synthetic data, no download).
 
