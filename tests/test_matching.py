@@ -310,6 +310,46 @@ def test_stable_lottery_samples_stable_matchings_with_its_marginals():
         assert len(fd.blocking_pairs(market, a)) == 0
 
 
+@settings(max_examples=40, deadline=None)
+@given(SEEDS)
+def test_every_draw_of_a_stable_lottery_is_stable(seed):
+    """Markets whose programmes rank the candidates against the candidates' tastes (many
+    stable matchings) and a per-programme gap halfway between the unconstrained optimum's
+    and the smallest feasible one (X fractional): every distinct draw has no blocking
+    pair and the draws' frequencies are within 5 SE of X."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(4, 10)), int(rng.integers(2, 4))
+    taste = rng.random((n, m))
+    market = fd.MatchingMarket(
+        np.argsort(-taste, axis=1).tolist(),
+        np.argsort(taste + 0.3 * rng.random((n, m)), axis=0).T.tolist(),
+        rng.integers(1, 3, m))
+    if seed % 2:  # a cyclic market, relabelled: n stable matchings at least
+        n = m = int(rng.integers(3, 7))
+        cp, pp = rng.permutation(n), rng.permutation(n)  # new codes of candidates, programmes
+        latin = latin_market(n)
+        cand = [None] * n
+        prog = [None] * n
+        for i, row in enumerate(latin.candidate_prefs):
+            cand[cp[i]] = [int(pp[j]) for j in row]
+        for j, row in enumerate(latin.programme_prefs):
+            prog[pp[j]] = [int(cp[i]) for i in row]
+        market = fd.MatchingMarket(cand, prog, [1] * n)
+    U, groups = rng.random((n, m)), np.arange(n) % 2
+    free = fd.fair_matching(market, U, groups=groups).deviations["programme_gap"]
+    try:
+        fd.fair_matching(market, U, groups=groups, programme_gap=0.0)
+        smallest = 0.0
+    except fd.InfeasibleToleranceError as exc:
+        smallest = exc.smallest["programme_gap"]
+    res = fd.fair_matching(market, U, groups=groups, programme_gap=(free + smallest) / 2)
+    draws = res.sample(4000, random_state=0)
+    for a in np.unique(draws, axis=0):
+        assert len(fd.blocking_pairs(market, a)) == 0
+    se = np.sqrt(res.X * (1 - res.X) / 4000)
+    assert np.all(np.abs(_frequencies(draws, m) - res.X) <= 5 * se + 1e-12)
+
+
 @settings(max_examples=25, deadline=None)
 @given(SEEDS, st.booleans())
 def test_capacities_never_exceeded_in_x_or_any_draw(seed, stability):

@@ -123,7 +123,6 @@ def stable_program(market: MatchingMarket, best: np.ndarray, worst: np.ndarray):
     n, m = market.n_candidates, market.n_programmes
     cap = market.capacities
     prog, seat_no, start = seat_layout(cap)
-    len(prog)
     crank, prank, acc = market.candidate_rank, market.programme_rank, market.acceptable
     occ_best, occ_worst = seat_priorities(market, best), seat_priorities(market, worst)
     if not np.array_equal(occ_best >= 0, occ_worst >= 0):
