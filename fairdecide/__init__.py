@@ -51,6 +51,10 @@ from fairdecide.values import scenario_values
 from fairdecide.world import TabularWorld, World
 
 if TYPE_CHECKING:
+    from fairdecide.assignment.exposure import ExposureParity, MeritExposure, TopShare
+    from fairdecide.assignment.ranking import optimize_ranking
+    from fairdecide.assignment.ranking_result import RankingResult
+    from fairdecide.assignment.smoothness import RankingLipschitz
     from fairdecide.estimators import (
         FairDecisionPolicy,
         FairPolicyClassifier,
@@ -67,6 +71,12 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY = {
+    "ExposureParity": "fairdecide.assignment.exposure",
+    "MeritExposure": "fairdecide.assignment.exposure",
+    "TopShare": "fairdecide.assignment.exposure",
+    "RankingLipschitz": "fairdecide.assignment.smoothness",
+    "RankingResult": "fairdecide.assignment.ranking_result",
+    "optimize_ranking": "fairdecide.assignment.ranking",
     "OptimizeResult": "fairdecide.optimize.result",
     "optimize_policy": "fairdecide.optimize.api",
     "pareto_frontier": "fairdecide.optimize.frontier",
@@ -108,6 +118,7 @@ __all__ = [
     "DecisionProblem",
     "DecisionTable",
     "DirichletPosterior",
+    "ExposureParity",
     "FairDecisionPolicy",
     "FairPolicyClassifier",
     "FairdecideError",
@@ -117,16 +128,20 @@ __all__ = [
     "Lipschitz",
     "LoggedCounts",
     "LoggedData",
+    "MeritExposure",
     "MeritOrder",
     "NotCertifiedError",
     "OptimizeResult",
     "Policy",
+    "RankingLipschitz",
+    "RankingResult",
     "SampleWorld",
     "Separation",
     "SolverError",
     "Sufficiency",
     "TabularPolicy",
     "TabularWorld",
+    "TopShare",
     "Units",
     "VerificationError",
     "World",
@@ -138,6 +153,7 @@ __all__ = [
     "make_utility_scorer",
     "meritocracy",
     "optimize_policy",
+    "optimize_ranking",
     "pareto_frontier",
     "parity",
     "sample_cohort",
