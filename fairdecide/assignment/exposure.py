@@ -158,7 +158,8 @@ class TopShare(RankingCriterion):
     every_prefix : bool, default=True
         Check every K = 1..top, or K = top only (a cohort's share).
     name : str, optional
-        Label in results (default "top share <group>").
+        Label in results (default "top share <group>", or "top-<top> share <group>"
+        without ``every_prefix``).
 
     Examples
     --------
@@ -214,7 +215,9 @@ class TopShare(RankingCriterion):
 
     @property
     def default_name(self) -> str:
-        return f"top share {self.group}"
+        if self.every_prefix:
+            return f"top share {self.group}"
+        return f"top-{self.top or 'k'} share {self.group}"
 
     def targets(self, setup: RankingSetup) -> tuple[np.ndarray, np.ndarray]:
         """(prefix lengths K, minimum counts m_K) checked on these candidates."""
