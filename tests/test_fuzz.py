@@ -34,6 +34,7 @@ import pandas as pd
 import pytest
 
 import fairdecide as fd
+from fairdecide import assignment as asg
 from fairdecide import evaluation as ev
 from fairdecide import privacy as pv
 from fairdecide import report as rp
@@ -344,6 +345,13 @@ def _entries() -> list[Entry]:
         E("sample_cohort", fd.sample_cohort,
           {"p": [0.2, 0.8, 0.5, 0.5], "k": 2, "random_state": 0},
           {"p": "array", "k": "size"}),
+        E("birkhoff_decomposition", asg.birkhoff_decomposition,
+          {"P": [[0.5, 0.5], [0.5, 0.5]], "tol": 1e-9}, {"P": "array", "tol": "real"}),
+        E("BirkhoffDecomposition.sample",
+          asg.birkhoff_decomposition([[0.5, 0.5], [0.5, 0.5]]).sample,
+          {"size": 3, "random_state": 0}, {"size": "size"}),
+        E("complete_doubly_stochastic", asg.complete_doubly_stochastic,
+          {"P": [[0.5], [0.25]]}, {"P": "array"}),
         E("Separation", fd.Separation, {"measure": "kl", "outcomes": None},
           {"measure": "choice"}),
         E("Sufficiency", fd.Sufficiency, {"measure": "max"}, {"measure": "choice"}),
@@ -735,6 +743,8 @@ EXEMPT = {
     "Criterion": "abstract base class", "Policy": "abstract base class",
     "World": "abstract base class", "ParametricPolicy": "abstract base class",
     "Tradeoff": "abstract base class",
+    "BirkhoffDecomposition": "a result container built by birkhoff_decomposition "
+                             "(fuzzed); its sample is fuzzed",
     "Capabilities": "a declaration criteria return, built by criterion authors",
     "DecisionTable": "built by decision_table (fuzzed) and DecisionTable.from_marginal",
     "OptimizeResult": "a result container built by optimize_policy",
@@ -767,7 +777,7 @@ EXEMPT = {
 PUBLIC_MODULES = ["fairdecide", "fairdecide.evaluation", "fairdecide.datasets",
                   "fairdecide.optimize", "fairdecide.models", "fairdecide.criteria",
                   "fairdecide.policies", "fairdecide.estimators", "fairdecide.plot",
-                  "fairdecide.privacy", "fairdecide.report"]
+                  "fairdecide.privacy", "fairdecide.report", "fairdecide.assignment"]
 
 
 @pytest.fixture(autouse=True)

@@ -1,25 +1,31 @@
-"""Decisions about many people at once: rankings and top-k selections.
+"""Decisions about many people at once: lotteries over assignments (rankings, cohorts,
+matchings) whose marginals are a fractional solution.
 
 :func:`optimize_ranking` finds the stochastic ranking (a matrix of position
 probabilities) of highest expected utility under the exposure and top-share criteria of
-:mod:`fairdecide.assignment.exposure`; its result samples deterministic rankings through
-the Birkhoff-von Neumann decomposition.
+:mod:`fairdecide.assignment.exposure` and the smoothness of
+:mod:`fairdecide.assignment.smoothness`; its result samples deterministic rankings
+through the Birkhoff-von Neumann decomposition (:func:`birkhoff_decomposition`).
 """
 
-from fairdecide.assignment.exposure import (
-    ExposureParity,
-    MeritExposure,
-    TopShare,
+from fairdecide.assignment.birkhoff import (
+    BirkhoffDecomposition,
+    birkhoff_decomposition,
+    complete_doubly_stochastic,
 )
+from fairdecide.assignment.exposure import ExposureParity, MeritExposure, TopShare
 from fairdecide.assignment.ranking import optimize_ranking
 from fairdecide.assignment.ranking_result import RankingResult
 from fairdecide.assignment.smoothness import RankingLipschitz
 
 __all__ = [
+    "BirkhoffDecomposition",
     "ExposureParity",
     "MeritExposure",
     "RankingLipschitz",
     "RankingResult",
     "TopShare",
+    "birkhoff_decomposition",
+    "complete_doubly_stochastic",
     "optimize_ranking",
 ]
