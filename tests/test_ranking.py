@@ -265,6 +265,54 @@ def test_errors_name_the_argument(bad, match):
         optimize_ranking(**bad)
 
 
+# ------------------------------------------------------------------ sampled rankings
+@pytest.mark.parametrize("k", [None, 12])
+def test_sampled_rankings_meet_exposure_within_sampling_error(k):
+    """10^4 rankings drawn through the Birkhoff-von Neumann decomposition: each is a
+    ranking (distinct candidates), every position's frequencies and the mean exposure
+    gap between the groups are within 5 standard errors of the matrix's, and the gap
+    there is within epsilon."""
+    rng = np.random.default_rng(3)
+    n = 40
+    u = rng.uniform(size=n)
+    g = np.where(np.arange(n) % 3 == 0, "p", "q")
+    u[g == "p"] *= 0.5
+    res = optimize_ranking(u, g, ExposureParity(), epsilon=0.01, k=k)
+    kk = res.k
+    draws = res.sample(10_000, random_state=0)
+    assert draws.shape == (10_000, kk)
+    assert np.all(np.diff(np.sort(draws, axis=1), axis=1) > 0)
+    freq = np.zeros((n, kk))
+    np.add.at(freq, (draws, np.broadcast_to(np.arange(kk), draws.shape)), 1.0)
+    freq /= len(draws)
+    P = res.matrix
+    se = np.sqrt(np.maximum(P * (1 - P), 1e-12) / len(draws))
+    assert np.all(np.abs(freq - P) <= 5 * se + 1e-12)
+    v = dcg(kk)
+    is_p = (g == "p")[draws]
+    gap = (is_p * v).sum(axis=1) / (g == "p").sum() - (~is_p * v).sum(axis=1) / (g == "q").sum()
+    want = res.group_exposure["p"] - res.group_exposure["q"]
+    assert abs(want) <= 0.01 + 1e-9
+    assert abs(gap.mean() - want) <= 5 * gap.std(ddof=1) / np.sqrt(len(gap)) + 1e-12
+
+
+def test_sampled_top_k_meets_the_share_on_average():
+    """TopShare at every prefix of a top-10: the mean count of the group among the first
+    K sampled places is within 5 standard errors of the matrix's expected count, which
+    meets p K."""
+    rng = np.random.default_rng(4)
+    u = rng.uniform(size=30)
+    g = np.where(np.arange(30) % 4 == 0, 1, 0)
+    u[g == 1] *= 0.6
+    res = optimize_ranking(u, g, TopShare(1, at_least=0.3), k=10)
+    draws = res.sample(10_000, random_state=1)
+    counts = np.cumsum(g[draws], axis=1)
+    want = np.cumsum(res.matrix[g == 1].sum(axis=0))
+    assert np.all(want >= 0.3 * np.arange(1, 11) - 1e-9)
+    se = counts.std(axis=0, ddof=1) / np.sqrt(len(draws))
+    assert np.all(np.abs(counts.mean(axis=0) - want) <= 5 * se + 1e-12)
+
+
 # ------------------------------------------------------------------ FA*IR's own cases
 def _fairsearchcore():
     """fairsearchcore (the bench extra), with one repair: on pandas >= 3 its block sizes
