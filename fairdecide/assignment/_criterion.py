@@ -49,6 +49,13 @@ class RankingCriterion:
         if M.shape != (setup.n, setup.k):
             raise FairdecideError(f"P must have shape (n candidates, k positions) = "
                                   f"{(setup.n, setup.k)}, got {M.shape}")
+        rows, cols = M.sum(axis=1), M.sum(axis=0)
+        if M.min() < -1e-8 or rows.max() > 1 + 1e-6 or np.abs(cols - 1).max() > 1e-6:
+            raise FairdecideError(
+                "P must be a ranking policy: entries >= 0, each row summing to at most 1 "
+                "(exactly 1 when k = n) and each column to 1; got smallest entry "
+                f"{M.min():.3g}, largest row sum {rows.max():.6g}, column sums in "
+                f"[{cols.min():.6g}, {cols.max():.6g}]")
         self.check(setup)
         return self._deviation(M, setup)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_int, check_random_state
+from fairdecide._validation import as_bool, as_float_array, as_int, check_random_state
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["RankingResult"]
@@ -128,7 +128,7 @@ class RankingResult:
         v = self.merits if worths is None else as_float_array(worths, "worths", ndim=1)
         if len(v) != self.n:
             raise FairdecideError(f"worths has {len(v)} values for {self.n} candidates")
-        if unconstrained:
+        if as_bool(unconstrained, "unconstrained"):
             t = self.k if top_k is None else as_int(top_k, "top_k", minimum=1,
                                                      maximum=self.k)
             p = np.zeros(self.n)
