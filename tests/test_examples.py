@@ -36,7 +36,7 @@ def test_every_example_is_tested():
               "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py",
               "bail_from_compas_pymc.py", "fair_classifier_gridsearch_adult.py",
               "bail_policy_compas.py", "pareto_frontier_plot.py", "lipschitz_adult.py",
-              "refer_option_adult.py", "capacity_adult.py"}
+              "refer_option_adult.py", "capacity_adult.py", "ranking_adult.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
@@ -134,6 +134,32 @@ def test_capacity_adult(data_dir, tmp_path):
     assert m, out
     size, k_printed, n_women, n_men = map(int, m.groups())
     assert size == k_printed == k == n_women + n_men
+
+
+def test_ranking_adult(data_dir, tmp_path):
+    """A shortlist of 100 from 2,000 Adult applicants: the sort passes over no one,
+    exposure parity holds within 0.005 (recomputed by the example from the matrix), the
+    share of women is at least 0.3 at every prefix, fairness costs utility, and the
+    sampled shortlists' share of women matches the matrix's."""
+    out = run_example("ranking_adult.py", tmp_path, data_dir)
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"(sort by merit|exposure parity|women's share)\s+utility (\S+)\s+"
+                     r"exposure women (\S+)\s+men (\S+)\s+gap (\S+)\s+women in top 10 "
+                     r"(\S+)\s+top 100 (\S+)\s+lowest prefix share (\S+)\s+passed-over "
+                     r"pairs (\d+)\s+\((\w+)", line)
+        if m:
+            rows[m.group(1)] = [float(t) for t in m.groups()[1:9]] + [m.group(10)]
+    assert set(rows) == {"sort by merit", "exposure parity", "women's share"}, out
+    sort, parity, share = rows["sort by merit"], rows["exposure parity"], rows["women's share"]
+    assert all(r[-1] == "optimal" for r in rows.values())
+    assert sort[7] == 0 and parity[7] > 0 and share[7] > 0
+    assert sort[3] > 0.005 >= parity[3] - 1e-5
+    assert share[6] >= 0.3 - 1e-6 > sort[6]
+    assert share[0] < sort[0] and parity[0] < sort[0]
+    m = re.search(r"women in top 100 (\S+) on average \(expected (\S+)\)", out)
+    assert m, out
+    assert float(m.group(1)) == pytest.approx(float(m.group(2)), abs=0.005)
 
 
 @pytest.mark.slow
