@@ -27,7 +27,8 @@ prefix): expected DCG of the scores, the smallest margin E[N(K)] - m_K over pref
 and the share of 10^4 rankings sampled through the Birkhoff-von Neumann decomposition
 that pass FA*IR's own ``check_ranking`` against the table.
 
-Usage: python benchmarks/bench_ranking.py [--quick] [--repeats R] [--out FILE]
+Usage: python benchmarks/bench_ranking.py [--quick] [--sizes N ...] [--repeats R]
+[--matrix-max N] [--parts speed fair] [--out FILE]
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def timed(fn, repeats: int):
     return out, float(np.median(times)), min(times)
 
 
-def speed(n: int, repeats: int) -> list[str]:
+def speed(n: int, repeats: int, matrix_max: int = 500) -> list[str]:
     u, g = candidates(n)
     cases = {"exposure parity": [fd.ExposureParity()],
              "top share": [fd.TopShare(True, at_least=SHARE)],
@@ -117,7 +118,7 @@ def speed(n: int, repeats: int) -> list[str]:
     lines.append(f"| {n} | none | sort by merit (anchor) | {sort_s:.3f} | {sort_f:.3f} | "
                  f"{sort_u:.6f} | | | |")
     for case, crit in cases.items():
-        programs = ["counts"] + (["matrix"] if n <= 500 else [])
+        programs = ["counts"] + (["matrix"] if n <= matrix_max else [])
         got = {}
         for prog in programs:
             eps = [EPS if isinstance(c, fd.ExposureParity) else 0.0 for c in crit]
@@ -220,6 +221,10 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 500, 1000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--samples", type=int, default=10_000)
+    parser.add_argument("--matrix-max", type=int, default=500,
+                        help="largest n solved by the whole program over P too")
+    parser.add_argument("--parts", nargs="+", choices=("speed", "fair"),
+                        default=["speed", "fair"])
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     sizes = [100, 200] if args.quick else args.sizes
@@ -255,11 +260,13 @@ def main() -> None:
 
     with threadpool_limits(limits=1):
         fd.optimize_ranking(*candidates(50), fd.ExposureParity(), epsilon=EPS)  # warm-up
-        for n in sizes:
-            new = speed(n, repeats)
+        for n in sizes if "speed" in args.parts else []:
+            new = speed(n, repeats, args.matrix_max)
             print("\n".join(new), flush=True)
             lines.extend(new)
             write()
+        if "fair" not in args.parts:
+            return
         head = [
             "",
             "# FA*IR (fairsearchcore, alpha-adjusted table m_K) against fairdecide's top-k; "

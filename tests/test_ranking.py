@@ -210,7 +210,7 @@ def test_infeasible_shares_name_the_smallest_tolerance():
     so 0.6 K - s <= N_g(K) for both g needs 2 (0.6 K - s) <= K, s >= 0.1 K = 0.4."""
     u = np.arange(10.0)
     g = ["x", "y"] * 5
-    with pytest.raises(fd.InfeasibleToleranceError, match="smallest tolerance .* is 0.4"):
+    with pytest.raises(fd.InfeasibleToleranceError, match=r"smallest tolerance .* is 0.4"):
         optimize_ranking(u, g, [TopShare("x", at_least=0.6), TopShare("y", at_least=0.6)],
                          k=4)
 
