@@ -95,7 +95,7 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
         "counts": the program over the group-position counts (every criterion but
         RankingLipschitz; fast, 1000 x 1000 in about a second); "matrix": the whole
         program over P (n*k variables; needed by RankingLipschitz). None picks "counts"
-        when it applies. Both give the same optimum (:mod:`._ranking_lp`).
+        when it applies. Both give the same optimum (Notes).
     tol : float in (0, 0.01], default=1e-6
         Verification tolerance: the returned matrix's row and column sums, its utility
         against the solver's and every deviation against its epsilon are recomputed;
@@ -110,6 +110,19 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
     InfeasibleToleranceError
         No ranking meets the tolerances; the message gives the smallest tolerance (common
         to every criterion) at which one does.
+
+    Notes
+    -----
+    ExposureParity, MeritExposure and TopShare read P only through the cumulative
+    group-position counts C_gj (the expected number of group g's members among the
+    first j places). Given the counts, filling each group's places best member first is
+    optimal (u_i v_j is supermodular), worth F_g(C), the sum of the group's best C
+    merits; summing by parts, U = sum_gj (v_j - v_{j+1}) F_g(C_gj). The "counts"
+    program maximises that over the 2 G k counts and hypograph variables, adding the
+    pieces of the concave F_g as cuts until none is violated, and rebuilds P from the
+    counts (candidates of equal merit and group share one row). The "matrix" program
+    is the Singh-Joachims LP itself, with one coupling row per position and group
+    defining C. The details are in ``fairdecide.assignment._ranking_lp``.
 
     Examples
     --------
