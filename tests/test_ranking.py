@@ -259,6 +259,8 @@ def test_meritocracy_counts_pairs_by_brute_force():
     (dict(merits=[1.0, 2.0], groups=[0, 1], criteria=TopShare(5, at_least=0.5)), "group"),
     (dict(merits=[1.0, 2.0], groups=[0, 1], criteria=TopShare(0, at_least=0.9)), "at_least"),
     (dict(merits=[1.0, -2.0], groups=[0, 1], criteria=MeritExposure()), "merit"),
+    (dict(merits=np.linspace(0, 1, 2100), groups=np.arange(2100) % 2,
+          criteria=RankingLipschitz(), k=1), "fewer pairs"),
 ])
 def test_errors_name_the_argument(bad, match):
     with pytest.raises(fd.FairdecideError, match=match):

@@ -20,6 +20,9 @@ from fairdecide.exceptions import FairdecideError
 
 __all__ = ["RankingLipschitz"]
 
+#: Most auxiliary variables (pairs x columns) the pair rows may add to the program.
+MAX_PAIR_COLUMNS = 2_000_000
+
 
 @dataclass(frozen=True)
 class RankingLipschitz(RankingCriterion):
@@ -124,6 +127,11 @@ class RankingLipschitz(RankingCriterion):
         p, d = self.pair_arrays(setup)
         n, k, m = setup.n, setup.k, len(p)
         kk = k + (k < setup.n)
+        if m * kk > MAX_PAIR_COLUMNS:
+            raise FairdecideError(
+                f"RankingLipschitz would write {m} pairs x {kk} columns = {m * kk} auxiliary "
+                f"variables (at most {MAX_PAIR_COLUMNS}): give fewer pairs (pairs=, a "
+                "smaller max_distance or a larger constant) or fewer candidates")
         N = n * k
         r = np.arange(m * k)
         pi, pj = np.repeat(p[:, 0], k), np.repeat(p[:, 1], k)
