@@ -184,6 +184,51 @@ def test_capacity_in_every_scenario_of_a_worst_case_belief():
         assert share[0] <= 0.25 + 1e-8
 
 
+# ------------------------------------------------------------- (g) capacity= keyword
+@given(n=st.integers(4, 14), k=st.integers(1, 13), seed=st.integers(0, 2**16))
+def test_the_capacity_keyword_alone_selects_the_top_k(n, k, seed):
+    """``capacity=`` with no criteria: the k people of largest positive gain, as the
+    sort computes it here."""
+    k = min(k, n - 1)
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(0, 1, n)
+    world = fd.SampleWorld(rng.normal(size=(n, 1)), rng.integers(0, 2, n), np.c_[1 - q, q])
+    gain = 1 - 2 * q  # GRANT: U(grant, y) = 1 - 2y, U(refuse) = 0
+    top = np.argsort(-gain)[:k]
+    want = np.zeros(n)
+    want[top[gain[top] > 0]] = 1.0
+    res = fd.optimize_policy(GRANT, world, capacity=fd.Capacity("grant", at_most=k / n))
+    np.testing.assert_allclose(res.policy.table[:, 1], want, atol=1e-7)
+    assert list(res.deviations) == ["capacity[grant]"]
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_the_capacity_keyword_is_a_hard_row_beside_a_fairness_tolerance(seed):
+    """epsilon=0.05 for independence and capacity= a bound below the free share: the
+    optimum equals linprog over the policy table with the capacity row written here, and
+    the capacity is not given the fairness tolerance."""
+    problem, world = make_tabular_problem(5, 2, 2, 2, random_state=seed)
+    free = fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.05).policy.table
+    at_most = 0.7 * float((world.p_xz * free[:, :, 1]).sum())
+    cap = fd.Capacity(problem.action_labels[1], at_most=at_most)
+    res = fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.05, capacity=cap)
+    rows = _capacity_rows(world, 2, [1], at_most, None, False)
+    u_ref, _ = reference_solve(problem, world, "independence", epsilon=0.05, pi_rows=rows)
+    assert res.utility == pytest.approx(u_ref, abs=1e-7)
+    assert (world.p_xz * res.policy.table[:, :, 1]).sum() <= at_most + 1e-8
+    assert "capacity" in res.tradeoff and "<= 0" in res.tradeoff
+
+
+def test_the_capacity_keyword_refuses_trade_offs_that_would_trade_it_off():
+    problem, world = make_tabular_problem(4, 2, random_state=0)
+    cap = fd.Capacity(1, at_most=0.2)
+    for kwargs in ({"lam": 0.5}, {"utility_slack": 0.01}):
+        with pytest.raises(fd.FairdecideError, match="hard budget"):
+            fd.optimize_policy(problem, world, fd.Independence(), capacity=cap, **kwargs)
+    with pytest.raises(fd.FairdecideError, match=r"capacity.*must be a Capacity"):
+        fd.optimize_policy(problem, world, capacity=fd.Independence())
+
+
 # ----------------------------------------------------------------------- (f) softmax
 @pytest.mark.parametrize("per_group", [False, True])
 def test_softmax_policy_respects_a_capacity(per_group):

@@ -36,7 +36,8 @@ def test_every_example_is_tested():
               "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py",
               "bail_from_compas_pymc.py", "fair_classifier_gridsearch_adult.py",
               "bail_policy_compas.py", "pareto_frontier_plot.py", "lipschitz_adult.py",
-              "refer_option_adult.py", "capacity_adult.py", "ranking_adult.py"}
+              "refer_option_adult.py", "capacity_adult.py", "capacity_compas.py",
+              "ranking_adult.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
@@ -316,3 +317,37 @@ def test_lipschitz_adult(data_dir, tmp_path):
         r"D_TV\(women, men\) = (0\.\d+); the smooth policy above: (0\.\d+)", out).groups())
     assert ours <= worst + 1e-9
     assert "meritocratic in expectation" in out
+
+
+def test_capacity_compas(data_dir, tmp_path):
+    """At most 30% of COMPAS defendants held: every policy's share held (recomputed by
+    the example from its probabilities) is within the beds, equal false-positive rates
+    hold within epsilon and bind, the capacity alone is meritocratic and the fair policy
+    is not, and the drawn set has exactly k."""
+    out = run_example("capacity_compas.py", tmp_path, data_dir)
+    m = re.search(r"(\d+) defendants in court \(African-American and Caucasian\), (\d+) beds",
+                  out)
+    assert m, out
+    n, k = map(int, m.groups())
+    assert k == int(np.floor(0.3 * n))
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"(no capacity|capacity \+ equal FPR|capacity)\s+utility (\S+)\s+held "
+                     r"(\S+)\s+FPR African-American (\S+)\s+Caucasian (\S+)\s+gap (\S+)\s+"
+                     r"expected held (\S+)\s+merit violations (\d+)\s+\((\w+)", line)
+        if m:
+            rows[m.group(1)] = [float(t) for t in m.groups()[1:8]] + [m.group(9)]
+    assert set(rows) == {"no capacity", "capacity", "capacity + equal FPR"}, out
+    free, cap, fair = rows["no capacity"], rows["capacity"], rows["capacity + equal FPR"]
+    assert free[1] > 0.3  # the capacity binds
+    for _utility, held, black, white, gap, expected, _viol, status in (cap, fair):
+        assert status == "optimal"
+        assert held <= k / n + 1e-6 and expected <= k + 1e-3
+        assert gap == pytest.approx(abs(black - white), abs=2e-6)
+    assert fair[4] <= 0.02 + 1e-6 < cap[4]  # equal FPR within epsilon, and it binds
+    assert fair[0] <= cap[0]  # fairness costs utility
+    assert cap[6] == 0 < fair[6]  # the top-k by risk is meritocratic; the fair one is not
+    m = re.search(r"pairs checked directly: (\d+) violations", out)
+    assert m and int(m.group(1)) == fair[6]  # fd.meritocracy's count, by brute force
+    m = re.search(r"drawn with sample_cohort: (\d+) held \(k = (\d+)\)", out)
+    assert m and int(m.group(1)) == int(m.group(2)) == k

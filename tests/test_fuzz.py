@@ -453,9 +453,10 @@ def _entries() -> list[Entry]:
         E("optimize_policy", fd.optimize_policy,
           {"problem": PROBLEM, "world": WORLD, "criteria": fd.Independence(),
            "epsilon": 0.05, "tol": 1e-6, "max_iter": 50, "group_blind": False,
-           "progress": None},
+           "progress": None, "capacity": fd.Capacity("release", at_most=0.5)},
           {"problem": "object", "world": "object", "criteria": "object", "epsilon": "real",
-           "tol": "real", "max_iter": "size", "group_blind": "flag", "progress": "object"},
+           "tol": "real", "max_iter": "size", "group_blind": "flag", "progress": "object",
+           "capacity": "object"},
           accepts={"epsilon": {"inf", "list"}}),  # no constraint; one per criterion
         E("optimize_policy(tradeoff=)", fd.optimize_policy,
           {"problem": PROBLEM, "world": WORLD, "criteria": fd.Independence(),

@@ -6,11 +6,11 @@ set of actions A, overall or within every group,
 
     at_least <= P(a in A) = sum_{x, z} P(x, z) sum_{a in A} pi(a | x, z) <= at_most,
 
-as a criterion whose deviation is the largest excess over the bounds. With
-``epsilon=0`` for it, the capacity is met in expectation (exactly, as one linear row of
-the program); :func:`fairdecide.policies.sample_cohort` then turns the fractional
-selection of a fixed population into cohorts of exactly k people with the same
-inclusion probabilities.
+as a criterion whose deviation is the largest excess over the bounds. Given as
+``optimize_policy(..., capacity=...)`` (or among the criteria with ``epsilon=0`` for
+it), the capacity is met in expectation (exactly, as one linear row of the program);
+:func:`fairdecide.policies.sample_cohort` then turns the fractional selection of a fixed
+population into cohorts of exactly k people with the same inclusion probabilities.
 """
 
 from __future__ import annotations

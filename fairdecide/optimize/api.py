@@ -11,10 +11,11 @@ import numpy as np
 from fairdecide._validation import as_bool, as_int, as_real, check_instance, check_random_state
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
+from fairdecide.criteria.capacity import Capacity
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.engine.solvers import check_solver
 from fairdecide.optimize.program.policy_program import PolicyProgram
-from fairdecide.optimize.program.shorthand import make_tradeoff
+from fairdecide.optimize.program.shorthand import make_tradeoff, with_capacity
 from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.progress import Progress, reporting
 from fairdecide.optimize.result import OptimizeResult
@@ -48,6 +49,7 @@ def optimize_policy(
     n_restarts: int | None = None,
     random_state: Any = None,
     progress: Callable[[Progress], Any] | bool | None = None,
+    capacity: Capacity | Sequence[Capacity] | None = None,
 ) -> OptimizeResult:
     """Find the best tabular policy under one of the book's fairness trade-offs.
 
@@ -120,6 +122,16 @@ def optimize_policy(
         of standard error (:class:`~fairdecide.optimize.progress.ProgressBar`). Every
         round is also logged at DEBUG to ``fairdecide.optimize.progress``; one-shot
         solves report nothing.
+
+    capacity : Capacity or sequence of Capacity, optional
+        Budgets on the share of people given an action (overall or per group), held
+        exactly (tolerance 0, one linear row each) whatever the fairness trade-off: they
+        join the criteria as ``FairnessConstraint`` rows with epsilon 0, and are reported
+        among the deviations. With ``epsilon`` or no criteria; a trade-off that weighs or
+        minimises deviations (``lam``, ``utility_slack``) would trade a budget off, and is
+        refused. For k places among the n people of a fixed population,
+        ``Capacity(action, at_most=k / n)``; :func:`~fairdecide.sample_cohort` then draws
+        cohorts of exactly k.
 
     Returns
     -------
@@ -204,9 +216,10 @@ def optimize_policy(
     >>> abs(same.utility - fair.utility) < 1e-9
     True
     """
+    criteria, tradeoff_args = with_capacity(
+        criteria, capacity, (lam, epsilon, utility_slack, chance_delta, tradeoff))
     with reporting(progress):
-        return _optimize(problem, world, criteria, (lam, epsilon, utility_slack, chance_delta,
-                                                    tradeoff), group_blind, solver, tol,
+        return _optimize(problem, world, criteria, tradeoff_args, group_blind, solver, tol,
                          max_iter, policy, n_restarts, random_state)
 
 

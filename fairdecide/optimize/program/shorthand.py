@@ -103,3 +103,37 @@ def _given_tradeoff(tradeoff: Any, n_criteria: int, keywords: list[str]) -> Trad
                 "give one, or one per criterion")
         tradeoff = replace(tradeoff, epsilon=eps * n_criteria)
     return tradeoff
+
+
+def with_capacity(criteria: Any, capacity: Any, tradeoff_args: tuple) -> tuple[Any, tuple]:
+    """``optimize_policy(capacity=...)``: the capacities appended to the criteria as hard
+    constraints (tolerance 0, whatever the fairness criteria's trade-off), so that the
+    trade-off asked for becomes a :class:`FairnessConstraint` over every criterion.
+
+    A capacity is a budget, not a preference: a trade-off that weighs deviations against
+    utility (``lam``) or minimises them (``utility_slack``) would trade it off too, so
+    those are refused with capacities. Returns (criteria, trade-off arguments)."""
+    from fairdecide.criteria.base import as_criteria
+    from fairdecide.criteria.capacity import Capacity
+
+    if capacity is None:
+        return criteria, tradeoff_args
+    caps = as_criteria(capacity, "capacity", kind=Capacity,
+                       what='a Capacity such as Capacity("offer", at_most=0.1)')
+    if not caps:
+        return criteria, tradeoff_args
+    crits = as_criteria(criteria)
+    lam, epsilon, utility_slack, chance_delta, tradeoff = tradeoff_args
+    fair = make_tradeoff(len(crits), lam, epsilon, utility_slack, chance_delta, tradeoff)
+    if fair.n_criteria == 0:  # utility alone
+        eps: tuple[float, ...] = ()
+    elif fair.bounds_deviations:
+        eps = fair.epsilon
+    else:
+        raise FairdecideError(
+            f"capacity= is a hard budget; with {fair.describe([c.label for c in crits])!r} "
+            "it would be traded against utility. Give the fairness criteria a tolerance "
+            "(epsilon=...) instead, or pass the Capacity among the criteria to penalise "
+            "its excess on purpose")
+    hard = FairnessConstraint(eps + (0.0,) * len(caps), fair.chance_delta)
+    return crits + caps, (None, None, None, None, hard)
