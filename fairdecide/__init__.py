@@ -51,8 +51,12 @@ from fairdecide.values import scenario_values
 from fairdecide.world import TabularWorld, World
 
 if TYPE_CHECKING:
+    from fairdecide.assignment.exposure import ExposureParity, MeritExposure, TopShare
     from fairdecide.assignment.matching_lp import fair_matching
+    from fairdecide.assignment.ranking import optimize_ranking
+    from fairdecide.assignment.ranking_result import RankingResult
     from fairdecide.assignment.result import MatchingResult
+    from fairdecide.assignment.smoothness import RankingLipschitz
     from fairdecide.assignment.stable import MatchingMarket, blocking_pairs, deferred_acceptance
     from fairdecide.estimators import (
         FairDecisionPolicy,
@@ -70,6 +74,12 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY = {
+    "ExposureParity": "fairdecide.assignment.exposure",
+    "MeritExposure": "fairdecide.assignment.exposure",
+    "TopShare": "fairdecide.assignment.exposure",
+    "RankingLipschitz": "fairdecide.assignment.smoothness",
+    "RankingResult": "fairdecide.assignment.ranking_result",
+    "optimize_ranking": "fairdecide.assignment.ranking",
     "OptimizeResult": "fairdecide.optimize.result",
     "optimize_policy": "fairdecide.optimize.api",
     "pareto_frontier": "fairdecide.optimize.frontier",
@@ -116,6 +126,7 @@ __all__ = [
     "DecisionProblem",
     "DecisionTable",
     "DirichletPosterior",
+    "ExposureParity",
     "FairDecisionPolicy",
     "FairPolicyClassifier",
     "FairdecideError",
@@ -127,16 +138,20 @@ __all__ = [
     "LoggedData",
     "MatchingMarket",
     "MatchingResult",
+    "MeritExposure",
     "MeritOrder",
     "NotCertifiedError",
     "OptimizeResult",
     "Policy",
+    "RankingLipschitz",
+    "RankingResult",
     "SampleWorld",
     "Separation",
     "SolverError",
     "Sufficiency",
     "TabularPolicy",
     "TabularWorld",
+    "TopShare",
     "Units",
     "VerificationError",
     "World",
@@ -151,6 +166,7 @@ __all__ = [
     "make_utility_scorer",
     "meritocracy",
     "optimize_policy",
+    "optimize_ranking",
     "pareto_frontier",
     "parity",
     "sample_cohort",

@@ -32,6 +32,8 @@ RUN_PAGES = [
     "guides/decide_under_uncertainty.md",
     "guides/evaluate_historical_decisions.md",
     "guides/scikit_learn.md",
+    "guides/decide_for_many.md",
+    "guides/rank_and_select.md",
     "guides/match_people_to_places.md",
     "how_to_add_a_criterion.md",
     "optimization.md",

@@ -36,7 +36,8 @@ def test_every_example_is_tested():
               "custom_criterion.py", "evaluate_compas_decisions.py", "fair_softmax_adult.py",
               "bail_from_compas_pymc.py", "fair_classifier_gridsearch_adult.py",
               "bail_policy_compas.py", "pareto_frontier_plot.py", "lipschitz_adult.py",
-              "refer_option_adult.py", "capacity_adult.py",
+              "refer_option_adult.py", "capacity_adult.py", "capacity_compas.py",
+              "ranking_adult.py",
               "matching_school_choice.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
@@ -135,6 +136,32 @@ def test_capacity_adult(data_dir, tmp_path):
     assert m, out
     size, k_printed, n_women, n_men = map(int, m.groups())
     assert size == k_printed == k == n_women + n_men
+
+
+def test_ranking_adult(data_dir, tmp_path):
+    """A shortlist of 100 from 2,000 Adult applicants: the sort passes over no one,
+    exposure parity holds within 0.005 (recomputed by the example from the matrix), the
+    share of women is at least 0.3 at every prefix, fairness costs utility, and the
+    sampled shortlists' share of women matches the matrix's."""
+    out = run_example("ranking_adult.py", tmp_path, data_dir)
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"(sort by merit|exposure parity|women's share)\s+utility (\S+)\s+"
+                     r"exposure women (\S+)\s+men (\S+)\s+gap (\S+)\s+women in top 10 "
+                     r"(\S+)\s+top 100 (\S+)\s+lowest prefix share (\S+)\s+passed-over "
+                     r"pairs (\d+)\s+\((\w+)", line)
+        if m:
+            rows[m.group(1)] = [float(t) for t in m.groups()[1:9]] + [m.group(10)]
+    assert set(rows) == {"sort by merit", "exposure parity", "women's share"}, out
+    sort, parity, share = rows["sort by merit"], rows["exposure parity"], rows["women's share"]
+    assert all(r[-1] == "optimal" for r in rows.values())
+    assert sort[7] == 0 and parity[7] > 0 and share[7] > 0
+    assert sort[3] > 0.005 >= parity[3] - 1e-5
+    assert share[6] >= 0.3 - 1e-6 > sort[6]
+    assert share[0] < sort[0] and parity[0] < sort[0]
+    m = re.search(r"women in top 100 (\S+) on average \(expected (\S+)\)", out)
+    assert m, out
+    assert float(m.group(1)) == pytest.approx(float(m.group(2)), abs=0.005)
 
 
 @pytest.mark.slow
@@ -291,6 +318,40 @@ def test_lipschitz_adult(data_dir, tmp_path):
         r"D_TV\(women, men\) = (0\.\d+); the smooth policy above: (0\.\d+)", out).groups())
     assert ours <= worst + 1e-9
     assert "meritocratic in expectation" in out
+
+
+def test_capacity_compas(data_dir, tmp_path):
+    """At most 30% of COMPAS defendants held: every policy's share held (recomputed by
+    the example from its probabilities) is within the beds, equal false-positive rates
+    hold within epsilon and bind, the capacity alone is meritocratic and the fair policy
+    is not, and the drawn set has exactly k."""
+    out = run_example("capacity_compas.py", tmp_path, data_dir)
+    m = re.search(r"(\d+) defendants in court \(African-American and Caucasian\), (\d+) beds",
+                  out)
+    assert m, out
+    n, k = map(int, m.groups())
+    assert k == int(np.floor(0.3 * n))
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"(no capacity|capacity \+ equal FPR|capacity)\s+utility (\S+)\s+held "
+                     r"(\S+)\s+FPR African-American (\S+)\s+Caucasian (\S+)\s+gap (\S+)\s+"
+                     r"expected held (\S+)\s+merit violations (\d+)\s+\((\w+)", line)
+        if m:
+            rows[m.group(1)] = [float(t) for t in m.groups()[1:8]] + [m.group(9)]
+    assert set(rows) == {"no capacity", "capacity", "capacity + equal FPR"}, out
+    free, cap, fair = rows["no capacity"], rows["capacity"], rows["capacity + equal FPR"]
+    assert free[1] > 0.3  # the capacity binds
+    for _utility, held, black, white, gap, expected, _viol, status in (cap, fair):
+        assert status == "optimal"
+        assert held <= k / n + 1e-6 and expected <= k + 1e-3
+        assert gap == pytest.approx(abs(black - white), abs=2e-6)
+    assert fair[4] <= 0.02 + 1e-6 < cap[4]  # equal FPR within epsilon, and it binds
+    assert fair[0] <= cap[0]  # fairness costs utility
+    assert cap[6] == 0 < fair[6]  # the top-k by risk is meritocratic; the fair one is not
+    m = re.search(r"pairs checked directly: (\d+) violations", out)
+    assert m and int(m.group(1)) == fair[6]  # fd.meritocracy's count, by brute force
+    m = re.search(r"drawn with sample_cohort: (\d+) held \(k = (\d+)\)", out)
+    assert m and int(m.group(1)) == int(m.group(2)) == k
 
 
 def test_matching_school_choice(tmp_path):

@@ -213,6 +213,17 @@ def _capacity_deviation(actions: Any) -> Any:
     return fd.Capacity(actions, at_most=0.4).deviation(CPOLICY, CWORLD, CLS)
 
 
+def _top_share_deviation(group: Any) -> Any:
+    """A TopShare of ``group`` measured on a ranking: the label is checked against the
+    candidates' groups only here (any hashable value is a label when constructed)."""
+    return fd.TopShare(group, at_least=0.5).deviation(np.eye(4), [4, 3, 2, 1], RGROUPS)
+
+
+RGROUPS = ["a", "b", "a", "b"]
+RANKING = fd.optimize_ranking([0.9, 0.5, 0.4, 0.1], RGROUPS, fd.ExposureParity(),
+                              epsilon=0.1, k=2)
+
+
 def _poke(value: Any, bad: float) -> np.ndarray:
     arr = np.array(value, dtype=float)
     arr.reshape(-1)[0] = bad
@@ -373,6 +384,40 @@ def _entries() -> list[Entry]:
           {"size": 3, "random_state": 0}, {"size": "size"}),
         E("complete_doubly_stochastic", asg.complete_doubly_stochastic,
           {"P": [[0.5], [0.25]]}, {"P": "array"}),
+        # ---------------------------------------------------------------- rankings
+        E("optimize_ranking", fd.optimize_ranking,
+          {"merits": [0.9, 0.5, 0.4, 0.1], "groups": RGROUPS,
+           "criteria": fd.ExposureParity(), "epsilon": 0.1, "positions": [1, 0.5, 0.5, 0.2],
+           "k": 4, "solver": None, "tol": 1e-6},
+          {"merits": "array", "groups": "labels", "criteria": "object", "epsilon": "real",
+           "positions": "array", "k": "size", "solver": "choice", "tol": "real"},
+          accepts={"merits": {"negative"}}),  # any real merits
+        E("ExposureParity.deviation", fd.ExposureParity().deviation,
+          {"P": np.eye(4), "merits": [4, 3, 2, 1], "groups": RGROUPS, "positions": None},
+          {"P": "array", "merits": "array", "groups": "labels"},
+          accepts={"merits": {"negative"}}),
+        E("MeritExposure.deviation", fd.MeritExposure().deviation,
+          {"P": np.eye(4), "merits": [4, 3, 2, 1], "groups": RGROUPS,
+           "positions": [1, 0.5, 0.5, 0.2]},
+          {"P": "array", "merits": "array", "groups": "labels", "positions": "array"}),
+        E("TopShare", fd.TopShare,
+          {"group": "b", "at_least": 0.5, "top": 2, "every_prefix": True},
+          {"at_least": "real", "top": "size", "every_prefix": "flag"}),
+        E("TopShare(minimum)", fd.TopShare, {"group": "b", "minimum": [0, 1, 1]},
+          {"minimum": "array"}),
+        E("TopShare(group)", _top_share_deviation, {"group": "b"}, {"group": "label"}),
+        E("RankingLipschitz", fd.RankingLipschitz,
+          {"constant": 2.0, "pairs": [[0, 1]], "distances": [0.1], "max_distance": 0.5},
+          {"constant": "real", "pairs": "array", "distances": "array",
+           "max_distance": "real"}),
+        E("RankingResult.sample", RANKING.sample, {"size": 3, "random_state": 0},
+          {"size": "size"}),
+        E("RankingResult.meritocracy", RANKING.meritocracy,
+          {"worths": [4, 3, 2, 1], "top_k": 1, "unconstrained": False, "tol": 1e-9},
+          {"worths": "array", "top_k": "size", "unconstrained": "flag", "tol": "real"},
+          accepts={"worths": {"negative"}}),
+        E("RankingResult.selection_probability", RANKING.selection_probability,
+          {"top_k": 2}, {"top_k": "size"}),
         E("Separation", fd.Separation, {"measure": "kl", "outcomes": None},
           {"measure": "choice"}),
         E("Sufficiency", fd.Sufficiency, {"measure": "max"}, {"measure": "choice"}),

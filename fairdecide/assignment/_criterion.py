@@ -1,0 +1,69 @@
+"""The base of the ranking criteria: an exact deviation from the matrix, and linear rows.
+
+A criterion writes rows ``A x <= b + epsilon * eps`` over the variables of the space it
+reads (the cumulative group-position counts C, or the matrix P itself) and its own
+auxiliary variables; :mod:`fairdecide.assignment._ranking_lp` places them in a program.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fairdecide._validation import as_float_array
+from fairdecide.assignment._setup import RankingSetup, dcg_weights, ranking_setup
+from fairdecide.exceptions import FairdecideError
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Rows ``A x <= b + epsilon * eps`` over [space, aux] variables, where the space is
+    the cumulative counts C (G*k, ``C[g*k + j]``) or the matrix P (n*k, row-major)."""
+
+    A: Any
+    b: np.ndarray
+    eps: np.ndarray
+    n_aux: int = 0
+
+
+class RankingCriterion:
+    """Shared behaviour of the ranking criteria: ``deviation`` from user input."""
+
+    #: "counts": rows over C; "matrix": rows over P (only the whole program takes them)
+    space = "counts"
+
+    @property
+    def label(self) -> str:
+        return self.name or self.default_name
+
+    def deviation(self, P: Any, merits: Any, groups: Any, positions: Any = None) -> float:
+        """The criterion's deviation of the ranking policy P (n x k), recomputed exactly.
+
+        ``positions`` (the weights v_j) default to DCG's 1/log2(1 + j) over P's k columns.
+        """
+        M = as_float_array(P, "P", ndim=2)
+        setup = ranking_setup(merits, groups, dcg_weights(M.shape[1]) if positions is None
+                              else positions)
+        if M.shape != (setup.n, setup.k):
+            raise FairdecideError(f"P must have shape (n candidates, k positions) = "
+                                  f"{(setup.n, setup.k)}, got {M.shape}")
+        rows, cols = M.sum(axis=1), M.sum(axis=0)
+        if M.min() < -1e-8 or rows.max() > 1 + 1e-6 or np.abs(cols - 1).max() > 1e-6:
+            raise FairdecideError(
+                "P must be a ranking policy: entries >= 0, each row summing to at most 1 "
+                "(exactly 1 when k = n) and each column to 1; got smallest entry "
+                f"{M.min():.3g}, largest row sum {rows.max():.6g}, column sums in "
+                f"[{cols.min():.6g}, {cols.max():.6g}]")
+        self.check(setup)
+        return self._deviation(M, setup)
+
+    def check(self, setup: RankingSetup) -> None:
+        """Raise if the criterion does not fit these candidates."""
+
+    def _deviation(self, P: np.ndarray, setup: RankingSetup) -> float:
+        raise NotImplementedError
+
+    def rows(self, setup: RankingSetup) -> Rows:
+        raise NotImplementedError
