@@ -11,7 +11,7 @@ average in group 1) plus programme-specific noise (sd 0.3).
    same market; the two matchings are checked equal; seconds are the median of
    ``--repeats`` runs (the game's construction from dictionaries included for the
    package, the MatchingMarket's for fairdecide).
-2. **The fair matching program** (``fd.fair_matching``, default utility m - rank): with
+2. **The fair matching program** (``fd.optimize_matching``, default utility m - rank): with
    the stability rows and no group criterion (checked equal to deferred acceptance),
    with the stability rows and the per-programme gap between the groups' rates held to
    GAP (when a stable lottery cannot, the smallest gap it can, read from the error, is
@@ -148,7 +148,7 @@ def lp_rows(n: int, m: int, repeats: int, lattice: bool = False) -> list[str]:
     target = GAP
     if lattice:  # the fairest stable lottery: the smallest gap any stable lottery meets
         try:
-            fd.fair_matching(mk, groups=z, programme_gap=0.0)
+            fd.optimize_matching(mk, groups=z, programme_gap=0.0)
             target = 0.0
         except fd.InfeasibleToleranceError as exc:
             target = round(exc.smallest["programme_gap"], 4) + 1e-4
@@ -157,11 +157,11 @@ def lp_rows(n: int, m: int, repeats: int, lattice: bool = False) -> list[str]:
     for name, stability, gap in cases:
         label = name
         try:
-            fd.fair_matching(mk, groups=z, programme_gap=gap, stability=stability)
+            fd.optimize_matching(mk, groups=z, programme_gap=gap, stability=stability)
         except fd.InfeasibleToleranceError as exc:  # solve at the smallest feasible gap
             gap = exc.smallest["programme_gap"] + 1e-9
             label = f"stable + smallest gap {gap:.4f} ({target} infeasible)"
-        res, secs = timed(lambda s=stability, g=gap: fd.fair_matching(
+        res, secs = timed(lambda s=stability, g=gap: fd.optimize_matching(
             mk, groups=z, programme_gap=g, stability=s), repeats)
         got = check(res, mk, z, gap)
         if name == "stable":
@@ -220,7 +220,7 @@ def main() -> None:
         args.out.write_text("\n".join(lines) + "\n")
 
     with threadpool_limits(limits=1):
-        fd.fair_matching(market(50, 5)[0])  # warm-up: imports and first calls
+        fd.optimize_matching(market(50, 5)[0])  # warm-up: imports and first calls
         for n, m in sizes:
             flush(da_rows(n, m, args.repeats))
         flush([

@@ -6,10 +6,10 @@ Run with ``python examples/matching_school_choice.py`` (synthetic data, no downl
 ranks the pupils by its own priorities, drawn independently (the markets of this kind
 have many stable matchings). A third of the pupils are in group "b". Deferred
 acceptance (``fd.deferred_acceptance``) gives the pupil-optimal stable matching; its
-per-school admission rates differ between the groups. ``fd.fair_matching`` then finds
+per-school admission rates differ between the groups. ``fd.optimize_matching`` then finds
 
 - the lottery over stable matchings whose per-school rates are closest between the
-  groups (the smallest gap any stable lottery can meet, which ``fair_matching`` reports
+  groups (the smallest gap any stable lottery can meet, which ``optimize_matching`` reports
   when asked for gap 0), and its cost in the pupils' utility (10 for a first choice,
   9 for a second, ...);
 - the best lottery with the same gap when stability is given up, and how many blocking
@@ -32,14 +32,14 @@ market = fd.MatchingMarket(pupils.tolist(), schools.tolist(), [places] * m)
 print(market)
 
 da = fd.deferred_acceptance(market)
-base = fd.fair_matching(market, groups=groups)  # stable, no criterion: deferred acceptance
+base = fd.optimize_matching(market, groups=groups)  # stable, no criterion: deferred acceptance
 assert np.array_equal(base.X.argmax(axis=1), da)
 print(f"deferred acceptance  utility {base.utility:.1f}  gap "
       f"{base.deviations['programme_gap']:.4f}  blocking pairs "
       f"{len(fd.blocking_pairs(market, da))}")
 
 try:
-    fd.fair_matching(market, groups=groups, programme_gap=0.0)
+    fd.optimize_matching(market, groups=groups, programme_gap=0.0)
     gap = 0.0
 except fd.InfeasibleToleranceError as exc:
     gap = exc.smallest["programme_gap"] + 1e-6
@@ -47,7 +47,7 @@ except fd.InfeasibleToleranceError as exc:
           f"{exc.smallest['programme_gap']:.4f}")
 
 for stability in (True, False):
-    res = fd.fair_matching(market, groups=groups, programme_gap=gap, stability=stability)
+    res = fd.optimize_matching(market, groups=groups, programme_gap=gap, stability=stability)
     draw = res.sample(1, random_state=0)[0]
     counts = np.bincount(draw[draw >= 0], minlength=m)
     comp = res.comparison()

@@ -52,7 +52,7 @@ from fairdecide.world import TabularWorld, World
 
 if TYPE_CHECKING:
     from fairdecide.assignment.exposure import ExposureParity, MeritExposure, TopShare
-    from fairdecide.assignment.matching_lp import fair_matching
+    from fairdecide.assignment.matching_lp import optimize_matching
     from fairdecide.assignment.ranking import optimize_ranking
     from fairdecide.assignment.ranking_result import RankingResult
     from fairdecide.assignment.result import MatchingResult
@@ -97,7 +97,7 @@ _LAZY = {
     "MatchingResult": "fairdecide.assignment.result",
     "blocking_pairs": "fairdecide.assignment.stable",
     "deferred_acceptance": "fairdecide.assignment.stable",
-    "fair_matching": "fairdecide.assignment.matching_lp",
+    "optimize_matching": "fairdecide.assignment.matching_lp",
     "worst_case_bias": "fairdecide.smoothness",
 }
 
@@ -161,10 +161,10 @@ __all__ = [
     "deferred_acceptance",
     "evaluate_under_belief",
     "expected_utility",
-    "fair_matching",
     "make_fairness_scorer",
     "make_utility_scorer",
     "meritocracy",
+    "optimize_matching",
     "optimize_policy",
     "optimize_ranking",
     "pareto_frontier",

@@ -372,7 +372,7 @@ def _entries() -> list[Entry]:
         E("blocking_pairs", fd.blocking_pairs, {"market": MARKET, "assignment": [1, -1, 0]},
           {"market": "object", "assignment": "array"}),
         E("rank_utility", asg.rank_utility, {"market": MARKET}, {"market": "object"}),
-        E("fair_matching", fd.fair_matching,
+        E("optimize_matching", fd.optimize_matching,
           {"market": MARKET, "utility": np.ones((3, 2)), "groups": ["a", "b", "a"],
            "rate_gap": 1.0, "programme_gap": 1.0, "min_share": {"a": 0.0},
            "stability": False, "time_limit": 60.0},
@@ -380,7 +380,7 @@ def _entries() -> list[Entry]:
            "programme_gap": "real", "min_share": "object", "stability": "flag",
            "time_limit": "real"},
           accepts={"utility": {"negative"}}),
-        E("MatchingResult.sample", fd.fair_matching(MARKET, stability=False).sample,
+        E("MatchingResult.sample", fd.optimize_matching(MARKET, stability=False).sample,
           {"size": 3, "random_state": 0}, {"size": "size"}),
         E("complete_doubly_stochastic", asg.complete_doubly_stochastic,
           {"P": [[0.5], [0.25]]}, {"P": "array"}),
@@ -810,7 +810,7 @@ EXEMPT = {
     "Criterion": "abstract base class", "Policy": "abstract base class",
     "World": "abstract base class", "ParametricPolicy": "abstract base class",
     "Tradeoff": "abstract base class",
-    "MatchingResult": "a result container built by fair_matching (fuzzed); its sample is "
+    "MatchingResult": "a result container built by optimize_matching (fuzzed); its sample is "
                       "fuzzed",
     "BirkhoffDecomposition": "a result container built by birkhoff_decomposition "
                              "(fuzzed); its sample is fuzzed",

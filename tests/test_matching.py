@@ -138,7 +138,7 @@ def _anchor(market: fd.MatchingMarket, optimal: str) -> np.ndarray:
 @settings(max_examples=40, deadline=None)
 @given(SEEDS)
 def test_deferred_acceptance_agrees_with_the_matching_package(seed):
-    pytest.importorskip("matching", reason="the matching package (bench extra) is the "
+    pytest.importorskip("matching", reason="the matching package (test and bench extras) is the "
                         "anchor for deferred acceptance; install it to compare")
     market = random_market(seed, n_max=12, m_max=5)
     assert np.array_equal(fd.deferred_acceptance(market), _anchor(market, "resident"))
@@ -210,7 +210,7 @@ def increasing_utility(market, seed):
 def test_unconstrained_stable_optimum_is_deferred_acceptance(seed, default_utility):
     market = random_market(seed, n_max=9, m_max=4)
     U = None if default_utility else increasing_utility(market, seed)
-    res = fd.fair_matching(market, U)
+    res = fd.optimize_matching(market, U)
     da = fd.deferred_acceptance(market)
     np.testing.assert_allclose(res.X, assignment_matrix(market, da), atol=1e-7)
     assert res.comparison()["better_off"] == res.comparison()["worse_off"] == 0
@@ -231,9 +231,9 @@ def test_stable_lp_equals_the_full_polytope_lp(seed, gap):
     kwargs = {"groups": groups, "programme_gap": gap} if use else {}
     if ref is None:
         with pytest.raises(fd.InfeasibleToleranceError):
-            fd.fair_matching(market, U, **kwargs)
+            fd.optimize_matching(market, U, **kwargs)
         return
-    res = fd.fair_matching(market, U, **kwargs)
+    res = fd.optimize_matching(market, U, **kwargs)
     assert res.utility == pytest.approx(ref, abs=1e-7)
 
 
@@ -246,7 +246,7 @@ def test_unstable_lp_and_group_criteria_against_linprog(seed, gap):
     groups = np.arange(market.n_candidates) % 2
     use = market.n_candidates > 1
     ref = full_stable_lp(market, U, groups, gap if use else None, stability=False)
-    res = fd.fair_matching(market, U, groups=groups if use else None,
+    res = fd.optimize_matching(market, U, groups=groups if use else None,
                            programme_gap=gap if use else None, stability=False)
     assert res.utility == pytest.approx(ref, abs=1e-7)
     X = res.X
@@ -265,8 +265,8 @@ def test_group_criteria_met_exactly_and_cost_utility():
     prog = [np.argsort(-score).tolist()] * m
     market = fd.MatchingMarket(cand, prog, [5, 5, 5])
     groups = np.where(np.arange(n) % 2, "b", "a")
-    free = fd.fair_matching(market, groups=groups, stability=False)
-    fair = fd.fair_matching(market, groups=groups, stability=False, rate_gap=0.0,
+    free = fd.optimize_matching(market, groups=groups, stability=False)
+    fair = fd.optimize_matching(market, groups=groups, stability=False, rate_gap=0.0,
                             programme_gap=0.05, min_share={"a": 0.45})
     X, size = fair.X, 15
     ra, rb = X[groups == "a"].sum(0) / size, X[groups == "b"].sum(0) / size
@@ -282,14 +282,14 @@ def test_infeasible_gap_reports_the_smallest_feasible_one():
     market = latin_market(4)
     groups = [0, 0, 1, 1]
     with pytest.raises(fd.InfeasibleToleranceError) as info:
-        fd.fair_matching(market, groups=groups, programme_gap=0.0, rate_gap=None,
+        fd.optimize_matching(market, groups=groups, programme_gap=0.0, rate_gap=None,
                          min_share={0: 0.9})
     market = fd.MatchingMarket([[0], [0], [1], [1]], [[0, 1, 2, 3], [0, 1, 2, 3]], [1, 1])
     with pytest.raises(fd.InfeasibleToleranceError) as info:
-        fd.fair_matching(market, groups=groups, programme_gap=0.1)
+        fd.optimize_matching(market, groups=groups, programme_gap=0.1)
     t = info.value.smallest["programme_gap"]
     assert t == pytest.approx(0.5)  # candidates 0 and 2 are matched in every stable matching
-    assert fd.fair_matching(market, groups=groups, programme_gap=t + 1e-9).utility > 0
+    assert fd.optimize_matching(market, groups=groups, programme_gap=t + 1e-9).utility > 0
 
 
 # ------------------------------------------------------------------ sampling
@@ -299,7 +299,7 @@ def _frequencies(draws, m):
 
 def test_stable_lottery_samples_stable_matchings_with_its_marginals():
     market = latin_market(4)
-    res = fd.fair_matching(market, groups=[0, 1, 0, 1], programme_gap=0.0)
+    res = fd.optimize_matching(market, groups=[0, 1, 0, 1], programme_gap=0.0)
     assert np.all((res.X > 0.01) & (res.X < 0.99) | (res.X < 1e-9))  # a real lottery
     assert np.ptp(res.X[[0, 2]].sum(0) - res.X[[1, 3]].sum(0)) <= 1e-9
     size = 10_000
@@ -336,13 +336,13 @@ def test_every_draw_of_a_stable_lottery_is_stable(seed):
             prog[pp[j]] = [int(cp[i]) for i in row]
         market = fd.MatchingMarket(cand, prog, [1] * n)
     U, groups = rng.random((n, m)), np.arange(n) % 2
-    free = fd.fair_matching(market, U, groups=groups).deviations["programme_gap"]
+    free = fd.optimize_matching(market, U, groups=groups).deviations["programme_gap"]
     try:
-        fd.fair_matching(market, U, groups=groups, programme_gap=0.0)
+        fd.optimize_matching(market, U, groups=groups, programme_gap=0.0)
         smallest = 0.0
     except fd.InfeasibleToleranceError as exc:
         smallest = exc.smallest["programme_gap"]
-    res = fd.fair_matching(market, U, groups=groups, programme_gap=(free + smallest) / 2)
+    res = fd.optimize_matching(market, U, groups=groups, programme_gap=(free + smallest) / 2)
     draws = res.sample(4000, random_state=0)
     for a in np.unique(draws, axis=0):
         assert len(fd.blocking_pairs(market, a)) == 0
@@ -359,7 +359,7 @@ def test_capacities_never_exceeded_in_x_or_any_draw(seed, stability):
     groups = np.arange(market.n_candidates) % 2
     kwargs = ({"groups": groups, "programme_gap": 0.2}
               if market.n_candidates > 1 and not stability else {})
-    res = fd.fair_matching(market, U, stability=stability, **kwargs)
+    res = fd.optimize_matching(market, U, stability=stability, **kwargs)
     assert np.all(res.X.sum(axis=0) <= market.capacities + 1e-9)
     draws = res.sample(200, random_state=seed % 1000)
     for a in draws:
@@ -373,7 +373,7 @@ def test_birkhoff_lottery_marginals_without_stability():
     n, m = 8, 3
     market = fd.MatchingMarket([rng.permutation(m).tolist() for _ in range(n)],
                                [rng.permutation(n).tolist() for _ in range(m)], [2, 2, 1])
-    res = fd.fair_matching(market, groups=np.arange(n) % 2, programme_gap=0.0,
+    res = fd.optimize_matching(market, groups=np.arange(n) % 2, programme_gap=0.0,
                            stability=False)
     assert not np.all((res.X < 1e-9) | (res.X > 1 - 1e-9))
     size = 10_000
@@ -406,8 +406,8 @@ def test_assignment_and_arguments_checked():
     with pytest.raises(fd.FairdecideError, match="over its capacity"):
         fd.blocking_pairs(market, [0, 0])
     with pytest.raises(fd.FairdecideError, match="groups is needed"):
-        fd.fair_matching(market, programme_gap=0.1)
+        fd.optimize_matching(market, programme_gap=0.1)
     with pytest.raises(fd.FairdecideError, match="utility must have shape"):
-        fd.fair_matching(market, np.ones((3, 2)))
+        fd.optimize_matching(market, np.ones((3, 2)))
     with pytest.raises(fd.FairdecideError, match="min_share names group"):
-        fd.fair_matching(market, groups=[0, 1], min_share={"x": 0.5})
+        fd.optimize_matching(market, groups=[0, 1], min_share={"x": 0.5})

@@ -321,7 +321,7 @@ def _fairsearchcore():
     are floats, so LegalAssignmentKey.__hash__ returns a float and computing an adjusted
     table raises TypeError. Hashing the same value as an int changes nothing else."""
     fsc = pytest.importorskip(
-        "fairsearchcore", reason="fairsearchcore (FA*IR) is a bench extra: "
+        "fairsearchcore", reason="fairsearchcore (FA*IR) is in the test and bench extras: "
         "pip install fairsearchcore")
     from fairsearchcore import fail_prob
 

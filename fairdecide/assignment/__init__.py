@@ -6,6 +6,10 @@ probabilities) of highest expected utility under the exposure and top-share crit
 :mod:`fairdecide.assignment.exposure` and the smoothness of
 :mod:`fairdecide.assignment.smoothness`; its result samples deterministic rankings
 through the Birkhoff-von Neumann decomposition (:func:`birkhoff_decomposition`).
+:func:`optimize_matching` finds the randomised matching of candidates to programmes with
+capacities (a fractional matching, stable in expectation where asked) of highest
+expected utility under group criteria, beside :func:`deferred_acceptance`'s stable
+matching; its result samples integral matchings with the same marginals.
 """
 
 from fairdecide.assignment.birkhoff import (
@@ -14,7 +18,7 @@ from fairdecide.assignment.birkhoff import (
     complete_doubly_stochastic,
 )
 from fairdecide.assignment.exposure import ExposureParity, MeritExposure, TopShare
-from fairdecide.assignment.matching_lp import fair_matching, rank_utility
+from fairdecide.assignment.matching_lp import optimize_matching, rank_utility
 from fairdecide.assignment.ranking import optimize_ranking
 from fairdecide.assignment.ranking_result import RankingResult
 from fairdecide.assignment.result import MatchingResult
@@ -34,7 +38,7 @@ __all__ = [
     "blocking_pairs",
     "complete_doubly_stochastic",
     "deferred_acceptance",
-    "fair_matching",
+    "optimize_matching",
     "optimize_ranking",
     "rank_utility",
 ]

@@ -34,7 +34,7 @@ from fairdecide.assignment.result import MatchingResult, check_result
 from fairdecide.assignment.stable import MatchingMarket, deferred_acceptance
 from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError, SolverError
 
-__all__ = ["fair_matching", "rank_utility"]
+__all__ = ["optimize_matching", "rank_utility"]
 
 
 def rank_utility(market: MatchingMarket) -> np.ndarray:
@@ -168,7 +168,7 @@ def _program(market: MatchingMarket, U: np.ndarray, stability: bool, best: np.nd
     return pi, pj, None, -U[pi, pj], np.zeros(len(pi)), np.ones(len(pi)), A, lo, hi
 
 
-def fair_matching(market: MatchingMarket, utility: Any = None, groups: Any = None, *,
+def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any = None, *,
                   rate_gap: float | None = None, programme_gap: float | None = None,
                   min_share: Mapping[Any, float] | None = None, stability: bool = True,
                   time_limit: float | None = None) -> MatchingResult:
@@ -219,14 +219,14 @@ def fair_matching(market: MatchingMarket, utility: Any = None, groups: Any = Non
     >>> import fairdecide as fd
 
     >>> market = fd.MatchingMarket([[0], [0], [0]], [[0, 1, 2]], capacities=[1])
-    >>> res = fd.fair_matching(market, groups=["a", "a", "b"], programme_gap=0.0,
+    >>> res = fd.optimize_matching(market, groups=["a", "a", "b"], programme_gap=0.0,
     ...                        stability=False)
     >>> round(float(res.X.sum()), 6), round(float(res.X[2, 0]), 6)
     (1.0, 0.333333)
     >>> draws = res.sample(10_000, random_state=0)   # whole matchings, marginals X
     >>> int((draws >= 0).sum(axis=1).max()), round(float((draws[:, 2] == 0).mean()), 2)
     (1, 0.33)
-    >>> fd.fair_matching(market, groups=["a", "a", "b"], programme_gap=0.0)
+    >>> fd.optimize_matching(market, groups=["a", "a", "b"], programme_gap=0.0)
     Traceback (most recent call last):
     ...
     fairdecide.exceptions.InfeasibleToleranceError: no stable ... they can share is 0.5. ...

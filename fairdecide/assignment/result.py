@@ -1,4 +1,4 @@
-"""The result of :func:`~fairdecide.fair_matching`, verified from its matrices, and its
+"""The result of :func:`~fairdecide.optimize_matching`, verified from its matrices, and its
 sampler of whole matchings."""
 
 from __future__ import annotations
