@@ -56,11 +56,12 @@ class RankingCriterion:
                 "(exactly 1 when k = n) and each column to 1; got smallest entry "
                 f"{M.min():.3g}, largest row sum {rows.max():.6g}, column sums in "
                 f"[{cols.min():.6g}, {cols.max():.6g}]")
-        self.check(setup)
+        self.check(setup, np.inf)  # any target has a deviation; only misfits raise
         return self._deviation(M, setup)
 
-    def check(self, setup: RankingSetup) -> None:
-        """Raise if the criterion does not fit these candidates."""
+    def check(self, setup: RankingSetup, epsilon: float = 0.0) -> None:
+        """Raise if the criterion does not fit these candidates, or asks more than any
+        ranking can give even with its tolerance ``epsilon``."""
 
     def _deviation(self, P: np.ndarray, setup: RankingSetup) -> float:
         raise NotImplementedError

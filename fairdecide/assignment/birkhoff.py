@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+from scipy.sparse.csgraph import maximum_bipartite_matching
 
 from fairdecide._validation import as_float_array, as_int, as_real, check_random_state
 from fairdecide.exceptions import FairdecideError
@@ -36,6 +36,8 @@ __all__ = ["BirkhoffDecomposition", "birkhoff_decomposition", "complete_doubly_s
 
 #: Row and column sums may miss one by this much per entry of the row (solver round-off).
 SUM_TOL = 1e-7
+#: A decomposition that misses P by more than this in some entry is an error.
+RESIDUAL_TOL = 1e-6
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,17 +157,49 @@ def complete_doubly_stochastic(P: Any) -> np.ndarray:
     return out
 
 
+def _perfect(keys: np.ndarray, n: int) -> np.ndarray | None:
+    """A perfect matching (row i -> column) on the entries ``keys`` (i * n + j), by
+    Hopcroft-Karp, or None."""
+    support = sparse.csr_matrix(
+        (np.ones(len(keys)), keys % n, np.r_[0, np.cumsum(np.bincount(keys // n,
+                                                                   minlength=n))]),
+        shape=(n, n))
+    perm = maximum_bipartite_matching(support, perm_type="column")
+    return None if np.any(perm < 0) else perm.astype(np.intp)
+
+
+def _bottleneck_matching(keys: np.ndarray, vals: np.ndarray, n: int) -> np.ndarray | None:
+    """A perfect matching on the support whose smallest entry is largest: a binary search
+    over the entries' values for the largest threshold t at which {vals >= t} still has
+    a perfect matching (log2(nnz) Hopcroft-Karp runs, integer work only). Taking big
+    shares first, a mixture of a few permutations comes back as about those few."""
+    levels = np.unique(vals)  # ascending
+    best = _perfect(keys, n)
+    if best is None:
+        return None
+    lo, hi = 0, len(levels) - 1  # levels[lo] is feasible (the whole support)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        found = _perfect(keys[vals >= levels[mid]], n)
+        if found is None:
+            hi = mid - 1
+        else:
+            lo, best = mid, found
+    return best
+
+
 def birkhoff_decomposition(P: Any, *, tol: float = 1e-9) -> BirkhoffDecomposition:
     """Write a doubly-stochastic matrix as a lottery over permutations.
 
     Repeatedly take a perfect matching on the support {(i, j): P[i, j] > tol} of what is
-    left, the one of largest product of entries (a sparse assignment problem,
-    :func:`scipy.sparse.csgraph.min_weight_full_bipartite_matching` on -log P), give it
-    the weight w = min_i P[i, pi(i)], and subtract w Pi; entries at or below ``tol`` are
-    then dropped. Each step zeroes an entry, so at most nnz(P) steps (in practice far
-    fewer: a mixture of a few permutations comes back as about those few); each costs a
-    sparse assignment, so a dense P of large n is slow, a sparse one (an LP's vertex) is
-    quick. The weights are finally scaled to sum to one.
+    left, the one whose smallest entry is largest (a bottleneck matching: a binary search
+    over the entries' values, each step a Hopcroft-Karp matching by
+    :func:`scipy.sparse.csgraph.maximum_bipartite_matching`), give it the weight
+    w = min_i P[i, pi(i)], and subtract w Pi; entries at or below ``tol`` are then
+    dropped. Each step zeroes an entry, so at most nnz(P) steps (in practice far fewer: a
+    mixture of a few permutations comes back as about those few); each costs
+    O(log nnz) matchings on the support, so a dense P of large n is slow, a sparse one
+    (an LP's vertex) is quick. The weights are finally scaled to sum to one.
 
     Parameters
     ----------
@@ -206,23 +240,15 @@ def birkhoff_decomposition(P: Any, *, tol: float = 1e-9) -> BirkhoffDecompositio
     weights, perms = [], []
     rows = np.arange(n)
     while len(keys):
-        # the matching of largest product of entries: it takes big shares first, so a
-        # mixture of a few permutations comes back as (about) those few
-        support = sparse.csr_matrix(
-            (1.0 - np.log(vals), keys % n,
-             np.r_[0, np.cumsum(np.bincount(keys // n, minlength=n))]), shape=(n, n))
-        try:
-            row, col = min_weight_full_bipartite_matching(support)
-        except ValueError:  # no perfect matching on the support
+        perm = _bottleneck_matching(keys, vals, n)
+        if perm is None:  # no perfect matching on the support
             mass = vals.sum() / n
             if mass <= max(1e3 * tol, SUM_TOL):  # what is left is round-off
                 break
             raise FairdecideError(
                 f"P has no perfect matching on its support with {mass:.3g} of its mass "
                 "left: it is not doubly stochastic within tol; check its row and column "
-                "sums (or raise tol)") from None
-        perm = np.empty(n, dtype=np.intp)
-        perm[row] = col
+                "sums (or raise tol)")
         at = np.searchsorted(keys, rows * n + perm)
         w = float(vals[at].min())
         weights.append(w)
@@ -236,5 +262,10 @@ def birkhoff_decomposition(P: Any, *, tol: float = 1e-9) -> BirkhoffDecompositio
     dec = BirkhoffDecomposition(weights=w / w.sum(), permutations=np.array(perms),
                                 residual=0.0)
     residual = float(np.abs(dec.matrix() - P).max())
+    if residual > RESIDUAL_TOL:
+        raise FairdecideError(
+            f"the decomposition misses P by {residual:.3g} in some entry (more than "
+            f"{RESIDUAL_TOL:g}): P is too far from doubly stochastic for tol={tol:g}; "
+            "check its row and column sums")
     object.__setattr__(dec, "residual", residual)
     return dec

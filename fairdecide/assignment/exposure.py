@@ -115,7 +115,7 @@ class MeritExposure(RankingCriterion):
         if self.name is not None:
             check_instance(self.name, "name", str, "a string (the label in results) or None")
 
-    def check(self, setup: RankingSetup) -> None:
+    def check(self, setup: RankingSetup, epsilon: float = 0.0) -> None:
         m = setup.group_merit()
         if np.any(m <= 0):
             g = int(np.argmax(m <= 0))
@@ -235,16 +235,16 @@ class TopShare(RankingCriterion):
         return int(setup.labels.encode([self.group], "TopShare's group", what="group",
                                        among="the groups")[0])
 
-    def check(self, setup: RankingSetup) -> None:
+    def check(self, setup: RankingSetup, epsilon: float = 0.0) -> None:
         K, m = self.targets(setup)
         n_g = int(setup.sizes[self.code(setup)])
-        short = m > np.minimum(K, n_g) + 1e-12
+        short = m - epsilon > np.minimum(K, n_g) + 1e-12
         if short.any():
             at = int(np.argmax(short))
             raise FairdecideError(
                 f"TopShare asks group {self.group!r} (n = {n_g} candidates) for {m[at]:.4g} "
-                f"of the first {K[at]} places, more than it can hold: lower at_least or "
-                f"minimum to at most min(K, {n_g})")
+                f"of the first {K[at]} places, more than it can hold within epsilon "
+                f"{epsilon:g}: lower at_least or minimum to at most min(K, {n_g}) + epsilon")
 
     def _deviation(self, P: np.ndarray, setup: RankingSetup) -> float:
         K, m = self.targets(setup)

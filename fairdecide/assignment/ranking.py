@@ -142,8 +142,8 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
     eps = _epsilon(epsilon, len(crit))
     tol = as_real(tol, "tol", low=0.0, high=0.01, low_open=True)
     check_choice(solver, "solver", SOLVERS)
-    for c in crit:
-        c.check(setup)
+    for c, e in zip(crit, eps, strict=True):
+        c.check(setup, float(e))
     needs_matrix = [c.label for c in crit if c.space == "matrix"]
     if solver == "counts" and needs_matrix:
         raise FairdecideError(f"solver='counts' cannot take {needs_matrix}: their rows need "

@@ -99,7 +99,10 @@ class RankingResult:
             complete_doubly_stochastic,
         )
 
-        P = self.matrix
+        # every position is filled: columns sum to exactly one (the solver's round-off,
+        # up to tol, would otherwise become padding that leaves a sampled position empty)
+        P = np.clip(self.matrix, 0.0, None)
+        P = P / P.sum(axis=0, keepdims=True)
         return birkhoff_decomposition(P if self.k == self.n else
                                       complete_doubly_stochastic(P))
 
