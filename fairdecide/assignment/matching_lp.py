@@ -36,6 +36,19 @@ from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError, Sol
 
 __all__ = ["optimize_matching", "rank_utility"]
 
+#: Programs of at least this many columns with the stability rows and a group criterion
+#: are solved by HiGHS's interior point crossed over to a basis (the same vertex
+#: optimum, to 1e-7); others by its default dual simplex. The criterion's coupling
+#: rows make the dual simplex wander through the degenerate stable-matching polytope:
+#: on the lattice markets of benchmarks/bench_matching.py (one thread, one run,
+#: ``--methods``) the gap program took dual simplex 4.1 s / interior point 1.8 s at
+#: 300 x 15 (13,443 columns), 26.6 / 5.8 s at 500 x 20, and the smallest-gap program
+#: 8.0 / 1.5 s at 300 x 15; at 200 x 10 (4,706 columns) the two tie (0.28 / 0.25 s).
+#: Without a criterion the optimum is deferred acceptance's matching and the dual
+#: simplex stays ahead (0.10 / 1.19 s at 300 x 15); without the stability rows the
+#: program is a transportation problem the simplex solves in milliseconds.
+IPM_MIN_COLUMNS = 4_000
+
 
 def rank_utility(market: MatchingMarket) -> np.ndarray:
     """The default utility: u_ij = m - rank_i(j) for an acceptable pair (m for a
@@ -168,6 +181,31 @@ def _program(market: MatchingMarket, U: np.ndarray, stability: bool, best: np.nd
     return pi, pj, None, -U[pi, pj], np.zeros(len(pi)), np.ones(len(pi)), A, lo, hi
 
 
+def _model(program: tuple, codes: np.ndarray, G: int, m: int, rate_gap: float | None,
+           programme_gap: float | None, shares: dict[int, float], shared: bool,
+           stability: bool, time_limit: float | None):
+    """The HighsModel of :func:`_program`'s rows plus the group rows (``shared``: the
+    program of the smallest gap t), its method set by IPM_MIN_COLUMNS; (model, method)."""
+    from fairdecide.optimize.engine.highs_model import HighsModel
+
+    ci, cj, _, c, lb, ub, A, lo, hi = program
+    ncols = len(c)
+    criteria = rate_gap is not None or programme_gap is not None or bool(shares)
+    extra = G * m + (1 if shared else 0)
+    Ag, glo, ghi = _group_rows(ci, cj, ncols, codes, G, m, rate_gap, programme_gap,
+                               shares, shared)
+    cc = np.r_[np.zeros(ncols), np.zeros(extra)] if shared else np.r_[c, np.zeros(extra)]
+    if shared:
+        cc[-1] = 1.0
+    AA = sp.vstack([sp.hstack([A, sp.csr_matrix((A.shape[0], extra))]), Ag]).tocsr()
+    model = HighsModel(cc, np.r_[lb, np.zeros(extra)], np.r_[ub, np.ones(extra)], AA,
+                       np.r_[lo, glo], np.r_[hi, ghi], time_limit=time_limit)
+    if stability and (criteria or shared) and AA.shape[1] >= IPM_MIN_COLUMNS:
+        model.set_method("highs-ipm")  # crossed over: a vertex, as the simplex gives
+        return model, "interior point + crossover"
+    return model, "dual simplex"
+
+
 def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any = None, *,
                   rate_gap: float | None = None, programme_gap: float | None = None,
                   min_share: Mapping[Any, float] | None = None, stability: bool = True,
@@ -264,32 +302,23 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
     shares = _min_share(min_share, labels) if min_share is not None else {}
     t0 = time.perf_counter()
     best = deferred_acceptance(market)
-    ci, cj, cs, c, lb, ub, A, lo, hi = _program(market, U, stability, best)
+    program = _program(market, U, stability, best)
+    ci, cj, cs, c = program[:4]
     ncols = len(c)
     G = len(labels)
 
     def solve(shared: bool):
-        from fairdecide.optimize.engine.highs_model import HighsModel
+        model, method = _model(program, codes, G, m, rate_gap, programme_gap, shares,
+                               shared, stability, time_limit)
+        return model, method, *model.solve()
 
-        extra = G * m + (1 if shared else 0)
-        Ag, glo, ghi = _group_rows(ci, cj, ncols, codes, G, m, rate_gap, programme_gap,
-                                   shares, shared)
-        cc = np.r_[np.zeros(ncols), np.zeros(extra)] if shared else np.r_[c, np.zeros(extra)]
-        if shared:
-            cc[-1] = 1.0
-        AA = sp.vstack([sp.hstack([A, sp.csr_matrix((A.shape[0], extra))]), Ag]).tocsr()
-        model = HighsModel(cc, np.r_[lb, np.zeros(extra)],
-                           np.r_[ub, np.ones(extra)], AA, np.r_[lo, glo], np.r_[hi, ghi],
-                           time_limit=time_limit)
-        return model, *model.solve()
-
-    model, ok, status = solve(False)
+    model, method, ok, status = solve(False)
     if not ok:
         if "infeasible" not in status:
             raise SolverError(f"the matching program was not solved: HiGHS says {status!r}")
         smallest: dict[str, float] = {}
         if rate_gap is not None or programme_gap is not None:
-            gmodel, gok, _ = solve(True)
+            gmodel, _, gok, _ = solve(True)
             if gok:
                 t = float(gmodel.values()[-1])
                 smallest = {k: t for k, v in (("rate_gap", rate_gap),
@@ -318,4 +347,4 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
         group_labels=labels if groups is not None else (), rate_gap=rate_gap,
         programme_gap=programme_gap, min_share={labels[g]: s for g, s in shares.items()},
         stability=stability, da=best, objective=-model.objective, status=status,
-        seconds=seconds)
+        seconds=seconds, method=method)
