@@ -37,16 +37,17 @@ from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError, Sol
 __all__ = ["optimize_matching", "rank_utility"]
 
 #: Programs of at least this many columns with the stability rows and a group criterion
-#: are solved by HiGHS's interior point crossed over to a basis (the same vertex
-#: optimum, to 1e-7); others by its default dual simplex. The criterion's coupling
-#: rows make the dual simplex wander through the degenerate stable-matching polytope:
-#: on the lattice markets of benchmarks/bench_matching.py (one thread, one run,
-#: ``--methods``) the gap program took dual simplex 4.1 s / interior point 1.8 s at
-#: 300 x 15 (13,443 columns), 26.6 / 5.8 s at 500 x 20, and the smallest-gap program
-#: 8.0 / 1.5 s at 300 x 15; at 200 x 10 (4,706 columns) the two tie (0.28 / 0.25 s).
-#: Without a criterion the optimum is deferred acceptance's matching and the dual
-#: simplex stays ahead (0.10 / 1.19 s at 300 x 15); without the stability rows the
-#: program is a transportation problem the simplex solves in milliseconds.
+#: (or the program of the smallest gap) are solved by HiGHS's interior point crossed over
+#: to a basis (a vertex optimum, equal to the simplex's to 1e-7); others by its dual
+#: simplex. The criterion's coupling rows make the dual simplex wander through the
+#: degenerate stable-matching polytope. benchmarks/results/matching_methods.txt (one
+#: thread, one solve each), dual simplex / interior point + crossover, seconds:
+#: gap program 0.03 / 0.04 at 100 x 10 (1,874 columns), 0.20 / 0.15 at 200 x 10 (4,706),
+#: 2.83 / 1.14 at 300 x 15 (13,443), 55.4 / 11.6 at 500 x 20 (32,122); smallest-gap
+#: program 0.03 / 0.03, 0.25 / 0.15, 6.27 / 0.96, 45.5 / 4.08. Without a criterion (the
+#: optimum is deferred acceptance's matching) the dual simplex stays ahead: 0.11 / 0.90 s at
+#: 300 x 15, 9.1 / 12.1 s at 500 x 20. The primal simplex was the slowest everywhere; the
+#: interior point without crossover is not a vertex (objective off by up to 1.5e-5).
 IPM_MIN_COLUMNS = 4_000
 
 
