@@ -49,6 +49,12 @@ __all__ = ["optimize_matching", "rank_utility"]
 #: 300 x 15, 9.1 / 12.1 s at 500 x 20. The primal simplex was the slowest everywhere; the
 #: interior point without crossover is not a vertex (objective off by up to 1.5e-5).
 IPM_MIN_COLUMNS = 4_000
+#: ... and at most this many: at 1000 x 50 (158,577 columns) HiGHS's interior point
+#: (IPX) stalled on the smallest-gap program ("no progress" after 83 iterations, 103 s,
+#: relative gap still above its tolerance) and handed the program to the dual simplex
+#: from scratch, the whole route running past 14 minutes; there the dual simplex is
+#: left alone until that is understood (measured by hand, not in the committed table).
+IPM_MAX_COLUMNS = 100_000
 
 
 def rank_utility(market: MatchingMarket) -> np.ndarray:
@@ -186,7 +192,8 @@ def _model(program: tuple, codes: np.ndarray, G: int, m: int, rate_gap: float | 
            programme_gap: float | None, shares: dict[int, float], shared: bool,
            stability: bool, time_limit: float | None):
     """The HighsModel of :func:`_program`'s rows plus the group rows (``shared``: the
-    program of the smallest gap t), its method set by IPM_MIN_COLUMNS; (model, method)."""
+    program of the smallest gap t), its method set by IPM_MIN_COLUMNS and IPM_MAX_COLUMNS;
+    (model, method)."""
     from fairdecide.optimize.engine.highs_model import HighsModel
 
     ci, cj, _, c, lb, ub, A, lo, hi = program
@@ -201,7 +208,8 @@ def _model(program: tuple, codes: np.ndarray, G: int, m: int, rate_gap: float | 
     AA = sp.vstack([sp.hstack([A, sp.csr_matrix((A.shape[0], extra))]), Ag]).tocsr()
     model = HighsModel(cc, np.r_[lb, np.zeros(extra)], np.r_[ub, np.ones(extra)], AA,
                        np.r_[lo, glo], np.r_[hi, ghi], time_limit=time_limit)
-    if stability and (criteria or shared) and AA.shape[1] >= IPM_MIN_COLUMNS:
+    if (stability and (criteria or shared)
+            and IPM_MIN_COLUMNS <= AA.shape[1] <= IPM_MAX_COLUMNS):
         model.set_method("highs-ipm")  # crossed over: a vertex, as the simplex gives
         return model, "interior point + crossover"
     return model, "dual simplex"

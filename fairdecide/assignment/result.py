@@ -57,7 +57,7 @@ class MatchingResult:
     method : str
         HiGHS's method: "dual simplex", or "interior point + crossover" for large
         programs with the stability rows and a group criterion
-        (``fairdecide.assignment.matching_lp.IPM_MIN_COLUMNS``).
+        (``fairdecide.assignment.matching_lp.IPM_MIN_COLUMNS`` to ``IPM_MAX_COLUMNS``).
     """
 
     market: Any
