@@ -29,7 +29,15 @@ Every figure is recomputed here from the returned X and the draws (capacities, r
 utility, blocking pairs); a failed check stops the run. BLAS and OpenMP are held at one
 thread (threadpoolctl).
 
-Usage: python benchmarks/bench_matching.py [--quick] [--repeats R] [--out FILE]
+With ``--methods`` the script measures instead HiGHS's methods on the programs of the
+lattice markets (``optimize_matching``'s own rows, ``matching_lp._model``): dual simplex
+(the default), primal simplex, interior point crossed over to a basis and interior point
+alone, one solve each with a time limit, on the stable program without a criterion, with
+the gap, and on the program of the smallest gap (the one an infeasible gap solves). The
+vertex methods' optima are checked to agree to 1e-7; the rule
+``matching_lp.IPM_MIN_COLUMNS`` was set from this table (results/matching_methods.txt).
+
+Usage: python benchmarks/bench_matching.py [--quick] [--repeats R] [--out FILE] [--methods]
 """
 
 from __future__ import annotations
@@ -54,6 +62,14 @@ OUT = Path(__file__).parent / "results" / "matching.txt"
 GAP, LIST, DRAWS, TOL = 0.02, 10, 100, 1e-6
 SIZES = [(100, 10), (500, 20), (1000, 30), (2000, 50)]
 LATTICE_SIZES = [(100, 10), (300, 15), (500, 20)]
+METHOD_SIZES = [(100, 10), (200, 10), (300, 15), (500, 20)]
+METHODS = {  # HiGHS options of each method measured by --methods
+    "dual simplex": {"solver": "simplex", "simplex_strategy": 1},
+    "primal simplex": {"solver": "simplex", "simplex_strategy": 4},
+    "IPM + crossover": {"solver": "ipm", "run_crossover": "on"},
+    "IPM alone": {"solver": "ipm", "run_crossover": "off"},
+}
+METHOD_LIMIT = 60.0  # seconds allowed to each solve by --methods
 
 
 def market(n: int, m: int, seed: int = 0) -> tuple[fd.MatchingMarket, np.ndarray]:
@@ -139,6 +155,18 @@ def check(res, mk: fd.MatchingMarket, z: np.ndarray, gap: float | None) -> dict:
     return {"utility": utility, "gap": prog_gap, "blocking": float(np.mean(blocking))}
 
 
+def dual_simplex(solve):
+    """``solve()`` with every program left to HiGHS's dual simplex (IPM_MIN_COLUMNS off)."""
+    from fairdecide.assignment import matching_lp
+
+    saved = matching_lp.IPM_MIN_COLUMNS
+    matching_lp.IPM_MIN_COLUMNS = 2**62
+    try:
+        return solve()
+    finally:
+        matching_lp.IPM_MIN_COLUMNS = saved
+
+
 def lp_rows(n: int, m: int, repeats: int, lattice: bool = False) -> list[str]:
     mk, z = (lattice_market if lattice else market)(n, m)
     da = fd.deferred_acceptance(mk)
@@ -164,6 +192,11 @@ def lp_rows(n: int, m: int, repeats: int, lattice: bool = False) -> list[str]:
         res, secs = timed(lambda s=stability, g=gap: fd.optimize_matching(
             mk, groups=z, programme_gap=g, stability=s), repeats)
         got = check(res, mk, z, gap)
+        if res.method != "dual simplex":  # the optimum the dual simplex gave before
+            ref = dual_simplex(lambda s=stability, g=gap: fd.optimize_matching(
+                mk, groups=z, programme_gap=g, stability=s))
+            assert abs(ref.utility - res.utility) <= 1e-7 * max(1.0, abs(ref.utility)), (
+                name, ref.utility, res.utility)
         if name == "stable":
             Xda = np.zeros_like(res.X)
             Xda[np.flatnonzero(da >= 0), da[da >= 0]] = 1.0
@@ -173,8 +206,91 @@ def lp_rows(n: int, m: int, repeats: int, lattice: bool = False) -> list[str]:
             f"| {n} | {m} | {label} | {secs:.3f} | {got['utility']:.1f} | "
             f"{got['utility'] / da_utility:.4f} | {got['gap']:.4f} | "
             f"{res.stability_violation:.3f} | {got['blocking']:.1f} | "
-            f"{comp['better_off']} | {comp['worse_off']} |")
+            f"{comp['better_off']} | {comp['worse_off']} | {res.method} |")
     return lines
+
+
+def method_rows(n: int, m: int, limit: float, which: list[str]) -> list[str]:
+    """One solve by each of METHODS named in ``which`` of the three programs of a
+    lattice market."""
+    from fairdecide.assignment import matching_lp
+
+    mk, z = lattice_market(n, m)
+    U = fd.assignment.rank_utility(mk)
+    program = matching_lp._program(mk, U, True, fd.deferred_acceptance(mk))
+    codes = z.astype(np.int64)
+
+    def model(gap, shared, limit=limit):
+        return matching_lp._model(program, codes, 2, m, None, gap, {}, shared, True, limit)
+
+    probe, _ = model(0.0, True, None)  # the smallest gap, by the library's own choice
+    assert probe.solve()[0]
+    target = round(float(probe.values()[-1]), 4) + 1e-4
+    lines = []
+    for name, gap, shared in (("stable", None, False), (f"stable + gap {target:.4f}", target,
+                              False), ("smallest gap", 0.0, True)):
+        chosen = model(gap, shared)[1]
+        times, objs = {}, {}
+        for method, options in METHODS.items():
+            if method not in which:
+                continue
+            mdl, _ = model(gap, shared)
+            for key, value in options.items():
+                mdl.h.setOptionValue(key, value)
+            t0 = time.perf_counter()
+            ok, status = mdl.solve()
+            times[method] = time.perf_counter() - t0
+            if ok:
+                objs[method] = mdl.objective
+            elif "time limit" not in status and method != "IPM alone":
+                raise AssertionError(f"{method} on {n} x {m} {name}: {status}")
+        vertex = [objs[k] for k in ("dual simplex", "primal simplex", "IPM + crossover")
+                  if k in objs]
+        ref = vertex[0] if vertex else float("nan")
+        assert all(abs(v - ref) <= 1e-7 * max(1.0, abs(ref)) for v in vertex), (name, objs)
+        alone = abs(objs["IPM alone"] - ref) if "IPM alone" in objs else float("nan")
+        cols = program[3].shape[0] + 2 * m + (1 if shared else 0)
+        cells = ["-" if k not in times else f"> {limit:.0f}" if k not in objs else
+                 f"{times[k]:.2f}" for k in METHODS]
+        best = min((k for k in objs if k != "IPM alone"), key=times.get, default="none")
+        ratio = times.get("dual simplex", np.nan) / times.get("IPM + crossover", np.nan)
+        ratio = ("-" if "IPM + crossover" not in objs or "dual simplex" not in times else
+                 f"{ratio:.1f}" if "dual simplex" in objs else f"> {ratio:.1f}")
+        lines.append(f"| {n} | {m} | {name} | {cols} | {' | '.join(cells)} | {ratio} | "
+                     f"{'-' if np.isnan(alone) else f'{alone:.1e}'} | {best} | {chosen} |")
+        print(lines[-1], flush=True)
+    return lines
+
+
+def methods_main(args) -> None:
+    sizes = METHOD_SIZES[:1] if args.quick else METHOD_SIZES
+    if args.sizes:
+        sizes = [tuple(int(v) for v in size.split("x")) for size in args.sizes]
+    out = args.out if args.out != OUT else OUT.with_name("matching_methods.txt")
+    lines = [
+        "# HiGHS's methods on the fair matching programs of markets with many stable matchings",
+        f"# command: python {shlex.join(['benchmarks/bench_matching.py', *sys.argv[1:]])}",
+        f"# date: {datetime.datetime.now():%Y-%m-%d %H:%M}; machine: nproc {os.cpu_count()}, "
+        f"{platform.machine()}, python {platform.python_version()}; one thread "
+        "(threadpoolctl)",
+        "# seconds of one HiGHS solve (presolve on, as optimize_matching solves) of the "
+        "program optimize_matching builds; limit "
+        f"{args.limit:.0f} s; columns = LP columns; ds / ipm+x = dual simplex over IPM + "
+        "crossover; IPM alone = |its objective - the simplex's| (not a vertex);",
+        "# '-' = not run (--which); the optima of dual simplex, primal simplex and IPM + "
+        "crossover agree to 1e-7 (checked); fastest = fastest vertex method; chosen = "
+        "optimize_matching's rule (IPM_MIN_COLUMNS)",
+        "",
+        "| n | m | program | columns | dual simplex | primal simplex | IPM + crossover | "
+        "IPM alone | ds / ipm+x | IPM alone error | fastest | chosen |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    print("\n".join(lines), flush=True)
+    with threadpool_limits(limits=1):
+        for n, m in sizes:
+            lines += method_rows(n, m, args.limit, args.which or list(METHODS))
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text("\n".join(lines) + "\n")
 
 
 def main() -> None:
@@ -182,7 +298,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the two smallest sizes")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--methods", action="store_true",
+                        help="measure HiGHS's methods instead (results/matching_methods.txt)")
+    parser.add_argument("--limit", type=float, default=METHOD_LIMIT,
+                        help="--methods: seconds allowed to each solve")
+    parser.add_argument("--sizes", nargs="+", metavar="NxM",
+                        help="--methods: markets to measure, e.g. 1000x50")
+    parser.add_argument("--which", nargs="+", choices=list(METHODS), metavar="METHOD",
+                        help=f"--methods: a subset of {list(METHODS)}")
     args = parser.parse_args()
+    if args.methods:
+        methods_main(args)
+        return
     sizes = SIZES[:2] if args.quick else SIZES
     lattice_sizes = LATTICE_SIZES[:1] if args.quick else LATTICE_SIZES
     try:
@@ -230,11 +357,14 @@ def main() -> None:
             "deferred acceptance's; gap = max_j |r_0j - r_1j| (group rates per programme);",
             "# violation = largest deficit of a stable-matching row of the seat market; "
             f"blocking = mean blocking pairs of {DRAWS} sampled matchings; better/worse = "
-            "candidates better / worse off in expectation than under DA",
+            "candidates better / worse off in expectation than under DA; method = HiGHS's "
+            "(MatchingResult.method: IPM + crossover for stable programs with a criterion of "
+            "at least IPM_MIN_COLUMNS columns, see --methods; its optimum checked equal to "
+            "the dual simplex's to 1e-7)",
             "",
             "| n | m | program | seconds | utility | / DA | gap | violation | blocking | "
-            "better | worse |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            "better | worse | method |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ])
         for n, m in sizes:
             flush(lp_rows(n, m, args.repeats))
@@ -247,8 +377,8 @@ def main() -> None:
             "gap = the same gap without the stability rows",
             "",
             "| n | m | program | seconds | utility | / DA | gap | violation | blocking | "
-            "better | worse |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            "better | worse | method |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ])
         for n, m in lattice_sizes:
             flush(lp_rows(n, m, args.repeats, lattice=True))

@@ -237,6 +237,38 @@ def test_stable_lp_equals_the_full_polytope_lp(seed, gap):
     assert res.utility == pytest.approx(ref, abs=1e-7)
 
 
+
+@settings(max_examples=15, deadline=None)
+@given(SEEDS, st.sampled_from([0.0, 0.3]))
+def test_interior_point_route_equals_the_full_polytope_lp(seed, gap):
+    """Large programs with a criterion go to the interior point crossed over
+    (IPM_MIN_COLUMNS); forced here on small markets, it has the optimum of the whole
+    Rothblum polytope (linprog), reports infeasibility, returns a vertex that passes
+    every check, and the smallest gap it reports is feasible."""
+    from fairdecide.assignment import matching_lp
+
+    market = random_market(seed, n_max=7, m_max=3, complete=seed % 2 == 0)
+    if market.n_candidates < 2:
+        return
+    U = np.random.default_rng(seed).random((market.n_candidates, market.n_programmes))
+    groups = np.arange(market.n_candidates) % 2
+    ref = full_stable_lp(market, U, groups, gap)
+    saved = matching_lp.IPM_MIN_COLUMNS
+    matching_lp.IPM_MIN_COLUMNS = 0
+    try:
+        if ref is None:
+            with pytest.raises(fd.InfeasibleToleranceError) as info:
+                fd.optimize_matching(market, U, groups=groups, programme_gap=gap)
+            t = info.value.smallest["programme_gap"]
+            assert full_stable_lp(market, U, groups, t + 1e-7) is not None
+            return
+        res = fd.optimize_matching(market, U, groups=groups, programme_gap=gap)
+    finally:
+        matching_lp.IPM_MIN_COLUMNS = saved
+    assert res.method == "interior point + crossover"
+    assert res.utility == pytest.approx(ref, abs=1e-7)
+    assert res.stability_violation <= 1e-9
+
 @settings(max_examples=30, deadline=None)
 @given(SEEDS, st.sampled_from([0.0, 0.2]))
 def test_unstable_lp_and_group_criteria_against_linprog(seed, gap):

@@ -36,6 +36,26 @@ from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError, Sol
 
 __all__ = ["optimize_matching", "rank_utility"]
 
+#: Programs of at least this many columns with the stability rows and a group criterion
+#: (or the program of the smallest gap) are solved by HiGHS's interior point crossed over
+#: to a basis (a vertex optimum, equal to the simplex's to 1e-7); others by its dual
+#: simplex. The criterion's coupling rows make the dual simplex wander through the
+#: degenerate stable-matching polytope. benchmarks/results/matching_methods.txt (one
+#: thread, one solve each), dual simplex / interior point + crossover, seconds:
+#: gap program 0.03 / 0.04 at 100 x 10 (1,874 columns), 0.20 / 0.15 at 200 x 10 (4,706),
+#: 2.83 / 1.14 at 300 x 15 (13,443), 55.4 / 11.6 at 500 x 20 (32,122); smallest-gap
+#: program 0.03 / 0.03, 0.25 / 0.15, 6.27 / 0.96, 45.5 / 4.08. Without a criterion (the
+#: optimum is deferred acceptance's matching) the dual simplex stays ahead: 0.11 / 0.90 s at
+#: 300 x 15, 9.1 / 12.1 s at 500 x 20. The primal simplex was the slowest everywhere; the
+#: interior point without crossover is not a vertex (objective off by up to 1.5e-5).
+IPM_MIN_COLUMNS = 4_000
+#: ... and at most this many: at 1000 x 50 (158,577 columns) HiGHS's interior point
+#: (IPX) stalled on the smallest-gap program ("no progress" after 83 iterations, 103 s,
+#: relative gap still above its tolerance) and handed the program to the dual simplex
+#: from scratch, the whole route running past 14 minutes; there the dual simplex is
+#: left alone until that is understood (measured by hand, not in the committed table).
+IPM_MAX_COLUMNS = 100_000
+
 
 def rank_utility(market: MatchingMarket) -> np.ndarray:
     """The default utility: u_ij = m - rank_i(j) for an acceptable pair (m for a
@@ -168,6 +188,33 @@ def _program(market: MatchingMarket, U: np.ndarray, stability: bool, best: np.nd
     return pi, pj, None, -U[pi, pj], np.zeros(len(pi)), np.ones(len(pi)), A, lo, hi
 
 
+def _model(program: tuple, codes: np.ndarray, G: int, m: int, rate_gap: float | None,
+           programme_gap: float | None, shares: dict[int, float], shared: bool,
+           stability: bool, time_limit: float | None):
+    """The HighsModel of :func:`_program`'s rows plus the group rows (``shared``: the
+    program of the smallest gap t), its method set by IPM_MIN_COLUMNS and IPM_MAX_COLUMNS;
+    (model, method)."""
+    from fairdecide.optimize.engine.highs_model import HighsModel
+
+    ci, cj, _, c, lb, ub, A, lo, hi = program
+    ncols = len(c)
+    criteria = rate_gap is not None or programme_gap is not None or bool(shares)
+    extra = G * m + (1 if shared else 0)
+    Ag, glo, ghi = _group_rows(ci, cj, ncols, codes, G, m, rate_gap, programme_gap,
+                               shares, shared)
+    cc = np.r_[np.zeros(ncols), np.zeros(extra)] if shared else np.r_[c, np.zeros(extra)]
+    if shared:
+        cc[-1] = 1.0
+    AA = sp.vstack([sp.hstack([A, sp.csr_matrix((A.shape[0], extra))]), Ag]).tocsr()
+    model = HighsModel(cc, np.r_[lb, np.zeros(extra)], np.r_[ub, np.ones(extra)], AA,
+                       np.r_[lo, glo], np.r_[hi, ghi], time_limit=time_limit)
+    if (stability and (criteria or shared)
+            and IPM_MIN_COLUMNS <= AA.shape[1] <= IPM_MAX_COLUMNS):
+        model.set_method("highs-ipm")  # crossed over: a vertex, as the simplex gives
+        return model, "interior point + crossover"
+    return model, "dual simplex"
+
+
 def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any = None, *,
                   rate_gap: float | None = None, programme_gap: float | None = None,
                   min_share: Mapping[Any, float] | None = None, stability: bool = True,
@@ -264,32 +311,23 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
     shares = _min_share(min_share, labels) if min_share is not None else {}
     t0 = time.perf_counter()
     best = deferred_acceptance(market)
-    ci, cj, cs, c, lb, ub, A, lo, hi = _program(market, U, stability, best)
+    program = _program(market, U, stability, best)
+    ci, cj, cs, c = program[:4]
     ncols = len(c)
     G = len(labels)
 
     def solve(shared: bool):
-        from fairdecide.optimize.engine.highs_model import HighsModel
+        model, method = _model(program, codes, G, m, rate_gap, programme_gap, shares,
+                               shared, stability, time_limit)
+        return model, method, *model.solve()
 
-        extra = G * m + (1 if shared else 0)
-        Ag, glo, ghi = _group_rows(ci, cj, ncols, codes, G, m, rate_gap, programme_gap,
-                                   shares, shared)
-        cc = np.r_[np.zeros(ncols), np.zeros(extra)] if shared else np.r_[c, np.zeros(extra)]
-        if shared:
-            cc[-1] = 1.0
-        AA = sp.vstack([sp.hstack([A, sp.csr_matrix((A.shape[0], extra))]), Ag]).tocsr()
-        model = HighsModel(cc, np.r_[lb, np.zeros(extra)],
-                           np.r_[ub, np.ones(extra)], AA, np.r_[lo, glo], np.r_[hi, ghi],
-                           time_limit=time_limit)
-        return model, *model.solve()
-
-    model, ok, status = solve(False)
+    model, method, ok, status = solve(False)
     if not ok:
         if "infeasible" not in status:
             raise SolverError(f"the matching program was not solved: HiGHS says {status!r}")
         smallest: dict[str, float] = {}
         if rate_gap is not None or programme_gap is not None:
-            gmodel, gok, _ = solve(True)
+            gmodel, _, gok, _ = solve(True)
             if gok:
                 t = float(gmodel.values()[-1])
                 smallest = {k: t for k, v in (("rate_gap", rate_gap),
@@ -318,4 +356,4 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
         group_labels=labels if groups is not None else (), rate_gap=rate_gap,
         programme_gap=programme_gap, min_share={labels[g]: s for g, s in shares.items()},
         stability=stability, da=best, objective=-model.objective, status=status,
-        seconds=seconds)
+        seconds=seconds, method=method)

@@ -54,6 +54,10 @@ class MatchingResult:
         The candidate-optimal stable matching, the baseline.
     stability, status, seconds
         Whether the stability rows were imposed, the solver's status word, seconds.
+    method : str
+        HiGHS's method: "dual simplex", or "interior point + crossover" for large
+        programs with the stability rows and a group criterion
+        (``fairdecide.assignment.matching_lp.IPM_MIN_COLUMNS`` to ``IPM_MAX_COLUMNS``).
     """
 
     market: Any
@@ -69,6 +73,7 @@ class MatchingResult:
     seconds: float
     bounds: dict = field(repr=False)
     group_labels: tuple = field(repr=False, default=())
+    method: str = field(repr=False, default="dual simplex")
 
     @property
     def expected_utilities(self) -> np.ndarray:
@@ -145,7 +150,7 @@ class MatchingResult:
         lines = [
             f"fair matching: {self.market.n_candidates} candidates, "
             f"{self.market.n_programmes} programmes, {int(self.market.capacities.sum())} "
-            f"places ({self.status}, {self.seconds:.2f} s)",
+            f"places ({self.status}, {self.method}, {self.seconds:.2f} s)",
             f"  expected utility {self.utility:.6g} (deferred acceptance "
             f"{comp['deferred_acceptance_utility']:.6g}); better off "
             f"{comp['better_off']}, worse off {comp['worse_off']}",
@@ -221,7 +226,7 @@ def check_result(*, market: Any, X: np.ndarray, seats: np.ndarray | None,
                  utility_matrix: np.ndarray, groups: np.ndarray, group_labels: tuple,
                  rate_gap: float | None, programme_gap: float | None, min_share: dict,
                  stability: bool, da: np.ndarray, objective: float, status: str,
-                 seconds: float) -> MatchingResult:
+                 seconds: float, method: str = "dual simplex") -> MatchingResult:
     """Recompute every constraint and the utility from X (and the seat matrix) and build
     the result; a bound missed by more than TOL raises VerificationError."""
     from fairdecide.assignment._seats import split_into_seats, stability_rows
@@ -280,4 +285,4 @@ def check_result(*, market: Any, X: np.ndarray, seats: np.ndarray | None,
         market=market, X=X, seats=seats, utility_matrix=utility_matrix, utility=utility,
         deviations=deviations, stability_violation=violation, deferred_acceptance=da,
         stability=stability, status=status, seconds=seconds, bounds=bounds,
-        group_labels=group_labels)
+        group_labels=group_labels, method=method)
