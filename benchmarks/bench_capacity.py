@@ -28,16 +28,11 @@ Usage: python benchmarks/bench_capacity.py [--quick] [--sizes N ...] [--out FILE
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
-import shlex
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from _provenance import provenance
 from threadpoolctl import threadpool_limits
 
 import fairdecide as fd
@@ -152,17 +147,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     sizes = [10_000, 100_000] if args.quick else [int(s) for s in args.sizes]
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, cwd=Path(__file__).parent).stdout.strip()
-    except OSError:
-        commit = ""
     lines = [
-        "# Capacity-constrained fair selection of a fixed population (issue 26)",
-        f"# command: python {shlex.join(['benchmarks/bench_capacity.py', *sys.argv[1:]])}",
-        f"# date: {datetime.datetime.now():%Y-%m-%d %H:%M}; machine: nproc {os.cpu_count()}, "
-        f"{platform.machine()}, python {platform.python_version()}; commit: "
-        f"{commit or 'unknown'}",
+        *provenance("Capacity-constrained fair selection of a fixed population (issue 26)",
+                    "bench_capacity.py"),
         f"# SampleWorld of n people, 2 groups, actions decline/offer; capacity + parity = "
         f"Capacity('offer', at_most={SHARE}) at epsilon 0 and Independence() at {EPSILON}; "
         "parity only = the anchor without the capacity row, same run",

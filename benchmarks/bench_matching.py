@@ -47,13 +47,13 @@ import datetime
 import os
 import platform
 import shlex
-import subprocess
 import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from _provenance import provenance
 from threadpoolctl import threadpool_limits
 
 import fairdecide as fd
@@ -318,17 +318,9 @@ def main() -> None:
     except ImportError:
         sys.exit("the matching package (pyproject's bench extra) is the anchor: "
                  "pip install -e '.[bench]'")
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, cwd=Path(__file__).parent).stdout.strip()
-    except OSError:
-        commit = ""
     lines = [
-        "# Stable and fair matchings (issue 26, Example 13)",
-        f"# command: python {shlex.join(['benchmarks/bench_matching.py', *sys.argv[1:]])}",
-        f"# date: {datetime.datetime.now():%Y-%m-%d %H:%M}; machine: nproc {os.cpu_count()}, "
-        f"{platform.machine()}, python {platform.python_version()}; commit: "
-        f"{commit or 'unknown'}; anchor: {anchor}; one thread (threadpoolctl)",
+        *provenance("Stable and fair matchings (issue 26, Example 13)", "bench_matching.py",
+                    f"; anchor: {anchor}; one thread (threadpoolctl)"),
         f"# market: n candidates (30% in group 1), m programmes of floor(0.8 n / m) places, "
         f"lists of the {LIST} most preferred programmes, programmes rank by an exam score "
         "(group 1 0.5 sd lower) plus noise",

@@ -34,17 +34,12 @@ Usage: python benchmarks/bench_ranking.py [--quick] [--sizes N ...] [--repeats R
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
-import shlex
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _provenance import provenance
 from scipy.optimize import linprog
 from threadpoolctl import threadpool_limits
 
@@ -230,17 +225,8 @@ def main() -> None:
     sizes = [100, 200] if args.quick else args.sizes
     repeats = 1 if args.quick else args.repeats
     samples = 1000 if args.quick else args.samples
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, cwd=Path(__file__).parent).stdout.strip()
-    except OSError:
-        commit = ""
     lines = [
-        "# Fair ranking LPs and FA*IR's fair top-k (issue 26)",
-        f"# command: python {shlex.join(['benchmarks/bench_ranking.py', *sys.argv[1:]])}",
-        f"# date: {datetime.datetime.now():%Y-%m-%d %H:%M}; machine: nproc {os.cpu_count()}, "
-        f"{platform.machine()}, python {platform.python_version()}; commit: "
-        f"{commit or 'unknown'}",
+        *provenance("Fair ranking LPs and FA*IR's fair top-k (issue 26)", "bench_ranking.py"),
         f"# speed: n candidates x n positions, DCG weights; exposure parity at epsilon {EPS}, "
         f"top share = TopShare(protected, at_least={SHARE}) at every prefix, epsilon 0",
         f"# seconds: end to end (verification included), median and fastest of {repeats}, "

@@ -322,20 +322,15 @@ def test_sampled_top_k_meets_the_share_on_average():
 
 # ------------------------------------------------------------------ FA*IR's own cases
 def _fairsearchcore():
-    """fairsearchcore (the bench extra), with one repair: on pandas >= 3 its block sizes
-    are floats, so LegalAssignmentKey.__hash__ returns a float and computing an adjusted
-    table raises TypeError. Hashing the same value as an int changes nothing else."""
-    fsc = pytest.importorskip(
+    """fairsearchcore (the test and bench extras) with bench_ranking's one repair for
+    pandas >= 3 (its LegalAssignmentKey hashes a float)."""
+    pytest.importorskip(
         "fairsearchcore", reason="fairsearchcore (FA*IR) is in the test and bench extras: "
         "pip install fairsearchcore")
-    from fairsearchcore import fail_prob
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_ranking import fairsearchcore
 
-    key = fail_prob.LegalAssignmentKey
-    if not getattr(key, "_int_hash", False):
-        original = key.__hash__
-        key.__hash__ = lambda self: int(original(self))
-        key._int_hash = True
-    return fsc
+    return fairsearchcore()
 
 
 # FA*IR's test_re_rank cases (fairsearchcore-python, tests/test_fair.py): scores 20..1,
