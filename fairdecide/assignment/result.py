@@ -105,15 +105,26 @@ class MatchingResult:
 
     @cached_property
     def _lottery(self) -> Any:
-        """The threshold lottery (stable draws) or the Birkhoff-von Neumann one."""
+        """The lottery ``sample`` draws from, as a function (size, rng) -> each draw's
+        programme per candidate: the threshold lottery (stable draws) or the
+        Birkhoff-von Neumann one over the completed seat matrix."""
         if self.stability and self.stability_violation <= TOL:
-            return _ThresholdLottery(self.market, self.seats)
+            return _ThresholdLottery(self.market, self.seats).sample
+        from fairdecide.assignment._seats import seat_layout
         from fairdecide.assignment.birkhoff import (
             birkhoff_decomposition,
             complete_doubly_stochastic,
         )
 
-        return birkhoff_decomposition(complete_doubly_stochastic(self.seats))
+        n, S = self.seats.shape
+        seat_programme = np.r_[seat_layout(self.market.capacities)[0], -1]
+        lottery = birkhoff_decomposition(complete_doubly_stochastic(self.seats))
+
+        def draw(size: int, rng: np.random.RandomState) -> np.ndarray:
+            perms = lottery.sample(size, rng)[:, :n]  # a padding column: unmatched
+            return seat_programme[np.minimum(perms, S)]
+
+        return draw
 
     def sample(self, size: int = 1, random_state: Any = None) -> np.ndarray:
         """Whole matchings whose marginals are X; no programme over capacity in any draw.
@@ -133,17 +144,10 @@ class MatchingResult:
         """
         size = as_int(size, "size", minimum=1)
         rng = check_random_state(random_state)
-        from fairdecide.assignment._seats import seat_layout
-
-        prog, _, _ = seat_layout(self.market.capacities)
         n, S = self.seats.shape
         if S == 0:  # no places at all
             return np.full((size, n), -1, dtype=np.int64)
-        lottery = self._lottery
-        if isinstance(lottery, _ThresholdLottery):
-            return lottery.sample(size, rng)
-        perms = lottery.sample(size, rng)[:, :n]
-        return np.where(perms < S, np.r_[prog, -1][np.minimum(perms, S)], -1)
+        return self._lottery(size, rng)
 
     def summary(self) -> str:
         comp = self.comparison()
