@@ -30,12 +30,19 @@ def as_float_array(value: Any, name: str, ndim: int | Sequence[int] | None = Non
                 f"got shape {arr.shape}"
             )
     if not np.all(np.isfinite(arr)):
-        bad = np.argwhere(~np.isfinite(arr))[0]
+        bad = ~np.isfinite(arr)
         raise FairdecideError(
-            f"{name} contains NaN or infinite values (first at index {tuple(bad)}); "
-            "remove or impute them first"
+            f"{name} contains NaN or infinite values ({int(bad.sum())}, the first at index "
+            f"{index_text(np.argwhere(bad)[0])}); remove or impute them first"
         )
     return arr
+
+
+def index_text(index: Any) -> str:
+    """An array index as a person reads it: ``3`` for one axis, ``(3, 0)`` for more (not
+    numpy's ``(np.int64(3),)``)."""
+    idx = tuple(int(i) for i in np.atleast_1d(index))
+    return str(idx[0]) if len(idx) == 1 else str(idx)
 
 
 def check_distribution(arr: np.ndarray, name: str, axes: tuple[int, ...]) -> np.ndarray:
@@ -43,14 +50,15 @@ def check_distribution(arr: np.ndarray, name: str, axes: tuple[int, ...]) -> np.
     if np.any(arr < -PROB_ATOL):
         bad = np.argwhere(arr < -PROB_ATOL)[0]
         raise FairdecideError(
-            f"{name} has a negative probability {arr[tuple(bad)]:.3g} at index {tuple(bad)}"
+            f"{name} has a negative probability {arr[tuple(bad)]:.3g} at index "
+            f"{index_text(bad)}"
         )
     sums = arr.sum(axis=axes)
     bad = np.abs(sums - 1.0) > 1e-6
     if np.any(bad):
         where = np.argwhere(bad)[0]
         raise FairdecideError(
-            f"{name} must sum to one over axes {axes}; the sum at index {tuple(where)} "
+            f"{name} must sum to one over axes {axes}; the sum at index {index_text(where)} "
             f"is {np.asarray(sums)[tuple(where)]:.6g}"
         )
     out = np.clip(arr, 0.0, None)

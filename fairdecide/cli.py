@@ -62,6 +62,12 @@ def _audit_parser(sub: Any) -> None:
     audit.add_argument("--outcome", required=True, help="column of the outcome")
     audit.add_argument("--groups", nargs="+", default=None, metavar="VALUE",
                        help="audit only these values of the group column (default all)")
+    audit.add_argument("--outcome-labels", default=None, metavar="V,V,...",
+                       help="the values the outcome column may take, e.g. 0,1: any other "
+                       "value is an error naming it and its rows (without it, a value "
+                       "held by very few rows is reported as a warning)")
+    audit.add_argument("--action-labels", default=None, metavar="V,V,...",
+                       help="the values the action column may take (as --outcome-labels)")
     audit.add_argument("--features", nargs="+", default=None, metavar="COL",
                        help="columns a decision may depend on (numeric ones with many "
                        "values are cut into quantile bins)")
@@ -117,23 +123,45 @@ def _bins(specs: list[str] | None) -> dict | None:
     return out
 
 
+def _labels(spec: str | None, option: str) -> list[str] | None:
+    """``"0,1"`` -> ``["0", "1"]`` (matched as text to the column's values)."""
+    if spec is None:
+        return None
+    labels = [v.strip() for v in spec.split(",")]
+    if len(labels) < 2 or not all(labels):
+        raise FairdecideError(f"{option} {spec!r} must list at least two values separated "
+                              "by commas, e.g. 0,1")
+    return labels
+
+
 def _run_audit(args: argparse.Namespace) -> str:
     import dataclasses
+    import warnings
 
+    from fairdecide.exceptions import SuspiciousLabelWarning
     from fairdecide.report import audit_report
     from fairdecide.report.words import skipped_text
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    report = audit_report(
-        args.data, group=args.group, action=args.action, outcome=args.outcome,
-        features=args.features, groups=args.groups, bins=_bins(args.bins),
-        max_levels=args.max_levels, utility=args.utility, kind=args.kind,
-        criterion=args.criterion, epsilon=args.epsilon, group_blind=args.group_blind,
-        level=args.level, dp_epsilon=args.dp_epsilon, dp_mechanism=args.dp_mechanism,
-        min_cell=args.min_cell, n_boot=args.n_boot, random_state=args.seed,
-        progress=None if args.quiet else progress)
+    with warnings.catch_warnings():  # the summary's first lines say them
+        warnings.simplefilter("ignore", SuspiciousLabelWarning)
+        report = audit_report(
+            args.data, group=args.group, action=args.action, outcome=args.outcome,
+            features=args.features, groups=args.groups, bins=_bins(args.bins),
+            max_levels=args.max_levels, utility=args.utility, kind=args.kind,
+            criterion=args.criterion, epsilon=args.epsilon, group_blind=args.group_blind,
+            level=args.level, dp_epsilon=args.dp_epsilon, dp_mechanism=args.dp_mechanism,
+            min_cell=args.min_cell, n_boot=args.n_boot, random_state=args.seed,
+            outcome_labels=_labels(args.outcome_labels, "--outcome-labels"),
+            action_labels=_labels(args.action_labels, "--action-labels"),
+            progress=None if args.quiet else progress)
+    report = dataclasses.replace(report, warnings=[  # say it with the options
+        w.replace("(outcome_labels=...)", "(--outcome-labels V,V,...)").replace(
+            "(action_labels=...)", "(--action-labels V,V,...)") for w in report.warnings])
+    for line in report.warnings:  # on stderr too, where --quiet keeps only these
+        print(f"fairdecide: warning: {line}", file=sys.stderr)
     if report.skipped is not None:  # say it with the options, not the keyword arguments
         report = dataclasses.replace(
             report, skipped=skipped_text(report.meta["missing"], command_line=True))

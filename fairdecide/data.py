@@ -15,9 +15,17 @@ from fairdecide._validation import (
     as_float_array,
     as_propensity,
     check_same_length,
+    plain,
 )
 from fairdecide.exceptions import FairdecideError
-from fairdecide.labels import Labels, as_object_vector, label_column, one_dimensional
+from fairdecide.labels import (
+    Labels,
+    as_object_vector,
+    label_column,
+    one_dimensional,
+    rows_text,
+    warn_rare_labels,
+)
 from fairdecide.problem import DecisionProblem
 from fairdecide.units import Units
 
@@ -43,7 +51,13 @@ class LoggedData:
         Probability with which the logged action was taken, if known. Must lie in (0, 1].
     x_labels, group_labels, action_labels, outcome_labels : sequence, optional
         The full list of values of each variable, in code order. Default: the sorted
-        distinct observed values. Give them to keep values that were never observed.
+        distinct observed values. Give them to keep values that were never observed, and
+        to **declare the expected values**: any other value is then an error naming it
+        and its rows. Without ``outcome_labels`` (``action_labels``), an outcome (action)
+        held by very few rows beside well-populated ones, such as one ``"yes"`` among
+        thousands of 0s and 1s, raises a
+        :class:`~fairdecide.exceptions.SuspiciousLabelWarning` naming its rows
+        (:func:`~fairdecide.labels.rare_labels` gives the rule).
 
     Attributes
     ----------
@@ -60,6 +74,13 @@ class LoggedData:
     (3, 2, 2)
     >>> data.x_labels, data.x
     (('hi', 'lo'), array([1, 0, 0]))
+
+    Declared labels turn a typo into an error:
+
+    >>> LoggedData(x=[0, 0], z=["f", "m"], y=[0, "yes"], outcome_labels=[0, 1])
+    Traceback (most recent call last):
+    ...
+    fairdecide.exceptions.FairdecideError: y contains value 'yes' (row 1) that is not ...
     """
 
     def __init__(
@@ -87,6 +108,10 @@ class LoggedData:
             self.a, self.action_labels = None, None
         else:
             self.a, self.action_labels = Labels.factorize(lens["a"], "a", action_labels)
+        if outcome_labels is None:  # labels found, not declared: catch a lone typo
+            warn_rare_labels(self.y, self.outcome_labels, "y", "outcome_labels")
+        if a is not None and action_labels is None:
+            warn_rare_labels(self.a, self.action_labels, "a", "action_labels")
         if propensity is not None and a is None:
             raise FairdecideError(
                 "propensity was given without the logged actions a: a propensity is the "
@@ -103,6 +128,8 @@ class LoggedData:
         outcome: str,
         action: str | None = None,
         propensity: str | None = None,
+        outcome_labels: Sequence[Any] | None = None,
+        action_labels: Sequence[Any] | None = None,
     ) -> LoggedData:
         """Build from a pandas DataFrame by column names.
 
@@ -110,6 +137,13 @@ class LoggedData:
         of observed value combinations (a single feature keeps its plain values).
         Categorical columns keep their declared categories for groups, actions and
         outcomes.
+
+        ``outcome_labels`` and ``action_labels`` declare the values the outcome and
+        action columns may take (in code order): any other value is an error naming the
+        column, the value and its rows. Without them (and without categorical columns),
+        a value held by very few rows beside well-populated ones raises a
+        :class:`~fairdecide.exceptions.SuspiciousLabelWarning` naming the column and
+        the rows.
 
         Examples
         --------
@@ -120,6 +154,12 @@ class LoggedData:
         ...                              outcome="recid")
         >>> data.x_labels
         (('<25', 0), ('<25', 2), ('>45', 0))
+        >>> df["recid"] = df["recid"].astype(object).where(df.index != 2, "yes")
+        >>> LoggedData.from_frame(df, features=["age"], group="sex", outcome="recid",
+        ...                       outcome_labels=[0, 1])
+        Traceback (most recent call last):
+        ...
+        fairdecide.exceptions.FairdecideError: outcome column 'recid' contains value 'yes' ...
         """
         if is_dask_frame(df):
             raise FairdecideError(
@@ -161,18 +201,20 @@ class LoggedData:
         else:
             x = as_object_vector(df[features].itertuples(index=False, name=None))
 
-        def cats(col: str | None) -> Sequence[Any] | None:
-            return None if col is None else declared_labels(df, col)
-
+        labels = {"outcome": checked_labels(df, outcome, "outcome", outcome_labels)}
+        if action is not None:
+            labels["action"] = checked_labels(df, action, "action", action_labels)
+        elif action_labels is not None:
+            raise FairdecideError("action_labels were given without an action column")
         return cls(
             x=x,
             z=df[group],
             y=df[outcome],
             a=None if action is None else df[action],
             propensity=None if propensity is None else df[propensity].to_numpy(),
-            group_labels=cats(group),
-            outcome_labels=cats(outcome),
-            action_labels=cats(action),
+            group_labels=declared_labels(df, group),
+            outcome_labels=labels["outcome"],
+            action_labels=labels.get("action"),
         )
 
     @property
@@ -194,16 +236,18 @@ class LoggedData:
         return len(self.group_labels)
 
     def outcome_codes(self, problem: DecisionProblem) -> np.ndarray:
-        """Outcome codes in the problem's numbering (matched through labels)."""
-        table = problem.outcome_codes(self.outcome_labels, name="data outcomes (y)")
-        return table[self.y]
+        """Outcome codes in the problem's numbering (matched through labels); an outcome
+        the problem does not know is an error naming it and its rows."""
+        return problem_codes(self, self.y, self.outcome_labels, problem.outcome_labels,
+                             "outcome")
 
     def action_codes(self, problem: DecisionProblem) -> np.ndarray | None:
-        """Action codes in the problem's numbering (matched through labels), or None."""
+        """Action codes in the problem's numbering (matched through labels), or None; an
+        action the problem does not know is an error naming it and its rows."""
         if self.a is None:
             return None
-        table = problem.action_codes(self.action_labels, name="data actions (a)")
-        return table[self.a]
+        return problem_codes(self, self.a, self.action_labels, problem.action_labels,
+                             "action")
 
     def units(self) -> Units:
         """The logged individuals as units: their cell and group codes."""
@@ -257,6 +301,61 @@ def label_columns(data: LoggedData | Any) -> dict[str, np.ndarray]:
     if data.propensity is not None:
         cols["propensity"] = data.propensity
     return cols
+
+
+def problem_codes(data: Any, codes: np.ndarray, labels: Sequence[Any],
+                  known: Labels, what: str) -> np.ndarray:
+    """``codes`` into the data's ``labels`` as codes into a problem's ``known`` labels of
+    ``what`` ("outcome" or "action"); a label the problem lacks raises an error naming
+    it and the rows (the atoms and their row counts, for counts) that hold it."""
+    table = known.lookup(as_object_vector(labels))
+    if np.all(table >= 0):
+        return table[codes]
+    bad = int(np.flatnonzero(table < 0)[0])
+    where = np.flatnonzero(codes == bad)
+    if data.weights is None:
+        place = rows_text(where)
+    else:
+        n = round(float(data.weights[where].sum()))
+        place = f"{n} row{'s' if n > 1 else ''}; atom {', '.join(map(str, where[:5]))}"
+    others = [lab for lab, t in zip(labels, table, strict=True) if t < 0][1:]
+    letter = {"outcome": "y", "action": "a"}[what]
+    raise FairdecideError(
+        f"the data's {what}s ({letter}) contain the unknown {what} {labels[bad]!r} "
+        f"({place}), not among the problem's {what}s {list(known)}"
+        + (f" (nor are {others[:5]!r})" if others else "")
+        + f"; correct those rows, or pass {what}_labels to DecisionProblem to match the "
+        "data")
+
+
+def checked_labels(df: Any, col: str, what: str, given: Sequence[Any] | None,
+                   weights: np.ndarray | None = None) -> Labels:
+    """The labels of column ``col`` (the ``what`` column: "outcome" or "action") of a
+    pandas frame (or a table of atoms with ``weights``): ``given`` ones, checked against
+    every value (an error names a value outside them and its rows), else the categories
+    a categorical column declares, else the values found, with a warning for any held by
+    suspiciously few rows (:func:`~fairdecide.labels.warn_rare_labels`)."""
+    name = f"{what} column {col!r}"
+    if given is not None:
+        labels = Labels(given, f"{what}_labels")
+        if weights is None:
+            labels.encode(df[col], name, among=f"{what}_labels", index=df.index)
+            return labels
+        unknown = labels.lookup(df[col]) < 0
+        if unknown.any():
+            value = plain(df[col].iloc[int(np.argmax(unknown))])
+            n = round(float(weights[unknown].sum()))
+            raise FairdecideError(
+                f"{name} holds values outside {what}_labels {list(labels)} in {n} "
+                f"row{'s' if n > 1 else ''}, e.g. {value!r}")
+        return labels
+    declared = declared_labels(df, col)
+    if declared is not None:
+        return Labels(declared, f"the categories of {name}")
+    codes, labels = Labels.factorize(df[col], name)
+    warn_rare_labels(codes, labels, name, f"{what}_labels", weights, stacklevel=4,
+                     index=None if weights is not None else df.index)
+    return labels
 
 
 def declared_labels(df: Any, col: str) -> list | None:

@@ -10,6 +10,7 @@ __all__ = [
     "InfeasibleToleranceError",
     "NotCertifiedError",
     "SolverError",
+    "SuspiciousLabelWarning",
     "VerificationError",
 ]
 
@@ -64,3 +65,10 @@ class SolverError(FairdecideError):
 
 class VerificationError(FairdecideError):
     """A solver's answer failed the independent recomputation from the decision table."""
+
+
+class SuspiciousLabelWarning(UserWarning):
+    """A variable has a value held by very few rows beside well-populated ones: most
+    likely a typo (a single ``"yes"`` among thousands of 0s and 1s). Declare the expected
+    labels (``outcome_labels=``, ``action_labels=``; ``--outcome-labels`` on the command
+    line) to make any other value an error instead."""

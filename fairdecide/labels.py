@@ -151,10 +151,10 @@ class Labels(tuple):
         if missing.any():
             raise FairdecideError(
                 f"{name} has {int(missing.sum())} missing values (first at row "
-                f"{int(np.argmax(missing))}); drop or impute them before building LoggedData")
+                f"{int(np.argmax(missing))}); drop or impute them first")
         if labels is not None:
             known = cls(labels, f"labels given for {name}")
-            return known.encode(arr, name), known
+            return known.encode(arr, name, among="the labels given"), known
         try:
             codes, uniques = pd.factorize(arr)
         except TypeError:
@@ -176,19 +176,26 @@ class Labels(tuple):
         return rank[codes], cls.trusted(found[i] for i in order)
 
     def encode(self, values: Any, name: str, *, what: str = "value",
-               among: str = "its labels", hint: str | None = None) -> np.ndarray:
+               among: str = "its labels", hint: str | None = None, index: Any = None
+               ) -> np.ndarray:
         """Codes of ``values`` among these labels.
 
-        A value that is not a label raises "``name`` contains ``what`` v (row i) that is not
-        among ``among`` [labels]", followed by ``hint`` (what to do about it).
+        A value that is not a label raises "``name`` contains ``what`` v (rows i, j) that
+        is not among ``among`` [labels]", followed by ``hint`` (what to do about it); the
+        rows are positions, or labels of ``index`` (a DataFrame's index) when given.
         """
         arr = one_dimensional(values, name)
         codes = self.lookup(arr)
         if np.any(codes < 0):
-            row = int(np.argmax(codes < 0))
+            rows = np.flatnonzero(codes < 0)
+            value = plain(arr[rows[0]])
+            same = [int(i) for i in rows if _same_label(arr[i], value)]
+            others = len(rows) - len(same)
             raise FairdecideError(
-                f"{name} contains {what} {plain(arr[row])!r} (row {row}) that is not among "
-                f"{among} {list(self)}" + (f"; {hint}" if hint else ""))
+                f"{name} contains {what} {value!r} ({rows_text(same, index)}) that is not among "
+                f"{among} {list(self)}"
+                + (f", and {others} other row(s) hold other unknown values" if others else "")
+                + (f"; {hint}" if hint else ""))
         return codes
 
     def map_to(self, other: Sequence[Any], what: str, owner: str, plural: str | None = None
@@ -227,6 +234,100 @@ class Labels(tuple):
                     sub[is_text] = found
                     codes[lost] = sub
         return codes
+
+
+def rows_text(rows: Sequence[int], index: Any = None, shown: int = 5) -> str:
+    """``"row 3"``, or ``"rows 3, 8, 12"``, or ``"rows 3, 8, ... (40 rows)"``: where a
+    value occurs, for an error or a warning. With ``index`` (a DataFrame's index), the
+    rows are named by their index labels: ``"index 17"``, ``"index 17, 30"``."""
+    count = len(rows)
+    if index is None:
+        word, names = ("row", "rows"), [str(int(r)) for r in rows[:shown]]
+    else:
+        word, names = ("index", "index"), [repr(plain(index[int(r)])) for r in rows[:shown]]
+    if count == 1:
+        return f"{word[0]} {names[0]}"
+    return f"{word[1]} {', '.join(names)}" + (f", ... ({count} rows)" if count > shown
+                                               else "")
+
+
+def _same_label(value: Any, label: Any) -> bool:
+    try:
+        return bool(plain(value) == label)
+    except (TypeError, ValueError):
+        return False
+
+
+#: A label held by at most this share of the rows (and at least one row) ...
+RARE_LABEL_SHARE = 0.001
+#: ... while at least two other labels each hold this many times as many rows, is
+#: suspect: most likely a typo (a single "yes" among thousands of 0s and 1s).
+RARE_LABEL_RATIO = 10
+
+
+def rare_labels(codes: np.ndarray, labels: Sequence[Any],
+                weights: np.ndarray | None = None) -> list[tuple[Any, int]]:
+    """The labels held by suspiciously few rows, with their row counts.
+
+    A label is suspect when it is held by at most max(1, RARE_LABEL_SHARE * n) of the n
+    rows while at least two other labels are each held by RARE_LABEL_RATIO times as many:
+    a lone ``"yes"`` among 7,000 zeros and ones trips it; a rare outcome of a binary
+    variable (two labels) never does, and neither does any label of a variable whose
+    labels were declared (the callers check only labels that were found, not given).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairdecide.labels import rare_labels
+    >>> codes = np.array([0] * 4000 + [1] * 2999 + [2])
+    >>> rare_labels(codes, (0, 1, "yes"))
+    [('yes', 1)]
+    >>> rare_labels(np.array([0] * 6999 + [1]), (0, 1))  # a rare outcome, not a typo
+    []
+    """
+    counts = np.bincount(codes, weights=weights, minlength=len(labels))
+    n = float(counts.sum())
+    limit = max(1.0, RARE_LABEL_SHARE * n)
+    out = []
+    for k, c in enumerate(counts):
+        if 0 < c <= limit and np.sum(counts >= RARE_LABEL_RATIO * c) >= 2:
+            out.append((labels[k], round(float(c))))
+    return out
+
+
+def warn_rare_labels(codes: np.ndarray, labels: Sequence[Any], name: str, argument: str,
+                     weights: np.ndarray | None = None, stacklevel: int = 3,
+                     index: Any = None) -> list[str]:
+    """Warn (:class:`~fairdecide.exceptions.SuspiciousLabelWarning`) about each label of
+    ``name`` that :func:`rare_labels` finds, naming its rows and how to declare the
+    expected labels (``argument``, e.g. ``outcome_labels``); returns the messages.
+    ``weights``: the rows each entry stands for (atoms of counts, named as atoms);
+    ``index``: a DataFrame's index, whose labels then name the rows."""
+    import warnings
+
+    from fairdecide.exceptions import SuspiciousLabelWarning
+
+    messages = []
+    rare = rare_labels(codes, labels, weights)
+    counts = np.bincount(codes, weights=weights, minlength=len(labels))
+    suspect = {lab for lab, _ in rare}
+    common = ", ".join([f"{lab!r} ({round(float(c))} rows)" for lab, c in sorted(
+        zip(labels, counts, strict=True), key=lambda t: -t[1]) if lab not in suspect][:3])
+    for label, count in rare:
+        code = list(labels).index(label)
+        where = np.flatnonzero(codes == code)
+        if weights is None:
+            place = rows_text(where, index)
+        else:
+            place = f"atom {', '.join(str(int(i)) for i in where[:5])} of the counts"
+        text = (f"{name} has the value {label!r} in only {count} row"
+                f"{'s' if count > 1 else ''} ({place}) beside {common}: a typo? "
+                f"Correct or drop those rows, or declare the expected values "
+                f"({argument}=...): any other value is then an error, and this warning "
+                "goes away")
+        messages.append(text)
+        warnings.warn(text, SuspiciousLabelWarning, stacklevel=stacklevel)
+    return messages
 
 
 def _position(position: dict, value: Any) -> int:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._validation import as_propensity
-from fairdecide.data import LoggedData, declared_labels, label_columns
+from fairdecide.data import LoggedData, checked_labels, declared_labels, label_columns
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels, as_object_vector
 from fairdecide.problem import DecisionProblem
@@ -121,10 +121,14 @@ class LoggedCounts:
 
     @classmethod
     def from_frame(cls, df: Any, *, features: Sequence[str], group: str, outcome: str,
-                   action: str | None = None, propensity: str | None = None
-                   ) -> LoggedCounts:
+                   action: str | None = None, propensity: str | None = None,
+                   outcome_labels: Sequence[Any] | None = None,
+                   action_labels: Sequence[Any] | None = None) -> LoggedCounts:
         """Count a pandas or Dask DataFrame by column names (see
-        :meth:`LoggedData.from_frame <fairdecide.LoggedData.from_frame>`).
+        :meth:`LoggedData.from_frame <fairdecide.LoggedData.from_frame>`, whose
+        ``outcome_labels`` and ``action_labels`` declare the expected values here too;
+        without them a value held by suspiciously few rows raises a
+        :class:`~fairdecide.exceptions.SuspiciousLabelWarning`).
 
         On a Dask DataFrame (``pip install 'fairdecide[dask]'``) the rows are counted on
         the workers in one pass, with the missing values of every used column; the
@@ -158,8 +162,18 @@ class LoggedCounts:
                                       "drop or impute them first")
         if not len(table):
             raise FairdecideError("the DataFrame has no rows: there is nothing to count")
-        declared = {col: declared_labels(df, col) for col in (group, outcome, action)
-                    if col is not None}
+        declared = {group: declared_labels(df, group)}
+        rows = table["_n_rows_"].to_numpy(dtype=float)
+        for what, col, given in (("outcome", outcome, outcome_labels),
+                                 ("action", action, action_labels)):
+            if col is None:
+                if given is not None:
+                    raise FairdecideError(f"{what}_labels were given without an {what} "
+                                          "column")
+                continue
+            categories = declared_labels(df, col) if given is None else None
+            declared[col] = (categories if categories is not None else
+                             checked_labels(table, col, what, given, rows))
         return cls._from_table(table, features, group, outcome, action, propensity,
                                declared)
 

@@ -22,7 +22,12 @@ from fairdecide.datasets import (
     make_tabular_problem,
     sample_logged_data,
 )
-from fairdecide.evaluation import audit, estimate_deviation, log_marginal_likelihoods
+from fairdecide.evaluation import (
+    BanditData,
+    audit,
+    estimate_deviation,
+    log_marginal_likelihoods,
+)
 from fairdecide.evaluation.audit import _log_ml
 
 
@@ -89,8 +94,14 @@ def test_candidate_fairness_in_an_intervention_by_importance_weighting():
     assert abs(est.value - crit.deviation(pi, world, problem)) < 0.03
     no_prop = data.subset(np.arange(data.n))
     no_prop.propensity = None
+    # Issue 40: without propensities, tabular logs are weighted by the cells' action
+    # frequencies (the bail world logs by cell, so they are consistent), not refused.
+    est = estimate_deviation(no_prop, problem, crit, pi, n_boot=100, random_state=0)
+    assert abs(est.value - crit.deviation(pi, world, problem)) < 0.03
+    bandit = BanditData.from_logged(no_prop, problem)
     with pytest.raises(FairdecideError, match="needs the logging propensities"):
-        estimate_deviation(no_prop, problem, crit, pi, n_boot=10)
+        estimate_deviation(bandit, problem, crit, lambda X: pi.table[0, 0] + 0 * X[:, :2],
+                           n_boot=10)
 
 
 def test_audit_bad_input():
@@ -163,7 +174,7 @@ def _row_contributions(data, problem, policy):
     shape = (data.n_z, problem.n_actions, problem.n_outcomes)
     V = np.zeros((data.n, *shape))
     rows = np.arange(data.n)
-    if policy is None:
+    if policy == "logged":
         V[rows, z, a, y] = 1.0
     elif not problem.outcome_depends_on_action:
         probs = policy.proba(data.units())
@@ -185,7 +196,7 @@ def test_count_bootstrap_is_the_row_bootstrap(case):
         problem, world = make_bail_problem()
     data = sample_logged_data(world, problem, 400, random_state=1)
     n_x = data.n_x
-    policy = None if case == "logged" else TabularPolicy(
+    policy = "logged" if case == "logged" else TabularPolicy(
         np.random.default_rng(0).dirichlet([1, 1], size=(n_x, 2)))
     atoms = marginal_atoms(data, problem, policy, None, 0)
     assert atoms.grouped and len(atoms.counts) < data.n / 4
@@ -256,7 +267,7 @@ def _deviation_runs(reps, n, candidate=False, n_boot=200):
     for r in range(reps):
         data = sample_logged_data(world, problem, n, policy=logging, random_state=500 + r)
         for c in crits:
-            est = estimate_deviation(data, problem, c, pi if candidate else None,
+            est = estimate_deviation(data, problem, c, pi if candidate else "logged",
                                      n_boot=n_boot, random_state=r)
             hits[c.label].append(est.low <= truth[c.label] <= est.high)
             errors[c.label].append((est.plug_in - truth[c.label],

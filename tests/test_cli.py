@@ -347,4 +347,5 @@ def test_audit_with_utility_and_kind_keeps_every_section(tmp_path, capsys):
     assert code == 0
     html = (tmp_path / "r.html").read_text()
     assert html_headings(html) == BEFORE_HEADINGS
-    assert "On a held-out half" in out and "Add --" not in out and 'class="warn"' not in html
+    assert "evaluated on the other half" in out and "Add --" not in out \
+        and 'class="warn"' not in html

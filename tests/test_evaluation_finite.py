@@ -188,5 +188,5 @@ def test_one_criterion_is_accepted_by_audit():
 def test_a_group_of_one_row_is_an_error_not_a_nan_standard_error():
     rows = np.r_[np.flatnonzero(DATA.z == 0), np.flatnonzero(DATA.z == 1)[:1]]
     data = DATA.subset(rows)
-    with pytest.raises(FairdecideError, match=r"group 1: .*at least 2 rows"):
+    with pytest.raises(FairdecideError, match=r"group 'group B': .*at least 2 rows"):
         evaluate_policy_by_group(data, POLICY, PROBLEM, "ips")

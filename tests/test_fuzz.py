@@ -622,6 +622,8 @@ def _entries() -> list[Entry]:
            "propensity": "array"}, accepts={"reward": {"negative"}}),
         E("InverseProbability", lambda clip: ev.InverseProbability(clip),
           {"clip": 10.0}, {"clip": "real"}),
+        E("CellFrequencies.fit", lambda X, y: ev.CellFrequencies().fit(X, y),
+          {"X": [[0.0], [1.0], [1.0]], "y": [0, 1, 1]}, {"X": "array", "y": "array"}),
         # ---------------------------------------------------------------- datasets
         E("make_tabular_problem", make_tabular_problem,
           {"n_x": 3, "n_z": 2, "n_actions": 2, "n_outcomes": 2, "concentration": 1.0},
@@ -825,7 +827,8 @@ EXEMPT = {
     "LinearizedConditionals": "internal rows of a linearised criterion",
     "MEASURES": "a constant",
     "MaxUtility": "the internal trade-off of a utility-only solve (no arguments)",
-    "DirectMethod": "no arguments", "DoublyRobust": "clip as InverseProbability",
+    "DirectMethod": "no arguments", "OnPolicy": "no arguments",
+    "DoublyRobust": "clip as InverseProbability",
     "SelfNormalized": "clip as InverseProbability",
     "ClassifierPolicy": "built by as_policy (fuzzed) from a classifier",
     "TabularCounts": "built by TabularCounts.from_data (fuzzed)",

@@ -338,7 +338,7 @@ def test_group_without_rows_warns():
     with pytest.warns(UserWarning, match=r"group\(s\) \['group B'\] have no rows"):
         res = evaluate_policy_by_group(only_a, TabularPolicy.constant(5, 2, [0.5, 0.5]),
                                        problem, "ips")
-    assert list(res.groups) == [0]
+    assert list(res.groups) == ['group A']
 
 
 def test_prediction_problem_without_logged_actions():

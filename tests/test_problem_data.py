@@ -54,7 +54,7 @@ def test_logged_data_codes_and_labels():
 def test_logged_data_declared_labels_keep_unseen_values():
     d = LoggedData(x=["b"], z=[0], y=[0], x_labels=["a", "b", "c"], group_labels=[0, 1])
     assert d.n_x == 3 and d.n_z == 2 and list(d.x) == [1]
-    with pytest.raises(FairdecideError, match="not among its labels"):
+    with pytest.raises(FairdecideError, match="not among the labels given"):
         LoggedData(x=["q"], z=[0], y=[0], x_labels=["a", "b"])
 
 

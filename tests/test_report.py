@@ -555,13 +555,16 @@ def test_full_report_is_unchanged(bail_report):
     data = bail_report.to_dict()
     assert sorted(data) == ["criteria", "fair_policy", "fairdecide_version", "frontier",
                             "groups", "limitations", "meta", "notes", "policies",
-                            "privacy", "rates", "seconds"]
+                            "privacy", "rates", "seconds", "warnings"]
+    assert data["warnings"] == []  # issue 40: a list of what needs the reader's eyes
     assert list(data["meta"]) == [
         "source", "group", "action", "outcome", "features", "kind", "utility",
         "action_labels", "outcome_labels", "group_labels", "n_cells", "criterion",
         "epsilon", "group_blind", "level", "n_boot", "min_cell", "n_rows"]
     assert bail_report.skipped is None
-    assert "On a held-out half (95% intervals):" in bail_report.summary()
+    # issue 40: the logged decisions on all rows, the alternatives on the held-out half
+    assert "On all rows (95% intervals):" in bail_report.summary()
+    assert "Fitted on a random half, evaluated on the other half:" in bail_report.summary()
 
 
 def test_private_report_without_utility_spends_the_budget_on_the_group_table():

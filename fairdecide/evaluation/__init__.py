@@ -16,13 +16,16 @@ from fairdecide.evaluation.ope import (
     DoublyRobust,
     InverseProbability,
     OffPolicyInputs,
+    OnPolicy,
     SelfNormalized,
     ValueEstimate,
 )
+from fairdecide.models.outcome import CellFrequencies
 
 __all__ = [
     "BanditData",
     "BeliefEvaluation",
+    "CellFrequencies",
     "DeviationCertificate",
     "DeviationEstimate",
     "DirectMethod",
@@ -30,6 +33,7 @@ __all__ = [
     "GroupValues",
     "InverseProbability",
     "OffPolicyInputs",
+    "OnPolicy",
     "SelfNormalized",
     "ValueEstimate",
     "audit",

@@ -40,6 +40,7 @@ from fairdecide.evaluation.deviation import (
     estimate_deviation,
     marginal_atoms,
 )
+from fairdecide.evaluation.offpolicy import LOGGED
 from fairdecide.exceptions import FairdecideError
 from fairdecide.logged_counts import LoggedCounts
 from fairdecide.problem import DecisionProblem
@@ -179,7 +180,7 @@ def audit(
     n_draws = as_int(n_draws, "n_draws", minimum=10)
     crits = _check_criteria(criteria)
     rng = check_random_state(random_state)
-    atoms = marginal_atoms(data, problem, None, None, None)
+    atoms = marginal_atoms(data, problem, LOGGED, None, None)
     counts = atoms.marginal() * atoms.n
     boot = atoms.bootstrap(n_boot, rng)
     groups = getattr(data, "group_labels", None) or tuple(range(counts.shape[0]))

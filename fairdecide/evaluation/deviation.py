@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from fairdecide._validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.criteria.base import Criterion
 from fairdecide.data import BanditData, LoggedData
 from fairdecide.evaluation.counts import MarginalAtoms
-from fairdecide.evaluation.offpolicy import _prepare
+from fairdecide.evaluation.offpolicy import LOGGED, _prepare, is_logged
 from fairdecide.evaluation.ope import (
     POOR_OVERLAP_ESS,
     _effective_sample_size,
@@ -71,6 +72,36 @@ class DeviationEstimate:
     def bias(self) -> float:
         """The bootstrap estimate of the plug-in's bias, mean(D*) - D."""
         return float(self.draws.mean() - self.plug_in)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row: ``criterion``, ``value``, ``low``, ``high``, ``level``, ``plug_in``,
+        ``bias``, ``n_boot``."""
+        return pd.DataFrame([{
+            "criterion": self.criterion, "value": self.value, "low": self.low,
+            "high": self.high, "level": self.level, "plug_in": self.plug_in,
+            "bias": self.bias, "n_boot": len(self.draws)}])
+
+    def summary(self) -> str:
+        """The estimate in one line a person reads.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairdecide.evaluation import DeviationEstimate
+        >>> est = DeviationEstimate("separation", 0.08234, 0.0411, 0.1253, 0.95,
+        ...                         np.array([0.09, 0.1]), plug_in=0.0912)
+        >>> print(est.summary())
+        separation: 0.0823 [0.0411, 0.1253] (95% interval; plug-in 0.0912,
+        bias-corrected by 0.0089)
+        """
+        return (f"{self.criterion}: {self.value:.4f} [{self.low:.4f}, {self.high:.4f}] "
+                f"({self.level:.0%} interval; plug-in {self.plug_in:.4f}, bias-corrected "
+                f"by {self.plug_in - self.value:.4f})")
+
+    def __repr__(self) -> str:
+        return (f"DeviationEstimate({self.criterion!r}, value={self.value:.4g}, "
+                f"interval=[{self.low:.4g}, {self.high:.4g}] at {self.level:g}, "
+                f"plug_in={self.plug_in:.4g}, n_boot={len(self.draws)})")
 
 
 def check_inputs(data: Any, problem: Any, need_actions: bool) -> None:
@@ -121,13 +152,15 @@ def marginal_atoms(data: Any, problem: DecisionProblem, policy: Any, logging_mod
     c = data.weights if isinstance(data, LoggedCounts) else None
     n_a, n_y = problem.n_actions, problem.n_outcomes
     shape = (n_z, n_a, n_y)
-    if policy is None:
+    if is_logged(policy):
         key = (z.astype(np.int64) * n_a + a) * n_y + y
         return MarginalAtoms.from_rows(key, key[:, None], np.ones((len(key), 1)), shape, c)
-    if problem.outcome_depends_on_action and prop is None and logging_model is None:
+    if problem.outcome_depends_on_action and prop is None and logging_model is None \
+            and cell is None:
         raise FairdecideError(
             "estimating a candidate policy's fairness in an intervention needs the logging "
-            "propensities (propensity=...) or a logging_model to estimate them")
+            "propensities (propensity=...) or a logging_model to estimate them (on "
+            "tabular LoggedData the cells' action frequencies serve by default)")
     estimator = "ips" if problem.outcome_depends_on_action else "full"
     inputs, _, _ = _prepare(data, policy, problem, estimator, None, logging_model, 5,
                             random_state)
@@ -168,13 +201,16 @@ def corrected_interval(plug_in: float, draws: np.ndarray, level: float
 
 def estimate_deviation(
     data: LoggedData | BanditData, problem: DecisionProblem,
-    criterion: Criterion, policy: Any = None, *, n_boot: int = 500,
+    criterion: Criterion, policy: Any = LOGGED, *, n_boot: int = 500,
     level: float = 0.95, logging_model: Any = None, random_state: Any = None,
 ) -> DeviationEstimate:
-    """A criterion's deviation for the logged decisions (``policy=None``) or for a
-    candidate policy (any policy :func:`evaluate_policy` takes), bias-corrected, with a
-    bootstrap interval. In interventions without known propensities, pass a
-    ``logging_model`` to estimate them (cross-fitted).
+    """A criterion's deviation for the logged decisions (``policy="logged"``, the
+    default) or for a candidate policy (any policy :func:`evaluate_policy` takes),
+    bias-corrected, with a bootstrap interval. In interventions without known
+    propensities, pass a ``logging_model`` to estimate them (cross-fitted): the
+    smoothed action frequencies of each cell,
+    :class:`~fairdecide.models.outcome.CellFrequencies`, is the saturated choice on
+    tabular data.
 
     The deviation D is a sum (or maximum) of absolute differences of the estimated
     marginal, so the plug-in estimate is biased upward (noise never cancels inside |.|),
@@ -206,8 +242,9 @@ def estimate_deviation(
     data : LoggedData or BanditData
     problem : DecisionProblem
     criterion : Criterion of the group marginal (e.g. Independence(), Separation())
-    policy : policy, optional
-        None: the logged decisions.
+    policy : "logged" or a policy, default="logged"
+        "logged": the logged decisions themselves (the empirical P(z, a, y)), the
+        deviation the audit reports.
     n_boot : int, default=500
         Bootstrap replicates, >= 10.
     level : float, default=0.95
@@ -232,8 +269,11 @@ def estimate_deviation(
     True
     """
     check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
+    if policy is None:
+        raise FairdecideError("policy=None: the logged decisions are policy='logged' (the "
+                              "default)")
     check_inputs(data, problem,
-                 need_actions=policy is None or problem.outcome_depends_on_action)
+                 need_actions=is_logged(policy) or problem.outcome_depends_on_action)
     check_criterion(criterion, problem)
     level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
     n_boot = as_int(n_boot, "n_boot", minimum=10)

@@ -12,7 +12,7 @@ import pandas as pd
 from fairdecide._tables import result_table
 from fairdecide._validation import as_real
 from fairdecide.data import BanditData, LoggedData
-from fairdecide.evaluation.offpolicy import _prepare
+from fairdecide.evaluation.offpolicy import _prepare, warn_summary
 from fairdecide.evaluation.ope import OffPolicyInputs, ValueEstimate
 from fairdecide.exceptions import FairdecideError
 from fairdecide.logged_counts import LoggedCounts
@@ -29,17 +29,18 @@ class GroupValues:
     ----------
     overall : ValueEstimate
     groups : dict
-        Group code -> ValueEstimate of E[U | z] (the estimator applied to that group's
-        rows; nuisance models are fitted on all rows, cross-fitted).
+        Group label (the data's label; the code for BanditData) -> ValueEstimate of
+        E[U | z] (the estimator applied to that group's rows; nuisance models are fitted
+        on all rows, cross-fitted), in code order.
     """
 
     overall: ValueEstimate
     groups: dict
 
     def gaps(self, level: float = 0.95) -> pd.DataFrame:
-        """Every group's value minus the first group's, with standard errors (rows of
-        different groups are disjoint: variances add) and normal intervals at ``level``
-        (in (0, 1)).
+        """Every group's value minus the first group's (the reference), with standard
+        errors (rows of different groups are disjoint: variances add) and normal
+        intervals at ``level`` (in (0, 1)); groups are named by their labels.
 
         Examples
         --------
@@ -58,7 +59,7 @@ class GroupValues:
                 f"gaps need at least two groups with rows; these values have "
                 f"{len(self.groups)} (group {list(self.groups)})")
         z = float(stats.norm.ppf(0.5 + level / 2))
-        keys = sorted(self.groups)
+        keys = list(self.groups)
         ref = self.groups[keys[0]]
         rows = []
         for g in keys[1:]:
@@ -87,13 +88,17 @@ def evaluate_policy_by_group(
     >>> data = sample_logged_data(world, problem, 4000, random_state=0)
     >>> res = evaluate_policy_by_group(data, TabularPolicy.constant(5, 2, [0, 1]), problem,
     ...                                "ips")
-    >>> sorted(res.groups), list(res.gaps().columns)[:3]
-    ([0, 1], ['group', 'reference', 'gap'])
+    >>> list(res.groups), list(res.gaps().columns)[:3]
+    (['group A', 'group B'], ['group', 'reference', 'gap'])
+    >>> res.gaps()[["group", "reference"]].to_dict("records")
+    [{'group': 'group B', 'reference': 'group A'}]
     """
     inputs, bandit, est = _prepare(data, policy, problem, estimator, outcome_model,
                                    logging_model, n_folds, random_state)
     z = bandit.z  # per row, or per atom of LoggedCounts
+    names = None
     if isinstance(data, LoggedData | LoggedCounts):
+        names = data.group_labels
         empty = [data.group_labels[g] for g in range(data.n_z) if not np.any(z == g)]
         if empty:
             warnings.warn(f"group(s) {empty} have no rows: their value cannot be estimated "
@@ -106,10 +111,13 @@ def evaluate_policy_by_group(
             None if inputs.propensity is None else inputs.propensity[rows],
             None if inputs.q is None else inputs.q[rows],
             None if inputs.weight is None else inputs.weight[rows])
+        name = int(g) if names is None else names[int(g)]
         try:
-            groups[int(g)] = est.estimate(sub)
+            groups[name] = est.estimate(sub)
         except FairdecideError as exc:
-            raise FairdecideError(f"group {int(g)}: {exc}") from None
-    return GroupValues(est.estimate(inputs), groups)
+            raise FairdecideError(f"group {name!r}: {exc}") from None
+    overall = est.estimate(inputs)
+    warn_summary(data, policy, problem, overall)
+    return GroupValues(overall, groups)
 
 

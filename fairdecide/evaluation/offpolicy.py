@@ -10,6 +10,7 @@ import numpy as np
 
 from fairdecide._validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.data import BanditData, LoggedData
+from fairdecide.evaluation._weights import _robust_std
 from fairdecide.evaluation.counted import prepare_counts
 from fairdecide.evaluation.ope import (
     DirectMethod,
@@ -17,6 +18,7 @@ from fairdecide.evaluation.ope import (
     FullInformation,
     InverseProbability,
     OffPolicyInputs,
+    OnPolicy,
     SelfNormalized,
     ValueEstimate,
 )
@@ -26,18 +28,39 @@ from fairdecide.logged_counts import LoggedCounts
 from fairdecide.models.outcome import (
     check_model,
     cross_fit_proba,
-    default_model,
     fit_predict,
+    model_inputs,
     outcome_values,
 )
 from fairdecide.policies.adapters import as_policy, check_rows
 from fairdecide.problem import DecisionProblem
 from fairdecide.units import Units
 
-__all__ = ["BanditData", "evaluate_policy"]
+__all__ = ["LOGGED", "BanditData", "evaluate_policy"]
 
 ESTIMATORS = {"dm": DirectMethod, "ips": InverseProbability, "snips": SelfNormalized,
               "dr": DoublyRobust, "full": FullInformation}
+
+#: The ``policy`` that names the logged decisions themselves (what was actually done).
+LOGGED = "logged"
+
+#: A policy estimated from the logs (``TabularPolicy.from_data``'s cell rates) whose
+#: value differs from the logged decisions' by more than this many standard errors of
+#: the difference is reported in a warning naming both.
+SUMMARY_GAP_SE = 2.0
+
+
+def is_logged(policy: Any) -> bool:
+    """Whether ``policy`` names the logged decisions (the string "logged"); any other
+    string is an error naming the one string accepted."""
+    if isinstance(policy, str):
+        if policy != LOGGED:
+            raise FairdecideError(
+                f"policy={policy!r}: the only policy given as a string is {LOGGED!r} (the "
+                "logged decisions themselves); give a TabularPolicy, a fitted classifier "
+                "with predict_proba or a callable otherwise")
+        return True
+    return False
 
 
 def _units(data: Any, bandit: BanditData) -> Units:
@@ -86,15 +109,25 @@ def evaluate_policy(
 
     Parameters
     ----------
-    data : LoggedData (tabular) or BanditData (numeric features)
-    policy : TabularPolicy, fitted classifier with ``predict_proba`` over actions, or a
-        callable ``f(X) -> (n, n_actions)`` of action probabilities.
+    data : LoggedData (tabular), LoggedCounts or BanditData (numeric features)
+    policy : "logged", TabularPolicy, fitted classifier with ``predict_proba`` over
+        actions, or a callable ``f(X) -> (n, n_actions)`` of action probabilities.
+        ``"logged"``: the logged decisions themselves, what was actually done; their
+        value is the on-policy mean of U(a_i, y_i) over the rows
+        (:class:`~fairdecide.evaluation.ope.OnPolicy`, ``estimator="auto"`` only), the
+        number ``fairdecide audit`` reports for "the logged decisions". It is not the
+        value of ``TabularPolicy.from_data(data, problem)``, which re-draws the decisions
+        at random with each cell's action rates: the logged decisions may have used more
+        than the cells (a score, an interview). Evaluating a policy estimated that way
+        warns when its value differs from the logged decisions' by more than
+        :data:`SUMMARY_GAP_SE` standard errors of the difference, naming both.
     problem : DecisionProblem
         The reward of row i is U(a_i, y_i).
     estimator : {"auto", "dr", "dm", "ips", "snips", "full", "bayes"} or an estimator object
         See :mod:`fairdecide.evaluation.ope` (e.g. ``InverseProbability(clip=10)``).
         "auto": "full" in prediction problems (the outcome is observed whatever the
-        action, so the candidate's utility is known on every row), else "dr". "bayes":
+        action, so the candidate's utility is known on every row), else "dr"; for
+        ``policy="logged"``, the on-policy mean. "bayes":
         the posterior of the model-based value: exact Dirichlet posterior draws of the
         world for tabular data and policies (``prior``), else a Bayesian bootstrap with
         the outcome model refitted under Dirichlet(1, ..., 1) row weights
@@ -144,17 +177,26 @@ def evaluate_policy(
     >>> lo, hi = est.confidence_interval()
     >>> bool(lo < 0.3724 < hi)  # the true value of releasing everyone is 0.3724
     True
+
+    What was actually done: the mean utility of the logged decisions.
+
+    >>> logged = evaluate_policy(data, "logged", problem)
+    >>> codes = data.action_codes(problem), data.outcome_codes(problem)
+    >>> bool(logged.value == problem.utility[codes].mean()), logged.estimator
+    (True, 'on-policy')
     """
     if not isinstance(interval, str) or interval not in ("normal", "bootstrap"):
         raise FairdecideError(f"interval must be 'normal' or 'bootstrap', got {interval!r}")
-    if isinstance(estimator, str) and estimator == "bayes":
+    if isinstance(estimator, str) and estimator == "bayes" and not is_logged(policy):
         if interval != "normal":
             raise FairdecideError("the Bayesian estimate has its own (credible) interval; "
                                   "interval='bootstrap' does not apply to it")
-        return _bayes(data, policy, problem, outcome_model,
-                      as_int(n_draws, "n_draws", minimum=10),
-                      as_real(prior, "prior", low=0, low_open=True),
-                      check_random_state(random_state))
+        result = _bayes(data, policy, problem, outcome_model,
+                        as_int(n_draws, "n_draws", minimum=10),
+                        as_real(prior, "prior", low=0, low_open=True),
+                        check_random_state(random_state))
+        warn_summary(data, policy, problem, result)
+        return result
     inputs, _, est = _prepare(data, policy, problem, estimator, outcome_model,
                               logging_model, n_folds, random_state)
     result = est.estimate(inputs)
@@ -176,7 +218,59 @@ def evaluate_policy(
         draws = draws[~np.isnan(draws)]
         result = replace(result, draws=draws, interval="bootstrap",
                          std_error=float(draws.std(ddof=1)))
+    warn_summary(data, policy, problem, result)
     return result
+
+
+def warn_summary(data: Any, policy: Any, problem: DecisionProblem,
+                 result: ValueEstimate) -> None:
+    """Warn when ``policy`` summarises the logged decisions (declares
+    ``summarises_logs``: the cell rates of ``TabularPolicy.from_data``) and its value
+    differs from the logged decisions' own on these rows by more than SUMMARY_GAP_SE
+    standard errors of the difference (from the two influence functions, which share
+    the rows)."""
+    if is_logged(policy) or not getattr(as_policy(policy, problem), "summarises_logs",
+                                        False) or data.a is None:
+        return
+    inputs, _, est = _prepare(data, LOGGED, problem, "auto", None, None, 2, None)
+    logged = est.estimate(inputs)
+    gap = result.value - logged.value
+    if result.influence is not None and len(result.influence) == len(logged.influence):
+        se = _robust_std(result.influence - logged.influence, inputs.weight) / np.sqrt(
+            logged.n)
+    else:
+        se = float(np.hypot(result.std_error, logged.std_error))
+    if abs(gap) > SUMMARY_GAP_SE * se:
+        warnings.warn(
+            f"this policy is the logged decisions' action rates per cell (x, z) "
+            f"(TabularPolicy.from_data), valued at {result.value:.4f} ({result.estimator}); "
+            f"the logged decisions themselves are worth {logged.value:.4f} on these rows "
+            f"(evaluate_policy(data, 'logged', problem)), {abs(gap) / se:.0f} standard "
+            "errors apart. The cell policy re-draws each decision at random with its "
+            "cell's rates, so it loses whatever else the decisions used (a score, an "
+            "interview). Report the logged decisions' value as 'logged'",
+            stacklevel=3)
+
+
+def _logged_inputs(data: Any, problem: DecisionProblem
+                   ) -> tuple[OffPolicyInputs, BanditData | LoggedCounts, OnPolicy]:
+    """The on-policy inputs of the logged decisions: their rewards U(a_i, y_i) (per atom,
+    weighted by its rows, on LoggedCounts), the logged action as the target."""
+    if data.a is None:
+        raise FairdecideError(
+            "policy='logged' needs the logged actions (a): the data have none")
+    if isinstance(data, LoggedCounts):
+        a, y, bandit, c = data.action_codes(problem), data.outcome_codes(problem), data, \
+            data.weights
+    else:
+        bandit = data if isinstance(data, BanditData) else BanditData.from_logged(data,
+                                                                                  problem)
+        a, y, c = bandit.a, bandit.y, None
+    if int(a.max()) >= problem.n_actions or int(y.max()) >= problem.n_outcomes:
+        raise FairdecideError("logged action or outcome codes exceed the problem's")
+    target = np.eye(problem.n_actions)[a]
+    return (OffPolicyInputs(problem.utility[a, y], a, target, weight=c), bandit,
+            OnPolicy())
 
 
 def _resample(inp: OffPolicyInputs, rng: np.random.RandomState) -> OffPolicyInputs:
@@ -216,10 +310,8 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
         units = _units(data, bandit)
         target = _target_probabilities(pol, units, problem)
         warn_unsupported(data, problem, target)
-        if outcome_model is None:  # the saturated cell model on tabular data
-            model, X = default_model(units, bandit.X, problem.n_outcomes)
-        else:
-            model, X = outcome_model, bandit.X
+        # the saturated cell model on tabular data by default
+        model, X = model_inputs(outcome_model, units, bandit.X, problem.n_outcomes)
         U = problem.utility
         draws = np.empty(n_draws)
         for k in range(n_draws):
@@ -252,6 +344,14 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
                    "LoggedData, LoggedCounts or BanditData")
     check_model(outcome_model, "outcome_model", world_ok=True)
     check_model(logging_model, "logging_model", world_ok=False)
+    if is_logged(policy):
+        if not (isinstance(estimator, str) and estimator == "auto"):
+            raise FairdecideError(
+                f"estimator={getattr(estimator, 'name', estimator)!r} with policy="
+                "'logged': the logged decisions' value is the mean of U(a_i, y_i) over "
+                "the logged rows, observed, not estimated (no weights and no model); "
+                "leave estimator='auto'")
+        return _logged_inputs(data, problem)
     if isinstance(estimator, str) and estimator == "auto":
         estimator = "dr" if problem.outcome_depends_on_action else "full"
     if isinstance(estimator, str):
@@ -309,10 +409,7 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
         # of these rows (efficient), with the cell-mean rewards for the influence function.
         propensity, q = _cell_frequencies(units, bandit, reward, problem.n_actions)
     elif propensity is None and (needs_w or logging_model is not None):
-        if logging_model is None:
-            model, X = default_model(units, bandit.X, problem.n_actions)
-        else:
-            model, X = logging_model, bandit.X
+        model, X = model_inputs(logging_model, units, bandit.X, problem.n_actions)
         check_folds()
         p_all = cross_fit_proba(model, X, bandit.a, problem.n_actions, n_folds, rng)
         propensity = p_all[np.arange(bandit.n), bandit.a]

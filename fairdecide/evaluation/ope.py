@@ -13,6 +13,7 @@ Formulas (w_i = pi(a_i | x_i) / p_i, optionally clipped at M):
 - inverse propensity:     V = mean_i w_i r_i
 - self-normalised (SNIPS): V = sum_i w_i r_i / sum_i w_i
 - doubly robust (DR):     V = mean_i [sum_a pi(a | x_i) q(x_i, a) + w_i (r_i - q(x_i, a_i))]
+- on-policy (the logged decisions themselves): V = mean_i r_i
 
 Standard errors are sd(psi) / sqrt(n) with psi the estimator's influence function:
 psi_i = w_i r_i - V (IPS), w_i (r_i - V) / mean(w) (SNIPS, which corrects for the
@@ -49,6 +50,7 @@ __all__ = [
     "FullInformation",
     "InverseProbability",
     "OffPolicyInputs",
+    "OnPolicy",
     "SelfNormalized",
     "ValueEstimate",
 ]
@@ -378,3 +380,20 @@ class FullInformation:
         m = inp.model_value()
         v = inp.mean(m)
         return _finish(self.name, m, v, m - v, None, inp.weight)
+
+
+@dataclass(frozen=True)
+class OnPolicy:
+    """The value of the logged decisions themselves: what was actually done, V = mean_i
+    r_i = mean_i U(a_i, y_i), with the influence function r_i - V (the usual interval of
+    a mean). No propensities, no model and no counterfactual: every reward was
+    observed. It is what ``evaluate_policy(data, "logged", problem)`` computes, and what
+    the audit report (``fairdecide audit``) gives for "the logged decisions"."""
+
+    @property
+    def name(self) -> str:
+        return "on-policy"
+
+    def estimate(self, inp: OffPolicyInputs) -> ValueEstimate:
+        v = inp.mean(inp.reward)
+        return _finish(self.name, inp.reward, v, inp.reward - v, None, inp.weight)

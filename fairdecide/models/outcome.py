@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from fairdecide.data import BanditData
 
 __all__ = ["CellFrequencies", "cross_fit", "cross_fit_proba", "default_classifier",
-           "default_model", "fit_classes", "fit_predict", "outcome_values"]
+           "default_model", "fit_classes", "fit_predict", "model_inputs", "outcome_values"]
 
 
 def default_classifier() -> Any:
@@ -43,12 +43,18 @@ class CellFrequencies(ClassifierMixin, BaseEstimator):
         P(k | c) = (n(c, k) + s K p(k)) / (n(c) + s K)
 
     so a cell never seen in training gets the pooled frequencies. ``X`` holds the cell
-    index in its first column.
+    index in its first column. It declares ``reads_cells``: passed as an
+    ``outcome_model`` or ``logging_model`` to the evaluation functions on tabular data
+    (LoggedData), it is fitted on the cell (x, z) of each row, not on the one-hot
+    features other classifiers see. It is the default nuisance model there.
 
     Parameters
     ----------
-    n_cells : int
-    n_classes : int
+    n_cells : int, optional
+        Number of cells; default: one more than the largest cell index seen in ``fit``
+        (a cell index beyond the table at ``predict_proba`` gets the pooled frequencies).
+    n_classes : int, optional
+        Number of classes; default: one more than the largest class seen in ``fit``.
     smoothing : float, default=0.5
 
     Examples
@@ -60,28 +66,43 @@ class CellFrequencies(ClassifierMixin, BaseEstimator):
     array([[0.4, 0.6]])
     """
 
-    def __init__(self, n_cells: int = 1, n_classes: int = 2, smoothing: float = 0.5) -> None:
+    #: Reads the cell index of a unit, not its features (see the class docstring).
+    reads_cells = True
+
+    def __init__(self, n_cells: int | None = None, n_classes: int | None = None,
+                 smoothing: float = 0.5) -> None:
         self.n_cells = n_cells
         self.n_classes = n_classes
         self.smoothing = smoothing
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> CellFrequencies:
         """Count the classes per cell; returns self."""
-        cells = np.asarray(X)[:, 0].astype(int)
-        y = np.asarray(y).astype(int)
+        from fairdecide._validation import as_code_array, as_float_array, as_real
+
+        X = as_float_array(X, "X", ndim=2)
+        big = np.iinfo(np.intp).max
+        cells = as_code_array(X[:, 0], "X (its first column: cell indices)", big, "cell")
+        y = as_code_array(y, "y", big, "class")
+        if len(y) != len(cells) or len(y) == 0:
+            raise FairdecideError(f"X and y must have the same positive number of rows, "
+                                  f"got {len(cells)} and {len(y)}")
+        as_real(self.smoothing, "smoothing", low=0)
         w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
-        k = int(self.n_classes)
-        counts = np.bincount(cells * k + y, weights=w,
-                             minlength=int(self.n_cells) * k).reshape(-1, k)
+        k = max(int(self.n_classes or 0), int(y.max(initial=-1)) + 1, 2)
+        size = max(int(self.n_cells or 0), int(cells.max(initial=-1)) + 1, 1)
+        counts = np.bincount(cells * k + y, weights=w, minlength=size * k).reshape(-1, k)
         pooled = (counts.sum(axis=0) + 0.5) / (counts.sum() + 0.5 * k)
         prior = float(self.smoothing) * k
-        self.table_ = (counts + prior * pooled) / (counts.sum(axis=1, keepdims=True) + prior)
+        self.table_ = np.vstack([
+            (counts + prior * pooled) / (counts.sum(axis=1, keepdims=True) + prior),
+            pooled])  # the last row: cells beyond the table
         self.classes_ = np.arange(k)
         return self
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """P(class | cell) of each row, shape (n, n_classes)."""
-        return self.table_[np.asarray(X)[:, 0].astype(int)]
+        cells = np.asarray(X)[:, 0].astype(int)
+        return self.table_[np.minimum(cells, len(self.table_) - 1)]
 
 
 def default_model(units: Units, features: np.ndarray, n_classes: int
@@ -93,6 +114,22 @@ def default_model(units: Units, features: np.ndarray, n_classes: int
         return default_classifier(), features
     return (CellFrequencies(units.n_cells * units.n_groups, n_classes),
             units.cell_group[:, None].astype(float))
+
+
+def model_inputs(model: Any, units: Units, features: np.ndarray, n_classes: int
+                 ) -> tuple[Any, np.ndarray]:
+    """A nuisance model and what it reads: :func:`default_model` for None; the cell
+    index for a model that declares ``reads_cells`` (on units with cells), else the
+    numeric features."""
+    if model is None:
+        return default_model(units, features, n_classes)
+    if getattr(model, "reads_cells", False):
+        if units.cell is None:
+            raise FairdecideError(
+                f"{type(model).__name__} reads the cell of each row, but these data have "
+                "numeric features and no cells; use a classifier of the features")
+        return model, units.cell_group[:, None].astype(float)
+    return model, features
 
 
 class FittedClasses:
@@ -189,10 +226,7 @@ def outcome_values(outcome_model: Any, units: Units, bandit: BanditData,
     n_a, n_y = problem.n_actions, problem.n_outcomes
     if isinstance(outcome_model, World):
         return np.einsum("nay,ay->na", outcome_model.outcome_proba(units, problem), U)
-    if outcome_model is None:
-        model, X = default_model(units, bandit.X, n_y)
-    else:
-        model, X = outcome_model, bandit.X
+    model, X = model_inputs(outcome_model, units, bandit.X, n_y)
     if not problem.outcome_depends_on_action:
         p = cross_fit_proba(model, X, bandit.y, n_y, n_folds, rng)
         return p @ U.T

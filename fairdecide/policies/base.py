@@ -131,6 +131,11 @@ class Policy(abc.ABC):
     reads: ClassVar[frozenset[str]] = frozenset()
     #: "free" (one free row per unit or cell: LP variables) or "parametric".
     kind: ClassVar[str] = "free"
+    #: Whether the policy summarises logged decisions (the action rates of each cell:
+    #: ``TabularPolicy.from_data``), so that it can be mistaken for them: evaluating it
+    #: on logs compares its value with the logged decisions' own and warns when they
+    #: differ.
+    summarises_logs: bool = False
 
     @property
     @abc.abstractmethod

@@ -107,9 +107,18 @@ class TabularPolicy(Policy):
 
     @classmethod
     def from_data(cls, data: Any, problem: Any, smoothing: float = 0.0) -> TabularPolicy:
-        """The empirical (historical) policy of logged data: pi(a | x, z) = (n(x, z, a) +
+        """The logged decisions' action rates per cell: pi(a | x, z) = (n(x, z, a) +
         smoothing) / (n(x, z) + smoothing * n_actions); cells never seen get the uniform
         row.
+
+        This is a policy that decides at random within each cell (x, z) with the logged
+        rates: not the logged decisions themselves, which may have used more than the
+        cells (a score, an interview) and are valued by
+        ``evaluate_policy(data, "logged", problem)``. On COMPAS (flags from the score
+        text, cells age and charge degree) the cell policy's accuracy is 0.535 while the
+        flags' own is 0.651. The policy declares ``summarises_logs``, so
+        :func:`~fairdecide.evaluation.evaluate_policy` warns, naming both values, when
+        they differ by more than two standard errors.
 
         Examples
         --------
@@ -134,7 +143,9 @@ class TabularPolicy(Policy):
         total = counts.sum(axis=2, keepdims=True)
         table = np.where(total > 0, counts / np.where(total > 0, total, 1.0),
                          1.0 / problem.n_actions)
-        return cls(table, x_labels=data.x_labels, group_labels=data.group_labels)
+        policy = cls(table, x_labels=data.x_labels, group_labels=data.group_labels)
+        policy.summarises_logs = True
+        return policy
 
     @classmethod
     def constant(cls, n_x: int, n_z: int, proba: Any, *, x_labels: Any = None,

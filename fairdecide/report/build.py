@@ -37,7 +37,7 @@ from fairdecide._validation import as_bool, as_int, as_real, check_random_state
 from fairdecide.criteria.presets import Independence, Separation, Sufficiency
 from fairdecide.evaluation.audit import audit_table, labels_problem
 from fairdecide.evaluation.deviation import corrected_interval, deviation_of
-from fairdecide.exceptions import FairdecideError
+from fairdecide.exceptions import FairdecideError, SuspiciousLabelWarning
 from fairdecide.report import tables as tb
 from fairdecide.report.inputs import make_problem, prepare_data, read_table
 from fairdecide.report.rates import group_sizes, rate_tables
@@ -109,15 +109,46 @@ def _world(C: np.ndarray, data: Any, problem: Any) -> Any:
     return TabularWorld(p_xz, p_y, x_labels=data.x_labels, group_labels=data.group_labels)
 
 
+def _linear_value(W: np.ndarray, table: np.ndarray, release: Any, level: float,
+                  problem: Any) -> tuple[float, float, float]:
+    """A value linear in a count table, sum W T / sum T, with the delta-method interval
+    of :func:`tables.linear_value`: from the exact table, or from the raw (unclipped)
+    private release and its noise variance; clipped to [min U, max U], where a utility
+    per person lies whatever the noise did."""
+    raw = table if release is None else np.asarray(release.values, dtype=float)
+    var = 0.0 if release is None else float(release.noise_variance)
+    U = problem.utility
+    return tuple(float(np.clip(v, U.min(), U.max()))
+                 for v in tb.linear_value(W, raw, var, level))
+
+
+def _logged_row(est: dict, releases: dict, problem: Any, criteria: pd.DataFrame,
+                crit_name: str, level: float) -> dict:
+    """The logged decisions on every row: their value, the mean of U(a_i, y_i), linear in
+    the group table G[z, a, y] (the delta-method interval of :func:`tables.linear_value`,
+    from the raw release when private), and the criterion's deviation as the criteria
+    table has it. The same numbers as ``evaluate_policy(data, "logged", problem)`` and
+    ``estimate_deviation``/``audit``: the logged decisions are not fitted, so nothing is
+    held out for them."""
+    G = est["group"]
+    value, lo, hi = _linear_value(tb.value_weights(None, problem, G.shape), G,
+                                  releases.get("group"), level, problem)
+    dev = criteria.set_index("criterion").loc[crit_name]
+    return {"policy": "logged decisions", "evaluated_on": "all rows", "value": value,
+            "value_low": lo, "value_high": hi, "deviation": float(dev["deviation"]),
+            "deviation_low": float(dev["low"]), "deviation_high": float(dev["high"]),
+            "unsupported": 0.0}
+
+
 def _policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: float,
               group_blind: bool, data: Any, level: float, n_points: int, release: Any
               ) -> dict:
     """The fair alternative, fitted on the training half and evaluated on the test half.
 
-    A value linear in the cell table (the logged decisions; any policy in a prediction
-    problem) gets the delta-method interval of :func:`tables.linear_value`, from the raw
-    release when private (unbiased: no clipping); a policy's value in an intervention
-    (the cell model) gets the percentile interval of the replicate tables.
+    A value linear in the cell table (any policy in a prediction problem) gets the
+    delta-method interval of :func:`tables.linear_value`, from the raw release when
+    private (unbiased: no clipping); a policy's value in an intervention (the cell model)
+    gets the percentile interval of the replicate tables.
     """
     from fairdecide.optimize import optimize_policy, pareto_frontier
 
@@ -132,7 +163,7 @@ def _policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: floa
                                 group_blind=group_blind)
     notes = list(dict.fromkeys(" ".join(str(w.message).split()) for w in caught))
     C, R = est["test"], reps["test"]
-    U, limits = problem.utility, []
+    limits = []
     if release is not None:
         raw_n = float(np.sum(release.values))
         sd = float(np.sqrt(release.noise_variance * release.values.size))
@@ -143,15 +174,11 @@ def _policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: floa
                 "of the policies are not informative. Use a larger dp_epsilon, fewer "
                 "features or more rows")
     rows = []
-    for name, pi in (("logged decisions", None), ("unconstrained best", best.policy.table),
+    for name, pi in (("unconstrained best", best.policy.table),
                      (f"fair ({crit_name} <= {epsilon:g})", fair.policy.table)):
         W = tb.value_weights(pi, problem, C.shape)
         if W is not None:
-            raw = C if release is None else np.asarray(release.values, dtype=float)
-            var = 0.0 if release is None else float(release.noise_variance)
-            value, lo, hi = tb.linear_value(W, raw, var, level)
-            # a utility per person lies in [min U, max U], whatever the noise did
-            value, lo, hi = (float(np.clip(v, U.min(), U.max())) for v in (value, lo, hi))
+            value, lo, hi = _linear_value(W, C, release, level, problem)
         else:
             value = tb.policy_value(C, pi, problem)
             lo, hi = (float(q) for q in np.quantile(tb.replicate_values(
@@ -159,14 +186,15 @@ def _policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: floa
                 [(1 - level) / 2, (1 + level) / 2]))
 
         def marginal(T: np.ndarray, p: Any = pi) -> np.ndarray:
-            return T.sum(axis=0) / T.sum() if p is None else tb.policy_marginal(T, p, problem)
+            return tb.policy_marginal(T, p, problem)
 
         plug = deviation_of(crit, marginal(C), problem)
         draws = tb.replicate_values(R, lambda T, m=marginal: deviation_of(crit, m(T), problem))
         dev, dlo, dhi = corrected_interval(plug, draws, level)
-        rows.append({"policy": name, "value": value, "value_low": lo, "value_high": hi,
-                     "deviation": dev, "deviation_low": dlo, "deviation_high": dhi,
-                     "unsupported": 0.0 if pi is None else tb.unsupported_mass(C, pi)})
+        rows.append({"policy": name, "evaluated_on": "test half", "value": value,
+                     "value_low": lo, "value_high": hi, "deviation": dev,
+                     "deviation_low": dlo, "deviation_high": dhi,
+                     "unsupported": tb.unsupported_mass(C, pi)})
     return {"table": pd.DataFrame(rows), "fair": fair, "best": best, "notes": notes,
             "limits": limits,
             "frontier": front[["epsilon", "utility", "deviation"]].reset_index(drop=True)}
@@ -179,7 +207,8 @@ def audit_report(
     criterion: str = "separation", epsilon: float = 0.05, group_blind: bool = False,
     level: float = 0.95, dp_epsilon: float | None = None, dp_mechanism: str = "geometric",
     min_cell: int | None = None, n_boot: int = 300, max_levels: int = 8,
-    random_state: Any = 0,
+    random_state: Any = 0, outcome_labels: Sequence[Any] | None = None,
+    action_labels: Sequence[Any] | None = None,
     progress: Callable[[str], Any] | None = None,
 ) -> AuditReport:
     """Audit logged decisions: group rates, fairness tests and a fair alternative.
@@ -233,6 +262,14 @@ def audit_report(
         The split into halves and the replicate tables (reproducible by default). It
         never seeds the privacy noise, which comes from OpenDP's secure generator and
         cannot be seeded: a private report differs from run to run.
+    outcome_labels, action_labels : list, optional
+        The values the outcome and action columns may take (matched as text, so ``"1"``
+        names the value 1 of a numeric column): any other value is an error naming it
+        and its rows (the table's index). Without them, a value held by very few rows
+        beside well-populated ones (a typo such as one ``"yes"`` among thousands of 0s
+        and 1s; :func:`~fairdecide.labels.rare_labels`) is reported in ``warnings``
+        (the first lines of the summary and a box at the top of the HTML page) and as a
+        :class:`~fairdecide.exceptions.SuspiciousLabelWarning`.
     progress : callable, optional
         Called with a line of text at each step.
 
@@ -286,10 +323,19 @@ def audit_report(
     source = str(data) if isinstance(data, str | Path) else "a DataFrame"
     step(f"reading {source}")
     frame = read_table(data) if isinstance(data, str | Path) else data
-    logged, notes = prepare_data(frame, group=group, action=action, outcome=outcome,
-                                 features=features, groups=groups, bins=bins,
-                                 max_levels=max_levels,
-                                 public_cells=dp_epsilon is not None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SuspiciousLabelWarning)
+        logged, notes = prepare_data(frame, group=group, action=action, outcome=outcome,
+                                     features=features, groups=groups, bins=bins,
+                                     max_levels=max_levels,
+                                     public_cells=dp_epsilon is not None,
+                                     outcome_labels=outcome_labels,
+                                     action_labels=action_labels)
+    alerts = []
+    for w in caught:
+        if issubclass(w.category, SuspiciousLabelWarning):
+            alerts.append(" ".join(str(w.message).split()))
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     problem, missing = make_problem(logged, utility, kind)
     labels = problem if problem is not None else labels_problem(logged)
     step(f"counting {'and releasing privately ' if dp_epsilon else ''}the tables")
@@ -330,6 +376,9 @@ def audit_report(
         step(f"finding a fair alternative ({criterion} <= {epsilon:g})")
         pol = _policies(est, reps, problem, criterion, epsilon, group_blind, logged, level,
                         7, releases.get("test"))
+        pol["table"] = pd.DataFrame([
+            _logged_row(est, releases, problem, crit_table, criterion, level),
+            *pol["table"].to_dict("records")])
         notes += pol["notes"]
     step("writing the report")
     from fairdecide.report.limits import limitations
@@ -360,7 +409,7 @@ def audit_report(
             "epsilon": dp_epsilon, "mechanism": dp_mechanism, "budget": budget.to_dict(),
             "statement": budget.describe() + ("" if pol is None else _PARALLEL)},
         seconds=time.perf_counter() - step.t0,
-        skipped=None if pol is not None else skipped_text(missing))
+        skipped=None if pol is not None else skipped_text(missing), warnings=alerts)
 
 
 def _decisions(pol: dict, problem: Any, data: Any, est: dict, min_cell: int | None

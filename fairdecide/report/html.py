@@ -12,6 +12,7 @@ import pandas as pd
 
 from fairdecide.report.rates import RATES
 from fairdecide.report.svg import dot_chart, frontier_chart
+from fairdecide.report.words import RECONCILE, size_text
 
 __all__ = ["render"]
 
@@ -107,10 +108,12 @@ def _policy_section(rep: Any) -> str:
         f"<p>The fair alternative is the policy with the highest value whose "
         f"{escape(m['criterion'])} deviation is at most {m['epsilon']:g}{blind}, in the "
         "world estimated from a random half of the rows; the unconstrained best ignores "
-        "fairness. All three are evaluated on the other half: value is the utility per "
-        f"person (utility U(a, y) = {escape(str(m['utility']))} for actions "
-        f"{escape(str(m['action_labels']))} and outcomes "
-        f"{escape(str(m['outcome_labels']))}).</p>",
+        "fairness. Both are evaluated on the other half. The logged decisions were not "
+        "fitted to anything, so they are evaluated on all rows: their value is the "
+        "average utility of what was actually done, and their deviation the one in the "
+        "table of criteria above. Value is the utility per person (utility U(a, y) = "
+        f"{escape(str(m['utility']))} for actions {escape(str(m['action_labels']))} and "
+        f"outcomes {escape(str(m['outcome_labels']))}).</p>",
         _table(rep.policies),
         f"<figure>{fig}<figcaption>The line is the best value at each tolerance in the "
         "training world; points are estimates on the test half with "
@@ -129,8 +132,14 @@ def render(rep: Any) -> str:
     m = rep.meta
     n = f"{m['n_rows']:,.0f}" + (" (a noisy count)" if rep.privacy else "")
     crit = rep.criteria.drop(columns=["in_words"])
-    findings = "".join(f'<div class="finding">{escape(s[0].upper() + s[1:])}.</div>'
-                       for s in rep.criteria["in_words"])
+    def finding(r: Any) -> str:
+        words = r["in_words"][0].upper() + r["in_words"][1:]
+        size = size_text(r["criterion"], r["log_bayes_factor"], r["deviation"], r["low"],
+                         r["high"], m["level"])
+        return f'<div class="finding">{escape(words)}. {escape(size)}</div>'
+
+    findings = "".join(finding(r) for _, r in rep.criteria.iterrows())
+    findings += f"<p>{escape(RECONCILE)}</p>"
     privacy = (f"<h2>Privacy</h2><p>{escape(rep.privacy['statement'])}</p>" if rep.privacy
                else "<h2>Privacy</h2><p>No differential privacy was applied. A group with "
                f"any count from 1 to {m['min_cell'] - 1} (of a decision and outcome, or of "
@@ -152,6 +161,8 @@ def render(rep: Any) -> str:
         + (f"treated as a {m['kind']} problem. " if m["kind"] else "")
         + f"fairdecide {escape(package_version())}, "
         f"{stamp}, {rep.seconds:.1f} s.</p>",
+        "".join(f'<p class="warn"><strong>Warning:</strong> {escape(w)}</p>'
+                for w in rep.warnings),
         "<h2>What the data say</h2>", findings,
         "<h2>Groups</h2>", _table(rep.groups, {"n": 0, "share": 3}),
         _rates_section(rep),

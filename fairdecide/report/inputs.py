@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._validation import as_int
-from fairdecide.data import LoggedData
+from fairdecide.data import LoggedData, checked_labels
 from fairdecide.exceptions import FairdecideError
+from fairdecide.labels import Labels
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["parse_utility", "prepare_data", "read_table"]
@@ -117,7 +118,8 @@ def prepare_data(
     df: pd.DataFrame, *, group: str, action: str, outcome: str,
     features: Sequence[str] | None = None, groups: Sequence[Any] | None = None,
     bins: Mapping[str, Sequence[float]] | None = None, max_levels: int = 8,
-    public_cells: bool = False,
+    public_cells: bool = False, outcome_labels: Sequence[Any] | None = None,
+    action_labels: Sequence[Any] | None = None,
 ) -> tuple[LoggedData, list[str]]:
     """The audited columns of ``df`` as LoggedData, with notes on what was changed.
 
@@ -146,7 +148,14 @@ def prepare_data(
         For a private release: the cells are every combination of the features' values
         (not only those that occur, whose presence would disclose rows), numeric features
         with more than ``max_levels`` values are an error (quantile bins would disclose
-        the data), and notes give no counts.
+        the data), and notes give no counts (nor does a warning about rare labels: none
+        is given).
+    outcome_labels, action_labels : list, optional
+        The values the outcome and action columns may take, matched as text (``"1"``
+        names the value 1 of a numeric column); any other value is an error naming it and
+        its rows (the frame's index). Without them, a value held by suspiciously few rows
+        raises a :class:`~fairdecide.exceptions.SuspiciousLabelWarning`
+        (:func:`fairdecide.data.checked_labels`).
 
     Returns
     -------
@@ -214,6 +223,9 @@ def prepare_data(
         frame[col] = binned
         if note:
             notes.append(note)
+    labels = {what: _column_labels(frame, col, what, given, public_cells)
+              for what, col, given in (("outcome", outcome, outcome_labels),
+                                       ("action", action, action_labels))}
     if features and public_cells:
         values = [sorted(frame[c].unique().tolist(), key=str) for c in features]
         cells = list(itertools.product(*values)) if len(features) > 1 else values[0]
@@ -224,15 +236,36 @@ def prepare_data(
         x = (frame[features[0]].to_numpy(dtype=object) if len(features) == 1 else
              _tuples(frame[features]))
         data = LoggedData(x=x, z=frame[group].to_numpy(), y=frame[outcome].to_numpy(),
-                          a=frame[action].to_numpy(), x_labels=cells)
+                          a=frame[action].to_numpy(), x_labels=cells,
+                          outcome_labels=labels["outcome"], action_labels=labels["action"])
     elif features:
         data = LoggedData.from_frame(frame, features=features, group=group,
-                                     action=action, outcome=outcome)
+                                     action=action, outcome=outcome,
+                                     outcome_labels=labels["outcome"],
+                                     action_labels=labels["action"])
     else:
         data = LoggedData(x=np.full(len(frame), "all", dtype=object), z=frame[group].to_numpy(),
                           y=frame[outcome].to_numpy(), a=frame[action].to_numpy(),
-                          x_labels=["all"])
+                          x_labels=["all"], outcome_labels=labels["outcome"],
+                          action_labels=labels["action"])
     return data, notes
+
+
+def _column_labels(frame: pd.DataFrame, col: str, what: str, given: Any,
+                   public_cells: bool) -> Labels:
+    """The labels of the outcome or action column: ``given`` ones (text matched to the
+    column's values) checked against every row, else those found (with a warning for a
+    suspiciously rare one, except in a private release, where it would disclose a
+    count)."""
+    if given is not None:
+        if isinstance(given, str) or not isinstance(given, Sequence):
+            raise FairdecideError(f"{what}_labels must list the {what} values, got "
+                                  f"{given!r}")
+        found = {str(v): v for v in frame[col].unique()}
+        given = [found.get(str(v), v) for v in given]
+    elif public_cells:
+        return Labels.factorize(frame[col], f"{what} column {col!r}")[1]
+    return checked_labels(frame, col, what, given)
 
 
 def _check_bins(bins: Any, features: list) -> dict:

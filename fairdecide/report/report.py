@@ -65,10 +65,12 @@ class AuditReport:
         Each criterion's deviation (bias-corrected, interval), posterior, log Bayes factor
         of independence against dependence, ``p_independent`` and ``in_words``.
     policies : DataFrame or None
-        The logged decisions, the unconstrained best and the fair alternative on the test
-        half: ``value`` and ``deviation`` with intervals, ``unsupported`` (share of
-        decisions never logged in their cell). None without a utility and kind (see
-        ``skipped``).
+        The logged decisions on all rows (their value is the mean utility of what was
+        done, the number ``evaluate_policy(data, "logged", problem)`` gives, and their
+        deviation the criteria table's), then the unconstrained best and the fair
+        alternative on the test half (``evaluated_on`` says which): ``value`` and
+        ``deviation`` with intervals, ``unsupported`` (share of decisions never logged
+        in their cell). None without a utility and kind (see ``skipped``).
     fair_policy : DataFrame or None
         The fair alternative's P(action) per cell and group (None as ``policies``).
     frontier : DataFrame or None
@@ -84,6 +86,10 @@ class AuditReport:
         the fairness parts (groups, rates, criteria): this is the sentence saying what to
         give to get the values and the fair alternative, and ``meta["missing"]`` names
         it. None in a full report.
+    warnings : list of str
+        What may make the numbers wrong and needs the reader's eyes first (a value of the
+        outcome or action held by very few rows: a typo?). Shown first in the summary
+        and at the top of the HTML page.
     """
 
     meta: dict
@@ -98,6 +104,7 @@ class AuditReport:
     privacy: dict | None = None
     seconds: float = 0.0
     skipped: str | None = None
+    warnings: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """Every number of the report, JSON-ready (NaN becomes None); ``skipped`` only when
@@ -111,7 +118,7 @@ class AuditReport:
             "policies": self.policies, "fair_policy": self.fair_policy,
             "frontier": self.frontier, "notes": self.notes,
             "limitations": self.limitations, "privacy": self.privacy,
-            "seconds": self.seconds, **extra,
+            "warnings": self.warnings, "seconds": self.seconds, **extra,
         })
 
     def to_json(self, path: str | Path | None = None) -> str:
@@ -129,18 +136,23 @@ class AuditReport:
         """The findings in a few lines of plain text."""
         m = self.meta
         n = f"{m['n_rows']:.0f}" + (" (noisy)" if self.privacy else "")
-        lines = [f"Audit of {n} logged decisions ({m['action']}) by {m['group']}, "
-                 f"outcome {m['outcome']}:"]
+        lines = [f"Warning: {s}" for s in self.warnings]
+        lines += [f"Audit of {n} logged decisions ({m['action']}) by {m['group']}, "
+                  f"outcome {m['outcome']}:"]
         lines += [f"- {s}." for s in self.criteria["in_words"]]
         if self.skipped is not None:
             lines.append(self.skipped)
         else:
-            lines.append(f"On a held-out half ({m['level']:.0%} intervals):")
-            for _, r in self.policies.iterrows():
-                lines.append(
-                    f"- {r['policy']}: value {r['value']:.4f} [{r['value_low']:.4f}, "
-                    f"{r['value_high']:.4f}], {m['criterion']} {r['deviation']:.4f} "
-                    f"[{r['deviation_low']:.4f}, {r['deviation_high']:.4f}]")
+            def line(r: Any) -> str:
+                return (f"- {r['policy']}: value {r['value']:.4f} [{r['value_low']:.4f}, "
+                        f"{r['value_high']:.4f}], {m['criterion']} {r['deviation']:.4f} "
+                        f"[{r['deviation_low']:.4f}, {r['deviation_high']:.4f}]")
+
+            rows = list(self.policies.iterrows())
+            lines.append(f"On all rows ({m['level']:.0%} intervals):")
+            lines += [line(r) for _, r in rows if r["evaluated_on"] == "all rows"]
+            lines.append("Fitted on a random half, evaluated on the other half:")
+            lines += [line(r) for _, r in rows if r["evaluated_on"] == "test half"]
         if self.privacy:
             lines.append(f"Privacy: {self.privacy['statement']}")
         lines += [f"Limitation: {s}" for s in self.limitations[:3]]

@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["bayes_factor_text", "evidence_strength", "skipped_text", "statement"]
+__all__ = ["RECONCILE", "bayes_factor_text", "evidence_strength", "size_text",
+           "skipped_text", "statement"]
 
 _SCALE = ((150.0, "very strong"), (20.0, "strong"), (3.0, "positive"),
           (1.0, "weak (not worth more than a bare mention)"))
@@ -79,6 +80,41 @@ def bayes_factor_text(criterion: str, log_bf: float, group: str, action: str,
     if log_bf < 0:
         return f"{violated}: {strength} evidence, BF = {bf} against {criterion}"
     return f"{holds}: {strength} evidence, BF = {bf} for {criterion}"
+
+
+#: How a Bayes factor and a deviation's interval fit together, for the page a
+#: non-specialist reads (docs/evaluation.md says it at length).
+RECONCILE = (
+    "The evidence and the size answer different questions. The Bayes factor weighs "
+    "whether a criterion holds exactly; the interval says how large the departure from it "
+    "is. Very strong evidence of a violation can come with a wide interval: the data are "
+    "sure the groups differ, not by how much. And evidence for a criterion can come with "
+    "an interval above 0: a small departure that the data cannot yet tell from none, not "
+    "proof of fairness.")
+
+
+def size_text(criterion: str, log_bf: float, value: float, low: float, high: float,
+              level: float) -> str:
+    """How large a criterion's deviation is, said beside the evidence about it.
+
+    Examples
+    --------
+    >>> from fairdecide.report.words import size_text
+    >>> print(size_text("sufficiency", -30.0, 1.2, 0.26, 5.05, 0.95))
+    How large: sufficiency's deviation is 1.2 (95% interval 0.26 to 5.05; 0 means it holds
+    exactly). The data are sure it does not hold exactly, much less sure how far from it
+    they are.
+    """
+    out = (f"How large: {criterion}'s deviation is {value:.3g} ({level:.0%} interval "
+           f"{low:.3g} to {high:.3g}; 0 means it holds exactly).")
+    wide = high - low > max(value, 1e-12)
+    if log_bf < -math.log(20) and wide:
+        out += (" The data are sure it does not hold exactly, much less sure how far from "
+                "it they are.")
+    elif log_bf > math.log(3) and low > 0:
+        out += (" The evidence favours the criterion, yet the interval is above 0: a small "
+                "departure the data cannot yet tell from none.")
+    return out
 
 
 def skipped_text(missing: Sequence[str], command_line: bool = False) -> str:
