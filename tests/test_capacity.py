@@ -310,8 +310,13 @@ def test_capacity_refuses_bad_bounds_and_unknown_actions():
         fd.Capacity("grant")
     with pytest.raises(fd.FairdecideError, match=r"at_least .* must not exceed at_most"):
         fd.Capacity("grant", at_most=0.2, at_least=0.3)
-    with pytest.raises(fd.FairdecideError, match=r"at_most must be a finite number in \[0"):
+    # issue 40: a count where a share is asked for says how to write the share
+    with pytest.raises(fd.FairdecideError, match=r"at_most is a share of the people, in "
+                       r"\[0, 1\], got 3; for 3 places among n people, use at_most=3 / n"):
         fd.Capacity("grant", at_most=3)  # a count, not a share
+    with pytest.raises(fd.FairdecideError, match=r"at_least \(a share of the people; k "
+                       r"places among n: k / n\) must be a finite number in \[0"):
+        fd.Capacity("grant", at_least=-0.5)
     with pytest.raises(fd.FairdecideError, match="actions must not repeat"):
         fd.Capacity(["grant", "grant"], at_most=0.2)
     world = fd.SampleWorld([[0.0], [1.0]], [0, 1], [[0.5, 0.5], [0.2, 0.8]])

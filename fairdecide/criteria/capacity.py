@@ -16,7 +16,7 @@ population into cohorts of exactly k people with the same inclusion probabilitie
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +33,15 @@ __all__ = ["Capacity"]
 
 #: Groups of smaller mass have no share to bound (as the conditional criteria skip them).
 MASS_TOL = 1e-12
+
+
+def _is_count(value: Any) -> bool:
+    """A number above 1 (a count of places given where a share is asked for)."""
+    try:
+        return not isinstance(value, bool) and float(value) > 1 and np.isfinite(
+            float(value))
+    except (TypeError, ValueError):
+        return False
 
 
 @dataclass(frozen=True)
@@ -109,8 +118,15 @@ class Capacity(Criterion):
         object.__setattr__(self, "actions", actions)
         for bound in ("at_most", "at_least"):
             value = getattr(self, bound)
-            if value is not None:
-                object.__setattr__(self, bound, as_real(value, bound, 0.0, 1.0))
+            if value is None:
+                continue
+            if _is_count(value):
+                raise FairdecideError(
+                    f"{bound} is a share of the people, in [0, 1], got {value!r}; for "
+                    f"{value!r} places among n people, use {bound}={value!r} / n")
+            object.__setattr__(self, bound, as_real(
+                value, f"{bound} (a share of the people; k places among n: k / n)", 0.0,
+                1.0))
         if self.at_most is None and self.at_least is None:
             raise FairdecideError(
                 "Capacity needs at_most or at_least (a share in [0, 1]; for k places "

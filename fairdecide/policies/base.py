@@ -101,7 +101,10 @@ def sample_cohort(p: Any, k: int | None = None, random_state: Any = None) -> np.
         if abs(total - k) > tol:
             raise FairdecideError(
                 f"k is {k} but p sums to {total:.10g}: a cohort of exactly k with these "
-                "selection probabilities needs sum(p) = k")
+                "selection probabilities needs sum(p) = k. A policy under a capacity "
+                f"at_most=s of n = {n} people selects s * n = {total:.10g} on average; for "
+                f"exactly {k} places, optimise it with at_most={k} / {n} (and at_least="
+                f"{k} / {n} to fill them)")
     gap = k - total  # at most tol: spread it without leaving [0, 1]
     if gap > 0:
         p += gap * (1.0 - p) / (1.0 - p).sum()

@@ -135,12 +135,16 @@ def linear_value(W: np.ndarray, C: np.ndarray, noise_var: float, level: float
         Var(V) = sum_c (n_c + noise_var) (W_c - V)^2 / N^2
 
     (the delta method: rows resampled, plus independent noise in every cell; n_c is the
-    clipped count). With exact counts this is the usual interval of a mean over rows."""
+    clipped count). With exact counts this is the usual interval of a mean over rows,
+    with the sample variance (N (N - 1) in the denominator), as ``evaluate_policy``
+    computes it: the logged decisions' interval is the same number through both."""
     from scipy.stats import norm
 
     N = float(C.sum())
     value = float((W * C).sum() / N)
-    var = float(((np.clip(C, 0, None) + noise_var) * (W - value) ** 2).sum()) / N ** 2
+    exact = noise_var == 0 and N > 1
+    var = float(((np.clip(C, 0, None) + noise_var) * (W - value) ** 2).sum()) / (
+        N * (N - 1) if exact else N ** 2)
     half = norm.ppf((1 + level) / 2) * np.sqrt(var)
     return value, value - half, value + half
 
