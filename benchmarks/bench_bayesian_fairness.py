@@ -7,7 +7,7 @@ Usage::
 
     # the number of posterior scenarios K, each policy's value on held-out draws, SGD:
     python benchmarks/bench_bayesian_fairness.py --scenarios 32 128 512 \\
-        --runs-by-k 128:5 512:3 --held-out 1000 --sgd --sgd-runs 5 --lams 0.5 1 \\
+        --runs-by-k 128:5 512:3 --held-out 1000 --sgd --sgd-runs 5 --lambdas 0.5 1 \\
         --report benchmarks/results/bayesian_fairness_scenarios.txt
 
 Needs the COMPAS file (FAIRDECIDE_DATA, or a download). Writes
@@ -170,7 +170,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=None, help="hold-out runs")
     parser.add_argument("--semi-runs", type=int, default=None)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000, 3000, 6000])
-    parser.add_argument("--lams", type=float, nargs="+", default=[0.0, 0.5, 1.0])
+    parser.add_argument("--lambdas", type=float, nargs="+", default=[0.0, 0.5, 1.0],
+                        help="the papers' weights lambda of T = U - lambda F (each solved "
+                        "as the mixture lam = lambda / (1 + lambda), the library's lam)")
     parser.add_argument("--report", default=None, help="text file for the tables")
     args = parser.parse_args()
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
@@ -183,7 +185,8 @@ def main() -> None:
     runs, semi_runs = args.runs or runs, args.semi_runs or semi_runs
     sweep = args.scenarios is not None
     held = args.held_out if args.held_out is not None else (1000 if sweep else 0)
-    options = dict(lams=tuple(args.lams), scenarios=args.scenarios, held_out=held,
+    options = dict(lams=tuple(bf.lam_of(v) for v in args.lambdas),
+                   scenarios=args.scenarios, held_out=held,
                    runs_by_k=parse_runs_by_k(args.runs_by_k), maximin_max=args.maximin_max,
                    sgd=ScenarioSGD() if args.sgd else None, sgd_runs=args.sgd_runs)
     stem = "bayesian_fairness_scenarios" if sweep else "bayesian_fairness"

@@ -120,7 +120,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="K = 64 only")
     parser.add_argument("--scenarios", type=int, nargs="+", default=[2048])
-    parser.add_argument("--lams", type=float, nargs="+", default=[0.5, 1.0])
+    parser.add_argument("--lambdas", type=float, nargs="+", default=[0.5, 1.0],
+                        help="the book's weights lambda of T = U - lambda F (each solved as "
+                        "lam = lambda / (1 + lambda), the library's lam)")
     parser.add_argument("--skip-whole-above", type=int, default=10**9,
                         help="skip HiGHS on the whole program above this K")
     parser.add_argument("--out", type=Path, default=OUT)
@@ -143,8 +145,8 @@ def main() -> None:
     ]
     print("\n".join(lines), flush=True)
     for K in scenarios:
-        for lam in args.lams:
-            line = run(K, lam, K > args.skip_whole_above)
+        for papers_lambda in args.lambdas:
+            line = run(K, papers_lambda, K > args.skip_whole_above)
             print(line, flush=True)
             lines.append(line)
             # written after every case: a long run that stops keeps what it measured

@@ -118,7 +118,7 @@ def speed(n: int, repeats: int, matrix_max: int = 500) -> list[str]:
         for prog in programs:
             eps = [EPS if isinstance(c, fd.ExposureParity) else 0.0 for c in crit]
             res, s, f = timed(lambda crit=crit, prog=prog, eps=eps: fd.optimize_ranking(
-                u, g, crit, epsilon=eps, solver=prog), repeats)
+                u, g, crit, epsilon=eps, formulation=prog), repeats)
             fig = check(res.matrix, u, g, case)
             got[prog] = fig["utility"]
             lines.append(f"| {n} | {case} | fairdecide {prog} | {s:.3f} | {f:.3f} | "

@@ -21,7 +21,8 @@ print(
     f"z = sex x race ({data.n_z} groups); y = reoffended within two years. The policies\n"
     "predict y from x only (group-blind). U = accuracy; F = balance, separation with each\n"
     "group's term weighted by P(z | y): sum_y sum_z P(z | y) sum_a |P(a | y, z) - P(a | y)|;\n"
-    "the objective is T = U - lambda F. Beliefs about the world after the training rows:\n"
+    "the objective is the papers' T = U - lambda F, solved as the library's (1 - lam) U - lam F\n"
+    "with lam = lambda / (1 + lambda). Beliefs about the world after the training rows:\n"
     "plug-in = the posterior mean world; Bayes = the mean over 32 posterior draws;\n"
     "bootstrap = the mean over 32 bootstrap worlds; maximin = the worst of the densest 90%\n"
     f"of 32 draws. Each policy's T is then measured in the world estimated from the other\n"
@@ -43,11 +44,11 @@ beliefs = {
 balance = bf.balance()
 majority = np.bincount(train.outcome_codes(problem), minlength=2).argmax()
 constant = fd.TabularPolicy.for_world(test_world, np.eye(2)[majority])
-for lam in (0.0, 0.5, 1.0):
-    print(f"\nT = U - {lam:g} F (balance, P(z|y)-weighted), group-blind policies:")
+for lam in bf.LAMS:  # the library's mixture weight; the papers' lambda = lam / (1 - lam)
+    print(f"\nT = U - {bf.papers_lambda(lam):g} F (balance, P(z|y)-weighted; lam = "
+          f"{lam:.3g}), group-blind policies:")
     for name, belief in beliefs.items():
-        res = fd.optimize_policy(problem, belief, balance, lam=lam / (1 + lam),
-                                 group_blind=True)
+        res = fd.optimize_policy(problem, belief, balance, lam=lam, group_blind=True)
         T, U, F = bf.objective_value(res.policy, test_world, problem, lam)
         print(f"  {name:9s} test T = {T:.4f} (accuracy {U:.4f}, balance {F:.4f}); "
               f"solved in {res.stats['solve_seconds']:.2f} s")
@@ -59,9 +60,11 @@ print("\nOne random split: differences of a hundredth in T between methods chang
       "the constant's accuracy means the optimum is the constant prediction itself.")
 
 # How uncertain is the Bayes policy's fairness? Its balance across posterior draws:
-res = fd.optimize_policy(problem, beliefs["Bayes"], balance, lam=1 / 3, group_blind=True)
-print("\nThe Bayes policy for lambda = 0.5: its utility (accuracy) and balance across the 32\n"
-      "posterior draws it was optimised on; the spread is the uncertainty about the world:")
+res = fd.optimize_policy(problem, beliefs["Bayes"], balance, lam=bf.lam_of(0.5),
+                         group_blind=True)
+print("\nThe Bayes policy for lambda = 0.5 (lam = 1/3): its utility (accuracy) and balance\n"
+      "across the 32 posterior draws it was optimised on; the spread is the uncertainty\n"
+      "about the world:")
 print(fd.evaluate_under_belief(res.policy, beliefs["Bayes"], problem, balance)
       .summary().round(4).to_string())
 # A chance constraint: balance above 0.05 with posterior probability at most 10% (CVaR).

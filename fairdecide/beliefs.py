@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairdecide._defaults import N_SCENARIOS
 from fairdecide._validation import as_float_array, as_int, as_real
 from fairdecide.exceptions import FairdecideError
 from fairdecide.world import World
@@ -119,8 +120,8 @@ class Belief:
 
     @classmethod
     def from_posterior(
-        cls, posterior: DirichletPosterior, n_scenarios: int = 32, random_state: Any = None,
-        aggregate: str = "mean",
+        cls, posterior: DirichletPosterior, n_scenarios: int = N_SCENARIOS,
+        random_state: Any = None, aggregate: str = "mean",
     ) -> Belief:
         """``n_scenarios`` exact draws from a fitted posterior, equally weighted."""
         _check_posterior(posterior)
@@ -130,7 +131,7 @@ class Belief:
 
     @classmethod
     def from_bootstrap(
-        cls, data: LoggedData, problem: DecisionProblem, n_scenarios: int = 32, *,
+        cls, data: LoggedData, problem: DecisionProblem, n_scenarios: int = N_SCENARIOS, *,
         smoothing: float = 0.5, factorization: str = "joint", random_state: Any = None,
         allow_empty_groups: bool = False,
     ) -> Belief:
@@ -146,7 +147,7 @@ class Belief:
         return cls(tuple(worlds), label=f"bootstrap ({n_scenarios})")
 
     @classmethod
-    def from_refits(cls, model: Any, n_scenarios: int = 32, random_state: Any = None,
+    def from_refits(cls, model: Any, n_scenarios: int = N_SCENARIOS, random_state: Any = None,
                     aggregate: str = "mean", weights: Any = None) -> Belief:
         """Scenarios from ``n_scenarios`` bootstrap refits of a fitted
         :class:`~fairdecide.models.IndividualOutcomeModel`, each predicting for the same
@@ -164,7 +165,7 @@ class Belief:
 
     @classmethod
     def confidence_set(
-        cls, posterior: DirichletPosterior, delta: float = 0.1, n_scenarios: int = 32,
+        cls, posterior: DirichletPosterior, delta: float = 0.1, n_scenarios: int = N_SCENARIOS,
         random_state: Any = None,
     ) -> Belief:
         """Maximin belief: the most probable 1 - delta share of ``n_scenarios`` posterior

@@ -31,17 +31,17 @@ def test_one_holdout_run(compas):
         DirichletPosterior(0.5, "papers").fit(test, problem)
     test_world = DirichletPosterior(0.5, "papers", allow_empty_groups=True).fit(
         test, problem).mean_world()
-    fitted = bf.fit_policies(train, problem, 1.0, n_scenarios=8, random_state=0)
+    fitted = bf.fit_policies(train, problem, 0.5, n_scenarios=8, random_state=0)
     assert set(fitted) == {"plug-in", "Bayes", "bootstrap", "maximin", "constant"}
     values = {}
     for method, fit in fitted.items():
         assert fit.policy.is_group_blind
-        values[method] = bf.objective_value(fit.policy, test_world, problem, 1.0)
+        values[method] = bf.objective_value(fit.policy, test_world, problem, 0.5)
     T, U, F = values["constant"]
     assert F == pytest.approx(0.0) and T == pytest.approx(U)
     # The majority class: nobody reoffends.
     assert U == pytest.approx(test_world.p_xz.ravel() @ test_world.p_y[..., 0].ravel())
-    for T, U, F in values.values():
+    for T, U, F in values.values():  # lam 0.5 is the papers' lambda 1: T = U - F
         assert T == pytest.approx(U - F)
         assert 0.4 < U < 0.75
 
@@ -94,11 +94,11 @@ def test_scenario_gradient_is_the_derivative(compas):
     rng = np.random.default_rng(1)
     p1 = rng.uniform(0.1, 0.9, size=(data.n_x, data.n_z))
     rows = np.stack([1 - p1, p1], axis=-1)
-    value, grad = scenario_gradient(rows, p_xz, p_y, problem, bf.balance(), 1.0)
+    value, grad = scenario_gradient(rows, p_xz, p_y, problem, bf.balance(), 0.5)
     direction = rng.normal(size=rows.shape)
     direction -= direction.mean(axis=-1, keepdims=True)  # stay on the simplex
     h = 1e-7
-    up, _ = scenario_gradient(rows + h * direction, p_xz, p_y, problem, bf.balance(), 1.0)
+    up, _ = scenario_gradient(rows + h * direction, p_xz, p_y, problem, bf.balance(), 0.5)
     assert (up - value) / h == pytest.approx(np.sum(grad * direction), rel=1e-4, abs=1e-9)
 
 
@@ -106,7 +106,7 @@ def test_scenario_sgd_gives_a_group_blind_policy(compas):
     data, problem = compas
     post = DirichletPosterior(0.5, "papers", allow_empty_groups=True).fit(
         data.subset(np.arange(1000)), problem)
-    res = ScenarioSGD(steps=10, batch=2).solve(post, problem, bf.balance(), 1.0,
+    res = ScenarioSGD(steps=10, batch=2).solve(post, problem, bf.balance(), 0.5,
                                                random_state=0)
     assert res.policy.is_group_blind and res.draws == 20 and res.steps == 10
     assert res.to_frame().iloc[0][["steps", "draws"]].tolist() == [10, 20]
@@ -115,13 +115,13 @@ def test_scenario_sgd_gives_a_group_blind_policy(compas):
     with pytest.raises(FairdecideError, match="batch"):
         ScenarioSGD(batch=0)
     with pytest.raises(FairdecideError, match="posterior"):
-        ScenarioSGD().solve(object(), problem, bf.balance(), 1.0)
+        ScenarioSGD().solve(object(), problem, bf.balance(), 0.5)
 
 
 def test_scenario_sweep_rows(compas):
     data, problem = compas
     df = bf.semi_synthetic_experiment(
-        data, problem, sizes=(300,), lams=(1.0,), runs=2, scenarios=(4, 8), held_out=50,
+        data, problem, sizes=(300,), lams=(0.5,), runs=2, scenarios=(4, 8), held_out=50,
         runs_by_k={8: 1}, maximin_max=4, sgd=ScenarioSGD(steps=5, batch=2), sgd_runs=1)
     counts = df.groupby(["method", "K"]).size().to_dict()
     assert counts == {("Bayes", 4): 2, ("Bayes", 8): 1, ("maximin", 4): 2,
@@ -130,5 +130,27 @@ def test_scenario_sweep_rows(compas):
     assert df["held-out"].notna().all()
     bayes = df[df["method"] == "Bayes"]
     assert bayes["in-sample"].notna().all() and (bayes["solver"] != "").all()
+    assert (df["lam"] == 0.5).all() and (df["lambda"] == 1.0).all()  # the papers' weight
     with pytest.raises(FairdecideError, match="scenarios"):
         bf.holdout_experiment(data, problem, runs=1, scenarios=(0,))
+
+
+def test_one_lam_convention_in_the_experiment():
+    """Issue 40: lam is the mixture weight of (1 - lam) U - lam F everywhere, the
+    experiments included; the papers' lambda of T = U - lambda F is lam / (1 - lam), and
+    the gradient of the experiment's SGD is that of the mixture (checked against the
+    mixture written here)."""
+    assert bf.papers_lambda(1 / 3) == 0.5 and bf.lam_of(0.5) == pytest.approx(1 / 3)
+    with pytest.raises(FairdecideError, match="lam"):
+        bf.papers_lambda(1.0)  # no finite papers' lambda
+    from fairdecide import DecisionProblem, Independence
+    problem = DecisionProblem.classification(2)
+    p_xz = np.array([[[0.3, 0.2], [0.1, 0.4]]])
+    p_y = np.array([[[[0.8, 0.2], [0.6, 0.4]], [[0.3, 0.7], [0.1, 0.9]]]])
+    rows = np.array([[[0.9, 0.1], [0.7, 0.3]], [[0.2, 0.8], [0.4, 0.6]]])
+    M = np.einsum("kxz,xza,kxzy->kzay", p_xz, rows, p_y)[0]
+    U = M[:, 0, 0].sum() + M[:, 1, 1].sum()  # accuracy, read off the marginal here
+    F = Independence().deviation_from_marginal(M, problem)  # (the weighting is tested)
+    for lam in (0.0, 0.25, 1.0):
+        value, _ = scenario_gradient(rows, p_xz, p_y, problem, Independence(), lam)
+        assert value == pytest.approx((1 - lam) * U - lam * F)

@@ -388,9 +388,9 @@ def _entries() -> list[Entry]:
         E("optimize_ranking", fd.optimize_ranking,
           {"merits": [0.9, 0.5, 0.4, 0.1], "groups": RGROUPS,
            "criteria": fd.ExposureParity(), "epsilon": 0.1, "positions": [1, 0.5, 0.5, 0.2],
-           "k": 4, "solver": None, "tol": 1e-6},
+           "k": 4, "formulation": None, "tol": 1e-6},
           {"merits": "array", "groups": "labels", "criteria": "object", "epsilon": "real",
-           "positions": "array", "k": "size", "solver": "choice", "tol": "real"},
+           "positions": "array", "k": "size", "formulation": "choice", "tol": "real"},
           accepts={"merits": {"negative"}}),  # any real merits
         E("ExposureParity.deviation", fd.ExposureParity().deviation,
           {"P": np.eye(4), "merits": [4, 3, 2, 1], "groups": RGROUPS, "positions": None},

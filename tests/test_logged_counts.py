@@ -63,7 +63,7 @@ def test_functions_give_the_rows_results():
         np.testing.assert_array_equal(p1.counts_[key], p2.counts_[key])
     a1, a2 = audit(DATA, PROBLEM, random_state=0), audit(c, PROBLEM, random_state=0)
     pd.testing.assert_frame_equal(a1, a2, rtol=1e-12)
-    for policy in (None, POLICY):
+    for policy in ("logged", POLICY):
         e1 = estimate_deviation(DATA, PROBLEM, fd.Separation(), policy, random_state=0)
         e2 = estimate_deviation(c, PROBLEM, fd.Separation(), policy, random_state=0)
         assert (e1.value, e1.low, e1.high) == pytest.approx((e2.value, e2.low, e2.high),

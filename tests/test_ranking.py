@@ -133,16 +133,17 @@ def reference(u, g, v, criteria, eps):
 
 
 # ------------------------------------------------------------------ slack criteria
-@pytest.mark.parametrize("solver", ["counts", "matrix"])
+@pytest.mark.parametrize("formulation", ["counts", "matrix"])
 @pytest.mark.parametrize("k", [None, 4])
-def test_slack_criteria_give_the_sort(solver, k):
+def test_slack_criteria_give_the_sort(formulation, k):
     """Tolerances nothing can exceed: the optimum is the sort by merit, a permutation
     (distinct merits), with the sorted ranking's utility."""
     rng = np.random.default_rng(0)
     u = rng.permutation(np.linspace(0.1, 1.0, 9))
     g = np.array(list("aabbbcabc"))
     crit = [ExposureParity(), MeritExposure(), TopShare("b", at_least=0.0)]
-    res = optimize_ranking(u, g, crit, epsilon=[10.0, 10.0, 0.0], k=k, solver=solver)
+    res = optimize_ranking(u, g, crit, epsilon=[10.0, 10.0, 0.0], k=k,
+                           formulation=formulation)
     kk = k or 9
     sort = np.zeros((9, kk))
     sort[np.argsort(-u)[:kk], np.arange(kk)] = 1.0
@@ -182,14 +183,14 @@ def test_same_optimum_as_an_independent_lp(n, k_less, n_groups, chosen, eps, see
             "lipschitz": RankingLipschitz(constant=2.0)}
     crit = [make[c] for c in chosen]
     want = reference(u, g, dcg(k), crit, [eps] * len(crit))
-    solvers = ["matrix"] if "lipschitz" in chosen else ["counts", "matrix"]
-    for solver in solvers:
+    formulations = ["matrix"] if "lipschitz" in chosen else ["counts", "matrix"]
+    for formulation in formulations:
         if want is None:
             with pytest.raises(fd.FairdecideError):
-                optimize_ranking(u, g, crit, epsilon=eps, k=k, solver=solver)
+                optimize_ranking(u, g, crit, epsilon=eps, k=k, formulation=formulation)
             continue
-        res = optimize_ranking(u, g, crit, epsilon=eps, k=k, solver=solver)
-        assert res.utility == pytest.approx(want, abs=1e-7), solver
+        res = optimize_ranking(u, g, crit, epsilon=eps, k=k, formulation=formulation)
+        assert res.utility == pytest.approx(want, abs=1e-7), formulation
         for c in crit:
             assert res.deviations[c.label] <= eps + 1e-7
 
@@ -259,8 +260,8 @@ def test_meritocracy_counts_pairs_by_brute_force():
     (dict(merits=[1.0, 2.0], groups=[0]), "groups"),
     (dict(merits=[1.0, 2.0], groups=[0, 1], positions=[0.5, 1.0]), "positions"),
     (dict(merits=[1.0, 2.0], groups=[0, 1], k=3), "k"),
-    (dict(merits=[1.0, 2.0], groups=[0, 1], criteria=RankingLipschitz(), solver="counts"),
-     "solver"),
+    (dict(merits=[1.0, 2.0], groups=[0, 1], criteria=RankingLipschitz(),
+          formulation="counts"), "formulation"),
     (dict(merits=[1.0, 2.0], groups=[0, 1], criteria=TopShare(5, at_least=0.5)), "group"),
     (dict(merits=[1.0, 2.0], groups=[0, 1], criteria=TopShare(0, at_least=0.9)), "at_least"),
     (dict(merits=[1.0, -2.0], groups=[0, 1], criteria=MeritExposure()), "merit"),

@@ -36,12 +36,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.assignment._setup import RankingSetup
-from fairdecide.optimize.engine.highs_model import HighsModel
+from fairdecide.optimize.engine.highs_model import HighsModel, method_by_size
 
-#: HiGHS's dual simplex below this many variables, its interior point (with crossover)
-#: above: measured on the whole program, 200 x 200: 0.47 s / 0.53 s; 500 x 500: 4.5 s /
-#: 7.1 s (interior point / dual simplex).
-SIMPLEX_MAX_VARIABLES = 40_000
 #: Most rounds of cuts before the counts program gives up (one round usually adds a few
 #: pieces per count; 9 rounds at 1000 x 1000).
 MAX_CUT_ROUNDS = 200
@@ -128,7 +124,7 @@ def solve_matrix(setup: RankingSetup, criteria: list, epsilon: np.ndarray,
     if phase_one:
         lb[-1] = 0.0
     model = HighsModel(c, lb, ub, A, lo, hi)
-    model.set_method("highs-ds" if n_cols <= SIMPLEX_MAX_VARIABLES else "highs-ipm")
+    model.set_method(method_by_size(n_cols, "ranking matrix"))
     optimal, status = model.solve()
     stats = {"n_variables": n_cols, "n_constraints": A.shape[0], "nnz": A.nnz,
              "solve_seconds": model.seconds}

@@ -31,7 +31,7 @@ from fairdecide.exceptions import (
 
 __all__ = ["RankingResult", "optimize_ranking"]
 
-SOLVERS = (None, "counts", "matrix")
+FORMULATIONS = (None, "counts", "matrix")
 
 
 def _criteria(criteria: Any) -> list:
@@ -64,7 +64,8 @@ def _epsilon(epsilon: Any, n: int) -> np.ndarray:
 
 def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
                      epsilon: float | Sequence[float] = 0.0, positions: Any = None,
-                     k: int | None = None, solver: str | None = None, tol: float = 1e-6
+                     k: int | None = None, formulation: str | None = None,
+                     tol: float = 1e-6
                      ) -> RankingResult:
     """The stochastic ranking of highest expected utility whose criteria are within epsilon.
 
@@ -91,11 +92,13 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
         ``numpy.ones(k)`` makes the utility the expected merit of a cohort of k.
     k : int, optional
         Number of positions (default n, or len(positions)): k < n is top-k selection.
-    solver : {None, "counts", "matrix"}, default=None
-        "counts": the program over the group-position counts (every criterion but
-        RankingLipschitz; fast, 1000 x 1000 in about a second); "matrix": the whole
-        program over P (n*k variables; needed by RankingLipschitz). None picks "counts"
-        when it applies. Both give the same optimum (Notes).
+    formulation : {None, "counts", "matrix"}, default=None
+        Which program is solved (each by HiGHS; ``solver=`` names an algorithm
+        elsewhere in the library, never a formulation). "counts": the program over the
+        group-position counts (every criterion but RankingLipschitz; fast, 1000 x 1000
+        in about a second); "matrix": the whole program over P (n*k variables; needed by
+        RankingLipschitz). None picks "counts" when it applies. Both give the same
+        optimum (Notes).
     tol : float in (0, 0.01], default=1e-6
         Verification tolerance: the returned matrix's row and column sums, its utility
         against the solver's and every deviation against its epsilon are recomputed;
@@ -141,14 +144,14 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
     crit = _criteria(criteria)
     eps = _epsilon(epsilon, len(crit))
     tol = as_real(tol, "tol", low=0.0, high=0.01, low_open=True)
-    check_choice(solver, "solver", SOLVERS)
+    check_choice(formulation, "formulation", FORMULATIONS)
     for c, e in zip(crit, eps, strict=True):
         c.check(setup, float(e))
     needs_matrix = [c.label for c in crit if c.space == "matrix"]
-    if solver == "counts" and needs_matrix:
-        raise FairdecideError(f"solver='counts' cannot take {needs_matrix}: their rows need "
-                              "the whole matrix; use solver='matrix' or None")
-    name = solver or ("matrix" if needs_matrix else "counts")
+    if formulation == "counts" and needs_matrix:
+        raise FairdecideError(f"formulation='counts' cannot take {needs_matrix}: their rows "
+                              "need the whole matrix; use formulation='matrix' or None")
+    name = formulation or ("matrix" if needs_matrix else "counts")
     run = solve_counts if name == "counts" else solve_matrix
     solved = run(setup, crit, eps)
     if not solved.optimal:
@@ -168,7 +171,7 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
     return RankingResult(
         matrix=P, utility=setup.utility(P), deviations=deviations,
         epsilon=dict(zip(deviations, eps.tolist(), strict=True)), status=solved.status,
-        solver=name, unconstrained_utility=setup.utility(sort), merits=setup.merits,
+        formulation=name, unconstrained_utility=setup.utility(sort), merits=setup.merits,
         groups=setup.codes, group_labels=setup.labels, positions=setup.positions,
         stats={**solved.stats, **checks})
 

@@ -31,8 +31,9 @@ class RankingResult:
         Each criterion's tolerance.
     status : str
         The solver's status ("optimal").
-    solver : str
-        "counts" or "matrix" (see :func:`~fairdecide.optimize_ranking`).
+    formulation : str
+        The program solved, "counts" or "matrix" (see
+        :func:`~fairdecide.optimize_ranking`).
     unconstrained_utility : float
         The utility of the sort by merit, the best ranking without criteria.
     merits : ndarray of shape (n,)
@@ -51,7 +52,7 @@ class RankingResult:
     deviations: dict[str, float]
     epsilon: dict[str, float]
     status: str
-    solver: str
+    formulation: str
     unconstrained_utility: float
     merits: np.ndarray
     groups: np.ndarray
@@ -144,7 +145,7 @@ class RankingResult:
         """A readable report."""
         what = "ranking" if self.k == self.n else f"top-{self.k} selection"
         lines = [f"fairdecide fair {what} of {self.n} candidates",
-                 f"  status        : {self.status} ({self.solver})",
+                 f"  status        : {self.status} ({self.formulation} program)",
                  f"  utility       : {self.utility:.6g} (sort by merit: "
                  f"{self.unconstrained_utility:.6g}, price {self.price:.4g})"]
         for name, val in self.deviations.items():

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln
 
+from fairdecide._defaults import N_DRAWS
 from fairdecide._tables import result_table
 from fairdecide._validation import (
     as_float_array,
@@ -109,7 +110,7 @@ def _check_criteria(criteria: Any) -> list:
 def audit(
     data: LoggedData, problem: DecisionProblem | None = None,
     criteria: Sequence[ConditionalIndependence] | None = None, *, n_boot: int = 500,
-    n_draws: int = 2000, prior: float = 1.0, level: float = 0.95,
+    n_draws: int = N_DRAWS, prior: float = 1.0, level: float = 0.95,
     random_state: Any = None,
 ) -> pd.DataFrame:
     """Fairness audit of the logged decisions.
@@ -140,8 +141,9 @@ def audit(
     criteria : list of ConditionalIndependence, optional
     n_boot : int, default=500
         Bootstrap replicates, >= 10.
-    n_draws : int, default=2000
-        Posterior draws, >= 10.
+    n_draws : int, default=1000
+        Posterior draws, >= 10 (the package's one default,
+        :data:`fairdecide._defaults.N_DRAWS`).
     prior : float, default=1.0
         Dirichlet concentration of the posterior and of the tests, > 0.
     level : float, default=0.95
@@ -223,7 +225,7 @@ def labels_problem(data: Any) -> DecisionProblem:
 
 def audit_table(
     counts: np.ndarray, draws: np.ndarray, problem: DecisionProblem,
-    criteria: Sequence[ConditionalIndependence] | None = None, *, n_draws: int = 2000,
+    criteria: Sequence[ConditionalIndependence] | None = None, *, n_draws: int = N_DRAWS,
     prior: float = 1.0, level: float = 0.95, random_state: Any = None,
     group_labels: Sequence[Any] | None = None,
 ) -> pd.DataFrame:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide._defaults import N_DRAWS
 from fairdecide._validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.data import BanditData, LoggedData
 from fairdecide.evaluation._weights import _robust_std
@@ -101,7 +102,7 @@ def evaluate_policy(
     n_folds: int = 5,
     interval: str = "normal",
     n_boot: int = 200,
-    n_draws: int = 200,
+    n_draws: int = N_DRAWS,
     prior: float = 0.5,
     random_state: Any = None,
 ) -> ValueEstimate:
@@ -154,9 +155,11 @@ def evaluate_policy(
         interval costs nothing extra.
     n_boot : int, default=200
         Bootstrap replicates (>= 10) for ``interval="bootstrap"``.
-    n_draws : int, default=200
-        Posterior draws (>= 10) for ``estimator="bayes"``. Without a tabular policy the
-        Bayesian bootstrap refits the outcome model per draw: O(n_draws n).
+    n_draws : int, default=1000
+        Posterior draws (>= 10) for ``estimator="bayes"`` (the package's one default,
+        :data:`fairdecide._defaults.N_DRAWS`). Without a tabular policy the Bayesian
+        bootstrap refits the outcome model per draw: O(n_draws n), so pass fewer there
+        to trade precision for time.
     prior : float, default=0.5
         Dirichlet concentration (> 0) of the exact tabular posterior (``"bayes"``).
 

@@ -6,9 +6,16 @@ Setting: COMPAS two-year data; x = the observed combination of age category, cha
 degree and juvenile felony, juvenile misdemeanour, juvenile other and prior counts (each
 clipped at 2); z = sex x race (12 groups); y = two_year_recid; two actions (predict
 reoffending or not); the policy sees x only (group-blind); utility = accuracy; fairness =
-balance (separation) with the P(z | y)-weighted L1 measure; objective
-T = U - lambda F, optimised as the mixture (1 - m) U - m F with m = lambda / (1 + lambda).
-The model is the papers' P(x) P(y | x) P(z | y, x) with Dirichlet(0.5) priors.
+balance (separation) with the P(z | y)-weighted L1 measure. The model is the papers'
+P(x) P(y | x) P(z | y, x) with Dirichlet(0.5) priors.
+
+The trade-off is the library's everywhere: ``lam`` in [0, 1) weighs the mixture
+(1 - lam) U - lam F, as in :func:`~fairdecide.optimize_policy`. The papers write the
+objective T = U - lambda F (lambda >= 0); it is the mixture divided by 1 - lam, with
+lambda = lam / (1 - lam) (:func:`papers_lambda`), so it orders policies alike. The
+results report T (the papers' number, comparable with :data:`PUBLISHED`) and both
+weights: ``lam`` and the papers' ``lambda``; the papers' lambda = 0.5 and 1 are
+lam = 1/3 and 1/2 (:func:`lam_of`).
 """
 
 from __future__ import annotations
@@ -20,8 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._defaults import N_SCENARIOS
 from fairdecide._tables import result_table
-from fairdecide._validation import check_random_state
+from fairdecide._validation import as_real, check_random_state
 from fairdecide.beliefs import Belief
 from fairdecide.criteria import Separation
 from fairdecide.data import LoggedData
@@ -42,7 +50,9 @@ __all__ = [
     "compas_data",
     "fit_policies",
     "holdout_experiment",
+    "lam_of",
     "objective_value",
+    "papers_lambda",
     "posterior_values",
     "scenario_arrays",
     "semi_synthetic_experiment",
@@ -52,10 +62,36 @@ FEATURES = ["age_cat", "c_charge_degree", "juv_fel_count", "juv_misd_count",
             "juv_other_count", "priors_count"]
 PRIOR = 0.5
 FACTORIZATION = "papers"
-# Values reported at 6000 training points (gradient methods), by lambda.
+# Values of T reported at 6000 training points (gradient methods), by the papers' lambda.
 PUBLISHED = {1.0: {"Bayes": 0.516, "bootstrap": 0.510, "plug-in": 0.465},
              0.5: {"bootstrap": 0.531, "plug-in": 0.524},
              0.0: {"all methods": 0.641}}
+
+
+def papers_lambda(lam: float) -> float:
+    """The papers' weight lambda of T = U - lambda F for the library's mixture weight
+    ``lam`` of (1 - lam) U - lam F: lambda = lam / (1 - lam) (lam < 1).
+
+    Examples
+    --------
+    >>> papers_lambda(0.5), papers_lambda(0.0)
+    (1.0, 0.0)
+    """
+    lam = as_real(lam, "lam (the mixture weight; lam < 1 has a finite papers' lambda)",
+                  0.0, 1.0, high_open=True)
+    return round(lam / (1.0 - lam), 12)
+
+
+def lam_of(papers_lambda: float) -> float:
+    """The library's mixture weight lam = lambda / (1 + lambda) of the papers' lambda.
+
+    Examples
+    --------
+    >>> lam_of(1.0), round(lam_of(0.5), 4)
+    (0.5, 0.3333)
+    """
+    lam = as_real(papers_lambda, "papers_lambda", low=0.0)
+    return lam / (1.0 + lam)
 
 
 def balance() -> Separation:
@@ -77,9 +113,10 @@ def compas_data(data_home: Any = None, *, download: bool = True
 
 def objective_value(policy: TabularPolicy, world: TabularWorld, problem: DecisionProblem,
                     lam: float) -> tuple[float, float, float]:
-    """(T, U, F) of ``policy`` in ``world``: T = U - lambda F with the balance measure."""
+    """(T, U, F) of ``policy`` in ``world``: the papers' T = U - lambda F, lambda =
+    :func:`papers_lambda` (lam), with the balance measure."""
     U, F = scenario_values(policy, [world], problem, [balance()])
-    return float(U[0] - lam * F[0, 0]), float(U[0]), float(F[0, 0])
+    return float(U[0] - papers_lambda(lam) * F[0, 0]), float(U[0]), float(F[0, 0])
 
 
 def scenario_arrays(worlds: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -93,7 +130,8 @@ def scenario_arrays(worlds: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def posterior_values(policy: TabularPolicy, scenarios: tuple[np.ndarray, np.ndarray],
                      problem: DecisionProblem, lam: float) -> np.ndarray:
-    """T_k = U_k - lambda F_k of ``policy`` in every scenario, F the balance measure.
+    """T_k = U_k - lambda F_k of ``policy`` in every scenario, F the balance measure and
+    lambda = :func:`papers_lambda` (lam).
 
     The same numbers as :func:`objective_value` on each world, from the group marginals
     M_k[z, a, y] = sum_x P_k(x, z) pi(a | x, z) P_k(y | x, z) computed at once (fast
@@ -106,6 +144,7 @@ def posterior_values(policy: TabularPolicy, scenarios: tuple[np.ndarray, np.ndar
         From :func:`scenario_arrays`.
     problem : DecisionProblem
     lam : float
+        The mixture weight, in [0, 1).
 
     Returns
     -------
@@ -121,7 +160,7 @@ def posterior_values(policy: TabularPolicy, scenarios: tuple[np.ndarray, np.ndar
     U = marginal_utility(M, problem.utility)
     crit = balance()
     F = np.array([crit.deviation_from_marginal(m, problem) for m in M])
-    T = U - lam * F
+    T = U - papers_lambda(lam) * F
     if not np.all(np.isfinite(T)):
         raise FairdecideError("a scenario's value is not finite: check its probabilities")
     return T
@@ -137,20 +176,19 @@ class Fitted:
 
 
 def fit_policies(
-    train: LoggedData, problem: DecisionProblem, lam: float, *, n_scenarios: int = 32,
+    train: LoggedData, problem: DecisionProblem, lam: float, *, n_scenarios: int = N_SCENARIOS,
     delta: float = 0.1, random_state: Any = None, methods: tuple[str, ...] = (
         "plug-in", "Bayes", "bootstrap", "maximin", "constant"),
 ) -> dict[str, Fitted]:
-    """The exact optimal group-blind policy of each method for T = U - lam F."""
+    """The exact optimal group-blind policy of each method for (1 - lam) U - lam F."""
     rng = check_random_state(random_state)
     # Small training samples can miss small groups: the prior speaks for them.
     post = DirichletPosterior(PRIOR, FACTORIZATION, allow_empty_groups=True).fit(train, problem)
-    m = lam / (1.0 + lam)
     out: dict[str, Fitted] = {}
 
     def solve(belief: Belief) -> Fitted:
         t0 = time.perf_counter()
-        res = optimize_policy(problem, belief, balance(), lam=m, group_blind=True)
+        res = optimize_policy(problem, belief, balance(), lam=lam, group_blind=True)
         return Fitted(res.policy, time.perf_counter() - t0, belief, res.solver,
                       res.stats.get("solver_iterations", res.stats.get("iterations")))
 
@@ -210,7 +248,8 @@ def _score(fits: list, world: TabularWorld, held: Any, problem: DecisionProblem,
                                    lam).mean() if fit.belief is not None else np.nan)
         outside = (posterior_values(fit.policy, held, problem, lam).mean()
                    if held is not None else np.nan)
-        rows.append({**keys, "lambda": lam, "method": method, "K": K, "T": T,
+        rows.append({**keys, "lam": lam, "lambda": papers_lambda(lam), "method": method,
+                     "K": K, "T": T,
                      "utility": U, "balance": F, "in-sample": inside, "held-out": outside,
                      "seconds": fit.seconds, "solver": fit.solver,
                      "iterations": fit.iterations})
@@ -224,14 +263,20 @@ def _sweep_args(scenarios: Any, n_scenarios: int, runs_by_k: Any) -> tuple[tuple
     return ks, dict(runs_by_k or {})
 
 
-def holdout_experiment(data: LoggedData, problem: DecisionProblem, *, lams=(0.0, 0.5, 1.0),
-                       runs: int = 10, n_train: int = 6000, n_scenarios: int = 32,
+#: The papers' lambda = 0, 0.5 and 1 as the library's mixture weights.
+LAMS = (0.0, 1 / 3, 0.5)
+
+
+def holdout_experiment(data: LoggedData, problem: DecisionProblem, *, lams=LAMS,
+                       runs: int = 10, n_train: int = 6000, n_scenarios: int = N_SCENARIOS,
                        seed: int = 0, scenarios: Any = None, held_out: int = 0,
                        runs_by_k: Any = None, maximin_max: int | None = None,
                        sgd: ScenarioSGD | None = None, sgd_runs: int | None = None
                        ) -> pd.DataFrame:
     """Train on the first ``n_train`` rows of a random order, evaluate T on the
-    posterior-mean world of the rest; one row per (run, lambda, method, K).
+    posterior-mean world of the rest; one row per (run, lam, method, K).
+
+    ``lams``: the mixture weights (default: the papers' lambda = 0, 0.5, 1).
 
     ``scenarios`` (default ``(n_scenarios,)``) lists the K of the Bayes and maximin
     beliefs (maximin only for K <= ``maximin_max``; K only in the first
@@ -256,15 +301,16 @@ def holdout_experiment(data: LoggedData, problem: DecisionProblem, *, lams=(0.0,
             fits = _fit_sweep(train, problem, lam, run=run, scenarios=ks,
                               runs_by_k=runs_by_k, maximin_max=maximin_max, sgd=sgd,
                               sgd_runs=sgd_runs,
-                              random_state=seed + 1000 * run + int(10 * lam),
+                              random_state=seed + 1000 * run
+                              + int(10 * papers_lambda(lam)),
                               base=("plug-in", "Bayes", "bootstrap", "maximin", "constant"))
             rows += _score(fits, test_world, held, problem, lam, run=run)
     return result_table(rows)
 
 
 def semi_synthetic_experiment(data: LoggedData, problem: DecisionProblem, *,
-                              sizes=(100, 300, 1000, 3000, 6000), lams=(0.0, 0.5, 1.0),
-                              runs: int = 20, n_scenarios: int = 32, seed: int = 0,
+                              sizes=(100, 300, 1000, 3000, 6000), lams=LAMS,
+                              runs: int = 20, n_scenarios: int = N_SCENARIOS, seed: int = 0,
                               scenarios: Any = None, held_out: int = 0,
                               runs_by_k: Any = None, maximin_max: int | None = None,
                               sgd: ScenarioSGD | None = None, sgd_runs: int | None = None
@@ -275,7 +321,7 @@ def semi_synthetic_experiment(data: LoggedData, problem: DecisionProblem, *,
     ``sgd_runs`` as in :func:`holdout_experiment`."""
     ks, runs_by_k = _sweep_args(scenarios, n_scenarios, runs_by_k)
     truth = DirichletPosterior(PRIOR, FACTORIZATION).fit(data, problem).mean_world()
-    oracle = {lam: optimize_policy(problem, truth, balance(), lam=lam / (1 + lam),
+    oracle = {lam: optimize_policy(problem, truth, balance(), lam=lam,
                                    group_blind=True).policy for lam in lams}
     rows = []
     for n in sizes:

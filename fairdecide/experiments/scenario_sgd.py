@@ -4,7 +4,9 @@ Bayesian fairness).
 
 The Bayes decision maximises the posterior expectation
 
-    V(pi) = E_theta [ U(pi, theta) - lambda F(pi, theta) ],
+    V(pi) = E_theta [ (1 - lam) U(pi, theta) - lam F(pi, theta) ],
+
+(``lam`` in [0, 1], the trade-off of :func:`~fairdecide.optimize_policy`),
 
 which the exact LP replaces by the mean over K fixed draws (and so fits their noise).
 Here every step draws a fresh batch of B scenarios theta_1..theta_B from the posterior
@@ -84,7 +86,8 @@ def _deviation_gradient(terms: Any) -> np.ndarray:
 def scenario_gradient(rows: np.ndarray, p_xz: np.ndarray, p_y: np.ndarray,
                       problem: DecisionProblem, criterion: Criterion, lam: float
                       ) -> tuple[float, np.ndarray]:
-    """Mean over scenarios of U_k - lam F_k and its gradient in the policy's rows.
+    """Mean over scenarios of (1 - lam) U_k - lam F_k and its gradient in the policy's
+    rows.
 
     Parameters
     ----------
@@ -100,10 +103,11 @@ def scenario_gradient(rows: np.ndarray, p_xz: np.ndarray, p_y: np.ndarray,
     Returns
     -------
     value : float
-        (1 / K) sum_k U_k - lam F_k, F_k from the criterion's terms (its exact value).
+        (1 / K) sum_k (1 - lam) U_k - lam F_k, F_k from the criterion's terms (its exact
+        value).
     grad : ndarray of shape (n_x, n_z, n_a)
         d value / d pi[x, z, a] = (1 / K) sum_{k, y} P_k(x, z) P_k(y | x, z)
-        gM_k[z, a, y] with gM_k = U - lam dF_k / dM_k.
+        gM_k[z, a, y] with gM_k = (1 - lam) U - lam dF_k / dM_k.
     """
     M = scenario_marginals(p_xz, rows, p_y)
     util = np.asarray(problem.utility, dtype=float)
@@ -112,8 +116,8 @@ def scenario_gradient(rows: np.ndarray, p_xz: np.ndarray, p_y: np.ndarray,
     for k in range(M.shape[0]):
         terms = criterion.gradient_terms(M[k], problem)
         dev = terms.deviation()
-        value += float(marginal_utility(M[k], util)) - lam * dev
-        gM[k] = util[None] - lam * _deviation_gradient(terms).reshape(M.shape[1:])
+        value += (1 - lam) * float(marginal_utility(M[k], util)) - lam * dev
+        gM[k] = (1 - lam) * util[None] - lam * _deviation_gradient(terms).reshape(M.shape[1:])
     K = M.shape[0]
     grad = np.einsum("kxz,kxzy,kzay->xza", p_xz, p_y, gM) / K
     return value / K, grad
@@ -121,7 +125,8 @@ def scenario_gradient(rows: np.ndarray, p_xz: np.ndarray, p_y: np.ndarray,
 
 @dataclass(frozen=True)
 class ScenarioSGD:
-    """Stochastic gradient ascent on E_theta[U - lam F] over fresh posterior draws.
+    """Stochastic gradient ascent on E_theta[(1 - lam) U - lam F] over fresh posterior
+    draws (``lam`` in [0, 1], as in :func:`~fairdecide.optimize_policy`).
 
     An experiment's tool, not one of the optimiser's solvers: ``optimize_policy`` never
     routes to it, and its policy comes with no certificate (a stochastic gradient's
@@ -173,7 +178,7 @@ class ScenarioSGD:
         if problem.outcome_depends_on_action:
             raise FairdecideError("ScenarioSGD handles prediction problems (the outcome "
                                   "does not depend on the action)")
-        lam = as_real(lam, "lam", low=0)
+        lam = as_real(lam, "lam", 0.0, 1.0)
         rng = check_random_state(random_state)
         t0 = time.perf_counter()
         first = posterior.sample(1, random_state=rng)[0]

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide._defaults import N_SCENARIOS
 from fairdecide._validation import as_float_array, as_int, as_real, check_random_state
 from fairdecide.beliefs import Belief
 from fairdecide.exceptions import FairdecideError
@@ -232,7 +233,7 @@ class BayesianOutcomeModel:
                                       "with X")
         return SampleWorld(X, z, uniform(len(X)), group_labels=self.group_labels_)
 
-    def belief(self, n_scenarios: int = 20, X: Any = None, z: Any = None,
+    def belief(self, n_scenarios: int = N_SCENARIOS, X: Any = None, z: Any = None,
                aggregate: str = "mean", random_state: Any = None) -> Belief:
         """A belief whose scenarios are ``n_scenarios`` posterior draws.
 
@@ -243,8 +244,9 @@ class BayesianOutcomeModel:
 
         Parameters
         ----------
-        n_scenarios : int, default=20
-            At most the number of draws kept (chains * draws).
+        n_scenarios : int, default=32
+            At most the number of draws kept (chains * draws); the package's one
+            default (:data:`fairdecide._defaults.N_SCENARIOS`).
         X, z : array-like, optional
             New individuals (both or neither).
         aggregate : {"mean", "worst"}, default="mean"

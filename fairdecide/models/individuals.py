@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide._defaults import N_SCENARIOS
 from fairdecide._validation import (
     as_float_array,
     as_int,
@@ -173,7 +174,7 @@ class IndividualOutcomeModel:
         return SampleWorld(X, z, self._fitted_proba(X), weights,
                            group_labels=self.group_labels_)
 
-    def bootstrap_worlds(self, n_scenarios: int = 32, random_state: Any = None,
+    def bootstrap_worlds(self, n_scenarios: int = N_SCENARIOS, random_state: Any = None,
                          weights: Any = None) -> list[SampleWorld]:
         """Refits on ``n_scenarios`` bootstrap resamples of the rows, each predicting for
         the training individuals (weighted by ``weights``, default 1/n each): the

@@ -15,7 +15,33 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["DUAL_ANSWER_TOL", "FEASIBILITY_TOL", "HighsModel"]
+__all__ = ["DUAL_ANSWER_TOL", "FEASIBILITY_TOL", "SIMPLEX_MAX_COLUMNS", "HighsModel",
+           "method_by_size"]
+
+#: HiGHS's dual simplex up to this many columns, its interior point (with crossover)
+#: above: one table for the one idea, each threshold measured on its own family of
+#: programs.
+#:
+#: - "policy" (the fairness LPs over policy rows): above 5,000 the dual simplex is
+#:   erratic with more than two actions (benchmarks/bench_lp_scaling.py measured it
+#:   4-10x slower than the interior point on separation LPs with five actions from 1e4
+#:   variables, over 120 s against 4 s at 2e5, though up to 2.7x faster on some
+#:   independence LPs); with two actions the dual simplex was faster in every case
+#:   measured (1.2-2.3x at 4e4-8e4 variables, and on the 32-scenario Bayes LPs), so the
+#:   caller keeps it there (:func:`fairdecide.optimize.engine.solvers.highs_method`).
+#: - "ranking matrix" (the whole Singh-Joachims program over P): 200 x 200 took 0.47 s
+#:   with the interior point and 0.53 s with the dual simplex; 500 x 500, 4.5 s and
+#:   7.1 s.
+#:
+#: (The stable-matching programs choose by a band instead:
+#: ``fairdecide.assignment.matching_lp.IPM_MIN_COLUMNS`` / ``IPM_MAX_COLUMNS``.)
+SIMPLEX_MAX_COLUMNS = {"policy": 5_000, "ranking matrix": 40_000}
+
+
+def method_by_size(n_columns: int, family: str) -> str:
+    """HiGHS's method for a program of ``family`` (a key of SIMPLEX_MAX_COLUMNS) with
+    ``n_columns`` columns: "highs-ds" up to the family's threshold, else "highs-ipm"."""
+    return "highs-ds" if n_columns <= SIMPLEX_MAX_COLUMNS[family] else "highs-ipm"
 
 #: Primal and dual feasibility tolerances of every restricted program. HiGHS's default
 #: (1e-7) would leave coupling rows violated by that much, and reduced costs

@@ -20,13 +20,6 @@ from fairdecide.optimize.program.policy_program import Program
 
 __all__ = ["HIGHS_METHODS", "SolveResult", "check_solver", "solve_program"]
 
-# Below this many variables HiGHS's dual simplex is fast and exact. Above it the dual
-# simplex is erratic with more than two actions: benchmarks/bench_lp_scaling.py measured
-# it 4-10x slower than the interior point (with crossover) on separation LPs with five
-# actions from 1e4 variables (over 120 s against 4 s at 2e5), though up to 2.7x faster on
-# some independence LPs. With two actions the dual simplex was faster in every case
-# measured (1.2-2.3x at 4e4-8e4 variables, and on the 32-scenario Bayes LPs).
-SIMPLEX_MAX_VARIABLES = 5_000
 HIGHS_METHODS = {"highs": None, "highs-ds": "highs-ds", "highs-ipm": "highs-ipm"}
 STRUCTURED = "structured"
 #: the scenario-cut solver of beliefs (fairdecide.optimize.engine.scenario_cuts); a program it
@@ -171,10 +164,11 @@ def _solve_unit_ipm(prog: Program, time_limit: float | None, layout: Any = None
 
 
 def highs_method(prog: Program) -> str:
-    """HiGHS's method for ``prog`` by size: the dual simplex for small programs (and two
-    actions), the interior point (with crossover) otherwise."""
-    small = prog.n_variables <= SIMPLEX_MAX_VARIABLES
-    return "highs-ds" if small or prog.n_actions == 2 else "highs-ipm"
+    """HiGHS's method for ``prog``: the dual simplex with two actions, else by size
+    (:data:`~fairdecide.optimize.engine.highs_model.SIMPLEX_MAX_COLUMNS`, "policy")."""
+    from fairdecide.optimize.engine.highs_model import method_by_size
+
+    return "highs-ds" if prog.n_actions == 2 else method_by_size(prog.n_variables, "policy")
 
 
 def _solve_highs(prog: Program, name: str, time_limit: float | None,
