@@ -20,6 +20,7 @@ Usage: python benchmarks/bench_smoothness.py [--quick] [--out FILE]
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -83,10 +84,13 @@ def main() -> None:
                     / "smoothness.txt")
     args = ap.parse_args()
     cases, sizes = (CASES[:2], MERIT_SIZES[:1]) if args.quick else (CASES, MERIT_SIZES)
+    load = os.getloadavg()[0]
     with threadpool_limits(1):
         bias, merit = bias_rows(cases), merit_rows(sizes)
     lines = [*provenance("The group side of smoothness: worst_case_bias and meritocracy",
-                         "bench_smoothness.py", "; one BLAS thread, one run each"), "",
+                         "bench_smoothness.py", "; one BLAS thread, one run each; 1-min load "
+                         f"average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at "
+                         "the end (other jobs share the 2 cores)"), "",
              "## worst_case_bias (random normal features, S: x_0 + 0.5 e > 0, T: the rest)",
              "", *bias, "", "## meritocracy (exact count of violating pairs)", "", *merit]
     args.out.parent.mkdir(parents=True, exist_ok=True)
