@@ -389,9 +389,15 @@ def parse_utility(spec: Any, action_labels: Sequence[Any], outcome_labels: Seque
                     f"utility[{a!r}][{y!r}] must be a finite number, got {value!r}")
             U[acts.index(str(a)), outs.index(str(y))] = float(value)
     missing = [(acts[i], outs[j]) for i, j in np.argwhere(np.isnan(U))]
+    unnamed = [outs[j] for j in range(len(outs)) if np.isnan(U[:, j]).all()] + [
+        acts[i] for i in range(len(acts)) if np.isnan(U[i]).all()]
     if missing:
+        hint = (f"; the data hold {unnamed}, which the utility never names: if a value "
+                "is a typo in the data, correct those rows (or declare the expected "
+                "values with outcome_labels / --outcome-labels and action_labels / "
+                "--action-labels, which name them)" if unnamed else "")
         raise FairdecideError(f"utility has no value for (action, outcome) {missing}; give "
-                              "one for every pair")
+                              f"one for every pair{hint}")
     return U
 
 
