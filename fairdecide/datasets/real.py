@@ -247,7 +247,19 @@ def load_adult(
 ) -> pd.DataFrame:
     """UCI Adult (census income). ``split`` is "train" (32561 rows), "test" (16281) or
     "both". Missing values ("?") become NaN; ``income`` is "<=50K" or ">50K" in both
-    splits (the test file's trailing dots are removed). ``fnlwgt`` is a sampling weight."""
+    splits (the test file's trailing dots are removed). ``fnlwgt`` is a sampling weight.
+
+    Returns
+    -------
+    DataFrame
+        One row per person. Columns, in order: ``age``, ``workclass``, ``fnlwgt``,
+        ``education``, ``education_num``, ``marital_status``, ``occupation``,
+        ``relationship``, ``race``, ``sex``, ``capital_gain``, ``capital_loss``,
+        ``hours_per_week``, ``native_country``, ``income``. They are UCI's attribute names
+        with ``_`` for ``-`` (so ``education_num``, not ``education-num``). The six numeric
+        columns (age, fnlwgt, education_num, capital_gain, capital_loss, hours_per_week)
+        are int64, the others text.
+    """
     if split not in ("train", "test", "both"):
         raise FairdecideError(f"split must be 'train', 'test' or 'both', got {split!r}")
     parts = []
