@@ -125,6 +125,7 @@ def test_logged_policy_is_the_action_frequencies(obd):
                                / counts.sum(axis=(1, 2))[:, None], atol=1e-15)
 
 
+@pytest.mark.filterwarnings("ignore:the evaluated policy puts")  # see the example
 def test_ips_of_bts_from_the_random_log_is_the_formula(obd):
     # The number the example and the benchmark report for ips, by hand: w = pi / (1/80)
     # with pi the BTS frequency of the shown item at that position and day.
@@ -187,8 +188,10 @@ def test_a_changed_file_is_refused_naming_it(data_dir, tmp_path, no_obp):
     row[3] = "4"  # position 4 does not exist
     text[1] = ",".join(row)
     path.write_bytes(gzip.compress("".join(text).encode(), compresslevel=1))
-    with pytest.raises(FairdecideError, match="column position has 1 values out of range"):
+    with pytest.raises(FairdecideError, match="column position has 1 values out of range"
+                       ) as info:
         load_open_bandit(tmp_path, verify=False)
+    assert str(path) in str(info.value)
 
 
 def test_arguments_are_checked_by_name(obd):

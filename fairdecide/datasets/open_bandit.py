@@ -103,9 +103,9 @@ def _candidates(key: str, data_home: str | os.PathLike | None) -> list[Path]:
 
 
 def _read(key: str, data_home: str | os.PathLike | None, verify: bool,
-          required: Sequence[str], dtype: dict) -> pd.DataFrame:
+          required: Sequence[str], dtype: dict) -> tuple[pd.DataFrame, str]:
     """File ``key`` found, verified and parsed (its unnamed first column, a row index,
-    dropped)."""
+    dropped), and its path."""
     spec = OBD_FILES[key]
     candidates = _candidates(key, data_home)
     for path in candidates:
@@ -113,7 +113,7 @@ def _read(key: str, data_home: str | os.PathLike | None, verify: bool,
             raw = _read_verified(path, spec, verify)
             df = _read_table(raw, str(path), required, index_col=0, dtype=dtype,
                              fix=f"delete it and copy {spec.filename} again ({spec.source})")
-            return df.reset_index(drop=True)
+            return df.reset_index(drop=True), str(path)
     where = ", ".join(dict.fromkeys(str(p.parent) for p in candidates))
     raise DataNotFoundError(
         f"the Open Bandit Dataset's {spec.filename} was not found (looked in {where}). It "
@@ -193,10 +193,10 @@ def load_open_bandit(data_home: str | os.PathLike | None = None, *, verify: bool
     text = {c: str for c in USER_FEATURES}
     logs = {}
     for key in LOGS:
-        df = _read(key, data_home, bool(verify), ["timestamp", *LOG_COLUMNS], text)
-        logs[key] = _check_log(df, OBD_FILES[key].filename)
+        logs[key] = _check_log(*_read(key, data_home, bool(verify),
+                                      ["timestamp", *LOG_COLUMNS], text))
     items = {key: _read(f"{key}_items", data_home, bool(verify), ["item_id", *ITEM_FEATURES],
-                        {c: str for c in ITEM_FEATURES[1:]}) for key in LOGS}
+                        {c: str for c in ITEM_FEATURES[1:]})[0] for key in LOGS}
     return OpenBanditData(logs["random"], logs["bts"], items["random"], items["bts"])
 
 
