@@ -41,6 +41,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import warnings
 from dataclasses import replace
@@ -158,6 +159,8 @@ def bootstrap(obd, problem, names, truth, full, reps, bayes_draws, seed, both):
     rng = np.random.RandomState(seed)
     rows = []
     for b in range(reps):
+        if b % 20 == 0 and reps >= 20:  # progress of a long run
+            print(f"protocol {'B' if both else 'A'}: resample {b} of {reps}", file=sys.stderr)
         sub = data.subset(rng.randint(0, data.n, data.n))
         t_b = truth
         pol = policy
