@@ -218,3 +218,17 @@ def test_nearby_policy_names_bad_arguments(kwargs, match):
     _, _, truth = make_logged_bandit(10, random_state=0)
     with pytest.raises(FairdecideError, match=match):
         truth.nearby_policy(**kwargs)
+
+
+def test_adult_docstring_lists_the_columns_it_returns(data_dir):
+    # issue 40, finding 5: the columns (education_num, not UCI's education-num) were not
+    # listed. The list is read from the docstring's Returns section and compared with
+    # the loaded frame, so either changing alone fails this test.
+    import re
+
+    returns = load_adult.__doc__.split("Returns\n")[1]
+    listed = re.findall(r"``(\w+)``", returns.split("Columns, in order:")[1].split(".")[0])
+    df = load_adult(data_dir)
+    assert listed == list(df.columns)
+    numeric = re.search(r"six numeric\s+columns \(([^)]*)\)", returns).group(1)
+    assert re.split(r",\s+", numeric) == [c for c in df.columns if df[c].dtype == np.int64]

@@ -38,8 +38,9 @@ def test_every_example_is_tested():
               "bail_policy_compas.py", "pareto_frontier_plot.py", "lipschitz_adult.py",
               "refer_option_adult.py", "capacity_adult.py", "capacity_compas.py",
               "ranking_adult.py",
-              "matching_school_choice.py"}
-    # custom_criterion.py runs in tests/test_criterion_contract.py.
+              "matching_school_choice.py", "open_bandit_zozotown.py"}
+    # custom_criterion.py runs in tests/test_criterion_contract.py, open_bandit_zozotown.py
+    # in tests/test_open_bandit.py.
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
 

@@ -1,6 +1,8 @@
-"""Data sets: synthetic problems with known truth, and public fairness data."""
+"""Data sets: synthetic problems with known truth, public fairness data, and the Open
+Bandit Dataset's logs with true propensities."""
 
 from fairdecide.datasets.bandit import LoggedBanditTruth, make_logged_bandit
+from fairdecide.datasets.open_bandit import OpenBanditData, load_open_bandit
 from fairdecide.datasets.real import (
     DataNotFoundError,
     find_dataset,
@@ -17,10 +19,12 @@ from fairdecide.datasets.synthetic import (
 __all__ = [
     "DataNotFoundError",
     "LoggedBanditTruth",
+    "OpenBanditData",
     "find_dataset",
     "load_adult",
     "load_compas",
     "load_german",
+    "load_open_bandit",
     "make_bail_problem",
     "make_logged_bandit",
     "make_tabular_problem",

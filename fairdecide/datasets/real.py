@@ -38,9 +38,13 @@ class DataNotFoundError(FairdecideError, FileNotFoundError):
 
 @dataclass(frozen=True)
 class RemoteFile:
+    """A canonical data file: its name, where it is downloaded from (None: nowhere, then
+    ``source`` says where to get it) and the sha256 of its uncompressed bytes."""
+
     filename: str
-    url: str
+    url: str | None
     sha256: str
+    source: str = ""
 
 
 FILES = {
@@ -88,6 +92,8 @@ def _candidates(spec: RemoteFile, data_home: str | os.PathLike | None) -> list[P
 
 
 def _redownload_hint(path: Path, spec: RemoteFile) -> str:
+    if spec.url is None:
+        return f"delete {path} and copy {spec.filename} again ({spec.source})"
     return (f"delete {path} and download {spec.filename} again (from {spec.url}, or let "
             "a loader do it with download=True)")
 
@@ -186,9 +192,11 @@ def find_dataset(
     return _locate(name, data_home, download, verify, url)[0]
 
 
-def _read_table(raw: bytes, source: str, required: Sequence[str], **kwargs: Any
+def _read_table(raw: bytes, source: str, required: Sequence[str], *,
+                fix: str = "delete it and download it again", **kwargs: Any
                 ) -> pd.DataFrame:
-    """Parse a data file's bytes as CSV, or fail naming the file (``source``)."""
+    """Parse a data file's bytes as CSV, or fail naming the file (``source``) and what to
+    do (``fix``)."""
     try:
         df = pd.read_csv(io.BytesIO(raw), **kwargs)
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError,
@@ -196,13 +204,13 @@ def _read_table(raw: bytes, source: str, required: Sequence[str], **kwargs: Any
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise FairdecideError(
             f"data file {source} cannot be parsed ({type(exc).__name__}: {detail}); it is "
-            "corrupted or not the expected file: delete it and download it again"
+            f"corrupted or not the expected file: {fix}"
         ) from None
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise FairdecideError(
             f"data file {source} lacks the columns {missing}; it is corrupted or not the "
-            "expected file: delete it and download it again"
+            f"expected file: {fix}"
         )
     return df
 
@@ -247,7 +255,19 @@ def load_adult(
 ) -> pd.DataFrame:
     """UCI Adult (census income). ``split`` is "train" (32561 rows), "test" (16281) or
     "both". Missing values ("?") become NaN; ``income`` is "<=50K" or ">50K" in both
-    splits (the test file's trailing dots are removed). ``fnlwgt`` is a sampling weight."""
+    splits (the test file's trailing dots are removed). ``fnlwgt`` is a sampling weight.
+
+    Returns
+    -------
+    DataFrame
+        One row per person. Columns, in order: ``age``, ``workclass``, ``fnlwgt``,
+        ``education``, ``education_num``, ``marital_status``, ``occupation``,
+        ``relationship``, ``race``, ``sex``, ``capital_gain``, ``capital_loss``,
+        ``hours_per_week``, ``native_country``, ``income``. They are UCI's attribute names
+        with ``_`` for ``-`` (so ``education_num``, not ``education-num``). The six numeric
+        columns (age, fnlwgt, education_num, capital_gain, capital_loss, hours_per_week)
+        are int64, the others text.
+    """
     if split not in ("train", "test", "both"):
         raise FairdecideError(f"split must be 'train', 'test' or 'both', got {split!r}")
     parts = []
