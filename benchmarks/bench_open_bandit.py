@@ -21,9 +21,9 @@ results): A resamples the random log's rows (the truth and the policy fixed); B 
 both logs independently (the truth and the policy recomputed from each BTS resample).
 
 "bayes" is the library's default Bayesian estimate for a tabular policy (exact Dirichlet
-posterior per cell, prior 0.5); "bayes-bb" is the same call with the policy given as a
-function of the logged features, which takes the Bayesian bootstrap of the pooled cell
-model. With rare clicks over many cells the two differ widely (see the results).
+posterior per cell, each prior of mass 0.5 * K centred on its action's pooled outcome
+frequencies); "bayes-bb" is the same call with the policy given as a function of the
+logged features, which takes the Bayesian bootstrap of the pooled cell model.
 
 Open Bandit Pipeline's own DM, IPS, SNIPS and DR are run on the same inputs in the same
 run where ``obp`` imports (it needs torch): ``pip install torch==2.13.0`` (a CPU wheel)
@@ -91,7 +91,7 @@ def estimate_all(data, policy, problem, names: dict, *, bayes_draws: int | None,
         out[est, "all"] = res.overall
         if groups:
             for g, value in res.groups.items():
-                out[est, names[data.group_labels[g]]] = value
+                out[est, names[g]] = value
     if bayes_draws is None:
         return out
     parts = [("all", data)]
@@ -287,18 +287,20 @@ def obp_part(obd, problem, features, seed, out) -> None:
 
 
 def bayes_note(obd, features) -> str:
-    """Why "bayes" (Dirichlet per cell) is far off: how little data each cell has."""
+    """How little data each (cell, group, item) has, and why the centre of "bayes"'s
+    prior matters there."""
     data = obd.logged_data("random", features)
     counts = np.zeros((data.n_x, data.n_z, 80))
     np.add.at(counts, (data.x, data.z, data.a), 1)
     seen = counts[counts > 0]
     k = float(np.median(seen))
-    return (f"bayes: a Dirichlet(0.5, 0.5) posterior per (cell, group, item): "
+    return (f"bayes: a Dirichlet posterior per (cell, group, item), its prior of mass 1 "
+            f"centred on the item's click rate pooled over the cells: "
             f"{int((counts == 0).sum())} of {counts.size} such cells have no random-log row "
-            f"(posterior mean click rate 0.5) and the others a median of {k:.0f} rows (no "
-            f"click: posterior mean 0.5 / {k + 1:.0f} = {0.5 / (k + 1):.3f}), against a click "
-            "rate near 0.004: the prior, not the data, makes the estimate. bayes-bb (the "
-            "pooled cell model, as dm) does not have this problem")
+            f"and the others a median of {k:.0f} rows, so the prior's centre decides the "
+            "estimate (centred on 0.5, as before issue 40, it read 0.148 against a click "
+            "rate near 0.004). bayes-bb is the pooled cell model's Bayesian bootstrap, as "
+            "dm")
 
 
 def data_facts(obd, names) -> list[str]:

@@ -53,7 +53,8 @@ names = {g: "ABC"[i] for i, g in enumerate(obd.bts["user_feature_0"].value_count
 # Every estimator, overall and per group
 # --------------------------------------
 # "bayes" is the exact Dirichlet posterior of the tabular world (the default for a
-# tabular policy); "bayes-bb" is the same call with BTS given as a function of the
+# tabular policy; each triple's prior centred on its item's pooled click rate);
+# "bayes-bb" is the same call with BTS given as a function of the
 # logged features (one-hot cell, then one-hot group), which takes the Bayesian bootstrap
 # of the pooled per-cell model instead.
 cell_rows = np.array([bts.x_labels.index(c) for c in data.x_labels])
@@ -75,7 +76,7 @@ with warnings.catch_warnings():
         res = evaluate_policy_by_group(data, bts, problem, name, random_state=0)
         results[name, "all"] = res.overall
         for g, est in res.groups.items():
-            results[name, names[data.group_labels[g]]] = est
+            results[name, names[g]] = est
     results["bayes", "all"] = evaluate_policy(data, bts, problem, "bayes", random_state=0)
     results["bayes-bb", "all"] = evaluate_policy(data, bts_of_features, problem, "bayes",
                                                  n_draws=100, random_state=0)
@@ -113,12 +114,13 @@ np.add.at(counts, (data.x, data.z, data.a), 1)
 label = {v: k for k, v in names.items()}
 rnd = obd.on_policy_value("random").set_index("group")
 print(f"""
-- bayes puts a Dirichlet(0.5, 0.5) prior on the click rate of every (cell, group, item)
-  triple: {int((counts == 0).sum())} of the {counts.size} triples have no random-log \
-impression, so their
-  posterior click rate is 0.5, and a triple with a few impressions and no click still
-  has 0.5 / (n + 1): the prior, not the data, sets the estimate when the outcome is
-  this rare. bayes-bb (the pooled per-cell model, as dm) does not have this problem.
+- bayes is the exact Dirichlet posterior of the tabular world: the click rate of every
+  (cell, group, item) triple has a prior of mass 1 centred on the item's click rate over
+  all cells. {int((counts == 0).sum())} of the {counts.size} triples have no random-log \
+impression and
+  the others a few, so the centre matters: with a uniform centre (a click rate of 0.5)
+  the prior, not the data, set the estimate (0.148, before issue 40). bayes-bb (the
+  pooled per-cell model, as dm) agrees with it.
 - dm fits each (cell, group, item) on a handful of impressions, shrunk towards the
   item's click rate over all users, so its value for a group stays near its overall
   value (group B: {results["dm", "B"].value:.5f}, overall {results["dm", "all"].value:.5f}), \

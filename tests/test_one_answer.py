@@ -294,3 +294,68 @@ def test_nan_messages_name_no_caller_they_may_not_come_from():
     with pytest.raises(fd.FairdecideError) as info:
         fd.optimize_ranking([1.0, 2.0, 3.0], ["a", None, "b"])
     assert "LoggedData" not in str(info.value) and "groups" in str(info.value)
+
+
+# ------------------------------------------------------------------ 7. Open Bandit's lessons
+def _rare_clicks(n: int, seed: int) -> tuple:
+    """A uniform random log of 40 items over 30 cells with a 0.5% click rate: most
+    (cell, item) pairs are seen a few times or never, as in the Open Bandit sample."""
+    rng = np.random.default_rng(seed)
+    n_items, n_cells = 40, 30
+    rate = rng.uniform(0.001, 0.01, n_items)
+    x, a = rng.integers(0, n_cells, n), rng.integers(0, n_items, n)
+    y = (rng.random(n) < rate[a]).astype(int)
+    z = x % 2
+    problem = fd.DecisionProblem(np.tile([0.0, 1.0], (n_items, 1)))
+    data = fd.LoggedData(x=x, z=z, a=a, y=y, propensity=np.full(n, 1 / n_items),
+                         x_labels=range(n_cells), group_labels=[0, 1],
+                         action_labels=range(n_items), outcome_labels=[0, 1])
+    return data, problem, rate
+
+
+def test_the_exact_bayes_prior_is_centred_on_the_pooled_outcome_rates():
+    data, problem, rate = _rare_clicks(8000, seed=0)
+    post = fd.DirichletPosterior(0.5, allow_empty_groups=True, prior_mean="pooled")
+    mean = post.fit(data, problem).posterior_mean()["p_y"]
+    # by hand: counts n(x, z, a, y), pooled q(y | a) = (n(a, y) + 1/2) / (n(a) + 1)
+    n = np.zeros((data.n_x, 2, 40, 2))
+    np.add.at(n, (data.x, data.z, data.a, data.y), 1)
+    q = (n.sum(axis=(0, 1)) + 0.5) / (n.sum(axis=(0, 1, 3))[:, None] + 1.0)
+    want = (n + 0.5 * 2 * q) / (n.sum(axis=-1, keepdims=True) + 0.5 * 2)
+    np.testing.assert_allclose(mean, want, rtol=1e-12)
+    # A candidate's value: the uniform centre (a click rate of 0.5 for unseen pairs)
+    # lands far from the truth; the pooled centre's credible interval holds it.
+    candidate = fd.TabularPolicy.constant(data.n_x, 2, np.eye(40)[np.argsort(rate)[-5:]]
+                                          .mean(axis=0))
+    truth = float(rate[np.argsort(rate)[-5:]].mean())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        est = evaluate_policy(data, candidate, problem, "bayes", random_state=0)
+    low, high = est.confidence_interval(0.95)
+    assert low <= truth <= high
+    uniform = fd.DirichletPosterior(0.5, allow_empty_groups=True).fit(data, problem)
+    assert fd.expected_utility(candidate, uniform.mean_world(), problem) > 5 * truth
+
+
+def test_a_zero_width_interval_warns():
+    data, problem, _ = _rare_clicks(300, seed=1)
+    data.y[:] = 0  # no click at all
+    candidate = fd.TabularPolicy.constant(data.n_x, 2, np.full(40, 1 / 40))
+    with pytest.warns(UserWarning, match="standard error 0"):
+        est = evaluate_policy(data, candidate, problem, "ips")
+    assert est.std_error == 0 and est.value == 0
+
+
+def test_decisions_absent_from_logs_warn_by_whether_they_were_possible():
+    data, problem, _ = _rare_clicks(300, seed=2)
+    candidate = fd.TabularPolicy.constant(data.n_x, 2, np.eye(40)[0])
+    # known uniform propensities: item 0 was possible everywhere, merely unseen in cells
+    with pytest.warns(UserWarning, match="happen not to appear in these logs"):
+        evaluate_policy(data, candidate, problem, "ips")
+    # the same decisions logged deterministically (propensity 1): unseen means impossible
+    sure = fd.LoggedData(x=data.x, z=data.z, a=data.x % 40, y=data.y,
+                         propensity=np.ones(data.n), x_labels=data.x_labels,
+                         group_labels=data.group_labels, action_labels=range(40),
+                         outcome_labels=[0, 1])
+    with pytest.warns(UserWarning, match="that were never logged"):
+        evaluate_policy(sure, candidate, problem, "ips")

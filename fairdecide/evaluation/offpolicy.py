@@ -130,8 +130,12 @@ def evaluate_policy(
         action, so the candidate's utility is known on every row), else "dr"; for
         ``policy="logged"``, the on-policy mean. "bayes":
         the posterior of the model-based value: exact Dirichlet posterior draws of the
-        world for tabular data and policies (``prior``), else a Bayesian bootstrap with
-        the outcome model refitted under Dirichlet(1, ..., 1) row weights
+        world for tabular data and policies (``prior``: each P(y | a, x, z) has a prior
+        of mass prior * K centred on its action's outcome frequencies pooled over the
+        cells, ``DirichletPosterior(prior_mean="pooled")``, the saturated cell model's
+        shrinkage; a uniform centre outweighed 38 clicks in 10,000 rows of the Open
+        Bandit sample, 0.148 against a click rate of 0.0042), else a Bayesian bootstrap
+        with the outcome model refitted under Dirichlet(1, ..., 1) row weights
         (``n_draws`` draws); its interval is the credible interval.
     outcome_model : classifier or World, optional
         For dm and dr: a scikit-learn classifier of y from the features (one per action
@@ -161,7 +165,8 @@ def evaluate_policy(
         bootstrap refits the outcome model per draw: O(n_draws n), so pass fewer there
         to trade precision for time.
     prior : float, default=0.5
-        Dirichlet concentration (> 0) of the exact tabular posterior (``"bayes"``).
+        Dirichlet concentration (> 0) of the exact tabular posterior (``"bayes"``): the
+        prior's mass in each conditional is prior * K (K outcomes).
 
     Returns
     -------
@@ -304,7 +309,8 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
     if isinstance(data, LoggedData | LoggedCounts) and "features" not in pol.reads:
         if data.a is not None:
             warn_unsupported(data, problem, pol.proba(data.units()))
-        post = DirichletPosterior(prior, "joint", allow_empty_groups=True).fit(data, problem)
+        post = DirichletPosterior(prior, "joint", allow_empty_groups=True,
+                                  prior_mean="pooled").fit(data, problem)
         draws = np.array([expected_utility(pol, w, problem)
                           for w in post.sample(n_draws, random_state=rng)])
         name = "bayes (Dirichlet)"

@@ -240,6 +240,14 @@ def _finish(name: str, summand: np.ndarray, value: float, psi: np.ndarray,
             f"the {name} estimate is not a finite number (value {float(value)!r}, standard "
             f"error {float(se)!r}){detail}; check the propensities and the rewards, clip "
             "the weights or use a model-based estimator")
+    if se == 0 and n > 1:
+        warnings.warn(
+            f"the {name} estimate {float(value):.4g} has standard error 0: every row "
+            "contributes the same value (no reward other than one value, e.g. no click "
+            f"in {n} rows), so its normal interval has zero width and says nothing about "
+            "the uncertainty. Read it as 'no information beyond these rows'; a "
+            "model-based or Bayesian estimate, or more rows, gives an interval",
+            stacklevel=3)
     if w is not None:
         if not ess >= POOR_OVERLAP_ESS * n:
             warnings.warn(
