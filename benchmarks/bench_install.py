@@ -134,7 +134,8 @@ def measure(checkout: Path, work: Path) -> dict:
 
 def report(refs: dict[str, str], runs: dict[str, list[dict]]) -> list[str]:
     names = list(refs)
-    w = 22
+    w = max(22, *(len(f"{n} ({refs[n]})") + 2 for n in names))
+    cw = max(12, *(len(n) + 2 for n in names))
     head = "".join(f"{f'{n} ({refs[n]})':>{w}}" for n in names)
     lines = [f"{'':34s}{head}"]
 
@@ -173,16 +174,16 @@ def report(refs: dict[str, str], runs: dict[str, list[dict]]) -> list[str]:
             for r in d["requires"]:
                 required_by.setdefault(_norm(r), set()).add(d["name"])
     lines.append("installed distributions, MiB (files in each RECORD), largest first:")
-    lines.append(f"{'distribution':22s}{'version':>12s}" + "".join(f"{n:>12s}" for n in names)
-                 + "  required by")
+    lines.append(f"{'distribution':22s}{'version':>12s}" + "".join(f"{n:>{cw}s}" for n in names)
+                 + "  required by (in any of the venvs)")
     for key in sorted(sizes, key=lambda k: -max(sizes[k].values())):
         name, version = info[key]
         by = ", ".join(sorted(required_by.get(key, ()))) or "-"
         lines.append(f"{name:22s}{version:>12s}" + "".join(
-            f"{sizes[key][n]:12.1f}" if n in sizes[key] else f"{'-':>12s}" for n in names)
+            f"{sizes[key][n]:{cw}.1f}" if n in sizes[key] else f"{'-':>{cw}s}" for n in names)
             + f"  {by}")
     lines.append(f"{'sum':34s}" + "".join(
-        f"{sum(s.get(n, 0) for s in sizes.values()):12.1f}" for n in names)
+        f"{sum(s.get(n, 0) for s in sizes.values()):{cw}.1f}" for n in names)
         + "  (du counts disk blocks, the RECORDs bytes)")
     return lines
 
