@@ -4,11 +4,11 @@ Without differential privacy, a report hides small cells (:func:`suppress_small_
 threshold :data:`SMALL_CELL_THRESHOLD`). With it, every released count comes from
 :func:`release_counts` (two-sided geometric or Laplace noise of scale 1/epsilon,
 sensitivity 1 under add/remove-one-row neighbours, drawn by OpenDP's exact samplers from
-a secure generator; OpenDP is imported at the first release) at its share of a
-:class:`PrivacyBudget`; rates and their intervals come from :func:`rate_interval` with
-the noise variance, and intervals of other statistics of a table from
-:func:`replicate_releases`. Everything computed from the released tables is
-post-processing. See docs/privacy.md.
+a secure generator; OpenDP is the ``privacy`` extra, ``pip install 'fairdecide[privacy]'``,
+imported at the first release) at its share of a :class:`PrivacyBudget`; rates and their
+intervals come from :func:`rate_interval` with the noise variance, and intervals of other
+statistics of a table from :func:`replicate_releases`. Everything computed from the
+released tables is post-processing. See docs/privacy.md.
 """
 
 from fairdecide.privacy.budget import PrivacyBudget

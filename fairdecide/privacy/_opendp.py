@@ -1,7 +1,10 @@
 """The privacy noise of a release, drawn by OpenDP (see :mod:`fairdecide.privacy.mechanisms`
 for the mechanisms, their scales and their accounting): the measurement at a given
 epsilon, and the noisy table. OpenDP is imported, with its ``"contrib"`` features, at the
-first release, never at ``import fairdecide``."""
+first release, never at ``import fairdecide``. It is an optional extra
+(``pip install 'fairdecide[privacy]'``): without it every release raises a
+:class:`~fairdecide.exceptions.FairdecideError` naming the extra, and everything else in
+fairdecide (small-cell suppression included) works."""
 
 from __future__ import annotations
 
@@ -14,7 +17,9 @@ import numpy as np
 
 from fairdecide.exceptions import FairdecideError
 
-__all__ = ["SAMPLERS", "measurement", "opendp_release"]
+__all__ = ["INSTALL_HINT", "SAMPLERS", "measurement", "opendp_release", "require_opendp"]
+
+INSTALL_HINT = "pip install 'fairdecide[privacy]'"
 
 # What draws each mechanism's noise, for the record of a release.
 SAMPLERS = {
@@ -36,14 +41,26 @@ def _opendp() -> SimpleNamespace:
     scikit-learn extras, about a second); ``"contrib"`` is the one feature flag
     ``make_laplace`` requires.
     """
-    from opendp.domains import atom_domain, vector_domain
-    from opendp.measurements import make_laplace
-    from opendp.metrics import l1_distance
-    from opendp.mod import enable_features
+    try:
+        from opendp.domains import atom_domain, vector_domain
+        from opendp.measurements import make_laplace
+        from opendp.metrics import l1_distance
+        from opendp.mod import enable_features
+    except ImportError as exc:
+        raise FairdecideError(
+            "differential privacy (release_counts, audit_report's dp_epsilon, fairdecide "
+            f"audit --dp-epsilon) draws its noise with OpenDP, which is not installed "
+            f"({exc}); install the privacy extra: {INSTALL_HINT}") from None
 
     enable_features("contrib")
     return SimpleNamespace(atom_domain=atom_domain, vector_domain=vector_domain,
                            make_laplace=make_laplace, l1_distance=l1_distance)
+
+
+def require_opendp() -> None:
+    """Import OpenDP now, or raise a :class:`~fairdecide.exceptions.FairdecideError` that
+    names the ``privacy`` extra; a caller that will release calls it before any work."""
+    _opendp()
 
 
 def measurement(epsilon: float, mechanism: str) -> tuple[Any, float]:

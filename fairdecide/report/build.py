@@ -249,7 +249,8 @@ def audit_report(
         Level of every interval.
     dp_epsilon : float, optional
         Release everything through pure epsilon-differential privacy: the group table and
-        the cell tables each get half of the budget (:mod:`fairdecide.privacy`).
+        the cell tables each get half of the budget (:mod:`fairdecide.privacy`). Needs
+        OpenDP, the privacy extra (``pip install 'fairdecide[privacy]'``).
     dp_mechanism : {"geometric", "laplace"}, default="geometric"
     min_cell : int, optional
         Without privacy, counts from 1 to ``min_cell - 1`` and the rates they reveal are
@@ -301,6 +302,7 @@ def audit_report(
     alternative.
     """
     from fairdecide.privacy import SMALL_CELL_THRESHOLD
+    from fairdecide.privacy._opendp import require_opendp
 
     if not isinstance(criterion, str) or criterion not in CRITERIA:
         raise FairdecideError(f"criterion must be one of {list(CRITERIA)}, got {criterion!r}")
@@ -312,6 +314,7 @@ def audit_report(
                                                                     minimum=1)
     if dp_epsilon is not None:
         dp_epsilon = as_real(dp_epsilon, "dp_epsilon", low=0, low_open=True)
+        require_opendp()  # no OpenDP: say so (the privacy extra) before reading the data
     rng = check_random_state(random_state)
     step = _Steps(progress, 6)
     if not isinstance(data, str | Path | pd.DataFrame):
