@@ -36,12 +36,18 @@ from threadpoolctl import threadpool_limits
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.test_privacy import COVERAGE_CASES, MECHANISMS, _coverage  # noqa: E402
+from tests.test_privacy import (  # noqa: E402
+    COVERAGE_CASES,
+    MECHANISMS,
+    WILSON_DIP,
+    _coverage,
+    coverage_floor,
+)
 
 TABLE_LEVELS = (0.9, 0.95)
-#: test_noise_aware_interval_covers's check: 2000 replications, at least the level minus
-#: four binomial standard errors.
-TEST_REPS, TEST_SE = 2000, 4
+#: test_noise_aware_interval_covers's check: 2000 replications, at least
+#: tests.test_privacy.coverage_floor (the level minus WILSON_DIP minus four standard errors).
+TEST_REPS = 2000
 GRID_LEVELS = (0.9, 0.95, 0.99)
 GRID = {"n": (3, 10, 30, 100, 1000, 10_000), "p": (0.02, 0.1, 0.3, 0.5),
         "epsilon": (0.05, 0.2, 1.0), "cells": (1, 3)}
@@ -60,7 +66,7 @@ def table(reps: int) -> list[str]:
             for lv in TABLE_LEVELS:
                 cells.append(f"{got[lv][0]:.3f} / {got[lv][1]:.3f}".rjust(19))
                 lowest[lv] = [min(a, float(b)) for a, b in zip(lowest[lv], got[lv], strict=True)]
-                floor = lv - TEST_SE * np.sqrt(lv * (1 - lv) / TEST_REPS)
+                floor = coverage_floor(lv, TEST_REPS)
                 chance.append((float(stats.binom.cdf(np.ceil(floor * TEST_REPS) - 1,
                                                      TEST_REPS, got[lv][0])),
                                f"n = {n}, p = {p}, epsilon = {eps}, {mech}, "
@@ -75,7 +81,8 @@ def table(reps: int) -> list[str]:
                 f"{lowest[lv][w]:.3f} at {round(100 * lv)}%" for lv in TABLE_LEVELS)
               for w, what in enumerate(("noise-aware", "naive"))),
             f"chance that test_privacy's check ({TEST_REPS} replications, at least the level "
-            f"minus {TEST_SE} standard errors) fails by bad luck at these coverages: at most "
+            f"minus {WILSON_DIP} minus 4 standard errors) fails by bad luck at these "
+            "coverages: at most "
             f"{max(chance)[0]:.2g} for one check ({max(chance)[1]}), "
             f"{1 - np.prod([1 - c for c, _ in chance]):.2g} for any of the {len(chance)}"]
 

@@ -255,17 +255,31 @@ COVERAGE_CASES = [  # (n, p, epsilon, cells per side)
 ]
 
 
+#: Where the noise is negligible the interval is Wilson's, whose coverage dips below
+#: nominal for rates near 0 (0.944 at 95%, 0.899 at 90% at n = 1000, p = 0.05,
+#: epsilon = 1 over 40,000 replications: benchmarks/results/privacy_coverage.txt). The
+#: claim tested is coverage at least the level minus this dip.
+WILSON_DIP = 0.01
+
+
+def coverage_floor(level: float, reps: int) -> float:
+    """The least coverage over ``reps`` replications the test accepts: the claimed
+    coverage (level - WILSON_DIP) minus four of its binomial standard errors, so a check
+    fails by bad luck with probability about 3e-5 where the claim holds (below 1e-6 at
+    the coverages measured; bench_privacy_coverage.py prints it)."""
+    claim = level - WILSON_DIP
+    return claim - 4 * math.sqrt(claim * (1 - claim) / reps)
+
+
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 @pytest.mark.parametrize(("n", "p", "epsilon", "n_cells"), COVERAGE_CASES)
 def test_noise_aware_interval_covers(n, p, epsilon, n_cells, mechanism):
-    # Four binomial standard errors: the noise is unseeded, and the lowest coverage of
-    # these cases over 40,000 replications is 0.948 at 95% and 0.901 at 90%
-    # (docs/privacy.md), so a failure here means a shortfall, not bad luck.
+    # The noise is unseeded: the allowance is computed (coverage_floor), so a failure
+    # means a shortfall of more than WILSON_DIP, not bad luck.
     reps = 2000
     for level, (cover, _) in _coverage(n, p, epsilon, mechanism, (0.9, 0.95), n_cells,
                                        reps).items():
-        se = math.sqrt(level * (1 - level) / reps)
-        assert cover >= level - 4 * se, (level, cover)
+        assert cover >= coverage_floor(level, reps), (level, cover)
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
@@ -276,7 +290,7 @@ def test_naive_interval_under_covers_with_noise(n, p, epsilon, mechanism):
     for level, (cover, naive) in _coverage(n, p, epsilon, mechanism, (0.9, 0.95),
                                            reps=reps).items():
         assert naive < level - 0.15, (level, naive)
-        assert cover >= level - 4 * math.sqrt(level * (1 - level) / reps), (level, cover)
+        assert cover >= coverage_floor(level, reps), (level, cover)
 
 
 def test_rate_interval_is_vectorised_and_never_nan():

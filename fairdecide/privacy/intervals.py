@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from fairdecide._validation import as_float_array, as_real
+from fairdecide._validation import as_float_array, as_real, index_text
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["RateInterval", "rate_interval"]
@@ -152,7 +152,7 @@ def rate_interval(successes: Any, totals: Any, level: float = 0.95,
         if np.any(s > t * (1 + _COUNT_TOL) + _COUNT_TOL):
             bad = np.argwhere(s > t * (1 + _COUNT_TOL) + _COUNT_TOL)[0]
             raise FairdecideError(
-                f"successes exceeds totals at index {tuple(bad)} ({s[tuple(bad)]:g} > "
+                f"successes exceeds totals at index {index_text(bad)} ({s[tuple(bad)]:g} > "
                 f"{t[tuple(bad)]:g}); for noisy released counts pass noise=(...)")
         v_s = v_f = np.zeros(s.shape)
     else:

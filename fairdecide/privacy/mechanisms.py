@@ -43,7 +43,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_int, as_real, check_random_state
+from fairdecide._validation import as_float_array, as_int, as_real, check_random_state, index_text
 from fairdecide.exceptions import FairdecideError
 from fairdecide.privacy._opendp import SAMPLERS, opendp_release
 
@@ -278,16 +278,16 @@ def release_counts(counts: Any, epsilon: float, mechanism: Mechanism = "geometri
     if np.any(table < 0):
         bad = np.argwhere(table < 0)[0]
         raise FairdecideError(
-            f"counts must be non-negative; cell {tuple(bad)} is {table[tuple(bad)]:g}")
+            f"counts must be non-negative; cell {index_text(bad)} is {table[tuple(bad)]:g}")
     if not np.all(table == np.round(table)):
         bad = np.argwhere(table != np.round(table))[0]
         raise FairdecideError(
             f"counts must be whole numbers (sensitivity 1 assumes each row adds 1 to one "
-            f"cell); cell {tuple(bad)} is {table[tuple(bad)]:g}")
+            f"cell); cell {index_text(bad)} is {table[tuple(bad)]:g}")
     if np.any(table > _MAX_COUNT):
         bad = np.argwhere(table > _MAX_COUNT)[0]
         raise FairdecideError(
-            f"counts must be at most 2**53; cell {tuple(bad)} is {table[tuple(bad)]:g}")
+            f"counts must be at most 2**53; cell {index_text(bad)} is {table[tuple(bad)]:g}")
     return NoisyCounts(opendp_release(table, eps, mechanism), eps, mechanism)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_int
+from fairdecide._validation import as_float_array, as_int, index_text
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["SMALL_CELL_THRESHOLD", "suppress_small_cells"]
@@ -54,6 +54,6 @@ def suppress_small_cells(counts: Any, threshold: int = SMALL_CELL_THRESHOLD) -> 
     if np.any(table < 0):
         bad = np.argwhere(table < 0)[0]
         raise FairdecideError(
-            f"counts must be non-negative; cell {tuple(bad)} is {table[tuple(bad)]:g}")
+            f"counts must be non-negative; cell {index_text(bad)} is {table[tuple(bad)]:g}")
     threshold = as_int(threshold, "threshold", minimum=1)
     return (table > 0) & (table < threshold)
