@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._validation import as_propensity
-from fairdecide.data import LoggedData, checked_labels, declared_labels, label_columns
+from fairdecide.columns import checked_labels, declared_labels, label_columns
+from fairdecide.data import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels, as_object_vector
 from fairdecide.problem import DecisionProblem

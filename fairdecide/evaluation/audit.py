@@ -41,7 +41,7 @@ from fairdecide.evaluation.deviation import (
     estimate_deviation,
     marginal_atoms,
 )
-from fairdecide.evaluation.offpolicy import LOGGED
+from fairdecide.evaluation.logged import LOGGED
 from fairdecide.exceptions import FairdecideError
 from fairdecide.logged_counts import LoggedCounts
 from fairdecide.problem import DecisionProblem

@@ -26,7 +26,8 @@ from fairdecide._validation import as_int, as_real, check_instance, check_random
 from fairdecide.criteria.base import Criterion
 from fairdecide.data import BanditData, LoggedData
 from fairdecide.evaluation.counts import MarginalAtoms
-from fairdecide.evaluation.offpolicy import LOGGED, _prepare, is_logged
+from fairdecide.evaluation.logged import LOGGED, is_logged
+from fairdecide.evaluation.offpolicy import _prepare
 from fairdecide.evaluation.ope import (
     POOR_OVERLAP_ESS,
     _effective_sample_size,

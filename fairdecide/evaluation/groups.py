@@ -12,7 +12,8 @@ import pandas as pd
 from fairdecide._tables import result_table
 from fairdecide._validation import as_real
 from fairdecide.data import BanditData, LoggedData
-from fairdecide.evaluation.offpolicy import _prepare, warn_summary
+from fairdecide.evaluation.logged import warn_summary
+from fairdecide.evaluation.offpolicy import _prepare
 from fairdecide.evaluation.ope import OffPolicyInputs, ValueEstimate
 from fairdecide.exceptions import FairdecideError
 from fairdecide.logged_counts import LoggedCounts

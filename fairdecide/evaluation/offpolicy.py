@@ -11,15 +11,14 @@ import numpy as np
 from fairdecide._defaults import N_DRAWS
 from fairdecide._validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.data import BanditData, LoggedData
-from fairdecide.evaluation._weights import _robust_std
 from fairdecide.evaluation.counted import prepare_counts
+from fairdecide.evaluation.logged import is_logged, logged_inputs, warn_summary
 from fairdecide.evaluation.ope import (
     DirectMethod,
     DoublyRobust,
     FullInformation,
     InverseProbability,
     OffPolicyInputs,
-    OnPolicy,
     SelfNormalized,
     ValueEstimate,
 )
@@ -37,32 +36,10 @@ from fairdecide.policies.adapters import as_policy, check_rows
 from fairdecide.problem import DecisionProblem
 from fairdecide.units import Units
 
-__all__ = ["LOGGED", "BanditData", "evaluate_policy"]
+__all__ = ["BanditData", "evaluate_policy"]
 
 ESTIMATORS = {"dm": DirectMethod, "ips": InverseProbability, "snips": SelfNormalized,
               "dr": DoublyRobust, "full": FullInformation}
-
-#: The ``policy`` that names the logged decisions themselves (what was actually done).
-LOGGED = "logged"
-
-#: A policy estimated from the logs (``TabularPolicy.from_data``'s cell rates) whose
-#: value differs from the logged decisions' by more than this many standard errors of
-#: the difference is reported in a warning naming both.
-SUMMARY_GAP_SE = 2.0
-
-
-def is_logged(policy: Any) -> bool:
-    """Whether ``policy`` names the logged decisions (the string "logged"); any other
-    string is an error naming the one string accepted."""
-    if isinstance(policy, str):
-        if policy != LOGGED:
-            raise FairdecideError(
-                f"policy={policy!r}: the only policy given as a string is {LOGGED!r} (the "
-                "logged decisions themselves); give a TabularPolicy, a fitted classifier "
-                "with predict_proba or a callable otherwise")
-        return True
-    return False
-
 
 def _units(data: Any, bandit: BanditData) -> Units:
     """What a policy may read of the logged individuals: cell codes (tabular data) and
@@ -230,57 +207,6 @@ def evaluate_policy(
     return result
 
 
-def warn_summary(data: Any, policy: Any, problem: DecisionProblem,
-                 result: ValueEstimate) -> None:
-    """Warn when ``policy`` summarises the logged decisions (declares
-    ``summarises_logs``: the cell rates of ``TabularPolicy.from_data``) and its value
-    differs from the logged decisions' own on these rows by more than SUMMARY_GAP_SE
-    standard errors of the difference (from the two influence functions, which share
-    the rows)."""
-    if is_logged(policy) or not getattr(as_policy(policy, problem), "summarises_logs",
-                                        False) or data.a is None:
-        return
-    inputs, _, est = _prepare(data, LOGGED, problem, "auto", None, None, 2, None)
-    logged = est.estimate(inputs)
-    gap = result.value - logged.value
-    if result.influence is not None and len(result.influence) == len(logged.influence):
-        se = _robust_std(result.influence - logged.influence, inputs.weight) / np.sqrt(
-            logged.n)
-    else:
-        se = float(np.hypot(result.std_error, logged.std_error))
-    if abs(gap) > SUMMARY_GAP_SE * se:
-        warnings.warn(
-            f"this policy is the logged decisions' action rates per cell (x, z) "
-            f"(TabularPolicy.from_data), valued at {result.value:.4f} ({result.estimator}); "
-            f"the logged decisions themselves are worth {logged.value:.4f} on these rows "
-            f"(evaluate_policy(data, 'logged', problem)), {abs(gap) / se:.0f} standard "
-            "errors apart. The cell policy re-draws each decision at random with its "
-            "cell's rates, so it loses whatever else the decisions used (a score, an "
-            "interview). Report the logged decisions' value as 'logged'",
-            stacklevel=3)
-
-
-def _logged_inputs(data: Any, problem: DecisionProblem
-                   ) -> tuple[OffPolicyInputs, BanditData | LoggedCounts, OnPolicy]:
-    """The on-policy inputs of the logged decisions: their rewards U(a_i, y_i) (per atom,
-    weighted by its rows, on LoggedCounts), the logged action as the target."""
-    if data.a is None:
-        raise FairdecideError(
-            "policy='logged' needs the logged actions (a): the data have none")
-    if isinstance(data, LoggedCounts):
-        a, y, bandit, c = data.action_codes(problem), data.outcome_codes(problem), data, \
-            data.weights
-    else:
-        bandit = data if isinstance(data, BanditData) else BanditData.from_logged(data,
-                                                                                  problem)
-        a, y, c = bandit.a, bandit.y, None
-    if int(a.max()) >= problem.n_actions or int(y.max()) >= problem.n_outcomes:
-        raise FairdecideError("logged action or outcome codes exceed the problem's")
-    target = np.eye(problem.n_actions)[a]
-    return (OffPolicyInputs(problem.utility[a, y], a, target, weight=c), bandit,
-            OnPolicy())
-
-
 def _resample(inp: OffPolicyInputs, rng: np.random.RandomState) -> OffPolicyInputs:
     """A bootstrap resample of the rows: drawn rows, or (weighted atoms) multinomial
     counts of the atoms, the same distribution at a cost that does not grow with n."""
@@ -360,7 +286,7 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
                 "'logged': the logged decisions' value is the mean of U(a_i, y_i) over "
                 "the logged rows, observed, not estimated (no weights and no model); "
                 "leave estimator='auto'")
-        return _logged_inputs(data, problem)
+        return logged_inputs(data, problem)
     if isinstance(estimator, str) and estimator == "auto":
         estimator = "dr" if problem.outcome_depends_on_action else "full"
     if isinstance(estimator, str):

@@ -6,7 +6,8 @@ line, :func:`audit_report` in Python.
 """
 
 from fairdecide.report.build import audit_report
-from fairdecide.report.inputs import parse_utility, prepare_data, read_table
+from fairdecide.report.inputs import prepare_data, read_table
 from fairdecide.report.report import AuditReport
+from fairdecide.report.utility import parse_utility
 
 __all__ = ["AuditReport", "audit_report", "parse_utility", "prepare_data", "read_table"]
