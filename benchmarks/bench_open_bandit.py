@@ -295,7 +295,8 @@ def bayes_note(obd, features) -> str:
     seen = counts[counts > 0]
     k = float(np.median(seen))
     return (f"bayes: a Dirichlet posterior per (cell, group, item), its prior of mass 1 "
-            f"centred on the item's click rate pooled over the cells: "
+            "centred on the item's click rate pooled over the cells (itself shrunk towards the "
+            "rate over all items): "
             f"{int((counts == 0).sum())} of {counts.size} such cells have no random-log row "
             f"and the others a median of {k:.0f} rows, so the prior's centre decides the "
             "estimate (centred on 0.5, as before issue 40, it read 0.148 against a click "

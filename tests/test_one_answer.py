@@ -317,11 +317,13 @@ def test_the_exact_bayes_prior_is_centred_on_the_pooled_outcome_rates():
     data, problem, rate = _rare_clicks(8000, seed=0)
     post = fd.DirichletPosterior(0.5, allow_empty_groups=True, prior_mean="pooled")
     mean = post.fit(data, problem).posterior_mean()["p_y"]
-    # by hand: counts n(x, z, a, y), pooled q(y | a) = (n(a, y) + 1/2) / (n(a) + 1)
+    # by hand: counts n(x, z, a, y); q0(y) = (n(y) + 1/2) / (n + 1) over everything,
+    # q(y | a) = (n(a, y) + q0(y)) / (n(a) + 1), the prior's mass 0.5 * 2 = 1
     n = np.zeros((data.n_x, 2, 40, 2))
     np.add.at(n, (data.x, data.z, data.a, data.y), 1)
-    q = (n.sum(axis=(0, 1)) + 0.5) / (n.sum(axis=(0, 1, 3))[:, None] + 1.0)
-    want = (n + 0.5 * 2 * q) / (n.sum(axis=-1, keepdims=True) + 0.5 * 2)
+    q0 = (n.sum(axis=(0, 1, 2)) + 0.5) / (n.sum() + 1.0)
+    q = (n.sum(axis=(0, 1)) + q0) / (n.sum(axis=(0, 1, 3))[:, None] + 1.0)
+    want = (n + q) / (n.sum(axis=-1, keepdims=True) + 1.0)
     np.testing.assert_allclose(mean, want, rtol=1e-12)
     # A candidate's value: the uniform centre (a click rate of 0.5 for unseen pairs)
     # lands far from the truth; the pooled centre's credible interval holds it.

@@ -62,12 +62,14 @@ class DirichletPosterior(BaseEstimator):
     frequencies pooled over all cells::
 
         P(y | a, x, z) ~ Dirichlet(n(x, z, a, .) + prior * K * q(. | a)),
-        q(y | a) = (n(a, y) + 1/2) / (n(a) + K / 2)
+        q(y | a) = (n(a, y) + prior * K * q0(y)) / (n(a) + prior * K),
+        q0(y) = (n(y) + 1/2) / (n + K / 2)
 
-    (K outcomes), the shrinkage target of the saturated cell model
-    (:class:`~fairdecide.models.outcome.CellFrequencies`): a cell seen a few times
-    borrows from the other cells instead of from a uniform guess, which matters when an
-    outcome is rare (a click rate of 0.4% against a uniform prior's 50%).
+    (K outcomes): a cell seen a few times borrows from its action's other cells, and an
+    action seen a few times from every action, instead of from a uniform guess, which
+    matters when an outcome is rare (a click rate of 0.4% against a uniform prior's
+    50%). In prediction problems and the papers' factorization, q is the factor's
+    frequencies pooled over the cells, smoothed by 1/2.
 
     Parameters
     ----------
@@ -138,8 +140,16 @@ class DirichletPosterior(BaseEstimator):
                 out[key] = counts + prior
                 continue
             k = counts.shape[-1]
-            pooled = counts.sum(axis=_POOLED[key], keepdims=True) + 0.5
-            out[key] = counts + prior * k * pooled / pooled.sum(axis=-1, keepdims=True)
+            mass = prior * k
+            top = counts.sum(axis=tuple(range(counts.ndim - 1))) + 0.5
+            top = top / top.sum()  # q0(y): every cell and action pooled, smoothed by 1/2
+            if key == "p_y" and counts.ndim == 4:  # P(y | a, x, z): cell -> action -> all
+                n_a = counts.sum(axis=(0, 1))
+                center = (n_a + mass * top) / (n_a.sum(axis=-1, keepdims=True) + mass)
+            else:
+                pooled = counts.sum(axis=_POOLED[key], keepdims=True) + 0.5
+                center = pooled / pooled.sum(axis=-1, keepdims=True)
+            out[key] = counts + mass * center
         return out
 
     def posterior_mean(self) -> dict[str, np.ndarray]:
