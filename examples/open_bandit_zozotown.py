@@ -115,12 +115,13 @@ label = {v: k for k, v in names.items()}
 rnd = obd.on_policy_value("random").set_index("group")
 print(f"""
 - bayes is the exact Dirichlet posterior of the tabular world: the click rate of every
-  (cell, group, item) triple has a prior of mass 1 centred on the item's click rate over
-  all cells (itself shrunk towards the rate over all items). {int((counts == 0).sum())} of the {counts.size} triples have no random-log \
-impression and
-  the others a few, so the centre matters: with a uniform centre (a click rate of 0.5)
-  the prior, not the data, set the estimate (0.148, before issue 40). bayes-bb (the
-  pooled per-cell model, as dm) agrees with it.
+  (cell, group, item) triple has a prior of mass 1 centred on the item's click rate
+  over all cells (itself shrunk towards the rate over all items). \
+{int((counts == 0).sum())} of the
+  {counts.size} triples have no random-log impression and the others a few, so the
+  centre matters: with a uniform centre (a click rate of 0.5) the prior, not the data,
+  set the estimate (0.148, before issue 40). bayes-bb (the pooled per-cell model, as
+  dm) agrees with it.
 - dm fits each (cell, group, item) on a handful of impressions, shrunk towards the
   item's click rate over all users, so its value for a group stays near its overall
   value (group B: {results["dm", "B"].value:.5f}, overall {results["dm", "all"].value:.5f}), \

@@ -284,7 +284,7 @@ def test_example_prints_the_truth_and_judges_each_interval_by_it(data_dir, tmp_p
     assert all(w for (_, who), (_, _, w) in table.items() if who == "group C")
     assert f"(group B: {table['dm', 'group B'][0]:.5f}, overall " in out
     assert f"(B: {table['ips', 'group B'][0]:.5f} and" in out
-    m = re.search(r"(\d+) of the (\d+) triples have no random-log", out)
+    m = re.search(r"(\d+) of the\s+(\d+) triples have no random-log", out)
     counts = r.groupby(["position", "day", "user_feature_0", "item_id"]).size()
     assert (int(m.group(1)), int(m.group(2))) == (21 * 3 * 80 - len(counts), 21 * 3 * 80)
 
