@@ -17,7 +17,7 @@ from fairdecide.criteria.base import as_criteria
 from fairdecide.data import LoggedData
 from fairdecide.estimators import _flatten as flatten
 from fairdecide.estimators._inputs import Cells, family_of
-from fairdecide.estimators._labels import label_world
+from fairdecide.estimators._labels import label_world, reads_outcome, with_labels
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import TabularWorld, World
@@ -139,22 +139,21 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
 
         scaler = StandardScaler().fit(X)
         Xs = scaler.transform(X)
-        plug = model = None
-        if a is None:  # a prediction: the rows' own labels are the world (_labels.py)
-            world = label_world(Xs, z, y, n_groups, problem.n_outcomes, sample_weight)
-        if a is not None or uncertainty != "plug-in":
-            model = IndividualOutcomeModel(est.outcome_model, action_encoding,
-                                           n_folds=est.n_folds).fit(
-                Xs, z, y, problem, a, random_state=seed,
-                sample_weight=sample_weight if outcome_weight is None else outcome_weight)
-        if a is not None:
-            plug = world = model.world(None, None, sample_weight)
-        if uncertainty != "plug-in":
-            belief = Belief.from_refits(model, n_scen, seed, uncertainty, sample_weight)
-            # a prediction's worst case includes its labelled rows (_labels.py)
-            world = belief if a is not None or uncertainty == "mean" else Belief(
-                (world, *belief.worlds), aggregate="worst",
-                label=f"the labels and {belief.label}")
+        model = IndividualOutcomeModel(est.outcome_model, action_encoding,
+                                       n_folds=est.n_folds).fit(
+            Xs, z, y, problem, a, random_state=seed,
+            sample_weight=sample_weight if outcome_weight is None else outcome_weight)
+        plug = model.world(None, None, sample_weight) if uncertainty == "plug-in" or (
+            a is not None) else None
+        world = plug if uncertainty == "plug-in" else Belief.from_refits(
+            model, n_scen, seed, uncertainty, sample_weight)
+        if a is None:  # a prediction: criteria given y on the labelled rows (_labels.py)
+            labelled = label_world(Xs, z, y, n_groups, problem.n_outcomes, sample_weight)
+            if uncertainty != "plug-in":
+                world = with_labels(world, labelled, uncertainty)
+            elif any(map(reads_outcome, user)):
+                world = labelled
+            plug = None
         pol = LinearSoftmaxPolicy(include_z=not est.group_blind, l2=as_real(
             est.l2, "l2", low=0.0))
         result = optimize_policy(problem, world, criteria, policy=pol,
@@ -203,7 +202,7 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     if seen_as is not None or uncertainty == "worst":
         # the rows in the cells predict puts them in: one more scenario (below)
         x_seen = x if seen_as is None else cells.codes(seen_as, warn=False)
-        world = _with_predicted(world, TabularWorld.from_data(
+        world = with_labels(world, TabularWorld.from_data(
             logged(x_seen), problem, weights=sample_weight), uncertainty)
         x = x if seen_as is None else np.r_[x, x_seen]
     result = optimize_policy(problem, world, criteria, group_blind=bool(est.group_blind),
@@ -218,31 +217,6 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     fallback = np.einsum("xz,xza->za", p_x_given_z, result.policy.table)
     return Fitted(result, family, cells=cells, seen=counts > 0, fallback=fallback,
                   scorer=scorer, criteria=user, world=None if a is None else plug)
-
-
-def _with_predicted(world: World | Belief, predicted: TabularWorld, uncertainty: str
-                    ) -> World | Belief:
-    """``world`` (or belief) with ``predicted``, the labelled training rows in the cells
-    a prediction puts them in, as one more scenario of a worst case: every tolerance
-    then holds on what the classifier predicts for its training rows (``deviation_``).
-
-    The score family's program is over two binnings of the training rows. Its bins'
-    outcome rates are honest only for out-of-fold scores (``world``: each row scored
-    by the fold fit that did not see it, as a new row's score is by fits that did not
-    see it), but a training row is predicted through the bin of the score every row
-    gets, the fold fits' mean (``predicted``). The plug-in program holds every
-    tolerance in both worlds: in the out-of-fold world for new rows, and in the
-    predicted one for the training rows. Its utility is the worse of the two (the
-    predicted world's, from scores that saw the rows, is the optimistic one). A
-    "worst" belief (both families) takes ``predicted`` as one more scenario; a "mean"
-    belief keeps its mean and adds none (the mean deviation bounds no single world)."""
-    if uncertainty == "plug-in":
-        return Belief((world, predicted), aggregate="worst",
-                      label="out-of-fold and predicted scores")
-    if uncertainty == "worst":
-        return Belief((*world.worlds, predicted), aggregate="worst",
-                      label=f"{world.label} and the predicted scores")
-    return world
 
 
 def _nearest_seen(seen: np.ndarray) -> np.ndarray:

@@ -13,11 +13,13 @@ so that the group marginal of a policy pi in it is
 
 the empirical joint of the rows' predictions and labels: the marginal of which
 ``deviation_`` reports each criterion's deviation (:func:`label_deviations`). The softmax
-family optimises in this world (:func:`label_world`; with ``uncertainty="worst"`` it is
-one scenario beside the outcome model's bootstrap refits, so that the worst case bounds
-it too); the tabular and score families' cells hold the label frequencies of their
-training rows, the same marginal when the rows are predicted through the cells they
-were counted in.
+family optimises in this world (:func:`label_world`) when a criterion reads the outcome
+(:func:`reads_outcome`); with independence alone, whose deviation reads no label, in its
+outcome model's world as before (its smoother utility overfits less on few rows). The
+tabular and score families' cells hold the label frequencies of their training rows,
+the same marginal when the rows are predicted through the cells they were counted in
+(:func:`with_labels` for the score family's two binnings). Under
+``uncertainty="worst"`` the labelled rows are one more scenario in every family.
 """
 
 from __future__ import annotations
@@ -26,12 +28,14 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide.beliefs import Belief
 from fairdecide.criteria import Criterion
 from fairdecide.problem import DecisionProblem
 from fairdecide.sample_world import SampleWorld
 from fairdecide.table import DecisionTable, row_counts
 
-__all__ = ["label_deviations", "label_world", "training_deviations", "world_deviations"]
+__all__ = ["label_deviations", "label_world", "reads_outcome", "training_deviations",
+           "with_labels", "world_deviations"]
 
 
 def label_world(X: np.ndarray, z: np.ndarray, y: np.ndarray, n_groups: int,
@@ -40,6 +44,40 @@ def label_world(X: np.ndarray, z: np.ndarray, y: np.ndarray, n_groups: int,
     ``z`` and ``y`` codes, ``X`` what the policy reads."""
     return SampleWorld.from_codes(X, z, np.eye(n_outcomes)[y], weights,
                                   group_labels=tuple(range(n_groups)))
+
+
+def with_labels(world: Any, labelled: Any, uncertainty: str) -> Any:
+    """The estimator's world (or belief) with ``labelled``, the training rows with their
+    labels in the units a prediction puts them in (:func:`label_world`; the score and
+    tabular families' cells of the labelled rows), as one more scenario of a worst
+    case, so that every tolerance holds on what the classifier predicts for its
+    training rows (``deviation_``) as well as in the estimator's own world.
+
+    ``world`` is the out-of-fold scores' bins (the score family's plug-in world: their
+    outcome rates are honest for new rows, as each row is scored by a fit that did not
+    see it, while a training row is predicted through the bin of the fold fits' mean
+    score) or a belief's scenarios (bootstrap refits of the softmax family's outcome
+    model, posterior draws of the tabular and score families' cells). The program
+    holds every tolerance in both and maximises the worse utility (the labelled rows',
+    from scores that saw them, is the optimistic one for the score family). A "worst"
+    belief takes
+    ``labelled`` as one more scenario; a "mean" belief keeps its mean and adds none
+    (a mean deviation bounds no single world)."""
+    if uncertainty == "plug-in":
+        return Belief((world, labelled), aggregate="worst",
+                      label="the estimated world and the labelled rows")
+    if uncertainty == "worst":
+        return Belief((*world.worlds, labelled), aggregate="worst",
+                      label=f"{world.label} and the labelled rows")
+    return world
+
+
+def reads_outcome(criterion: Criterion) -> bool:
+    """Whether a criterion's deviation reads the outcome: a conditional independence
+    whose target or conditioning variable is the outcome (separation, sufficiency,
+    ``"equalized_odds_difference"``; their public fields ``target`` and ``given``), not
+    independence nor the criteria of the policy rows (Lipschitz, capacity)."""
+    return "outcome" in (getattr(criterion, "target", None), getattr(criterion, "given", None))
 
 
 def label_deviations(criteria: list[Criterion], problem: DecisionProblem, rows: np.ndarray,
