@@ -158,13 +158,14 @@ def test_the_worst_case_includes_the_labelled_rows(policy):
 def test_pipeline_gridsearch_in_sample_deviation_meets_the_chosen_epsilon():
     """Finding 3's Pipeline: 600 rows, two groups, GridSearchCV over epsilon 0.02 and
     0.1 with the groups routed; the refitted best pipeline's predictions on the rows it
-    was refitted on meet its epsilon (79b1da6: 0.113 at epsilon 0.1, the score family)."""
+    was refitted on meet its epsilon (79b1da6: the score family's was 0.118 at epsilon
+    0.1 on these rows, the issue's Pipeline 0.113)."""
     import sklearn
     from sklearn.model_selection import GridSearchCV
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import StandardScaler
 
-    rng = np.random.RandomState(0)
+    rng = np.random.RandomState(1)
     n = 600
     z = rng.randint(2, size=n)
     X = np.c_[rng.normal(size=n) + 1.2 * z, rng.normal(size=n), rng.normal(size=n)]

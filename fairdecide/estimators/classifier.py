@@ -36,12 +36,13 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         max_pi  sum_i w_i sum_a pi(a | x_i, z_i) sum_y P(y | i) U(a, y)
         subject to  D_c(pi) <= epsilon  for every criterion c
 
-    P(y | i) the point mass on the row's label (``policy="softmax"``) or the label
-    frequencies of the bin or cell the row falls in (``"score"``, ``"tabular"``), so that
-    every criterion, those given y included, is computed on the labels; ``deviation_``
-    is each deviation of ``predict_proba`` on the training rows, at most epsilon
-
-    (or the ``lam`` / ``utility_slack`` trade-offs) with :func:`fairdecide.optimize_policy`,
+    P(y | i) the label frequencies of the bin or cell the row falls in (``"score"``,
+    ``"tabular"``) or, for ``"softmax"``, ``outcome_model``'s P(y | x_i) under criteria
+    that do not read the outcome and the point mass on the row's label under those that
+    do, so that every criterion given y is computed on the labels; ``deviation_`` is
+    each deviation of ``predict_proba`` on the training rows, at most epsilon. The
+    program (or the ``lam`` / ``utility_slack`` trade-offs) is solved by
+    :func:`fairdecide.optimize_policy`,
     whose result is kept in ``result_``. ``predict_proba`` returns the policy's action
     probabilities (a randomised classifier, as the optimum under fairness constraints
     generally is); ``predict`` its most probable action, or a sample with
@@ -64,8 +65,8 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         the softmax family's 1.4-2.5 s, and a frontier at least the softmax family's on
         Adult and COMPAS. A bin a group never reached in training takes that group's
         nearest bin's rule. "softmax": pi(a | x, z) = softmax(W phi(x, z)) on standardised
-        features, locally optimal (the gradient route), in the world of the training
-        rows' labels; with ``group_blind=True`` it decides from the raw features alone.
+        features, locally optimal (the gradient route); with ``group_blind=True`` it
+        decides from the raw features alone.
         "tabular": one free row per cell of the discretised features (each column cut
         into ``n_bins`` quantile bins, or kept if it has that few values) and group; one
         linear program, globally optimal; a cell not seen with a group in training gets
@@ -105,9 +106,10 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     outcome_model : scikit-learn classifier, optional
         P(y | x) (cloned), fitted on the features without the group: for "score" the
         scorer whose probabilities are binned (default logistic regression on
-        standardised features); for "softmax" the model whose bootstrap refits are the
-        scenarios of ``uncertainty="mean"`` or ``"worst"`` (default logistic regression;
-        the plug-in world is the labels themselves).
+        standardised features); for "softmax" on the standardised features (default
+        logistic regression; with a criterion given y the plug-in world is the labels
+        themselves, and the model's bootstrap refits are the scenarios of
+        ``uncertainty="mean"`` or ``"worst"``).
     n_folds : int, optional
         "score": the scorer's folds (3 unless set; a row's score, in training and after,
         is the mean of the fold fits' probabilities); "softmax": cross-fit the outcome
