@@ -119,6 +119,21 @@ def test_epsilon_holds_on_the_training_predictions(policy, criterion, seed, eps)
     _check(clf, X, y, z, criterion, eps)
 
 
+@pytest.mark.parametrize("policy", FAMILIES)
+def test_the_fairness_scorer_on_the_training_rows_is_deviation_(policy):
+    """One answer per question: make_fairness_scorer on the training rows gives
+    deviation_ (minus it), the same number by the scorer's door."""
+    X, y, z = _data(seed=2)
+    if policy == "tabular":
+        X = np.round(X).clip(-2, 2)
+    clf = fd.FairPolicyClassifier(policy=policy, criteria="separation", epsilon=0.05,
+                                  random_state=0).fit(X, y, sensitive_features=z)
+    score = fd.make_fairness_scorer("separation")(clf, X, y, sensitive_features=z)
+    assert -score == pytest.approx(clf.deviation_["separation"], abs=1e-12)
+    assert -score == pytest.approx(deviation(clf.predict_proba(X, sensitive_features=z),
+                                             y, z, "separation"), abs=1e-9)
+
+
 @pytest.mark.parametrize("criterion", ["demographic_parity_difference",
                                        "equalized_odds_difference"])
 @pytest.mark.parametrize("policy", ["score", "softmax"])
