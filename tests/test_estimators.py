@@ -518,3 +518,27 @@ def test_epsilon_auto_is_the_tolerance_unless_another_trade_off_is_set():
     penalty = FairPolicyClassifier(lam=0.5, random_state=0).fit(X, y, sensitive_features=z)
     assert "lam" in penalty.result_.tradeoff and "epsilon" not in penalty.result_.tradeoff
 
+
+
+def test_pipeline_randomized_predict_needs_its_request_and_draws_the_bare_estimators():
+    """Finding 5: randomized is metadata to scikit-learn. Unrequested, a Pipeline raises
+    scikit-learn's UnsetMetadataPassedError (the guide's recipe requests it); requested,
+    the pipeline's draws are the bare estimator's on the same scaled rows."""
+    import sklearn
+    from sklearn.exceptions import UnsetMetadataPassedError
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, z = _data(n=200)
+    with sklearn.config_context(enable_metadata_routing=True):
+        clf = (FairPolicyClassifier(random_state=0)
+               .set_fit_request(sensitive_features=True)
+               .set_predict_request(sensitive_features=True))
+        pipe = Pipeline([("scale", StandardScaler()), ("clf", clf)]).fit(
+            X, y, sensitive_features=z)
+        with pytest.raises(UnsetMetadataPassedError, match="randomized"):
+            pipe.predict(X, sensitive_features=z, randomized=True)
+        clf.set_predict_request(sensitive_features=True, randomized=True)
+        draws = pipe.predict(X, sensitive_features=z, randomized=True)
+        bare = pipe[-1].predict(pipe[0].transform(X), sensitive_features=z, randomized=True)
+    assert np.array_equal(draws, bare)
