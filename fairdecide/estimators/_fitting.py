@@ -139,21 +139,29 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
 
         scaler = StandardScaler().fit(X)
         Xs = scaler.transform(X)
-        model = IndividualOutcomeModel(est.outcome_model, action_encoding,
-                                       n_folds=est.n_folds).fit(
-            Xs, z, y, problem, a, random_state=seed,
-            sample_weight=sample_weight if outcome_weight is None else outcome_weight)
-        plug = model.world(None, None, sample_weight) if uncertainty == "plug-in" or (
-            a is not None) else None
-        world = plug if uncertainty == "plug-in" else Belief.from_refits(
-            model, n_scen, seed, uncertainty, sample_weight)
-        if a is None:  # a prediction: criteria given y on the labelled rows (_labels.py)
-            labelled = label_world(Xs, z, y, n_groups, problem.n_outcomes, sample_weight)
-            if uncertainty != "plug-in":
-                world = with_labels(world, labelled, uncertainty)
-            elif any(map(reads_outcome, user)):
-                world = labelled
-            plug = None
+
+        def fitted_model() -> IndividualOutcomeModel:
+            return IndividualOutcomeModel(est.outcome_model, action_encoding,
+                                          n_folds=est.n_folds).fit(
+                Xs, z, y, problem, a, random_state=seed,
+                sample_weight=sample_weight if outcome_weight is None else outcome_weight)
+
+        plug = None
+        if a is not None:  # an intervention: the outcome model per action
+            model = fitted_model()
+            plug = model.world(None, None, sample_weight)
+            world = plug if uncertainty == "plug-in" else Belief.from_refits(
+                model, n_scen, seed, uncertainty, sample_weight)
+        elif uncertainty == "plug-in" and any(map(reads_outcome, user)):
+            # a criterion given y: computed on the labelled rows (_labels.py)
+            world = label_world(Xs, z, y, n_groups, problem.n_outcomes, sample_weight)
+        elif uncertainty == "plug-in":  # independence reads no label: the model's world
+            world = fitted_model().world(None, None, sample_weight)
+        else:
+            world = with_labels(
+                Belief.from_refits(fitted_model(), n_scen, seed, uncertainty, sample_weight),
+                label_world(Xs, z, y, n_groups, problem.n_outcomes, sample_weight),
+                uncertainty)
         pol = LinearSoftmaxPolicy(include_z=not est.group_blind, l2=as_real(
             est.l2, "l2", low=0.0))
         result = optimize_policy(problem, world, criteria, policy=pol,
@@ -200,19 +208,20 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     world = plug if uncertainty == "plug-in" else _tabular_belief(data, problem, n_scen,
                                                                   seed, uncertainty)
     if seen_as is not None or uncertainty == "worst":
-        # the rows in the cells predict puts them in: one more scenario (below)
+        # the rows in the cells predict puts them in: one more scenario (with_labels)
         x_seen = x if seen_as is None else cells.codes(seen_as, warn=False)
         world = with_labels(world, TabularWorld.from_data(
             logged(x_seen), problem, weights=sample_weight), uncertainty)
-        x = x if seen_as is None else np.r_[x, x_seen]
+    rows_x, rows_z, rows_w = ((x, z, sample_weight) if seen_as is None else (
+        np.r_[x, x_seen], np.r_[z, z], None if sample_weight is None
+        else np.r_[sample_weight, sample_weight]))
     result = optimize_policy(problem, world, criteria, group_blind=bool(est.group_blind),
                              max_iter=est.max_iter, **trade)
     if flat:  # the face's flattest policy (estimators/_flatten.py)
         result = flatten.flatten(result, world, problem, criteria, trade["epsilon"],
                                  up=order.actions[-1])
     counts = np.zeros((n_x, n_groups))
-    np.add.at(counts, (x, np.resize(z, len(x))),
-              1.0 if sample_weight is None else np.resize(sample_weight, len(x)))
+    np.add.at(counts, (rows_x, rows_z), 1.0 if rows_w is None else rows_w)
     p_x_given_z = counts / counts.sum(axis=0, keepdims=True)
     fallback = np.einsum("xz,xza->za", p_x_given_z, result.policy.table)
     return Fitted(result, family, cells=cells, seen=counts > 0, fallback=fallback,
@@ -261,7 +270,8 @@ def _cross_fitted_scores(est: Any, X: np.ndarray, y: np.ndarray, n_classes: int,
     folds, default SCORE_FOLDS): the bins' outcome frequencies are then honest, as they
     will be for new rows. New rows are scored by the mean of the fold fits' probabilities
     (:class:`FoldMean`), so no fit on every row is needed (a fourth fit of the scorer was
-    a quarter of the family's fit time)."""
+    a quarter of the family's fit time). Returns the scorer, the out-of-fold scores and
+    the training rows' scores by the scorer (the bins a prediction puts them in)."""
     from scipy.sparse import issparse
     from sklearn.model_selection import KFold, StratifiedKFold
     from sklearn.pipeline import make_pipeline
