@@ -93,6 +93,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import os
 import shlex
 import sys
 import time
@@ -324,7 +325,8 @@ def main() -> None:
         lines = comparison(pd.read_csv(args.compare), pd.read_csv(out.with_suffix(".csv")),
                            list(FAMILIES), [
             "# bench_frontier.py --compare: the fairdecide families' points of two runs",
-            f"# before: {args.compare}; after: {out.with_suffix('.csv')}",
+            f"# before: {args.compare}; after: "
+            f"{os.path.relpath(out.with_suffix('.csv'), ROOT)} (the same splits)",
             "# mean over seeds (the larger standard error of the two runs in brackets)"])
         Path(f"{out}_compare.txt").write_text("\n".join(lines) + "\n")
         print("\n".join(lines))
