@@ -89,14 +89,17 @@ class Fitted:
             return bool(policy.include_z)
         return not policy.is_group_blind
 
-    def action_proba(self, X: np.ndarray, z: np.ndarray | None) -> np.ndarray:
-        """pi(. | x, z) of new rows (z codes, or None when the policy ignores them)."""
+    def action_proba(self, X: np.ndarray, z: np.ndarray | None, warn: bool = True
+                     ) -> np.ndarray:
+        """pi(. | x, z) of new rows (z codes, or None when the policy ignores them);
+        ``warn``: about rows in cells never seen in training (not for the estimator's own
+        rows: its training rows, its held-out safety rows)."""
         policy = self.result.policy
         if self.family == "softmax":
             return policy.action_proba(self.scaler.transform(X), z)
         if self.scorer is not None:
             X = score_features(self.scorer(X))
-        cells = self.cells.codes(X, warn=True)
+        cells = self.cells.codes(X, warn=warn)
         zc = np.zeros(len(X), dtype=np.intp) if z is None else z
         if self.scorer is not None:  # a bin unseen in a group: its nearest seen bin's rule
             cells[cells >= 0] = _nearest_seen(self.seen)[cells[cells >= 0], zc[cells >= 0]]

@@ -300,7 +300,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
                 self, self.problem_, X, z, len(self.group_labels_), y_codes, w)
         self.result_ = self._rule.result
         self.n_iter_ = self._rule.n_iter
-        rows = self._rule.action_proba(X, z if self._rule.reads_group else None)
+        rows = self._rule.action_proba(X, z if self._rule.reads_group else None, warn=False)
         self.deviation_ = training_deviations(self._rule, self.problem_, rows, y_codes, z,
                                               len(self.group_labels_), w)
         return self
