@@ -191,3 +191,39 @@ def plot_frontiers(df: pd.DataFrame, paths: Sequence[Path], methods: Sequence[st
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def comparison(before: pd.DataFrame, after: pd.DataFrame, methods: Sequence[str],
+               header: Sequence[str]) -> list[str]:
+    """The points of ``methods`` in two runs (two CSVs of the same grid), side by side:
+    mean test accuracy and violation before and after, their changes, and whether the
+    point lost more than one standard error, in accuracy (after < before - se) or in
+    violation (after > before + se), se the larger of the two runs' standard errors
+    over seeds; then the count of such points per method."""
+    old, new = summarise(before, methods), summarise(after, methods)
+    keys = ["data", "constraint", "method", "tol"]
+    both = old.merge(new, on=keys, suffixes=("_b", "_a"))
+    both = both[both["method"].isin(methods)]
+    acc_se = np.maximum(both["acc_se_b"], both["acc_se_a"])
+    viol_se = np.maximum(both["viol_se_b"], both["viol_se_a"])
+    both["acc_lost"] = both["acc_a"] < both["acc_b"] - acc_se
+    both["viol_lost"] = both["viol_a"] > both["viol_b"] + viol_se
+    lines = [*header, "",
+             "| data | constraint | method | t | accuracy before | after | change | "
+             "> 1 se lower | violation before | after | change | > 1 se higher |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in both.itertuples():
+        lines.append(
+            f"| {r.data} | {r.constraint} | {r.method} | {r.tol:g} | {r.acc_b:.4f} "
+            f"({max(r.acc_se_b, r.acc_se_a):.4f}) | {r.acc_a:.4f} | {r.acc_a - r.acc_b:+.4f} "
+            f"| {'yes' if r.acc_lost else ''} | {r.viol_b:.4f} "
+            f"({max(r.viol_se_b, r.viol_se_a):.4f}) | {r.viol_a:.4f} | "
+            f"{r.viol_a - r.viol_b:+.4f} | {'yes' if r.viol_lost else ''} |")
+    lines += ["", "points lower in accuracy / higher in violation by more than one standard "
+              "error (the larger of the two runs'), of all points:"]
+    for m in methods:
+        sub = both[both["method"] == m]
+        if len(sub):
+            lines.append(f"- {m}: {int(sub['acc_lost'].sum())} / "
+                         f"{int(sub['viol_lost'].sum())} of {len(sub)}")
+    return lines

@@ -82,6 +82,8 @@ Usage::
     FAIRDECIDE_DATA=/work/shared/data python benchmarks/bench_frontier.py --quick
     # a long run in parts: each part replaces its methods' rows of the CSV, the report
     # and the figure are rebuilt from the whole CSV
+    # two runs' fairdecide points side by side (writes OUT_compare.txt)
+    ... bench_frontier.py --compare benchmarks/results/frontier_before.csv
     ... bench_frontier.py --methods eg
     ... bench_frontier.py --methods score softmax error-parity to fairgbm
 """
@@ -91,6 +93,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import os
 import shlex
 import sys
 import time
@@ -105,7 +108,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _frontier_report import plot_frontiers, report
+from _frontier_report import comparison, plot_frontiers, report
 from bench_fairlearn import (
     ERROR_PARITY_MISSING,
     Split,
@@ -310,10 +313,24 @@ def main() -> None:
                         help="run these data sets only (kept rows as for --methods)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "frontier"),
                         help="writes OUT.csv, OUT.txt and OUT.png")
+    parser.add_argument("--compare", metavar="BEFORE_CSV", default=None,
+                        help="run nothing: write OUT_compare.txt, the fairdecide families' "
+                             "points of BEFORE_CSV against those of OUT.csv")
     parser.add_argument("--figure", nargs="*", default=None,
                         help="more copies of the figure (default docs/images/frontier.png, "
                              "none with --quick)")
     args = parser.parse_args()
+    if args.compare:
+        out = Path(args.out)
+        lines = comparison(pd.read_csv(args.compare), pd.read_csv(out.with_suffix(".csv")),
+                           list(FAMILIES), [
+            "# bench_frontier.py --compare: the fairdecide families' points of two runs",
+            f"# before: {args.compare}; after: "
+            f"{os.path.relpath(out.with_suffix('.csv'), ROOT)} (the same splits)",
+            "# mean over seeds (the larger standard error of the two runs in brackets)"])
+        Path(f"{out}_compare.txt").write_text("\n".join(lines) + "\n")
+        print("\n".join(lines))
+        return
     datasets = args.datasets or (["COMPAS", "German"] if args.quick else list(FRAMES))
     seeds = SEEDS[:1] if args.quick else SEEDS
     tols = (0.01, 0.05) if args.quick else TOLERANCES

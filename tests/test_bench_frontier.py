@@ -96,3 +96,23 @@ def test_report_compares_a_family_with_error_parity_on_its_scorer_and_covers_fai
     assert "FairGBM's points weakly dominated by one of its points within one s.e.: 1 of 2" \
         in text
     assert "ThresholdOptimizer" not in text.split("## Summary")[0]
+
+
+def test_comparison_flags_points_beyond_one_standard_error():
+    """Two runs of one point, two seeds each: before accuracy 0.80 +- 0.001 (standard
+    error 0.001), after 0.797 (lower by 0.003 > 0.001: flagged) and violation 0.0205
+    (higher by 0.0005, within its standard error 0.001: not flagged)."""
+    from _frontier_report import comparison
+
+    def run(acc, viol):
+        return pd.DataFrame([dict(data="German", constraint="DP", method="fairdecide score",
+                                  seed=s, tol=0.01, accuracy=acc + j, violation=viol + j,
+                                  seconds=1.0, status="optimal", run="now")
+                             for s, j in ((0, -0.001), (1, 0.001))])
+
+    lines = comparison(run(0.80, 0.02), run(0.797, 0.0205), ["fairdecide score"], ["# h"])
+    row = next(line for line in lines if line.startswith("| German"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[4:8] == ["0.8000 (0.0010)", "0.7970", "-0.0030", "yes"]
+    assert cells[8:] == ["0.0200 (0.0010)", "0.0205", "+0.0005", ""]
+    assert lines[-1] == "- fairdecide score: 1 / 0 of 1"

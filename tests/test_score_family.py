@@ -231,9 +231,11 @@ def test_intersectional_groups_are_the_combinations(policy):
     # independence (TV, uniform weights): sum over the 4 groups and 2 actions of
     # |P(a | g) - P(a)|, P(a) the population's rate
     dev = 2 * np.abs(rates - p.mean()).sum()
-    assert clf.result_.deviations["independence"] <= 0.03 + 1e-9
-    if policy == "tabular":  # in-sample, the policy's own rows: the program's deviation
-        assert dev == pytest.approx(clf.result_.deviations["independence"], abs=1e-9)
+    # epsilon bounds what the fitted classifier predicts on its training rows, and
+    # deviation_ reports that deviation (both families predict a training row through
+    # the cell or bin the program counted it in)
+    assert dev <= 0.03 + 1e-6
+    assert dev == pytest.approx(clf.deviation_["independence"], abs=1e-9)
     with pytest.raises(fd.FairdecideError, match="not among the groups in the training"):
         clf.predict_proba(X[:2], sensitive_features=[[0, 2], [1, 1]])
 

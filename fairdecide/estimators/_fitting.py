@@ -4,8 +4,7 @@ individuals."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,7 @@ from fairdecide.criteria.base import as_criteria
 from fairdecide.data import LoggedData
 from fairdecide.estimators import _flatten as flatten
 from fairdecide.estimators._inputs import Cells, family_of
+from fairdecide.estimators._labels import label_world, reads_outcome, with_labels
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import TabularWorld, World
@@ -72,7 +72,9 @@ class Fitted:
     cells: Cells | None = None
     seen: np.ndarray | None = None       # (n_cells, n_groups): cell met in that group
     fallback: np.ndarray | None = None   # (n_groups, n_actions): P(a | z) of the policy
-    scorer: Any = None                   # the score family's FoldMean of its fold fits
+    scorer: Any = None                   # the score family's scorer (FoldMean)
+    criteria: list[Criterion] = field(default_factory=list)  # the user's
+    world: World | None = None           # interventions: the plug-in training world
 
     @property
     def n_iter(self) -> int:
@@ -87,14 +89,17 @@ class Fitted:
             return bool(policy.include_z)
         return not policy.is_group_blind
 
-    def action_proba(self, X: np.ndarray, z: np.ndarray | None) -> np.ndarray:
-        """pi(. | x, z) of new rows (z codes, or None when the policy ignores them)."""
+    def action_proba(self, X: np.ndarray, z: np.ndarray | None, warn: bool = True
+                     ) -> np.ndarray:
+        """pi(. | x, z) of new rows (z codes, or None when the policy ignores them);
+        ``warn``: about rows in cells never seen in training (not for the estimator's own
+        rows: its training rows, its held-out safety rows)."""
         policy = self.result.policy
         if self.family == "softmax":
             return policy.action_proba(self.scaler.transform(X), z)
         if self.scorer is not None:
             X = score_features(self.scorer(X))
-        cells = self.cells.codes(X, warn=True)
+        cells = self.cells.codes(X, warn=warn)
         zc = np.zeros(len(X), dtype=np.intp) if z is None else z
         if self.scorer is not None:  # a bin unseen in a group: its nearest seen bin's rule
             cells[cells >= 0] = _nearest_seen(self.seen)[cells[cells >= 0], zc[cells >= 0]]
@@ -127,7 +132,7 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     from fairdecide.optimize.api import optimize_policy
 
     family, uncertainty, n_scen = _check_settings(est, a is None)
-    criteria = as_criteria(est.criteria)
+    criteria = user = as_criteria(est.criteria)
     trade = tradeoff(est, criteria)
     rng = check_random_state(est.random_state)
     seed = rng.randint(2**31 - 1)
@@ -136,33 +141,52 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
         from fairdecide.policies.softmax import LinearSoftmaxPolicy
 
         scaler = StandardScaler().fit(X)
-        model = IndividualOutcomeModel(est.outcome_model, action_encoding,
-                                       n_folds=est.n_folds).fit(
-            scaler.transform(X), z, y, problem, a, random_state=seed,
-            sample_weight=sample_weight if outcome_weight is None else outcome_weight)
-        world = _world_or_belief(
-            uncertainty, lambda: model.world(None, None, sample_weight),
-            lambda agg: Belief.from_refits(model, n_scen, seed, agg, sample_weight))
+        Xs = scaler.transform(X)
+
+        def fitted_model() -> IndividualOutcomeModel:
+            return IndividualOutcomeModel(est.outcome_model, action_encoding,
+                                          n_folds=est.n_folds).fit(
+                Xs, z, y, problem, a, random_state=seed,
+                sample_weight=sample_weight if outcome_weight is None else outcome_weight)
+
+        plug = None
+        if a is not None:  # an intervention: the outcome model per action
+            model = fitted_model()
+            plug = model.world(None, None, sample_weight)
+            world = plug if uncertainty == "plug-in" else Belief.from_refits(
+                model, n_scen, seed, uncertainty, sample_weight)
+        elif uncertainty == "plug-in" and any(map(reads_outcome, user)):
+            # a criterion given y: computed on the labelled rows (_labels.py)
+            world = label_world(Xs, z, y, n_groups, problem.n_outcomes, sample_weight)
+        elif uncertainty == "plug-in":  # independence reads no label: the model's world
+            world = fitted_model().world(None, None, sample_weight)
+        else:
+            world = with_labels(
+                Belief.from_refits(fitted_model(), n_scen, seed, uncertainty, sample_weight),
+                label_world(Xs, z, y, n_groups, problem.n_outcomes, sample_weight),
+                uncertainty)
         pol = LinearSoftmaxPolicy(include_z=not est.group_blind, l2=as_real(
             est.l2, "l2", low=0.0))
         result = optimize_policy(problem, world, criteria, policy=pol,
                                  n_restarts=as_int(est.n_restarts, "n_restarts", minimum=1),
                                  random_state=seed, max_iter=est.max_iter, **trade)
-        return Fitted(result, family, scaler=scaler)
+        return Fitted(result, family, scaler=scaler, criteria=user, world=plug)
     if sample_weight is not None and uncertainty != "plug-in":
         raise FairdecideError(
             f"sample_weight with policy={family!r} and uncertainty={uncertainty!r} is not "
             "supported: the Dirichlet posterior counts rows; use uncertainty='plug-in' "
             "(weighted counts), policy='softmax', or repeat rows")
-    scorer = None
+    scorer, seen_as = None, None
     if family == "score":
         if a is not None:
             raise FairdecideError(
                 "policy='score' decides from a classifier's score of the outcome: it is for "
                 "prediction problems (FairPolicyClassifier); use 'softmax' or 'tabular'")
-        scorer, X = _cross_fitted_scores(est, X, y, problem.n_outcomes, seed, sample_weight)
+        scorer, X, seen_as = _cross_fitted_scores(est, X, y, problem.n_outcomes, seed,
+                                                  sample_weight)
     n_bins = auto_bins(family, X.shape[0]) if est.n_bins == "auto" else est.n_bins
-    cells = Cells(as_int(n_bins, "n_bins", minimum=2), ordered=family == "score").fit(X)
+    cells = Cells(as_int(n_bins, "n_bins", minimum=2), ordered=family == "score").fit(
+        X if seen_as is None else np.vstack([X, seen_as]))
     x = cells.codes(X, warn=False)
     n_x = len(cells.labels_)
     # the score order, with a tolerance or without criteria (not under lam or slack)
@@ -174,23 +198,37 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
         eps = np.broadcast_to(trade["epsilon"], len(criteria)) if criteria else ()
         trade = {"epsilon": (*eps, 0.0)}
         criteria = [*criteria, order]
-    data = LoggedData(x=x, z=z, y=y, a=a, x_labels=range(n_x), group_labels=range(n_groups),
-                      outcome_labels=range(problem.n_outcomes),
-                      action_labels=None if a is None else range(problem.n_actions))
-    world = _world_or_belief(uncertainty, lambda: TabularWorld.from_data(
-                                 data, problem, weights=sample_weight),
-                             lambda agg: _tabular_belief(data, problem, n_scen, seed, agg))
+
+    def logged(cells_of_rows: np.ndarray) -> LoggedData:
+        return LoggedData(x=cells_of_rows, z=z, y=y, a=a, x_labels=range(n_x),
+                          group_labels=range(n_groups),
+                          outcome_labels=range(problem.n_outcomes),
+                          action_labels=None if a is None else range(problem.n_actions))
+
+    data = logged(x)
+    plug = (TabularWorld.from_data(data, problem, weights=sample_weight)
+            if uncertainty == "plug-in" or a is not None else None)
+    world = plug if uncertainty == "plug-in" else _tabular_belief(data, problem, n_scen,
+                                                                  seed, uncertainty)
+    if seen_as is not None or uncertainty == "worst":
+        # the rows in the cells predict puts them in: one more scenario (with_labels)
+        x_seen = x if seen_as is None else cells.codes(seen_as, warn=False)
+        world = with_labels(world, TabularWorld.from_data(
+            logged(x_seen), problem, weights=sample_weight), uncertainty)
+    rows_x, rows_z, rows_w = ((x, z, sample_weight) if seen_as is None else (
+        np.r_[x, x_seen], np.r_[z, z], None if sample_weight is None
+        else np.r_[sample_weight, sample_weight]))
     result = optimize_policy(problem, world, criteria, group_blind=bool(est.group_blind),
                              max_iter=est.max_iter, **trade)
     if flat:  # the face's flattest policy (estimators/_flatten.py)
         result = flatten.flatten(result, world, problem, criteria, trade["epsilon"],
                                  up=order.actions[-1])
     counts = np.zeros((n_x, n_groups))
-    np.add.at(counts, (x, z), 1.0 if sample_weight is None else sample_weight)
+    np.add.at(counts, (rows_x, rows_z), 1.0 if rows_w is None else rows_w)
     p_x_given_z = counts / counts.sum(axis=0, keepdims=True)
     fallback = np.einsum("xz,xza->za", p_x_given_z, result.policy.table)
     return Fitted(result, family, cells=cells, seen=counts > 0, fallback=fallback,
-                  scorer=scorer)
+                  scorer=scorer, criteria=user, world=None if a is None else plug)
 
 
 def _nearest_seen(seen: np.ndarray) -> np.ndarray:
@@ -229,13 +267,14 @@ def score_features(proba: np.ndarray) -> np.ndarray:
 
 def _cross_fitted_scores(est: Any, X: np.ndarray, y: np.ndarray, n_classes: int,
                          seed: int, sample_weight: np.ndarray | None = None
-                         ) -> tuple[Any, np.ndarray]:
+                         ) -> tuple[Any, np.ndarray, np.ndarray]:
     """Each training row's score from a fit of the scorer (``outcome_model``, default
     logistic regression on standardised features) that did not see it (``n_folds``
     folds, default SCORE_FOLDS): the bins' outcome frequencies are then honest, as they
     will be for new rows. New rows are scored by the mean of the fold fits' probabilities
     (:class:`FoldMean`), so no fit on every row is needed (a fourth fit of the scorer was
-    a quarter of the family's fit time)."""
+    a quarter of the family's fit time). Returns the scorer, the out-of-fold scores and
+    the training rows' scores by the scorer (the bins a prediction puts them in)."""
     from scipy.sparse import issparse
     from sklearn.model_selection import KFold, StratifiedKFold
     from sklearn.pipeline import make_pipeline
@@ -250,7 +289,8 @@ def _cross_fitted_scores(est: Any, X: np.ndarray, y: np.ndarray, n_classes: int,
     split = (KFold if rare else StratifiedKFold)(folds, shuffle=True, random_state=seed)
     proba, fits = cross_fit(model, X, y, n_classes, split.split(X, y),
                             sample_weight=sample_weight)
-    return FoldMean(fits), score_features(proba)
+    scorer = FoldMean(fits)
+    return scorer, score_features(proba), score_features(scorer(X))
 
 
 @dataclass
@@ -281,15 +321,6 @@ def _merit_order(problem: DecisionProblem, n_bins: int) -> Criterion | None:
         return None
     order = tuple(int(a) for a in np.argsort(slope))
     return MeritOrder(merit=np.arange(n_bins, dtype=float), actions=order, name="score order")
-
-
-def _world_or_belief(uncertainty: str, plug_in: Callable[[], World],
-                     belief: Callable[[str], Belief]) -> World | Belief:
-    """The plug-in world, or the belief aggregated as ``uncertainty`` says ("mean" or
-    "worst", Belief's own aggregates; only the one asked for is fitted)."""
-    if uncertainty == "plug-in":
-        return plug_in()
-    return belief(uncertainty)
 
 
 def _tabular_belief(data: LoggedData, problem: DecisionProblem, n: int, seed: int,

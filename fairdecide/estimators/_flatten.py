@@ -39,7 +39,6 @@ from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.verify import verify_solution
 from fairdecide.policies import TabularPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import TabularWorld
 
 #: Utility and deviations of the flattened policy may differ from the vertex's by solver
 #: rounding only; beyond this the vertex is kept.
@@ -55,17 +54,19 @@ def applies(problem: DecisionProblem, criteria: list[Criterion], order: Criterio
             and all(c.capabilities(problem).reads == "marginal" for c in criteria))
 
 
-def flatten(result: OptimizeResult, world: TabularWorld, problem: DecisionProblem,
+def flatten(result: OptimizeResult, belief: Belief, problem: DecisionProblem,
             criteria: list[Criterion], epsilon: tuple[float, ...], up: int,
             tol: float = 1e-7) -> OptimizeResult:
-    """The optimum ``result`` (over the bins of ``world``, bins in score order, ``up`` the
-    action whose probability may not fall as the score rises) replaced by the flattest
-    policy with the same group rates, verified on the world's decision table; ``result``
-    itself if a group's LP fails or the recomputed utility or a deviation moves by more
-    than AGREEMENT."""
+    """The optimum ``result`` (over the bins of the belief's tabular worlds, bins in
+    score order, ``up`` the action whose probability may not fall as the score rises)
+    replaced by the flattest policy with the same group rates in every world, verified
+    on the worlds' decision tables; ``result`` itself if a group's LP fails or the
+    recomputed utility or a deviation moves by more than AGREEMENT."""
     table = result.policy.table
     n_z = table.shape[1]
-    mass = world.p_xz[:, :, None] * world.p_y  # n(b, z, y)
+    # n(b, z, y) of each world, side by side on the outcome axis: the rates of every
+    # world are kept
+    mass = np.concatenate([w.p_xz[:, :, None] * w.p_y for w in belief.worlds], axis=2)
     new = table.copy()
     for z in range(n_z):
         pi = _flattest(mass[:, z, :], table[:, z, up])
@@ -74,7 +75,6 @@ def flatten(result: OptimizeResult, world: TabularWorld, problem: DecisionProble
         new[:, z, up] = pi
         new[:, z, 1 - up] = 1.0 - pi
     policy = TabularPolicy(new)
-    belief = Belief.plug_in(world)
     names = list(result.deviations)
     tradeoff = make_tradeoff(len(criteria), None, epsilon, None)
     v = verify_solution(policy, belief, problem, criteria, names, tradeoff, None, 0.0, tol,
@@ -82,7 +82,7 @@ def flatten(result: OptimizeResult, world: TabularWorld, problem: DecisionProble
     if (abs(v.utility - result.utility) > AGREEMENT
             or any(v.deviations[n] > result.deviations[n] + AGREEMENT for n in names)):
         return result
-    F = np.array([v.scenario_deviations[n] for n in names]).reshape(len(names), 1)
+    F = np.array([v.scenario_deviations[n] for n in names]).reshape(len(names), -1)
     return dataclasses.replace(
         result, policy=policy, utility=v.utility, deviations=v.deviations,
         objective=float(tradeoff.objective(v.scenario_utilities, F, belief)),

@@ -14,6 +14,7 @@ from fairdecide._validation import as_bool, as_float_array
 from fairdecide.estimators._fitting import fit_policy
 from fairdecide.estimators._guarantee import fit_guaranteed
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
+from fairdecide.estimators._labels import training_deviations
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
 from fairdecide.models.individuals import check_sample_weight
@@ -30,13 +31,18 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     The actions are the classes unless ``actions`` names others (a reject or "refer to a
     person" option, several levels of an offer); the utility U(a, y) defaults to accuracy
     (the identity).
-    ``fit`` estimates the outcome probabilities P(y | x) (or P(y | x, z) per cell for
-    ``policy="tabular"``), then solves::
+    ``fit`` solves, over the training rows (i) and their labels y_i::
 
-        max_pi  sum_i w_i sum_a pi(a | x_i, z_i) sum_y P(y | x_i) U(a, y)
+        max_pi  sum_i w_i sum_a pi(a | x_i, z_i) sum_y P(y | i) U(a, y)
         subject to  D_c(pi) <= epsilon  for every criterion c
 
-    (or the ``lam`` / ``utility_slack`` trade-offs) with :func:`fairdecide.optimize_policy`,
+    P(y | i) the label frequencies of the bin or cell the row falls in (``"score"``,
+    ``"tabular"``) or, for ``"softmax"``, ``outcome_model``'s P(y | x_i) under criteria
+    that do not read the outcome and the point mass on the row's label under those that
+    do, so that every criterion given y is computed on the labels; ``deviation_`` is
+    each deviation of ``predict_proba`` on the training rows, at most epsilon. The
+    program (or the ``lam`` / ``utility_slack`` trade-offs) is solved by
+    :func:`fairdecide.optimize_policy`,
     whose result is kept in ``result_``. ``predict_proba`` returns the policy's action
     probabilities (a randomised classifier, as the optimum under fairness constraints
     generally is); ``predict`` its most probable action, or a sample with
@@ -59,12 +65,12 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         the softmax family's 1.4-2.5 s, and a frontier at least the softmax family's on
         Adult and COMPAS. A bin a group never reached in training takes that group's
         nearest bin's rule. "softmax": pi(a | x, z) = softmax(W phi(x, z)) on standardised
-        features, locally optimal (the gradient route); its optimum is exact on the
-        training rows themselves, and with ``group_blind=True`` it decides from the raw
-        features alone. "tabular": one free row per cell of the discretised features (each
-        column cut into ``n_bins`` quantile bins, or kept if it has that few values) and
-        group; one linear program, globally optimal; a cell not seen with a group in
-        training gets that group's average rule P(a | z) at predict time, with a warning.
+        features, locally optimal (the gradient route); with ``group_blind=True`` it
+        decides from the raw features alone.
+        "tabular": one free row per cell of the discretised features (each column cut
+        into ``n_bins`` quantile bins, or kept if it has that few values) and group; one
+        linear program, globally optimal; a cell not seen with a group in training gets
+        that group's average rule P(a | z) at predict time, with a warning.
     criteria : str, Criterion or list, default="independence"
         "independence" (demographic parity), "separation" (equalised odds),
         "sufficiency", "demographic_parity_difference" and "equalized_odds_difference"
@@ -92,17 +98,22 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     uncertainty : {"plug-in", "mean", "worst"}, default="plug-in"
         How the unknown outcome model is treated, in :class:`~fairdecide.Belief`'s words:
         the maximum-likelihood model plugged in as if known; the Bayesian decision, the
-        mean over ``n_scenarios`` scenarios (bootstrap refits for "softmax", exact
-        Dirichlet posterior draws for "tabular"), fairness included; or the worst case
-        over them (maximin).
+        mean over ``n_scenarios`` scenarios (bootstrap refits of ``outcome_model`` for
+        "softmax", exact Dirichlet posterior draws for "tabular"), fairness included; or
+        the worst case over them (maximin; for "softmax" the labelled rows are one more
+        scenario, so epsilon holds on them too).
     n_scenarios : int, default=16
     outcome_model : scikit-learn classifier, optional
-        P(y | x) (cloned; default logistic regression), fitted on the features without the
-        group: for "softmax" on the standardised features, for "score" the scorer whose
-        probabilities are binned.
+        P(y | x) (cloned), fitted on the features without the group: for "score" the
+        scorer whose probabilities are binned (default logistic regression on
+        standardised features); for "softmax" on the standardised features (default
+        logistic regression; with a criterion given y the plug-in world is the labels
+        themselves, and the model's bootstrap refits are the scenarios of
+        ``uncertainty="mean"`` or ``"worst"``).
     n_folds : int, optional
-        Cross-fit the outcome model's probabilities of the training rows ("score": 3
-        folds unless set).
+        "score": the scorer's folds (3 unless set; a row's score, in training and after,
+        is the mean of the fold fits' probabilities); "softmax": cross-fit the outcome
+        model's probabilities of the training rows.
     group_blind : bool, default=False
         A policy that does not read the group (then no group is needed to predict).
     sensitive_feature : str, optional
@@ -173,6 +184,13 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     result_ : OptimizeResult
         The verified optimum: ``result_.utility`` and ``result_.deviations`` recomputed
         from the decision table of the training world.
+    deviation_ : dict
+        Each criterion's deviation (by its label, as in ``result_.deviations``; not the
+        score family's "score order") of ``predict_proba`` on the training rows, measured
+        on their labels and weighted by ``sample_weight``: at most ``epsilon`` (up to the
+        verification tolerance, 1e-6) whenever ``fit`` returns with an ``epsilon``
+        trade-off and ``uncertainty`` "plug-in" or "worst" (docs/estimators.md, "What
+        epsilon bounds").
     n_iter_ : int
         Solver iterations (gradient route: over all starts; LP: simplex or interior-point
         iterations, at least 1).
@@ -282,6 +300,9 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
                 self, self.problem_, X, z, len(self.group_labels_), y_codes, w)
         self.result_ = self._rule.result
         self.n_iter_ = self._rule.n_iter
+        rows = self._rule.action_proba(X, z if self._rule.reads_group else None, warn=False)
+        self.deviation_ = training_deviations(self._rule, self.problem_, rows, y_codes, z,
+                                              len(self.group_labels_), w)
         return self
 
     def _actions_and_utility(self) -> tuple[np.ndarray, np.ndarray]:

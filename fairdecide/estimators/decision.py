@@ -15,6 +15,7 @@ from fairdecide.criteria.base import as_criteria
 from fairdecide.data import BanditData
 from fairdecide.estimators._fitting import fit_policy
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
+from fairdecide.estimators._labels import world_deviations
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels, as_object_vector
 from fairdecide.policies.base import draw_rows
@@ -55,6 +56,13 @@ class FairDecisionPolicy(BaseEstimator):
     problem_ : DecisionProblem
     result_ : OptimizeResult
         The verified optimum in the estimated world of the training rows.
+    deviation_ : dict
+        Each criterion's deviation of the policy's training predictions in its plug-in
+        training world, J[i, a, y] = w_i pi(a | x_i, z_i) P(y | a, x_i), P(y | a, x) the
+        fitted outcome model (softmax) or the outcome frequencies of the cell's rows that
+        took a (tabular): a row's outcome under another action than its logged one was
+        never observed. Independence reads no outcome, so its value is exact on the
+        training rows; ``evaluate`` estimates every deviation off-policy on logged rows.
     n_features_in_, feature_names_in_
 
     Examples
@@ -166,6 +174,7 @@ class FairDecisionPolicy(BaseEstimator):
                                 action_encoding=self.action_encoding)
         self.result_ = self._rule.result
         self.n_iter_ = self._rule.n_iter
+        self.deviation_ = world_deviations(self._rule, self.problem_)
         return self
 
     def _utility(self) -> np.ndarray:

@@ -26,10 +26,10 @@ from sklearn.utils.metadata_routing import MetadataRequest
 
 from fairdecide._validation import as_float_array, as_real
 from fairdecide.criteria.base import as_criteria
+from fairdecide.estimators._labels import label_deviations
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import DecisionTable, row_counts
 
 __all__ = ["best_utility_within", "make_fairness_scorer", "make_utility_scorer"]
 
@@ -85,10 +85,9 @@ class _PolicyScorer:
         z_codes, labels = Labels.factorize(z, "sensitive_features")
         if len(z_codes) != n:
             raise FairdecideError(f"sensitive_features has {len(z_codes)} rows, X has {n}")
-        counts = row_counts(z_codes, p, y_codes, len(labels), k)
         problem = DecisionProblem(np.zeros((n_a, k)), outcome_depends_on_action=False)
-        return -float(self.criterion.deviation_from_table(DecisionTable.from_counts(counts),
-                                                          problem))
+        return -label_deviations([self.criterion], problem, p, y_codes, z_codes,
+                                 len(labels))[self.criterion.label]
 
     def __repr__(self) -> str:
         what = "utility" if self.kind == "utility" else f"-{self.criterion.label} deviation"
@@ -124,10 +123,8 @@ def make_fairness_scorer(criterion: Any = "independence", *,
     better); ``criterion`` a name or a Criterion object, as for FairPolicyClassifier.
 
     The deviation is that of the empirical joint of the validation rows and the policy's
-    probabilities (module docstring): exactly what ``result_.deviations`` reports on
-    the training world when the world is the rows' empirical distribution (the softmax
-    family's, on the training rows; the score family's training world bins the rows by
-    their cross-fitted scores, which differ from the scores new rows get).
+    probabilities (module docstring): on the training rows, exactly the fitted
+    classifier's ``deviation_``.
 
     Examples
     --------
