@@ -361,3 +361,28 @@ def test_decisions_absent_from_logs_warn_by_whether_they_were_possible():
                          outcome_labels=[0, 1])
     with pytest.warns(UserWarning, match="that were never logged"):
         evaluate_policy(sure, candidate, problem, "ips")
+
+
+# ------------------------------------------------------------------ 4. one meaning per word
+def test_one_default_per_count():
+    """Every public parameter n_scenarios defaults to N_SCENARIOS and every n_draws of a
+    posterior to N_DRAWS (on 79b1da6: 32, 20 and 16 scenarios; 200 and 2000 draws)."""
+    import inspect
+
+    from fairdecide import evaluation, models
+    from fairdecide._defaults import N_DRAWS, N_SCENARIOS
+    from fairdecide.experiments import bayesian_fairness
+
+    with_scenarios = [fd.Belief.from_posterior, fd.Belief.from_bootstrap, fd.Belief.from_refits,
+                      fd.Belief.confidence_set, models.BayesianOutcomeModel.belief,
+                      models.IndividualOutcomeModel.bootstrap_worlds,
+                      fd.FairPolicyClassifier, fd.FairDecisionPolicy,
+                      bayesian_fairness.fit_policies]
+    for f in with_scenarios:
+        assert inspect.signature(f).parameters["n_scenarios"].default == N_SCENARIOS, f
+    from fairdecide.evaluation.audit import audit_table
+
+    for f in (evaluation.evaluate_policy, evaluation.audit, audit_table):
+        assert inspect.signature(f).parameters["n_draws"].default == N_DRAWS, f
+    assert "solver" not in inspect.signature(fd.optimize_ranking).parameters
+    assert "formulation" in inspect.signature(fd.optimize_ranking).parameters

@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from fairdecide._defaults import N_SCENARIOS
 from fairdecide._validation import as_bool, as_float_array
 from fairdecide.estimators._fitting import fit_policy
 from fairdecide.estimators._guarantee import fit_guaranteed
@@ -102,7 +103,8 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         "softmax", exact Dirichlet posterior draws for "tabular"), fairness included; or
         the worst case over them (maximin; for "softmax" the labelled rows are one more
         scenario, so epsilon holds on them too).
-    n_scenarios : int, default=16
+    n_scenarios : int, default=32
+        The package's one default (:data:`fairdecide._defaults.N_SCENARIOS`).
     outcome_model : scikit-learn classifier, optional
         P(y | x) (cloned), fitted on the features without the group: for "score" the
         scorer whose probabilities are binned (default logistic regression on
@@ -221,7 +223,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, *, policy: str = "auto", criteria: Any = "independence",
                  epsilon: float | str | None = "auto", lam: float | None = None,
                  utility_slack: float | None = None, utility: Any = None,
-                 actions: Any = None, uncertainty: str = "plug-in", n_scenarios: int = 16,
+                 actions: Any = None, uncertainty: str = "plug-in", n_scenarios: int = N_SCENARIOS,
                  outcome_model: Any = None,
                  n_folds: int | None = None, group_blind: bool = False,
                  sensitive_feature: str | None = None, n_bins: int | str = "auto",

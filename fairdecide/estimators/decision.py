@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from fairdecide._defaults import N_SCENARIOS
 from fairdecide._validation import as_bool, as_float_array, as_propensity, as_real
 from fairdecide.criteria.base import as_criteria
 from fairdecide.data import BanditData
@@ -89,8 +90,9 @@ class FairDecisionPolicy(BaseEstimator):
     def __init__(self, *, utility: Any = None, policy: str = "softmax",
                  criteria: Any = "independence", epsilon: float | str | None = "auto",
                  lam: float | None = None, utility_slack: float | None = None,
-                 uncertainty: str = "plug-in", n_scenarios: int = 16, outcome_model: Any = None,
-                 action_encoding: str = "separate", n_folds: int | None = None,
+                 uncertainty: str = "plug-in", n_scenarios: int = N_SCENARIOS,
+                 outcome_model: Any = None, action_encoding: str = "separate",
+                 n_folds: int | None = None,
                  group_blind: bool = False, sensitive_feature: str | None = None,
                  n_bins: int | str = "auto", l2: float = 1e-5, n_restarts: int = 1,
                  max_iter: int = 500, random_state: Any = None) -> None:

@@ -175,7 +175,7 @@ def certify(estimator: Any, X: Any, y: Any, *, epsilon: float,
     >>> cert.certified
     True
     >>> round(cert.deviations["independence"], 3), round(cert.bounds["independence"], 3)
-    (0.08, 0.208)
+    (0.083, 0.211)
     """
     epsilon = as_real(epsilon, "epsilon", low=0.0)
     delta = as_real(delta, "delta", 0, 1, low_open=True, high_open=True)
