@@ -62,9 +62,9 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         post-processing of a fitted scorer (ThresholdOptimizer's and error-parity's
         policies), solved exactly as one linear program. It is "auto"'s choice for a policy
         that reads the group by measurement (benchmarks/results/frontier.txt, Adult,
-        COMPAS, German, DP and EO, five seeds): every fit optimal, 0.2 s on Adult against
-        the softmax family's 1.4-2.5 s, and a frontier at least the softmax family's on
-        Adult and COMPAS. A bin a group never reached in training takes that group's
+        COMPAS, German, DP and EO, five seeds): every fit optimal, 1.41 s on Adult against
+        the softmax family's 3.48 s on average, and a frontier at least the softmax
+        family's on Adult and COMPAS. A bin a group never reached in training takes that group's
         nearest bin's rule. "softmax": pi(a | x, z) = softmax(W phi(x, z)) on standardised
         features, locally optimal (the gradient route); with ``group_blind=True`` it
         decides from the raw features alone.
