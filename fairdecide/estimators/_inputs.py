@@ -73,7 +73,7 @@ def family_of(estimator: Any, prediction: bool = True) -> str:
     """The policy family an estimator fits. ``policy="auto"`` is the score family for a
     prediction problem whose policy reads the group, else the softmax family: a rule
     over the bins of a score without the group cannot tell the groups apart (Adult,
-    demographic parity <= 0.01: test accuracy 0.763 against the group-blind softmax
+    demographic parity <= 0.01: test accuracy 0.762 against the group-blind softmax
     family's 0.825, benchmarks/results/estimators.txt), and the score family is for
     prediction problems only."""
     policy = estimator.policy

@@ -55,7 +55,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         The policy family. "auto": "score" for a policy that reads the group, "softmax"
         with ``group_blind=True`` (a rule over the bins of a score without the group cannot
         tell the groups apart: on Adult under demographic parity <= 0.01 its test accuracy
-        was 0.763 against the group-blind softmax family's 0.825,
+        was 0.762 against the group-blind softmax family's 0.825,
         benchmarks/results/estimators.txt). "score": one free row per bin of a classifier's
         score (``outcome_model``'s P(y = 1 | x), cross-fitted on the training rows; with
         more classes, the most probable class and its probability) and group: the relaxed
