@@ -179,9 +179,10 @@ def deviation_table(reps: int, sizes: list[int], out: Path) -> pd.DataFrame:
     by_cell = TabularPolicy(np.stack([1 - release, release], axis=-1))
     candidate = TabularPolicy(np.random.default_rng(2).dirichlet([2, 2], size=(world.n_x,
                                                                                world.n_z)))
-    cases = [("logged, coin flips", coin, None), ("logged, by cell", by_cell, None),
+    cases = [("logged, coin flips", coin, "logged"), ("logged, by cell", by_cell, "logged"),
              ("candidate, weighted", by_cell, candidate)]
-    truth = {(label, c.label): c.deviation(logging if pol is None else pol, world, problem)
+    truth = {(label, c.label): c.deviation(logging if isinstance(pol, str) else pol, world,
+                                           problem)
              for label, logging, pol in cases for c in criteria}
     rows = []
     for n in sizes:
