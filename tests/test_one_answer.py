@@ -257,7 +257,7 @@ def test_capacity_and_cohort_messages_say_how_to_write_k_places():
 
 def test_the_classes_the_docs_name_are_exported():
     from fairdecide.evaluation import CellFrequencies
-    from fairdecide.models import CellFrequencies as Same
+    from fairdecide.models.outcome import CellFrequencies as Same
 
     assert CellFrequencies is Same
     problem, world = make_bail_problem()

@@ -5,7 +5,6 @@ from fairdecide.models.bayesian import BayesianOutcomeModel
 from fairdecide.models.counts import TabularCounts
 from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
 from fairdecide.models.individuals import IndividualOutcomeModel
-from fairdecide.models.outcome import CellFrequencies
 
-__all__ = ["BayesianOutcomeModel", "BootstrapPosterior", "CellFrequencies",
-           "DirichletPosterior", "IndividualOutcomeModel", "TabularCounts"]
+__all__ = ["BayesianOutcomeModel", "BootstrapPosterior", "DirichletPosterior",
+           "IndividualOutcomeModel", "TabularCounts"]
