@@ -108,6 +108,7 @@ def test_everything_without_a_release_works_without_opendp(no_opendp):
     assert rates[(rates["group"] == "f") & (rates["action"] == "1")]["count"].item() == counted
 
 
+@pytest.mark.slow  # a fresh interpreter importing every module: CI's slow run has it
 def test_import_and_demo_work_without_opendp():
     # A fresh interpreter without OpenDP imports every fairdecide module (none imports
     # OpenDP at import time) and runs the README's demo on the embedded problem.
