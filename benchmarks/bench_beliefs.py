@@ -52,7 +52,7 @@ from scipy.optimize import linprog
 
 import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem, sample_logged_data
-from fairdecide.optimize.engine.solvers import _solve_interior, highs_method
+from fairdecide.optimize.engine.solvers import highs_method, solve_program
 from fairdecide.optimize.program.policy_program import PolicyProgram
 from fairdecide.optimize.program.shorthand import make_tradeoff
 
@@ -108,7 +108,7 @@ def run_case(name, problem, belief, crits, blind, kw, args):
     # HiGHS's interior point without crossover on the whole program: the default route
     # for these beliefs before the unit interior point (the program's objective is -U
     # or the trade-off's negation)
-    nox = _solve_interior(prog, args.time_limit)
+    nox = solve_program(prog, "highs-ipm-no-crossover", args.time_limit)
     nox_s = nox.seconds if nox.ok else np.inf
     best = ds_v if np.isfinite(ds_v) else ipm_v if np.isfinite(ipm_v) else (
         -nox.objective if nox.ok else np.nan)

@@ -58,7 +58,7 @@ def reduced(problem, belief, crit, lam):
     original = session_module.Session.solve_by_scenarios
 
     def catch(self, tradeoff, criteria):
-        caught["tp"] = term_problem(self, tradeoff, criteria)
+        caught["tp"] = term_problem(self.prog, tradeoff, criteria)
         raise _Caught
 
     session_module.Session.solve_by_scenarios = catch

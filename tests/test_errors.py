@@ -143,7 +143,7 @@ def test_empty_group_in_world():
 
 def _malformed_cases():
     """The protocol-level entry points: scenario_values, as_policy, Units, Capabilities,
-    register_route, decision_table, evaluate_under_belief, pareto_frontier."""
+    decision_table, evaluate_under_belief, pareto_frontier, optimize_policy's solver."""
     from fairdecide import (
         Belief,
         Capabilities,
@@ -157,7 +157,6 @@ def _malformed_cases():
     from fairdecide.beliefs import cvar
     from fairdecide.criteria import block_divergence
     from fairdecide.optimize import FairnessConstraint, UtilityConstraint
-    from fairdecide.optimize.routes.router import register_route
     from fairdecide.policies import as_policy
 
     policy = TabularPolicy.constant(3, 2, [0.5, 0.5])
@@ -187,7 +186,9 @@ def _malformed_cases():
          "measure must be one of 'tv', 'kl', 'max'"),
         (lambda: optimize_policy(PROBLEM, WORLD, "parity", epsilon=0.1),
          r"criteria\[0\] is the unknown criterion name 'parity'"),
-        (lambda: register_route(object()), "route must be a Route"),
+        (lambda: optimize_policy(PROBLEM, WORLD, solver="simplex"),
+         "solver 'simplex' is not usable here: use None"),
+        (lambda: optimize_policy(PROBLEM, WORLD, solver=3), "solver must be a string"),
         (lambda: evaluate_under_belief(policy, WORLD, "problem"), "problem must be"),
         (lambda: evaluate_under_belief(policy, [WORLD], PROBLEM), "belief must be a Belief"),
         (lambda: Belief((WORLD,), weights=[np.inf]), "weights contains NaN or infinite"),

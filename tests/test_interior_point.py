@@ -14,16 +14,7 @@ from fairdecide import Belief, Independence, Separation, optimize_policy
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.optimize.engine import highs_model, scenario_cuts, unit_ipm
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, IPM_GAP_TOL
-from fairdecide.optimize.routes import session as session_module
 from tests.test_structured import make_belief as perturbed
-
-
-def interior_by_size():
-    """The size rule lowered so that these small beliefs take the interior point, and the
-    scenario cuts kept out, as for a large belief they hand back."""
-    return (mock.patch.dict(highs_model.SIMPLEX_MAX_COLUMNS, {"policy": 0}),
-            mock.patch.object(session_module, "scenario_cuts_suit", lambda session: False),
-            no_unit_ipm())
 
 
 def no_unit_ipm():
@@ -53,9 +44,8 @@ def test_same_optimum_as_the_vertex(n_x, n_z, n_a, K, aggregate, criterion, trad
              "max": [Independence(measure="max")]}[criterion]
     kw = {"epsilon": {"epsilon": eps}, "lam": {"lam": 0.1 + eps},
           }[tradeoff]
-    a, b, c = interior_by_size()
-    with a, b, c:
-        ipm = optimize_policy(problem, belief, crits, group_blind=blind, **kw)
+    ipm = optimize_policy(problem, belief, crits, group_blind=blind,
+                          solver="highs-ipm-no-crossover", **kw)
     vertex = optimize_policy(problem, belief, crits, group_blind=blind, solver="highs-ds",
                              **kw)
     assert ipm.solver == "HiGHS (interior point, no crossover)"
@@ -80,7 +70,8 @@ def test_a_handed_back_belief_takes_the_interior_point():
     want = optimize_policy(problem, belief, Separation(), epsilon=0.0, solver="highs-ds")
     assert unit.solver == "unit interior point (no crossover)"
     assert unit.objective == pytest.approx(want.objective, abs=1e-8)
-    assert res.solver == "HiGHS (interior point, no crossover)"
+    assert res.solver.startswith("HiGHS (interior point, no crossover)")
+    assert res.solver_choice["handed_back"] == {"unit-ipm": "kept out by the test"}
     assert res.objective == pytest.approx(want.objective, abs=1e-8)
 
 

@@ -232,29 +232,11 @@ HAND_SOLVED = [
     ({"utility_slack": 0.1}, [Independence()], 0.65, 1.0),
     ({"tradeoff": FairnessConstraint(1.9)}, [Independence()], 0.74, 1.9),
 ]
-# "interior": the default route with HiGHS's method by size forced to the interior point,
-# as for a large belief (no crossover; see fairdecide.optimize.engine.solvers._solve_interior).
+# "highs-ipm-no-crossover": HiGHS's interior point without crossover, the default for a
+# large belief's whole program when the interior point over unit blocks hands it back.
 SOLVERS = [None, "highs", "highs-ds", "highs-ipm", "structured", "scenarios", "unit-ipm",
-           "term-ipm", "CLARABEL", "interior"]
-
-
-def forced_interior(on: bool) -> Any:
-    """With ``on``, the default route with HiGHS's method by size forced to the interior
-    point (no crossover), the scenario cuts and the unit interior point kept out."""
-    from contextlib import ExitStack
-    from unittest import mock
-
-    from fairdecide.optimize.engine import solvers, unit_ipm
-    from fairdecide.optimize.routes import session
-
-    stack = ExitStack()
-    if on:
-        stack.enter_context(mock.patch.object(solvers, "highs_method",
-                                              lambda prog: "highs-ipm"))
-        stack.enter_context(mock.patch.object(session, "scenario_cuts_suit", lambda s: False))
-        stack.enter_context(mock.patch.object(unit_ipm, "analyse",
-                                              lambda prog: "kept out by the test"))
-    return stack
+           "term-ipm", "CLARABEL", "highs-ipm-no-crossover"]
+NO_CROSSOVER = "highs-ipm-no-crossover"
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -265,15 +247,14 @@ def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, wa
 
     world = WORLD if model == "world" else Belief((WORLD, WORLD, WORLD), aggregate=model)
     tol = 1e-6 if solver == "CLARABEL" else 1e-9
-    with forced_interior(solver == "interior"):
-        res = optimize_policy(PROBLEM, world, criteria, tol=max(tol, 1e-7), **kwargs,
-                              solver=None if solver == "interior" else solver)
+    res = optimize_policy(PROBLEM, world, criteria, tol=max(tol, 1e-7), **kwargs,
+                          solver=solver)
     assert res.utility == pytest.approx(want_u, abs=tol)
     if want_f is not None:
         assert res.deviations["independence"] == pytest.approx(want_f, abs=tol)
-    if solver in ("structured", "scenarios", "interior", "unit-ipm") and model != "world":
+    if solver in ("structured", "scenarios", NO_CROSSOVER, "unit-ipm") and model != "world":
         assert res.solver.startswith({"structured": "structured", "scenarios": "scenario cuts",
-                                      "interior": "HiGHS (interior point",
+                                      NO_CROSSOVER: "HiGHS (interior point",
                                       "unit-ipm": "unit interior point"}[solver])
     if solver == "term-ipm" and model == "mean" and "lam" in kwargs:
         # the penalty under a mean belief is the term interior point's (asked for, it
@@ -283,7 +264,7 @@ def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, wa
 
 # ------------------------------------------------------------------ dual values
 @pytest.mark.parametrize("solver", ["highs", "unit-ipm", "structured", "scenarios",
-                                    "interior"])
+                                    NO_CROSSOVER])
 @pytest.mark.parametrize("model", ["world", "mean", "worst"])
 @pytest.mark.parametrize(("eps", "price"), [(0.3, 0.1), (1.0, 0.1), (1.9, 0.1), (5.0, 0.0)])
 def test_tolerance_price_by_hand(solver, model, eps, price):
@@ -294,16 +275,14 @@ def test_tolerance_price_by_hand(solver, model, eps, price):
     from fairdecide.optimize.engine.unit_ipm import TOL
 
     world = WORLD if model == "world" else Belief((WORLD, WORLD, WORLD), aggregate=model)
-    with forced_interior(solver == "interior"):
-        res = optimize_policy(PROBLEM, world, Independence(), epsilon=eps,
-                              solver=None if solver == "interior" else solver)
+    res = optimize_policy(PROBLEM, world, Independence(), epsilon=eps, solver=solver)
     # HiGHS's duals at a vertex are exact; the interior points' to their dual residual
     # and gap (TOL or IPM_GAP_TOL, relative to the objective, at most 1 here), summed
     # over <= 3 rows; the structured solver's and the scenario cuts' are their masters'
     # vertex duals, certified to the stopping rule's gap (1e-9 of the objective)
     tol = {"highs": 1e-12, "structured": 1e-9, "scenarios": 1e-9,
-           "interior": 10 * IPM_GAP_TOL}.get(solver, 10 * TOL)
-    if solver == "interior" and model != "world":
+           NO_CROSSOVER: 10 * IPM_GAP_TOL}.get(solver, 10 * TOL)
+    if solver == NO_CROSSOVER:
         assert res.solver.startswith("HiGHS (interior point, no crossover")
     assert res.solver.startswith("unit interior point") == (solver == "unit-ipm")
     assert res.solver.startswith("structured") == (solver == "structured")

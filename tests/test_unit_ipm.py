@@ -89,7 +89,7 @@ def test_same_optimum_as_highs(n_x, n_z, n_a, K, blind, criterion, tradeoff, agg
         slope = abs(ref.objective - wider.objective) / 1e-6
         tol += slope * 10 * TOL * max(1.0, abs(ref.utility))
     assert abs(ipm.objective - ref.objective) <= tol
-    if tradeoff == "slack" and eps == 0.0 and "fell back" in ipm.solver:
+    if tradeoff == "slack" and eps == 0.0 and "unit-ipm handed the program back" in ipm.solver:
         # a floor at the utility optimum leaves the program no interior: the interior
         # point may stall there and hand it to HiGHS, as it says
         assert "not converged" in ipm.solver
@@ -100,7 +100,7 @@ def test_same_optimum_as_highs(n_x, n_z, n_a, K, blind, criterion, tradeoff, agg
 
 def test_an_infeasible_program_is_handed_to_highs():
     """No interior point converges on a program no policy meets: HiGHS takes it and says
-    it is infeasible, and the result says the interior point fell back."""
+    it is infeasible, and the result says the interior point handed it back."""
     problem, world = make_tabular_problem(20, 2, 3, 2, random_state=2)
     prog = PolicyProgram(problem, Belief.plug_in(world), group_blind=False)
     base = prog.build([Independence()], FairnessConstraint((0.05,)))
@@ -114,7 +114,8 @@ def test_an_infeasible_program_is_handed_to_highs():
     assert x is None and status != "optimal"
     res = solve_program(bad, "unit-ipm")
     assert not res.ok and res.status.startswith("infeasible")
-    assert "after the unit interior point fell back" in res.solver
+    assert "after unit-ipm handed the program back" in res.solver
+    assert res.choice["handed_back"]["unit-ipm"] == res.details["unit_ipm"]["fallback_reason"]
 
 
 def test_programs_without_small_unit_blocks_are_not_taken():
@@ -123,4 +124,5 @@ def test_programs_without_small_unit_blocks_are_not_taken():
     program.n_units = 0  # no unit blocks declared
     assert not unit_ipm_suits(program)
     res = solve_program(program, "unit-ipm")
-    assert res.ok and "fell back" in res.solver
+    assert res.ok and res.solver.startswith("HiGHS")
+    assert res.choice["passed_over"]["unit-ipm"] == "asked for, but it does not take no unit blocks"

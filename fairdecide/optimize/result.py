@@ -100,6 +100,8 @@ class OptimizeResult:
         lines = [
             f"fairdecide policy optimisation: {self.tradeoff}",
             f"  status        : {self.status} ({self.solver})",
+            *([f"  chosen by     : {self.solver_choice['reason']}"]
+              if self.solver_choice else []),
             f"  utility       : {self.utility:.6g}",
         ]
         for name, val in self.deviations.items():
@@ -166,6 +168,62 @@ class OptimizeResult:
         parametric policy certified by its weights: ``lipschitz_bound`` (kappa),
         ``constant`` (L) and ``certified`` (kappa <= L)."""
         return dict(self.stats.get("certificates", {}))
+
+    @property
+    def solver_choice(self) -> dict:
+        """Which solver solved the last program and why: the solving chain's choice
+        (:mod:`fairdecide.optimize.engine.chain`). ``stage`` ("belief", "program" or
+        "cuts"), ``order`` (the solvers to try, first to last), ``reason``,
+        ``passed_over`` (each other solver of the stage and why it was not used) and
+        ``handed_back`` (a solver that gave the program back, and why); a belief that
+        none of the belief-stage solvers took has ``belief_stage``, their choice. Empty
+        for a parametric family (the gradient route solves no program)."""
+        return dict(self.stats.get("solver_choice", {}))
+
+    def explain(self) -> str:
+        """How the result was found, in sentences: the solver, why it was chosen and
+        what it certified, and how the numbers were checked.
+
+        Examples
+        --------
+        >>> import fairdecide as fd
+        >>> from fairdecide.datasets import make_bail_problem
+        >>> problem, world = make_bail_problem()
+        >>> res = fd.optimize_policy(problem, world, fd.Independence(), epsilon=0.05)
+        >>> print(res.explain().splitlines()[0])
+        Solved by HiGHS (highs-ds), the first solver of the default chain for this program.
+        """
+        choice = self.solver_choice
+        lines = []
+        if not choice:
+            lines.append(f"Solved by {self.solver}.")
+        else:
+            asked = ("the default chain" if choice["reason"].startswith("the default")
+                     else choice["reason"].split(":")[0])
+            lines.append(f"Solved by {self.solver}, the first solver of {asked} for this "
+                         "program." if choice["reason"].startswith("the default") else
+                         f"Solved by {self.solver} ({asked}).")
+            for name, why in choice.get("handed_back", {}).items():
+                lines.append(f"{name} was tried first and handed the program back: {why}.")
+            belief = choice.get("belief_stage")
+            if belief:
+                for name, why in {**belief["passed_over"], **belief["handed_back"]}.items():
+                    lines.append(f"The belief's solver {name} was not used: {why}.")
+            passed = choice.get("passed_over", {})
+            if passed:
+                lines.append("Passed over: " + "; ".join(f"{n} ({w})" for n, w in
+                                                        passed.items()) + ".")
+        cert = self.certificates.get("optimality")
+        if cert is not None:
+            word = "certified" if cert["certified"] else "could NOT certify"
+            lines.append(f"{cert['solver']} {word} optimality: duality gap {cert['gap']:.3g} "
+                         f"(bound {cert['bound']:.3g}).")
+        v = self.verification
+        if v is not None:
+            lines.append(f"The utility and every deviation were recomputed from the "
+                         f"policy's decision table, independently of the solver (tolerance "
+                         f"{v.tol:g}).")
+        return "\n".join(lines)
 
     def scenarios(self) -> pd.DataFrame:
         """Utility and each deviation in every scenario of the belief (one row each)."""

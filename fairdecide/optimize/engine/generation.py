@@ -31,9 +31,10 @@ import numpy as np
 
 from fairdecide.criteria.base import Criterion
 from fairdecide.optimize.engine._block_lp import unit_simplices
+from fairdecide.optimize.engine.chain import Case, choose_for_cuts
 from fairdecide.optimize.engine.dual_form import DualForm
 from fairdecide.optimize.engine.rounds import Rounds
-from fairdecide.optimize.engine.solvers import HIGHS_METHODS, SolveResult, solve_program
+from fairdecide.optimize.engine.solvers import SolveResult, solve_program
 from fairdecide.optimize.program.assembly import Assembly, CriterionBlock
 from fairdecide.optimize.program.policy_program import Program
 from fairdecide.optimize.program.tradeoff import Tradeoff
@@ -70,7 +71,9 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
     pools = {c: criteria[c].initial_cuts(units) for c in gen}
     t_search = dict.fromkeys(gen, 0.0)
     program = prog.build(_restricted(criteria, pools), tradeoff)
-    highs = _WarmHighs(program) if _warm_possible(session.solver, program) else None
+    choice = choose_for_cuts(Case.of_program(program), session.solver)
+    session.stats["solver_choice"] = choice.as_dict()
+    highs = _WarmHighs(program) if choice.order == ["highs-dual-warm"] else None
     size = {"n_variables": program.n_variables, "n_constraints": program.n_constraints,
             "nnz": program.nnz}
     added = dict.fromkeys(gen, 0)
@@ -176,10 +179,6 @@ def _unseen(cuts: np.ndarray, pool: np.ndarray) -> np.ndarray:
         seen = {r.tobytes() for r in pool}
         return cuts[np.array([r.tobytes() not in seen for r in cuts], dtype=bool)]
     return cuts[~np.isin(cuts @ weights, pool @ weights)]
-
-
-def _warm_possible(solver: str | None, program: Program) -> bool:
-    return not program.kl and (solver is None or solver.lower() in HIGHS_METHODS)
 
 
 class _WarmHighs:

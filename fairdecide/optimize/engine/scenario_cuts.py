@@ -52,13 +52,11 @@ from fairdecide.optimize.engine.rounds import Certificate, Rounds, gap_shares
 from fairdecide.optimize.program._scenario_terms import NotSuited, Terms, record
 from fairdecide.optimize.program.assembly import Assembly, _Rows
 
-__all__ = ["SOLVER", "ScenarioRun", "scenario_cuts_suit", "solve_scenario_cuts"]
+__all__ = ["ScenarioRun", "solve_scenario_cuts"]
 
 #: A hand-back and its reason at INFO (each round goes to fairdecide.optimize.progress).
 logger = logging.getLogger(__name__)
 
-#: The solver's name for optimize_policy(..., solver=SOLVER).
-SOLVER = "scenarios"
 #: A piece is cut off where it exceeds its bound by more than this (times max(1, value)):
 #: ten times the master's feasibility tolerance, within which HiGHS may leave a cut.
 CUT_TOL = 10 * FEASIBILITY_TOL
@@ -80,22 +78,6 @@ REANCHOR = 100
 #: 0.6 at the first re-anchor, master 50 s without converging, HiGHS 8.7 s; epsilon 0.05:
 #: gap 5e-5, certified in 12 rounds, 0.4 s).
 PROGRESS = 1e-2
-
-
-def scenario_cuts_suit(session: Any) -> bool:
-    """Whether the session is a belief this solver takes: several scenarios, the default
-    solver, criteria of the group marginal linear in the policy (no cone, no cuts), and a
-    trade-off that bounds the deviations rather than penalising them (any trade-off
-    with ``solver="scenarios"``). A penalised
-    deviation (lam, utility_slack) sits at kinks in many scenarios at once, the optimum
-    randomises in many units and the master grows into the whole program: measured slower
-    than HiGHS on the whole program (benchmarks/results/beliefs.txt)."""
-    asked = session.solver is not None and session.solver.lower() == SOLVER
-    if session.prog.K < 2 or not (asked or (session.solver is None
-                                            and not session.tradeoff.tight_deviations)):
-        return False
-    return all(c.reads == "marginal" and c.linear and c.program and not c.cone
-               and not c.cuts for c in session.capabilities)
 
 
 class _Master(Assembly):
@@ -131,13 +113,13 @@ class ScenarioRun:
     tolerance_duals: tuple[np.ndarray, np.ndarray] | None = None
 
 
-def solve_scenario_cuts(session: Any, tradeoff: Any, criteria: list[Criterion],
+def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
                         time_limit: float | None = None) -> ScenarioRun | None:
-    """Solve ``tradeoff`` over ``criteria`` for the session's belief (see the module);
+    """Solve ``tradeoff`` over ``criteria`` for the belief of ``prog`` (a PolicyProgram;
+    see the module);
     None when the criteria do not suit the solver or the master cannot be certified
     feasible (the caller then solves the whole program)."""
     t0 = time.perf_counter()
-    prog = session.prog
     try:
         terms = record(criteria, prog, CUT_TOL)
     except NotSuited:

@@ -1,6 +1,8 @@
-"""Solvers for assembled programs: the structured solver for large tabular programs
-(:mod:`fairdecide.optimize.engine.structured`), HiGHS (in the one HiGHS wrapper,
-:class:`~fairdecide.optimize.engine.highs_model.HighsModel`), cvxpy by name.
+"""Running the chain's solvers on an assembled program: the structured solver for large
+tabular programs (:mod:`fairdecide.optimize.engine.structured`), the interior point over
+unit blocks, HiGHS (in the one HiGHS wrapper,
+:class:`~fairdecide.optimize.engine.highs_model.HighsModel`), cvxpy by name. Which of them
+solves is :func:`fairdecide.optimize.engine.chain.choose`'s decision, not this module's.
 
 KL terms need an exponential-cone solver and go to Clarabel through cvxpy. highspy and
 cvxpy are imported where first used, so ``import fairdecide`` stays fast.
@@ -14,23 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide.exceptions import FairdecideError, SolverError
+from fairdecide.exceptions import SolverError
+from fairdecide.optimize.engine.chain import Case, choose, resolve_solver
 from fairdecide.optimize.engine.rounds import Certificate
 from fairdecide.optimize.program.policy_program import Program
 
-__all__ = ["HIGHS_METHODS", "SolveResult", "check_solver", "solve_program"]
-
-HIGHS_METHODS = {"highs": None, "highs-ds": "highs-ds", "highs-ipm": "highs-ipm"}
-STRUCTURED = "structured"
-#: the scenario-cut solver of beliefs (fairdecide.optimize.engine.scenario_cuts); a program it
-#: hands back is solved as with the default
-SCENARIOS = "scenarios"
-#: the interior point over unit blocks (fairdecide.optimize.engine.unit_ipm)
-UNIT_IPM = "unit-ipm"
-#: the interior point in the policy's space for penalised beliefs with many terms
-#: (fairdecide.optimize.engine.term_ipm); a program it does not take is solved as with
-#: the default
-TERM_IPM = "term-ipm"
+__all__ = ["SolveResult", "highs_method", "solve_program"]
 
 
 @dataclass
@@ -50,6 +41,8 @@ class SolveResult:
     ub_duals: np.ndarray | None = None
     #: the master loop's certificate (the structured solver)
     certificate: Certificate | None = None
+    #: the chooser's choice (:meth:`fairdecide.optimize.engine.chain.Choice.as_dict`)
+    choice: dict[str, Any] | None = None
 
     @classmethod
     def of_model(cls, model: Any, ok: bool, status: str, solver: str, seconds: float,
@@ -63,124 +56,85 @@ class SolveResult:
                    model.row_duals()[:m_ub] if ok and m_ub else None)
 
 
-def check_solver(solver: Any) -> None:
-    """Raise unless ``solver`` is None, a HiGHS method name or an installed cvxpy solver."""
-    if solver is None:
-        return
-    if not isinstance(solver, str):
-        raise FairdecideError(f"solver must be a string such as 'highs', got {solver!r}")
-    if solver.lower() in HIGHS_METHODS or solver.lower() in (STRUCTURED, SCENARIOS,
-                                                              UNIT_IPM, TERM_IPM):
-        return
-    import cvxpy as cp
-
-    if solver.upper() not in cp.installed_solvers():
-        raise SolverError(
-            f"solver {solver!r} is not usable here: use 'structured', 'scenarios', "
-            "'unit-ipm', 'term-ipm', 'highs', 'highs-ds' or 'highs-ipm', or one of the "
-            "installed cvxpy solvers "
-            f"{cp.installed_solvers()}"
-        )
-
-
 def solve_program(prog: Program, solver: str | None = None, time_limit: float | None = None
                   ) -> SolveResult:
-    """Solve ``prog``. ``solver`` None picks the structured solver for large tabular
-    programs with few coupling rows and HiGHS otherwise; "structured" asks for it
-    (falling back to HiGHS, and saying so, when it cannot certify an optimum); "highs"
-    picks HiGHS's method by size; "highs-ds" and "highs-ipm" force one; any other name
-    is passed to cvxpy."""
-    from fairdecide.optimize.engine.structured import structured_suits
+    """Solve ``prog`` by the solvers :func:`~fairdecide.optimize.engine.chain.choose`
+    picks for it under ``solver`` (a name :func:`resolve_solver` accepts), in order: a
+    solver that hands the program back (it cannot certify an optimum, or its blocks do
+    not suit it) passes it to the next, and says so in ``solver``, ``details`` and
+    ``choice``."""
+    choice = choose(Case.of_program(prog), resolve_solver(solver))
+    spent, details, res = 0.0, {}, None
+    for name in choice.order:
+        t0 = time.perf_counter()
+        res = _RUNNERS.get(name, _solve_cvxpy)(prog, name, time_limit)
+        spent += time.perf_counter() - t0
+        if isinstance(res, SolveResult):
+            break
+        why, info = res
+        choice.handed_back[name] = why
+        details.update(info)
+    if not isinstance(res, SolveResult):
+        raise SolverError(f"no solver took the program ({choice.handed_back})")
+    res.seconds = spent
+    for name, why in choice.handed_back.items():
+        res.solver += f", after {name} handed the program back ({why})"
+    if details:
+        res.details = {**details, **(res.details or {})}
+    res.choice = choice.as_dict()
+    return res
 
-    if solver is not None and solver.lower() in (SCENARIOS, TERM_IPM):
-        solver = None
-    if prog.kl and (solver is None or solver.lower() in HIGHS_METHODS
-                    or solver.lower() == STRUCTURED):
-        solver = "CLARABEL"
-    if (solver is not None and solver.lower() == STRUCTURED) or (
-            solver is None and structured_suits(prog)):
-        return _solve_structured(prog, time_limit)
-    if solver is not None and solver.lower() == UNIT_IPM:
-        return _solve_unit_ipm(prog, time_limit)
-    if solver is None or solver.lower() in HIGHS_METHODS:
-        return _solve_highs(prog, (solver or "highs").lower(), time_limit)
-    return _solve_cvxpy(prog, solver, time_limit)
+
+#: A hand-back: why, and the solver's statistics.
+HandBack = tuple[str, dict[str, Any]]
 
 
-def _solve_structured(prog: Program, time_limit: float | None) -> SolveResult:
-    """The structured solver, or HiGHS (stated in ``solver`` and ``details``) when it
-    cannot certify an optimum."""
+def _solve_structured(prog: Program, name: str, time_limit: float | None
+                      ) -> SolveResult | HandBack:
+    """The structured solver, or a hand-back when it cannot certify an optimum."""
     from fairdecide.optimize.engine.structured import solve_structured
 
     t0 = time.perf_counter()
     run = solve_structured(prog, time_limit)
-    seconds = time.perf_counter() - t0
-    if run.ok or run.infeasible:
-        rounds = run.certificate.rounds if run.certificate is not None else 0
-        where = (f"structured: {run.details.get('working_units', 0)} of "
-                 f"{run.details.get('units', 0)} units free, {rounds} rounds")
-        return SolveResult(run.x, run.objective, run.ok, run.status, where, seconds,
-                           run.iterations, {"structured": run.details}, run.ub_duals,
-                           certificate=run.certificate)
-    res = _solve_highs(prog, "highs", time_limit)
-    res.seconds += seconds
-    res.solver += f", after the structured solver fell back ({run.status})"
-    res.details = {**(res.details or {}), "structured": run.details}
-    return res
+    if not (run.ok or run.infeasible):
+        return run.status, {"structured": run.details}
+    rounds = run.certificate.rounds if run.certificate is not None else 0
+    where = (f"structured: {run.details.get('working_units', 0)} of "
+             f"{run.details.get('units', 0)} units free, {rounds} rounds")
+    return SolveResult(run.x, run.objective, run.ok, run.status, where,
+                       time.perf_counter() - t0, run.iterations, {"structured": run.details},
+                       run.ub_duals, certificate=run.certificate)
 
 
-def _belief_interior(prog: Program, time_limit: float | None) -> SolveResult:
-    """A belief's whole program where HiGHS's size rule picks the interior point: the
-    interior point over unit blocks where its blocks are small enough (3.5-4x faster
-    than HiGHS's on 32 scenarios of 1000 x 4 x 5 cells under epsilon 0.01 and lam 0.5,
-    benchmarks/results/beliefs_unit_ipm.txt), HiGHS's without crossover otherwise."""
-    from fairdecide.optimize.engine.unit_ipm import analyse
-
-    layout = analyse(prog)
-    if isinstance(layout, str):
-        return _solve_interior(prog, time_limit)
-    return _solve_unit_ipm(prog, time_limit, layout)
-
-
-def _solve_unit_ipm(prog: Program, time_limit: float | None, layout: Any = None
-                    ) -> SolveResult:
-    """The interior point over unit blocks (on :func:`unit_ipm.analyse`'s ``layout``,
-    if the caller has it), or HiGHS by size (stated in ``solver`` and ``details``) when
-    the program does not suit it or it does not converge."""
+def _solve_unit_ipm(prog: Program, name: str, time_limit: float | None
+                    ) -> SolveResult | HandBack:
+    """The interior point over unit blocks (3.5-4x faster than HiGHS's on 32 scenarios of
+    1000 x 4 x 5 cells under epsilon 0.01 and lam 0.5,
+    benchmarks/results/beliefs_unit_ipm.txt), or a hand-back when the program's blocks do
+    not suit it or it does not converge."""
     from fairdecide.optimize.engine.unit_ipm import solve_unit_ipm
 
     t0 = time.perf_counter()
-    x, objective, status, info = solve_unit_ipm(prog, time_limit, layout)
-    if x is not None:
-        ub_duals = info.pop("ub_duals")
-        return SolveResult(x, objective, True, "optimal", "unit interior point (no crossover)",
-                           time.perf_counter() - t0, info.get("iterations"),
-                           {"unit_ipm": info}, ub_duals)
-    res = _solve_highs(prog, "highs", time_limit, unit_ipm=False)
-    res.seconds += time.perf_counter() - t0
-    res.solver += f", after the unit interior point fell back ({status})"
-    res.details = {**(res.details or {}), "unit_ipm": {**info, "fallback_reason": status}}
-    return res
+    x, objective, status, info = solve_unit_ipm(prog, time_limit)
+    if x is None:
+        return status, {"unit_ipm": {**info, "fallback_reason": status}}
+    ub_duals = info.pop("ub_duals")
+    return SolveResult(x, objective, True, "optimal", "unit interior point (no crossover)",
+                       time.perf_counter() - t0, info.get("iterations"), {"unit_ipm": info},
+                       ub_duals)
 
 
 def highs_method(prog: Program) -> str:
-    """HiGHS's method for ``prog``: the dual simplex with two actions, else by size
-    (:data:`~fairdecide.optimize.engine.highs_model.SIMPLEX_MAX_COLUMNS`, "policy")."""
-    from fairdecide.optimize.engine.highs_model import method_by_size
-
-    return "highs-ds" if prog.n_actions == 2 else method_by_size(prog.n_variables, "policy")
+    """HiGHS's method for ``prog`` by size: "highs-ds" or "highs-ipm" (the chain's
+    rule, :attr:`~fairdecide.optimize.engine.chain.Case.simplex_by_size`)."""
+    return "highs-ds" if Case.of_program(prog).simplex_by_size else "highs-ipm"
 
 
-def _solve_highs(prog: Program, name: str, time_limit: float | None,
-                 unit_ipm: bool = True) -> SolveResult:
-    """HiGHS on the whole program, in the one HiGHS wrapper (its tolerances): the method
-    by size for "highs", or the one named."""
+def _solve_highs(prog: Program, method: str, time_limit: float | None) -> SolveResult:
+    """HiGHS on the whole program by ``method`` ("highs-ds" or "highs-ipm"), in the one
+    HiGHS wrapper (its tolerances)."""
     from fairdecide.optimize.engine.highs_model import HighsModel
 
-    method = HIGHS_METHODS[name] or highs_method(prog)
-    if name == "highs" and method == "highs-ipm" and prog.n_scenarios > 1:
-        return (_belief_interior(prog, time_limit) if unit_ipm
-                else _solve_interior(prog, time_limit))
     t0 = time.perf_counter()
     model = HighsModel.from_program(prog, time_limit)
     model.set_method(method)
@@ -191,7 +145,7 @@ def _solve_highs(prog: Program, name: str, time_limit: float | None,
                                 m_ub=prog.A_ub.shape[0])
 
 
-def _solve_interior(prog: Program, time_limit: float | None) -> SolveResult:
+def _solve_interior(prog: Program, name: str, time_limit: float | None) -> SolveResult:
     """HiGHS's interior point without crossover, for a belief's whole program.
 
     A belief's optimum randomises in many units, and crossing the interior solution over
@@ -218,6 +172,7 @@ def _solve_interior(prog: Program, time_limit: float | None) -> SolveResult:
 
 
 def _solve_cvxpy(prog: Program, solver: str, time_limit: float | None) -> SolveResult:
+    """A cvxpy solver by its name (KL terms: exponential cones)."""
     import cvxpy as cp
 
     x = cp.Variable(prog.n_variables)
@@ -234,12 +189,9 @@ def _solve_cvxpy(prog: Program, solver: str, time_limit: float | None) -> SolveR
         pp = term.A_pool @ m + term.b_pool
         cons.append(x[term.f_index] >= term.weight @ cp.kl_div(pg, pp))
     problem = cp.Problem(cp.Minimize(prog.c @ x), cons)
-    kwargs: dict[str, Any] = {}
-    if solver.upper() == "HIGHS":
-        kwargs["warm_start"] = False
     t0 = time.perf_counter()
     try:
-        problem.solve(solver=solver.upper(), **kwargs)
+        problem.solve(solver=solver.upper())
     except cp.error.SolverError as exc:
         return SolveResult(None, np.nan, False, f"solver error: {exc}", solver.upper(),
                            time.perf_counter() - t0)
@@ -259,3 +211,12 @@ def _solve_cvxpy(prog: Program, solver: str, time_limit: float | None) -> SolveR
         seconds=seconds,
         iterations=None,
     )
+
+
+_RUNNERS = {
+    "structured": _solve_structured,
+    "unit-ipm": _solve_unit_ipm,
+    "highs-ipm-no-crossover": _solve_interior,
+    "highs-ds": _solve_highs,
+    "highs-ipm": _solve_highs,
+}

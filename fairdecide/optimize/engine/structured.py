@@ -52,13 +52,10 @@ from fairdecide.optimize.engine._block_lp import RestrictedModel, block_structur
 from fairdecide.optimize.engine._coarsen import add_bins, sub_bins, with_bins
 from fairdecide.optimize.engine.rounds import Certificate, Rounds, gap_shares
 
-__all__ = ["StructuredRun", "solve_structured", "structured_suits"]
+__all__ = ["StructuredRun", "solve_structured"]
 
-#: Below this many policy variables the whole program goes to HiGHS at once.
-MIN_VARIABLES = 5_000
-#: Programs with more coupling rows than this share of their units are not "a few rows
-#: over many simplices" (e.g. Lipschitz pairs written out): the general route is better.
-MAX_ROWS_PER_UNIT = 0.25
+# When the default chain uses this solver (its size and shape thresholds) is declared in
+# fairdecide.optimize.engine.chain.
 #: Bins (super-units) of the coarse program: this many per coupling row, at least
 #: BINS_MIN.
 BINS_PER_ROW, BINS_MIN = 8, 400
@@ -92,22 +89,6 @@ class StructuredRun:
     certificate: Certificate | None = None
     #: d objective / d b_ub: the inequality rows' duals at the certified optimum
     ub_duals: np.ndarray | None = None
-
-
-def structured_suits(program: Any) -> bool:
-    """Whether the structured solver is the better choice for ``program`` (large, with
-    few coupling rows per unit)."""
-    N = int(getattr(program, "n_units", 0))
-    if N <= 0 or program.kl or N * program.n_actions < MIN_VARIABLES:
-        return False
-    n_pi = N * program.n_actions
-    if np.any(program.lb[:n_pi] != 0.0) or np.any(program.ub[:n_pi] < 1.0):
-        return False  # a trust region (successive linearisation): not unit simplices
-    coupling = program.A_eq.shape[0] - N + program.A_ub.shape[0]
-    # a belief's rows multiply with its scenarios and its optimum randomises in many
-    # units: HiGHS's interior point on the whole program beats sifting it
-    # (benchmarks/results/beliefs.txt: 300 x 4 x 5, K = 32, lam 0.5: 8.0 s against 12.8 s)
-    return coupling <= MAX_ROWS_PER_UNIT * N
 
 
 def solve_structured(program: Any, time_limit: float | None = None) -> StructuredRun:

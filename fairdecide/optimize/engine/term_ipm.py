@@ -48,22 +48,15 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from fairdecide.optimize.engine.chain import TERM_MAX_ENTRIES, TERMS_PER_COLUMN
 from fairdecide.optimize.engine.rounds import Certificate, Rounds
 from fairdecide.optimize.engine.scenario_cuts import ScenarioRun
 from fairdecide.optimize.program._scenario_terms import NotSuited, Terms, record
 
-__all__ = ["SOLVER", "TermProblem", "solve_term_ipm", "solve_terms", "term_problem"]
+__all__ = ["TermProblem", "solve_term_ipm", "solve_terms", "term_problem"]
 
 logger = logging.getLogger(__name__)
 
-#: The solver's name for optimize_policy(..., solver=SOLVER).
-SOLVER = "term-ipm"
-#: Suited when the terms are at least this many times the policy's free columns ...
-TERMS_PER_COLUMN = 8
-#: ... the free columns at most this many (M is dense: n^3 / 3 flops a step) ...
-MAX_COLUMNS = 2_000
-#: ... and the dense term matrix at most this many numbers (8 bytes each).
-MAX_ENTRIES = 1e8
 #: The interior point stops at this relative primal-dual gap with residuals below
 #: RESIDUAL_TOL (they stay near rounding, 1e-13, at COMPAS K = 2048), or once
 #: mu falls below MU_MIN: the certificate is then computed exactly (Lagrange's bound).
@@ -106,30 +99,18 @@ class TermProblem:
         return float(self.const + self.h @ y + np.minimum(d.min(axis=1), 0.0).sum())
 
 
-def term_problem(session: Any, tradeoff: Any, criteria: list
+def term_problem(prog: Any, tradeoff: Any, criteria: list, asked: bool = False
                  ) -> tuple[TermProblem, list[Terms]] | None:
-    """The session's program in the policy's space, or None when it is not suited: a
-    belief (mean over its scenarios) under a trade-off that only penalises the
-    deviations, criteria that are sums of absolute values of the marginal, and many more
-    terms than free policy columns (or ``solver="term-ipm"``)."""
-    prog = session.prog
-    asked = session.solver is not None and session.solver.lower() == SOLVER
-    if session.solver is not None and not asked:
-        return None
-    if prog.K < 2 or prog.aggregate != "mean" or not tradeoff.penalises_deviations:
-        return None
-    if tradeoff.chance_delta is not None or not criteria:
-        return None
-    if not all(c.reads == "marginal" and c.linear and c.program and not c.cone
-               and not c.cuts for c in session.capabilities):
-        return None
+    """The program of ``prog`` (a PolicyProgram whose case the chain's term-ipm
+    declaration takes) in the policy's space, or None when its terms do not suit the
+    solver: terms other than sums of absolute values, a dense term matrix of more than
+    ``TERM_MAX_ENTRIES`` numbers, or (unless ``asked``) fewer than ``TERMS_PER_COLUMN``
+    terms per free policy column (the chain's thresholds, measured only here)."""
     wu, wf, sign = tradeoff.value_weights()
     if sign * wf < 0:
         return None
     n_a, N = prog.n_a, prog.n_free
     n = N * (n_a - 1)
-    if n_a < 2 or n > MAX_COLUMNS:
-        return None
     try:
         terms = record(criteria, prog, 0.0)
     except NotSuited:
@@ -137,7 +118,7 @@ def term_problem(session: Any, tradeoff: Any, criteria: list
     if any(t.kind != "sum" for t in terms):
         return None
     R = sum(len(t.d) for t in terms)
-    if R * n > MAX_ENTRIES or not (asked or R >= TERMS_PER_COLUMN * n):
+    if R * n > TERM_MAX_ENTRIES or not (asked or R >= TERMS_PER_COLUMN * n):
         return None
     B = prog.B_stacked                                           # (K n_m, N n_a)
     w = prog.weights
@@ -353,13 +334,14 @@ def certify(run: TermRun, seconds_from: float) -> Certificate:
     return rounds.certificate
 
 
-def solve_term_ipm(session: Any, tradeoff: Any, criteria: list,
+def solve_term_ipm(prog: Any, belief: Any, tradeoff: Any, criteria: list, asked: bool = False,
                    time_limit: float | None = None) -> ScenarioRun | None:
-    """Solve ``tradeoff`` over ``criteria`` for the session's belief in the policy's
-    space (see the module); None when it does not suit the session or is not certified
-    (the caller then solves the whole program)."""
+    """Solve ``tradeoff`` over ``criteria`` for ``belief`` (its program ``prog``) in the
+    policy's space (see the module); None when its terms do not suit the solver
+    (:func:`term_problem`) or it is not certified (the caller then solves the whole
+    program)."""
     t0 = time.perf_counter()
-    found = term_problem(session, tradeoff, criteria)
+    found = term_problem(prog, tradeoff, criteria, asked)
     if found is None:
         return None
     tp, terms = found
@@ -369,7 +351,6 @@ def solve_term_ipm(session: Any, tradeoff: Any, criteria: list,
         logger.info("the term interior point hands the program back after %d steps "
                     "(gap %.3g)", run.iterations, certificate.gap)
         return None
-    prog = session.prog
     pi = tp.policy(run.u)
     ms = prog.marginals(pi.reshape(-1))
     U = prog.utilities(ms)
@@ -378,5 +359,5 @@ def solve_term_ipm(session: Any, tradeoff: Any, criteria: list,
                               minlength=prog.K) for t in terms])
     details = {"terms": len(tp.h), "columns": tp.G.shape[1], "iterations": run.iterations,
                "residual": run.residual, "seconds": time.perf_counter() - t0}
-    return ScenarioRun(pi, U, F, float(tradeoff.merit(U, F, session.belief)), details,
+    return ScenarioRun(pi, U, F, float(tradeoff.merit(U, F, belief)), details,
                        certificate)

@@ -46,10 +46,8 @@ from scipy.sparse.csgraph import connected_components
 from fairdecide._threads import one_blas_thread
 from fairdecide.optimize.engine._block_lp import BlockLP, block_structure
 
-__all__ = ["SOLVER", "analyse", "solve_unit_ipm", "unit_ipm_suits"]
+__all__ = ["analyse", "solve_unit_ipm", "unit_ipm_suits"]
 
-#: The solver's name for optimize_policy(..., solver=SOLVER).
-SOLVER = "unit-ipm"
 #: Stop when the relative gap and the relative primal and dual residuals are below this
 #: (HiGHS's interior point without crossover stops at the same gap, IPM_GAP_TOL): the
 #: known-answer bank asks deviations exact to 1e-9, which 1e-9 missed by 1e-9. Programs

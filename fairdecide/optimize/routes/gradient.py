@@ -39,9 +39,9 @@ from fairdecide.optimize.program.tradeoff import (
     UtilityConstraint,
     aggregated_deviations,
 )
+from fairdecide.optimize.routes.base import Route, RouteResult
 from fairdecide.optimize.routes.gradient_program import run_program as _run
 from fairdecide.optimize.routes.parametric import ParametricSession
-from fairdecide.optimize.routes.router import Route, RouteResult, register_route
 
 __all__ = ["GradientRoute", "best_utility"]
 
@@ -193,4 +193,3 @@ class GradientRoute(Route):
         return found
 
 
-register_route(GradientRoute())

@@ -1,60 +1,30 @@
 """Optimisation routes and the router that picks one from declared capabilities.
 
-A route says which criteria capabilities and policy kinds it accepts, and solves a
-:class:`~fairdecide.optimize.routes.session.Session`. Registered routes are tried in order;
-the first that accepts solves. The exact LP route takes criteria that are all linear for
-the problem; successive linearisation takes any criterion that supplies program rows
-(first-order and fixed-mass expansions). A gradient route for parametric policies
-registers itself here with :func:`register_route`.
+A route (:class:`~fairdecide.optimize.routes.base.Route`) says which criteria
+capabilities and policy kinds it accepts, and solves a session. The routes are listed in
+:data:`ROUTES`, in the order they are tried; the first that accepts solves. The exact LP
+route takes criteria that are all linear for the problem; constraint generation those
+with generated rows (cuts); successive linearisation any criterion that supplies program
+rows (first-order and fixed-mass expansions); the gradient route parametric policies.
+Which solver then solves each program is the solving chain's decision
+(:mod:`fairdecide.optimize.engine.chain`).
 """
 
 from __future__ import annotations
 
-import abc
-from dataclasses import dataclass
 from typing import Any, ClassVar
-
-import numpy as np
 
 from fairdecide.criteria.base import Capabilities
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.engine.generation import generate
+from fairdecide.optimize.routes.base import Route, RouteResult
+from fairdecide.optimize.routes.gradient import GradientRoute
 from fairdecide.optimize.routes.infeasible import lifted_tolerances, raise_infeasible
 from fairdecide.optimize.routes.linearization import successive_linearization
 from fairdecide.optimize.routes.session import Session
 
-__all__ = ["GenerationRoute", "LinearRoute", "LinearizationRoute", "Route", "RouteResult",
-           "choose_route", "register_route"]
-
-
-@dataclass(frozen=True)
-class RouteResult:
-    """What a route found: free rows, the raw simplex violation, a status word and (for
-    one-program routes) the solver's own values to check against the recomputation."""
-
-    pi: np.ndarray
-    violation: float
-    status: str
-    solver_values: dict[str, Any] | None = None
-
-
-class Route(abc.ABC):
-    """An optimisation route."""
-
-    name: ClassVar[str] = ""
-
-    @abc.abstractmethod
-    def refuses(self, capabilities: list[Capabilities], policy_kind: str) -> str | None:
-        """None if the route takes these criteria and policy kind, else why not."""
-
-    @abc.abstractmethod
-    def run(self, session: Session) -> RouteResult:
-        """Solve the session's trade-off (its utility floor, if any, already set)."""
-
-    def solve(self, session: Session) -> RouteResult:
-        """Set the trade-off's utility floor if it needs the best utility U*, then run."""
-        session.with_utility_floor()
-        return self.run(session)
+__all__ = ["ROUTES", "GenerationRoute", "LinearRoute", "LinearizationRoute", "choose_route",
+           "program_result"]
 
 
 class LinearRoute(Route):
@@ -86,7 +56,7 @@ class LinearRoute(Route):
             lifted = lifted_tolerances(session)
             res = session.solve(lifted, session.criteria)
             session.stats["epsilon_solved"] = lifted.epsilon
-        return _program_result(session, res, session.last_program)
+        return program_result(session, res, session.last_program)
 
 
 class GenerationRoute(Route):
@@ -108,10 +78,10 @@ class GenerationRoute(Route):
         found = generate(session, session.tradeoff, session.criteria, session.names)
         for name, certificate in found.certificates.items():
             session.certify(name, certificate)
-        return _program_result(session, found.res, found.program)
+        return program_result(session, found.res, found.program)
 
 
-def _program_result(session: Session, res: Any, program: Any) -> RouteResult:
+def program_result(session: Session, res: Any, program: Any) -> RouteResult:
     """The free rows and the solver's own values of one solved program."""
     tr = session.tradeoff
     if not res.ok:
@@ -150,21 +120,13 @@ class LinearizationRoute(Route):
         return RouteResult(found.pi, found.violation, found.status)
 
 
-ROUTES: list[Route] = [LinearRoute(), GenerationRoute(), LinearizationRoute()]
-
-
-def register_route(route: Route, *, first: bool = False) -> None:
-    """Add ``route`` to the routes tried (last, or first)."""
-    if not isinstance(route, Route):
-        raise FairdecideError(f"route must be a Route, got {type(route).__name__}")
-    if first:
-        ROUTES.insert(0, route)
-    else:
-        ROUTES.append(route)
+#: Every route, in the order they are tried.
+ROUTES: tuple[Route, ...] = (LinearRoute(), GenerationRoute(), LinearizationRoute(),
+                             GradientRoute())
 
 
 def choose_route(capabilities: list[Capabilities], policy_kind: str) -> Route:
-    """The first registered route that takes the criteria and policy kind."""
+    """The first route of :data:`ROUTES` that takes the criteria and policy kind."""
     reasons = []
     for route in ROUTES:
         why = route.refuses(capabilities, policy_kind)

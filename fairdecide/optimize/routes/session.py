@@ -15,11 +15,8 @@ import numpy as np
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, Expansion
 from fairdecide.exceptions import SolverError
-from fairdecide.optimize.engine.scenario_cuts import (
-    ScenarioRun,
-    scenario_cuts_suit,
-    solve_scenario_cuts,
-)
+from fairdecide.optimize.engine.chain import Case, choose, resolve_solver
+from fairdecide.optimize.engine.scenario_cuts import ScenarioRun, solve_scenario_cuts
 from fairdecide.optimize.engine.solvers import SolveResult, solve_program
 from fairdecide.optimize.engine.term_ipm import solve_term_ipm
 from fairdecide.optimize.program.policy_program import PolicyProgram, Program
@@ -115,36 +112,70 @@ class Session(SessionBase):
         self.stats.update(n_variables=program.n_variables,
                           n_constraints=program.n_constraints, nnz=program.nnz)
         self.solver_name = res.solver
+        self._record_choice(res.choice)
         if res.details is not None:
             self.stats.update(res.details)
         if res.certificate is not None:
             self.certify("optimality", res.certificate.as_dict())
         return res
 
+    def _record_choice(self, choice: dict | None) -> None:
+        """Keep the program stage's choice as ``stats["solver_choice"]``, after what
+        the belief stage recorded (its solvers passed over or handed back)."""
+        if choice is None:
+            return
+        before = self.stats.get("solver_choice")
+        if before is not None and before["stage"] == "belief":
+            choice = {**choice, "belief_stage": before}
+        self.stats["solver_choice"] = choice
+
+    def belief_case(self, tradeoff: Tradeoff, criteria: list[Criterion]) -> Case:
+        """The chain's belief-stage case: the belief's scenarios, the trade-off's kind
+        and the criteria's declared capabilities."""
+        prog = self.prog
+        caps = [c.capabilities(self.problem) for c in criteria]
+        return Case("belief", prog.K, prog.n_a, prog.n_free * prog.n_a,
+                    aggregate=prog.aggregate, penalises=tradeoff.penalises_deviations,
+                    tight=tradeoff.tight_deviations,
+                    chance=tradeoff.chance_delta is not None, n_criteria=len(criteria),
+                    marginal_linear=all(c.reads == "marginal" and c.linear and c.program
+                                        and not c.cone and not c.cuts for c in caps))
+
     def solve_by_scenarios(self, tradeoff: Tradeoff, criteria: list[Criterion]
                            ) -> ScenarioRun | None:
-        """The belief's program solved without writing its scenarios' marginals: in the
-        policy's space when a penalty's terms far outnumber the policy's columns
-        (:mod:`fairdecide.optimize.engine.term_ipm`), else in the space of its scenarios
-        (:mod:`fairdecide.optimize.engine.scenario_cuts`); None when neither suits the
-        session or the solver hands the program back."""
-        run = solve_term_ipm(self, tradeoff, criteria)
-        if run is not None:
-            d = run.details
+        """The belief's program solved without writing its scenarios' marginals, by the
+        belief-stage solvers the chain chooses
+        (:mod:`fairdecide.optimize.engine.chain`): in the policy's space
+        (:mod:`fairdecide.optimize.engine.term_ipm`) or in the space of its scenarios
+        (:mod:`fairdecide.optimize.engine.scenario_cuts`); None when none takes the
+        session or every one hands the program back."""
+        if self.prog.K < 2:
+            return None
+        asked = resolve_solver(self.solver)
+        choice = choose(self.belief_case(tradeoff, criteria), asked)
+        run = None
+        for name in choice.order:
+            if name == "term-ipm":
+                run = solve_term_ipm(self.prog, self.belief, tradeoff, criteria,
+                                     asked == "term-ipm")
+            else:
+                run = solve_scenario_cuts(self.prog, tradeoff, criteria)
+            if run is not None:
+                break
+            choice.handed_back[name] = "not certified, or its terms do not suit it"
+        self.stats["solver_choice"] = choice.as_dict()
+        if run is None:
+            return None
+        d = run.details
+        if name == "term-ipm":
             self.stats["term_ipm"] = d
             self.solver_name = (f"term interior point: {d['terms']} terms over "
                                 f"{d['columns']} policy columns, {d['iterations']} steps")
-        elif scenario_cuts_suit(self):
-            run = solve_scenario_cuts(self, tradeoff, criteria)
-            if run is None:
-                return None
-            d = run.details
+        else:
             self.stats["scenario_cuts"] = d
             self.solver_name = (f"scenario cuts: {d['working_units']} of {d['units']} "
                                 f"units free, {d['cuts']} cuts, {run.certificate.rounds} "
                                 "rounds")
-        else:
-            return None
         self.stats["solve_seconds"] += d["seconds"]
         self.stats["solver_iterations"] += d["iterations"]
         self.certify("optimality", run.certificate.as_dict())

@@ -24,21 +24,20 @@ from typing import Any
 import numpy as np
 
 from fairdecide.criteria.base import Criterion
-from fairdecide.optimize.api import _finish, _session, optimize_policy
+from fairdecide.optimize.api import optimize_policy
+from fairdecide.optimize.engine.chain import HIGHS_NAMES, Case, choose, resolve_solver
 from fairdecide.optimize.engine.highs_model import HighsModel
-from fairdecide.optimize.engine.solvers import SolveResult, highs_method
-from fairdecide.optimize.engine.structured import structured_suits
+from fairdecide.optimize.engine.solvers import SolveResult
 from fairdecide.optimize.program.tradeoff import FairnessConstraint
 from fairdecide.optimize.result import OptimizeResult
-from fairdecide.optimize.routes.router import _program_result
+from fairdecide.optimize.routes.router import program_result
 from fairdecide.optimize.routes.session import Session
+from fairdecide.optimize.routes.setup import finish, tabular_session
 
 __all__ = ["warm_frontier"]
 
 #: The settings a warm frontier takes; any other keyword solves each tolerance alone.
 WARM_KEYWORDS = frozenset({"group_blind", "solver", "tol"})
-#: The solvers it stands in for: HiGHS on the whole program.
-WARM_SOLVERS = frozenset({"highs", "highs-ds", "highs-ipm"})
 
 
 def warm_frontier(problem: Any, world: Any, criterion: Criterion,
@@ -48,14 +47,15 @@ def warm_frontier(problem: Any, world: Any, criterion: Criterion,
     None when the tolerances are not one exact linear program on HiGHS's route (criteria
     with cuts, cones or linearisation; the structured solver's large programs; other
     solvers or settings): the caller then solves each alone."""
-    solver = kwargs.get("solver")
-    if set(kwargs) - WARM_KEYWORDS or not (
-            solver is None or (isinstance(solver, str) and solver.lower() in WARM_SOLVERS)):
+    if set(kwargs) - WARM_KEYWORDS:
+        return None
+    solver = resolve_solver(kwargs.get("solver"))  # any case: "HIGHS" is "highs"
+    if solver is not None and solver not in HIGHS_NAMES:
         return None
     eps = np.asarray(epsilons, dtype=float)
     order = np.argsort(-eps, kind="stable")
     first = FairnessConstraint((float(eps[order[0]]),))
-    session = _session(problem, world, criterion, (None, None, None, None, first),
+    session = tabular_session(problem, world, criterion, (None, None, None, None, first),
                        kwargs.get("group_blind", False), solver, kwargs.get("tol", 1e-6), 1)
     if not all(c.linear and c.program and not c.cuts and not c.cone
                for c in session.capabilities):
@@ -63,9 +63,9 @@ def warm_frontier(problem: Any, world: Any, criterion: Criterion,
     t0 = time.perf_counter()
     program = session.prog.build(session.criteria, first)
     build = time.perf_counter() - t0
-    method = highs_method(program) if solver in (None, "highs") else solver.lower()
-    if program.kl or not len(program.tolerance_rows) or method != "highs-ds" or (
-            solver is None and structured_suits(program)):
+    choice = choose(Case.of_program(program), solver)
+    method = choice.order[0]
+    if not len(program.tolerance_rows) or method != "highs-ds":
         return None  # warm starts are the simplex method's: see the module
     model = HighsModel.from_program(program)
     model.set_method(method)
@@ -92,7 +92,10 @@ def warm_frontier(problem: Any, world: Any, criterion: Criterion,
                            solver_iterations=res.iterations, n_variables=program.n_variables,
                            n_constraints=program.n_constraints, nnz=program.nnz)
         point.solver_name, build = name, 0.0
-        results[i] = _finish(point, _program_result(point, res, program))
+        point.stats["solver_choice"] = {
+            **choice.as_dict(), "reason": choice.reason + (
+                "" if previous is None else "; warm from the last tolerance's basis")}
+        results[i] = finish(point, program_result(point, res, program))
         model.set_method("highs-ds")
         previous = float(eps[i])
     return results
