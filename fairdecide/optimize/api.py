@@ -84,16 +84,19 @@ def optimize_policy(
         share) by epsilon. This convex relaxation implies the chance constraint
         P(F > epsilon) <= delta under the belief.
     solver : str, optional
-        None or "highs": HiGHS on the whole program, dual simplex for small and interior point
-        (with crossover) for large programs; "highs-ds"/"highs-ipm" force one;
-        "structured" sifts over the units (:mod:`fairdecide.optimize.engine.structured`, the
-        default for large programs); "scenarios" solves a belief in the space of its
-        scenarios (:mod:`fairdecide.optimize.engine.scenario_cuts`, the default for beliefs
-        under ``epsilon`` and without criteria); "unit-ipm" is the interior point over unit
-        blocks (:mod:`fairdecide.optimize.engine.unit_ipm`, the default for a large belief's
-        whole program); any other name (e.g. "CLARABEL", "SCS",
-        "HIGHS") goes through cvxpy. KL measures need an exponential-cone solver and
-        default to Clarabel.
+        None: the solving chain's default (:mod:`fairdecide.optimize.engine.chain`, which
+        records its choice and why in ``result.solver_choice`` and says it in
+        ``result.explain()``): for a belief the term interior point (``lam`` over many
+        scenarios) or the scenario cuts (``epsilon``), then on the whole program the
+        structured solver (large tabular programs), the interior point over unit blocks
+        (large beliefs), or HiGHS by size. A name asks for one: "highs" (HiGHS on the
+        whole program, its method by size), "highs-ds", "highs-ipm" (with crossover),
+        "highs-ipm-no-crossover", "structured", "scenarios", "term-ipm", "unit-ipm"; any
+        other installed cvxpy solver ("CLARABEL", "SCS") goes through cvxpy. Names are
+        read case-insensitively ("HIGHS" is HiGHS itself, not cvxpy's); an asked solver
+        that does not take the program says why in ``result.solver_choice`` and the
+        default chain solves it. KL measures need an exponential-cone solver and go to
+        Clarabel.
     tol : float, default=1e-6
         Verification tolerance, at most 0.01: every returned policy's utility and
         deviations are recomputed from its decision table; a tolerance violated by more

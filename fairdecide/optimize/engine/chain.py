@@ -35,7 +35,7 @@ import numpy as np
 from fairdecide.exceptions import FairdecideError, SolverError
 from fairdecide.optimize.engine.highs_model import SIMPLEX_MAX_COLUMNS
 
-__all__ = ["HIGHS_NAMES", "SOLVERS", "Case", "Choice", "Solver", "choose", "choose_for_cuts",
+__all__ = ["BELIEF_SOLVERS", "HIGHS_NAMES", "SOLVERS", "Case", "Choice", "Solver", "choose", "choose_for_cuts",
            "resolve_solver"]
 
 #: The cvxpy solver used for programs with KL terms (an exponential cone).
@@ -231,6 +231,8 @@ SOLVERS: tuple[Solver, ...] = (
            "vertex", _kl, _never),
 )
 _BY_NAME = {s.name.lower(): s for s in SOLVERS}
+#: The solvers of the belief stage.
+BELIEF_SOLVERS = frozenset(s.name for s in SOLVERS if s.stage == "belief")
 #: The names that mean HiGHS on the whole program (warm starts keep to these).
 HIGHS_NAMES = frozenset({"highs"} | {s.name for s in SOLVERS if s.highs})
 

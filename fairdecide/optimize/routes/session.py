@@ -15,7 +15,7 @@ import numpy as np
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, Expansion
 from fairdecide.exceptions import SolverError
-from fairdecide.optimize.engine.chain import Case, choose, resolve_solver
+from fairdecide.optimize.engine.chain import BELIEF_SOLVERS, Case, choose, resolve_solver
 from fairdecide.optimize.engine.scenario_cuts import ScenarioRun, solve_scenario_cuts
 from fairdecide.optimize.engine.solvers import SolveResult, solve_program
 from fairdecide.optimize.engine.term_ipm import solve_term_ipm
@@ -149,9 +149,9 @@ class Session(SessionBase):
         (:mod:`fairdecide.optimize.engine.term_ipm`) or in the space of its scenarios
         (:mod:`fairdecide.optimize.engine.scenario_cuts`); None when none takes the
         session or every one hands the program back."""
-        if self.prog.K < 2:
-            return None
         asked = resolve_solver(self.solver)
+        if self.prog.K < 2 and asked not in BELIEF_SOLVERS:
+            return None  # nothing to choose (an asked one's refusal is recorded below)
         choice = choose(self.belief_case(tradeoff, criteria), asked)
         run = None
         for name in choice.order:
