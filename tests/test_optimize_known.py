@@ -1,6 +1,5 @@
 """A bank of problems with known optimal values, for every trade-off and linear criterion."""
 
-from typing import Any
 
 import cvxpy as cp
 import numpy as np

@@ -125,4 +125,5 @@ def test_programs_without_small_unit_blocks_are_not_taken():
     assert not unit_ipm_suits(program)
     res = solve_program(program, "unit-ipm")
     assert res.ok and res.solver.startswith("HiGHS")
-    assert res.choice["passed_over"]["unit-ipm"] == "asked for, but it does not take no unit blocks"
+    assert res.choice["passed_over"]["unit-ipm"] == (
+        "asked for, but it does not take no unit blocks")

@@ -35,8 +35,8 @@ import numpy as np
 from fairdecide.exceptions import FairdecideError, SolverError
 from fairdecide.optimize.engine.highs_model import SIMPLEX_MAX_COLUMNS
 
-__all__ = ["BELIEF_SOLVERS", "HIGHS_NAMES", "SOLVERS", "Case", "Choice", "Solver", "choose", "choose_for_cuts",
-           "resolve_solver"]
+__all__ = ["BELIEF_SOLVERS", "HIGHS_NAMES", "SOLVERS", "Case", "Choice", "Solver", "choose",
+           "choose_for_cuts", "resolve_solver"]
 
 #: The cvxpy solver used for programs with KL terms (an exponential cone).
 CONE_SOLVER = "CLARABEL"
