@@ -154,7 +154,10 @@ class OptimizeResult:
     def certificates(self) -> dict[str, dict]:
         """What the solver proved. ``"optimality"``, where a master loop solved the
         program (the structured solver, scenario cuts, constraint generation,
-        ``optimize_distributed``; :mod:`fairdecide.optimize.engine.rounds`): ``solver``,
+        ``optimize_distributed``; :mod:`fairdecide.optimize.engine.rounds`) or HiGHS
+        solved it whole (one "round": the larger of HiGHS's primal-dual objective error
+        and the Lagrangian gap over the unit simplices at its reduced costs, and its
+        largest infeasibility as ``max_violation``): ``solver``,
         ``objective`` (the program's, minimised), ``gap`` (the Lagrangian duality gap of
         its last duals: objective - optimum <= gap), ``bound`` (the gap the stopping rule
         accepts, 1e-9 max(1, |objective|)), ``max_violation`` (of a row not in the

@@ -247,6 +247,10 @@ class HighsModel:
     def values(self) -> np.ndarray:
         return np.asarray(self.h.getSolution().col_value)
 
+    def reduced_costs(self) -> np.ndarray:
+        """The columns' reduced costs c - A^T y at the last solve."""
+        return np.asarray(self.h.getSolution().col_dual)
+
     def row_duals(self) -> np.ndarray:
         """Row duals y with reduced costs c - A^T y (HiGHS's sign convention)."""
         return np.asarray(self.h.getSolution().row_dual)

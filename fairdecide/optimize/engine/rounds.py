@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL
 from fairdecide.optimize.progress import Progress, report
 
 __all__ = ["GAP", "MAX_ROUNDS", "Certificate", "Rounds", "gap_shares"]
@@ -45,11 +46,15 @@ __all__ = ["GAP", "MAX_ROUNDS", "Certificate", "Rounds", "gap_shares"]
 GAP = 1e-9
 #: Rounds after which a loop stops uncertified, unless its caller asks for another limit.
 MAX_ROUNDS = 500
+#: The restricted masters' elastic columns (the structured solver's and the scenario
+#: cuts'): their cost relative to the largest program cost, and the elastic total below
+#: which a master counts as feasible (HiGHS's primal feasibility tolerance).
+ELASTIC_COST, ELASTIC_ZERO = 1e4, FEASIBILITY_TOL
 
 
 @dataclass(frozen=True)
 class Certificate:
-    """What the last round of a master loop proved.
+    """What the last round of a master loop (or a one-shot HiGHS solve) proved.
 
     Attributes
     ----------

@@ -48,7 +48,13 @@ import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, HighsModel
-from fairdecide.optimize.engine.rounds import Certificate, Rounds, gap_shares
+from fairdecide.optimize.engine.rounds import (
+    ELASTIC_COST,
+    ELASTIC_ZERO,
+    Certificate,
+    Rounds,
+    gap_shares,
+)
 from fairdecide.optimize.program._scenario_terms import NotSuited, Terms, record
 from fairdecide.optimize.program.assembly import Assembly, _Rows
 
@@ -61,7 +67,7 @@ logger = logging.getLogger(__name__)
 #: ten times the master's feasibility tolerance, within which HiGHS may leave a cut.
 CUT_TOL = 10 * FEASIBILITY_TOL
 #: Elastic cost relative to the largest utility; an elastic total below FEASIBLE is zero.
-PENALTY, FEASIBLE = 1e4, 1e-9
+PENALTY, FEASIBLE = ELASTIC_COST, ELASTIC_ZERO
 #: The master hands the program back once more units than this work (at least
 #: WORKING_MIN): its optimum then randomises in many units (tight tolerances, penalties)
 #: and HiGHS on the whole program is faster (benchmarks/results/beliefs.txt).
@@ -114,16 +120,16 @@ class ScenarioRun:
 
 
 def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
-                        time_limit: float | None = None) -> ScenarioRun | None:
+                        time_limit: float | None = None) -> ScenarioRun | str:
     """Solve ``tradeoff`` over ``criteria`` for the belief of ``prog`` (a PolicyProgram;
-    see the module);
-    None when the criteria do not suit the solver or the master cannot be certified
-    feasible (the caller then solves the whole program)."""
+    see the module), or say why not: the criteria do not suit the solver, the loop
+    stalls, or the master cannot be certified feasible (the caller then solves the whole
+    program)."""
     t0 = time.perf_counter()
     try:
         terms = record(criteria, prog, CUT_TOL)
-    except NotSuited:
-        return None
+    except NotSuited as exc:
+        return f"criteria it cannot record as cuts ({exc})"
     K, n_m, n_a, N = prog.K, prog.n_m, prog.n_a, prog.n_free
     B = prog.B_stacked                                                    # (K n_m, N n_a)
     BT = B.T.tocsr()
@@ -152,9 +158,9 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
     model, anchored, seconds, iterations, restarts = state.model, 0, 0.0, 0, 0
     rounds, stalled, last = Rounds("scenario cuts", time_limit=time_limit), 0, np.nan
     while True:
-        ok, _ = model.solve()
+        ok, status = model.solve()
         if not ok:
-            return None
+            return f"its master was not solved ({status})"
         x, y = model.values(), model.row_duals()
         pi = state.policy(x, onehot)
         m = B @ pi.reshape(-1)
@@ -185,7 +191,8 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
             logger.info("scenario cuts hand the program back after %d rounds (%s)",
                         rounds.count, "crowded" if crowded else "stalled"
                         if stalled >= STALL else why)
-            return None
+            return ("the master grew crowded" if crowded else
+                    f"stalled for {STALL} rounds" if stalled >= STALL else why)
         last = objective
         if len(join) > JOIN_MAX:  # the most violated first: the duals move as they join
             join = join[np.argsort(-viol[join], kind="stable")[:JOIN_MAX]]
@@ -208,7 +215,7 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
     n_e = layout["n_e"]
     elastic = float(x[asm.n:asm.n + n_e].sum())
     if elastic > FEASIBLE * layout["scale"]:
-        return None
+        return "its certified master still uses elastic columns (the tolerance may be infeasible)"
     details = {"working_units": int(state.in_work.sum()), "units": N,
                "cuts": state.n_cuts, "restarts": restarts,
                "seconds": time.perf_counter() - t0,

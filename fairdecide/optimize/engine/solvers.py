@@ -18,7 +18,8 @@ import numpy as np
 
 from fairdecide.exceptions import SolverError
 from fairdecide.optimize.engine.chain import Case, choose, resolve_solver
-from fairdecide.optimize.engine.rounds import Certificate
+from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL
+from fairdecide.optimize.engine.rounds import GAP, Certificate, gap_shares
 from fairdecide.optimize.program.policy_program import Program
 
 __all__ = ["SolveResult", "highs_method", "solve_program"]
@@ -140,9 +141,10 @@ def _solve_highs(prog: Program, method: str, time_limit: float | None) -> SolveR
     model.set_method(method)
     ok, status = model.solve()
     # d objective / d b_ub: HiGHS's row duals of the inequality rows
-    return SolveResult.of_model(model, ok, status, f"HiGHS ({method})",
-                                time.perf_counter() - t0, model.iterations,
-                                m_ub=prog.A_ub.shape[0])
+    res = SolveResult.of_model(model, ok, status, f"HiGHS ({method})",
+                               time.perf_counter() - t0, model.iterations,
+                               m_ub=prog.A_ub.shape[0])
+    return _with_certificate(res, prog, model, 0.0)
 
 
 def _solve_interior(prog: Program, name: str, time_limit: float | None) -> SolveResult:
@@ -156,7 +158,7 @@ def _solve_interior(prog: Program, name: str, time_limit: float | None) -> Solve
     within about 1e-8 relative of the vertex's; the policy is verified on its decision
     tables like every other). ``solver="highs-ipm"`` still crosses over.
     """
-    from fairdecide.optimize.engine.highs_model import HighsModel
+    from fairdecide.optimize.engine.highs_model import IPM_GAP_TOL, HighsModel
 
     t0 = time.perf_counter()
     model = HighsModel.from_program(prog, time_limit)
@@ -167,8 +169,35 @@ def _solve_interior(prog: Program, name: str, time_limit: float | None) -> Solve
     iterations = details["interior_point"]["ipm_iterations"]
     # the inequality rows' duals at the interior optimum: those of the optimal face's
     # centre where they are not unique (a supergradient like any other)
-    return SolveResult.of_model(model, ok, status, "HiGHS (interior point, no crossover)",
-                                seconds, iterations, details, m_ub=prog.A_ub.shape[0])
+    res = SolveResult.of_model(model, ok, status, "HiGHS (interior point, no crossover)",
+                               seconds, iterations, details, m_ub=prog.A_ub.shape[0])
+    return _with_certificate(res, prog, model, IPM_GAP_TOL)
+
+
+def _with_certificate(res: SolveResult, prog: Program, model: Any, gap_tol: float
+                      ) -> SolveResult:
+    """``res`` with a certificate of HiGHS's whole-program solve: the duality gap is the
+    larger of HiGHS's relative primal-dual objective error (times max(1, |objective|))
+    and the Lagrangian gap over the unit simplices at HiGHS's reduced costs (the master
+    loops' certificate, :func:`~fairdecide.optimize.engine.rounds.gap_shares`, computed
+    here from the solution, not reported by HiGHS); certified when it is within the
+    stopping rule's bound (or ``gap_tol``, relative, for a solve stopped at its gap) and
+    HiGHS's primal and dual infeasibilities within its feasibility tolerance."""
+    if not res.ok:
+        return res
+    acc = model.accuracy()
+    scale = max(1.0, abs(res.objective))
+    gap = max(float(acc["gap"]), 0.0) * scale
+    N, n_a = int(prog.n_units), int(prog.n_actions)
+    if N and Case.of_program(prog).unit_simplices:
+        d = model.reduced_costs()[:N * n_a].reshape(N, n_a)
+        gap = max(gap, gap_shares(d, np.clip(res.x[:N * n_a], 0.0, None).reshape(N, n_a))[1])
+    bound = max(GAP, gap_tol) * scale
+    worst = max(acc["primal_infeasibility"], acc["dual_infeasibility"])
+    res.certificate = Certificate(res.solver, float(res.objective), float(gap), bound,
+                                  float(worst), 1, res.seconds,
+                                  bool(gap <= bound and worst <= FEASIBILITY_TOL))
+    return res
 
 
 def _solve_cvxpy(prog: Program, solver: str, time_limit: float | None) -> SolveResult:

@@ -50,7 +50,13 @@ import numpy as np
 
 from fairdecide.optimize.engine._block_lp import RestrictedModel, block_structure
 from fairdecide.optimize.engine._coarsen import add_bins, sub_bins, with_bins
-from fairdecide.optimize.engine.rounds import Certificate, Rounds, gap_shares
+from fairdecide.optimize.engine.rounds import (
+    ELASTIC_COST,
+    ELASTIC_ZERO,
+    Certificate,
+    Rounds,
+    gap_shares,
+)
 
 __all__ = ["StructuredRun", "solve_structured"]
 
@@ -68,10 +74,11 @@ BELIEF_BINS = 100
 #: 100,000 x 12 x 5 (K = 1) splitting into single units freed 22,368 units whose
 #: re-solve took 14,790 dual simplex iterations.
 SPLIT_PARTS = 8
-#: An elastic total below this counts as zero (HiGHS's primal feasibility tolerance).
-FEASIBLE = 1e-9
-#: Elastic cost relative to the largest program cost, and how often it may be raised.
-PENALTY, PENALTY_STEP, PENALTY_RAISES = 1e4, 1e3, 2
+#: An elastic total below this counts as zero; the elastic cost relative to the largest
+#: program cost (the restricted masters' shared constants), how much and how often it may
+#: be raised.
+FEASIBLE, PENALTY = ELASTIC_ZERO, ELASTIC_COST
+PENALTY_STEP, PENALTY_RAISES = 1e3, 2
 
 
 @dataclass

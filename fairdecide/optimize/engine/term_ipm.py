@@ -100,26 +100,29 @@ class TermProblem:
 
 
 def term_problem(prog: Any, tradeoff: Any, criteria: list, asked: bool = False
-                 ) -> tuple[TermProblem, list[Terms]] | None:
+                 ) -> tuple[TermProblem, list[Terms]] | str:
     """The program of ``prog`` (a PolicyProgram whose case the chain's term-ipm
-    declaration takes) in the policy's space, or None when its terms do not suit the
+    declaration takes) in the policy's space, or why not, when its terms do not suit the
     solver: terms other than sums of absolute values, a dense term matrix of more than
     ``TERM_MAX_ENTRIES`` numbers, or (unless ``asked``) fewer than ``TERMS_PER_COLUMN``
     terms per free policy column (the chain's thresholds, measured only here)."""
     wu, wf, sign = tradeoff.value_weights()
     if sign * wf < 0:
-        return None
+        return "a trade-off that rewards deviations"
     n_a, N = prog.n_a, prog.n_free
     n = N * (n_a - 1)
     try:
         terms = record(criteria, prog, 0.0)
-    except NotSuited:
-        return None
+    except NotSuited as exc:
+        return f"criteria it cannot record as terms ({exc})"
     if any(t.kind != "sum" for t in terms):
-        return None
+        return "a criterion whose deviation is a maximum, not a sum, of terms"
     R = sum(len(t.d) for t in terms)
-    if R * n > TERM_MAX_ENTRIES or not (asked or R >= TERMS_PER_COLUMN * n):
-        return None
+    if R * n > TERM_MAX_ENTRIES:
+        return f"a dense term matrix of {R * n:.3g} numbers (> {TERM_MAX_ENTRIES:.3g})"
+    if not (asked or R >= TERMS_PER_COLUMN * n):
+        return (f"{R} terms over {n} free policy columns (fewer than {TERMS_PER_COLUMN} "
+                "per column)")
     B = prog.B_stacked                                           # (K n_m, N n_a)
     w = prog.weights
     q_full = sign * wu * prog.mean_utility_prices()
@@ -335,22 +338,23 @@ def certify(run: TermRun, seconds_from: float) -> Certificate:
 
 
 def solve_term_ipm(prog: Any, belief: Any, tradeoff: Any, criteria: list, asked: bool = False,
-                   time_limit: float | None = None) -> ScenarioRun | None:
+                   time_limit: float | None = None) -> ScenarioRun | str:
     """Solve ``tradeoff`` over ``criteria`` for ``belief`` (its program ``prog``) in the
-    policy's space (see the module); None when its terms do not suit the solver
+    policy's space (see the module); why not, when its terms do not suit the solver
     (:func:`term_problem`) or it is not certified (the caller then solves the whole
     program)."""
     t0 = time.perf_counter()
     found = term_problem(prog, tradeoff, criteria, asked)
-    if found is None:
-        return None
+    if isinstance(found, str):
+        return found
     tp, terms = found
     run = solve_terms(tp, time_limit)
     certificate = certify(run, t0)
     if not certificate.certified:
         logger.info("the term interior point hands the program back after %d steps "
                     "(gap %.3g)", run.iterations, certificate.gap)
-        return None
+        return (f"not certified after {run.iterations} steps (gap {certificate.gap:.3g}, "
+                f"bound {certificate.bound:.3g})")
     pi = tp.policy(run.u)
     ms = prog.marginals(pi.reshape(-1))
     U = prog.utilities(ms)

@@ -160,9 +160,9 @@ class Session(SessionBase):
                                      asked == "term-ipm")
             else:
                 run = solve_scenario_cuts(self.prog, tradeoff, criteria)
-            if run is not None:
+            if not isinstance(run, str):
                 break
-            choice.handed_back[name] = "not certified, or its terms do not suit it"
+            choice.handed_back[name], run = run, None
         self.stats["solver_choice"] = choice.as_dict()
         if run is None:
             return None
