@@ -86,8 +86,10 @@ def pareto_frontier(
         _number(eps, "epsilons")
     found = warm_frontier(problem, world, criterion, epsilons, kwargs)
     if found is None:
-        found = [optimize_policy(problem, world, criterion, epsilon=float(eps), **kwargs)
-                 for eps in epsilons]
+        found = [None] * len(epsilons)
+    found = [res if res is not None else
+             optimize_policy(problem, world, criterion, epsilon=float(eps), **kwargs)
+             for eps, res in zip(epsilons, found, strict=True)]
     return result_table([{"epsilon": float(eps), "utility": res.utility,
                           "deviation": res.deviations[criterion.label],
                           "status": res.status, "solver": res.solver}

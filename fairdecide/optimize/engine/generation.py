@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -36,11 +36,8 @@ from fairdecide.optimize.engine.dual_form import DualForm
 from fairdecide.optimize.engine.rounds import Rounds
 from fairdecide.optimize.engine.solvers import SolveResult, solve_program
 from fairdecide.optimize.program.assembly import Assembly, CriterionBlock
-from fairdecide.optimize.program.policy_program import Program
+from fairdecide.optimize.program.policy_program import PolicyProgram, Program
 from fairdecide.optimize.program.tradeoff import Tradeoff
-
-if TYPE_CHECKING:  # engine/ does not import routes/: the session is only read
-    from fairdecide.optimize.routes.session import Session
 
 __all__ = ["Generated", "generate"]
 
@@ -61,32 +58,40 @@ class Generated:
     res: SolveResult
     program: Program
     certificates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: seconds and iterations summed over the rounds' solves, the last solve's name,
+    #: the program's size, the rounds and the solving chain's choice
+    stats: dict[str, Any] = field(default_factory=dict)
 
 
-def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
-             names: list[str]) -> Generated:
-    """Solve ``tradeoff`` over ``criteria`` by constraint generation (see the module)."""
-    prog, units = session.prog, session.prog.units
-    gen = [c for c, crit in enumerate(criteria) if crit.capabilities(session.problem).cuts]
+def generate(prog: PolicyProgram, tradeoff: Tradeoff, criteria: list[Criterion],
+             names: list[str], *, solver: str | None, tol: float, max_iter: int
+             ) -> Generated:
+    """Solve ``tradeoff`` over ``criteria`` (named ``names``) for the fixed population
+    of ``prog`` by constraint generation (see the module): cuts counted violated above
+    ``CUT_TOL_SHARE * tol``, at most ``max_iter`` rounds, each solved as the solving
+    chain chooses under ``solver``."""
+    units = prog.units
+    stats: dict[str, Any] = {"solve_seconds": 0.0, "solver_iterations": 0}
+    gen = [c for c, crit in enumerate(criteria) if crit.capabilities(prog.problem).cuts]
     pools = {c: criteria[c].initial_cuts(units) for c in gen}
     t_search = dict.fromkeys(gen, 0.0)
     program = prog.build(_restricted(criteria, pools), tradeoff)
-    choice = choose_for_cuts(Case.of_program(program), session.solver)
-    session.stats["solver_choice"] = choice.as_dict()
+    choice = choose_for_cuts(Case.of_program(program), solver)
+    stats["solver_choice"] = choice.as_dict()
     highs = _WarmHighs(program) if choice.order == ["highs-dual-warm"] else None
     size = {"n_variables": program.n_variables, "n_constraints": program.n_constraints,
             "nnz": program.nnz}
     added = dict.fromkeys(gen, 0)
-    cut_tol = CUT_TOL_SHARE * session.tol
-    rounds, searches = Rounds("constraint generation", max_rounds=session.max_iter), {}
+    cut_tol = CUT_TOL_SHARE * tol
+    rounds, searches = Rounds("constraint generation", max_rounds=max_iter), {}
     last: dict[int, tuple[np.ndarray, float, np.ndarray | None]] = {}
     while True:
-        res = highs.solve() if highs is not None else solve_program(program, session.solver)
-        session.stats["solve_seconds"] += res.seconds
-        session.stats["solver_iterations"] += res.iterations or 0
-        session.solver_name = res.solver
+        res = highs.solve() if highs is not None else solve_program(program, solver)
+        stats["solve_seconds"] += res.seconds
+        stats["solver_iterations"] += res.iterations or 0
+        stats["solver_name"] = res.solver
         if not res.ok:
-            return Generated(res, program)
+            return Generated(res, program, stats=stats)
         pi, _ = prog.clean(res.x)
         rows = prog.policy(pi).proba(units)
         fresh = {}
@@ -138,8 +143,8 @@ def generate(session: Session, tradeoff: Tradeoff, criteria: list[Criterion],
             "cuts_added": int(added[c]), "search_seconds": t_search[c],
             "certified": bool(found.max_violation <= threshold)}
     certificates["optimality"] = rounds.certificate.as_dict()
-    session.stats.update(size, generation_rounds=rounds.count)
-    return Generated(res, program, certificates)
+    stats.update(size, generation_rounds=rounds.count)
+    return Generated(res, program, certificates, stats)
 
 
 def _touching(last: tuple | None, rows: np.ndarray, threshold: float) -> np.ndarray | None:

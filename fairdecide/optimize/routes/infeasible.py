@@ -9,7 +9,6 @@ from typing import NoReturn
 import numpy as np
 
 from fairdecide.exceptions import InfeasibleToleranceError
-from fairdecide.optimize.engine.generation import generate
 from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,
     UtilityConstraint,
@@ -54,7 +53,7 @@ def _smallest(session: Session, pi_best: np.ndarray | None) -> np.ndarray:
     for k, (crit, name, caps) in enumerate(zip(session.criteria, session.names,
                                                session.capabilities, strict=True)):
         if caps.cuts:
-            res = generate(session, smallest_of, [crit], [name]).res
+            res = session.generate(smallest_of, [crit], [name]).res
             if not res.ok:
                 raise session.fail(res, "minimum-deviation")
             low = float(res.objective)

@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 
 from fairdecide.criteria.base import Capabilities
 from fairdecide.exceptions import FairdecideError
-from fairdecide.optimize.engine.generation import generate
 from fairdecide.optimize.routes.base import Route, RouteResult
 from fairdecide.optimize.routes.gradient import GradientRoute
 from fairdecide.optimize.routes.infeasible import lifted_tolerances, raise_infeasible
@@ -75,7 +74,7 @@ class GenerationRoute(Route):
         return None
 
     def run(self, session: Session) -> RouteResult:
-        found = generate(session, session.tradeoff, session.criteria, session.names)
+        found = session.generate(session.tradeoff, session.criteria, session.names)
         for name, certificate in found.certificates.items():
             session.certify(name, certificate)
         return program_result(session, found.res, found.program)

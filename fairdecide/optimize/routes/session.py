@@ -16,6 +16,7 @@ from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, Expansion
 from fairdecide.exceptions import SolverError
 from fairdecide.optimize.engine.chain import BELIEF_SOLVERS, Case, choose, resolve_solver
+from fairdecide.optimize.engine.generation import generate
 from fairdecide.optimize.engine.scenario_cuts import ScenarioRun, solve_scenario_cuts
 from fairdecide.optimize.engine.solvers import SolveResult, solve_program
 from fairdecide.optimize.engine.term_ipm import solve_term_ipm
@@ -118,6 +119,19 @@ class Session(SessionBase):
         if res.certificate is not None:
             self.certify("optimality", res.certificate.as_dict())
         return res
+
+    def generate(self, tradeoff: Tradeoff, criteria: list[Criterion], names: list[str]
+                 ) -> Any:
+        """Constraint generation (:func:`fairdecide.optimize.engine.generation.generate`)
+        on the session's program and settings, its statistics kept in the session's."""
+        found = generate(self.prog, tradeoff, criteria, names, solver=self.solver,
+                         tol=self.tol, max_iter=self.max_iter)
+        stats = dict(found.stats)
+        self.stats["solve_seconds"] += stats.pop("solve_seconds")
+        self.stats["solver_iterations"] += stats.pop("solver_iterations")
+        self.solver_name = stats.pop("solver_name", self.solver_name)
+        self.stats.update(stats)
+        return found
 
     def _record_choice(self, choice: dict | None) -> None:
         """Keep the program stage's choice as ``stats["solver_choice"]``, after what

@@ -6,8 +6,9 @@ the tolerances are visited from the largest down, so each one only tightens rows
 last optimum's basis, which stays dual feasible: the dual simplex restarts from it, where
 a cold solve would start over (benchmarks/results/pareto_warm.txt). Every point is
 verified on its decision tables as :func:`~fairdecide.optimize_policy` verifies, and a
-point HiGHS does not solve (a tolerance below the smallest deviation) is handed to
-:func:`~fairdecide.optimize_policy`, which diagnoses it as everywhere.
+point HiGHS does not solve (a tolerance below the smallest deviation) is left to the
+caller, :func:`~fairdecide.optimize.pareto_frontier`, which hands it to
+:func:`~fairdecide.optimize_policy` to be diagnosed as everywhere.
 
 Only where the dual simplex is HiGHS's method for the program (small programs, two
 actions, or ``solver="highs-ds"``): where it is the interior point, the dual simplex is
@@ -24,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from fairdecide.criteria.base import Criterion
-from fairdecide.optimize.api import optimize_policy
 from fairdecide.optimize.engine.chain import HIGHS_NAMES, Case, choose, resolve_solver
 from fairdecide.optimize.engine.highs_model import HighsModel
 from fairdecide.optimize.engine.solvers import SolveResult
@@ -42,8 +42,9 @@ WARM_KEYWORDS = frozenset({"group_blind", "solver", "tol"})
 
 def warm_frontier(problem: Any, world: Any, criterion: Criterion,
                   epsilons: Sequence[float], kwargs: dict[str, Any]
-                  ) -> list[OptimizeResult] | None:
-    """One verified result per tolerance from one warm HiGHS model, in the order given;
+                  ) -> list[OptimizeResult | None] | None:
+    """One verified result per tolerance from one warm HiGHS model, in the order given
+    (None for a tolerance HiGHS did not solve: the caller solves it alone);
     None when the tolerances are not one exact linear program on HiGHS's route (criteria
     with cuts, cones or linearisation; the structured solver's large programs; other
     solvers or settings): the caller then solves each alone."""
@@ -78,10 +79,8 @@ def warm_frontier(problem: Any, world: Any, criterion: Criterion,
         model.set_row_bounds(rows, below, np.full(len(rows), eps[i]))
         iterations, seconds = model.iterations, model.seconds
         ok, status = model.solve()
-        if not ok:  # infeasible, or HiGHS failed: alone, diagnosed as everywhere
-            results[i] = optimize_policy(problem, world, criterion, epsilon=float(eps[i]),
-                                         **kwargs)
-            continue
+        if not ok:  # infeasible, or HiGHS failed: left to the caller, to be solved
+            continue  # alone and diagnosed as everywhere
         name = (f"HiGHS ({method})" if previous is None else
                 f"HiGHS (dual simplex, warm from epsilon {previous:g})")
         res = SolveResult.of_model(model, ok, status, name, model.seconds - seconds,
