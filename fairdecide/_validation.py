@@ -164,6 +164,21 @@ def as_real(value: Any, name: str, low: float | None = None, high: float | None 
     return out
 
 
+def as_number(value: Any, name: str) -> float:
+    """A real scalar argument that may be infinite (a tolerance switched off) but not NaN;
+    strings, booleans and arrays raise an error naming ``name``."""
+    if isinstance(value, str | bytes | bool) or not np.isscalar(value):
+        raise FairdecideError(
+            f"{name} must be a number, got {type(value).__name__} {value!r}")
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise FairdecideError(f"{name} must be a number, got {value!r}") from None
+    if np.isnan(out):
+        raise FairdecideError(f"{name} must be a number, got NaN")
+    return out
+
+
 def check_instance(value: Any, name: str, kind: type | tuple[type, ...], what: str) -> Any:
     """``value`` if it is a ``kind``; otherwise an error naming ``name`` and what was
     expected (``what``, e.g. "a DecisionProblem") instead of an AttributeError later."""

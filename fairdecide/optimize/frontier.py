@@ -9,12 +9,11 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._tables import result_table
-from fairdecide._validation import as_int
+from fairdecide._validation import as_int, as_number
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.api import optimize_policy
-from fairdecide.optimize.program.tradeoff import _number
 from fairdecide.optimize.routes.warm_frontier import warm_frontier
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import World
@@ -83,7 +82,7 @@ def pareto_frontier(
             raise FairdecideError(
                 f"epsilons must be a non-empty sequence of tolerances, got {epsilons!r}")
     for eps in epsilons:
-        _number(eps, "epsilons")
+        as_number(eps, "epsilons")
     found = warm_frontier(problem, world, criterion, epsilons, kwargs)
     if found is None:
         found = [None] * len(epsilons)

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide._validation import as_number
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,
@@ -17,7 +18,6 @@ from fairdecide.optimize.program.tradeoff import (
     Mixture,
     Tradeoff,
     UtilityConstraint,
-    _number,
 )
 
 __all__ = ["make_tradeoff"]
@@ -48,11 +48,11 @@ def make_tradeoff(n_criteria: int, lam: Any, epsilon: Any, utility_slack: Any,
     if chance_delta is not None and epsilon is None:
         raise FairdecideError("chance_delta applies to the epsilon trade-off only")
     if lam is not None:
-        return Mixture(_number(lam, "lam"))
+        return Mixture(as_number(lam, "lam"))
     if epsilon is not None:
         items = epsilon if isinstance(epsilon, list | tuple | np.ndarray) else [epsilon]
         for e in np.ravel(np.asarray(items, dtype=object)):
-            _number(e, "epsilon")
+            as_number(e, "epsilon")
         try:
             eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
         except (TypeError, ValueError):
@@ -68,11 +68,11 @@ def make_tradeoff(n_criteria: int, lam: Any, epsilon: Any, utility_slack: Any,
             raise FairdecideError(f"epsilon must be >= 0 (inf allowed), got {epsilon!r}")
         delta = None
         if chance_delta is not None:
-            delta = _number(chance_delta, "chance_delta")
+            delta = as_number(chance_delta, "chance_delta")
             if not 0.0 < delta < 1.0:
                 raise FairdecideError(f"chance_delta must lie in (0, 1), got {chance_delta!r}")
         return FairnessConstraint(tuple(float(e) for e in eps), delta)
-    s = _number(utility_slack, "utility_slack")
+    s = as_number(utility_slack, "utility_slack")
     if not np.isfinite(s) or s < 0:
         raise FairdecideError(f"utility_slack must be a finite number >= 0, got {utility_slack!r}")
     return UtilityConstraint(s)

@@ -12,10 +12,11 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from fairdecide._validation import as_number
 from fairdecide.beliefs import Belief, cvar
 from fairdecide.exceptions import FairdecideError
 
@@ -171,7 +172,7 @@ class Mixture(Tradeoff):
     lam: float = 0.0
 
     def __post_init__(self) -> None:
-        if not 0.0 <= _number(self.lam, "lam") <= 1.0:
+        if not 0.0 <= as_number(self.lam, "lam") <= 1.0:
             raise FairdecideError(f"lam must lie in [0, 1], got {self.lam!r}")
         object.__setattr__(self, "lam", float(self.lam))
 
@@ -219,7 +220,7 @@ class FairnessConstraint(Tradeoff):
             raise FairdecideError(
                 f"epsilon must be a number or a sequence of numbers, one per criterion, "
                 f"got {items!r}")
-        eps = tuple(_number(e, "epsilon") for e in items)
+        eps = tuple(as_number(e, "epsilon") for e in items)
         if not eps or any(e < 0 for e in eps):
             raise FairdecideError(f"epsilon must be numbers >= 0 (inf allowed), got {eps!r}")
         _check_delta(self.chance_delta)
@@ -280,7 +281,7 @@ class UtilityConstraint(Tradeoff):
     chance_delta: float | None = None
 
     def __post_init__(self) -> None:
-        if self.slack is not None and not (np.isfinite(_number(self.slack, "slack"))
+        if self.slack is not None and not (np.isfinite(as_number(self.slack, "slack"))
                                            and self.slack >= 0):
             raise FairdecideError(f"slack must be a finite number >= 0, got {self.slack!r}")
         _check_delta(self.chance_delta)
@@ -370,18 +371,5 @@ class MinViolation(Tradeoff):
 
 
 def _check_delta(delta: float | None) -> None:
-    if delta is not None and not 0.0 < _number(delta, "chance_delta") < 1.0:
+    if delta is not None and not 0.0 < as_number(delta, "chance_delta") < 1.0:
         raise FairdecideError(f"chance_delta must lie in (0, 1), got {delta!r}")
-
-
-def _number(value: Any, name: str) -> float:
-    if isinstance(value, str | bytes | bool) or not np.isscalar(value):
-        raise FairdecideError(
-            f"{name} must be a number, got {type(value).__name__} {value!r}")
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise FairdecideError(f"{name} must be a number, got {value!r}") from None
-    if np.isnan(out):
-        raise FairdecideError(f"{name} must be a number, got NaN")
-    return out
