@@ -13,6 +13,7 @@ from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
 from fairdecide.criteria.capacity import Capacity
 from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize import distributed
 from fairdecide.optimize.engine.solvers import check_solver
 from fairdecide.optimize.program.policy_program import PolicyProgram
 from fairdecide.optimize.program.shorthand import make_tradeoff, with_capacity
@@ -226,6 +227,11 @@ def optimize_policy(
 def _optimize(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple,
               group_blind: Any, solver: Any, tol: Any, max_iter: Any, policy: Any,
               n_restarts: Any, random_state: Any) -> OptimizeResult:
+    if distributed.takes(world):  # a units table (FrameWorld): the distributed master
+        session = _distributed_session(problem, world, criteria, tradeoff_args, group_blind,
+                                       solver, tol, max_iter, policy, n_restarts,
+                                       random_state)
+        return _finish(session, distributed.solve_distributed(session))
     family = _family(policy)
     if family is None:
         if n_restarts is not None or random_state is not None:
@@ -267,6 +273,23 @@ def _session(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple, grou
                       float(tol), int(max_iter))
     session.stats["build_seconds"] = time.perf_counter() - t0
     return session
+
+
+def _distributed_session(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple,
+                         group_blind: Any, solver: Any, tol: Any, max_iter: Any, policy: Any,
+                         n_restarts: Any, random_state: Any
+                         ) -> distributed.DistributedSession:
+    """Validate the input as for every world, and refuse the settings the distributed
+    master cannot honour."""
+    belief = _as_belief(problem, world)
+    crits = as_criteria(criteria)
+    tradeoff = make_tradeoff(len(crits), *tradeoff_args)
+    _check_settings(tol, max_iter, None)
+    distributed.check_settings(belief, crits, problem, tradeoff,
+                               as_bool(group_blind, "group_blind"), solver, policy,
+                               n_restarts, random_state)
+    return distributed.DistributedSession(problem, belief, crits, resolve_names(crits),
+                                          tradeoff, float(tol), int(max_iter))
 
 
 def _family(policy: Any) -> ParametricPolicy | None:
