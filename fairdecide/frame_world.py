@@ -190,11 +190,11 @@ class FrameWorld(World):
 
     Parameters
     ----------
-    frame : pandas or Dask DataFrame
+    units : pandas or Dask DataFrame
         One row per unit: ``group`` (integer group code 0..n_z-1, at least two groups),
         ``weight`` (the unit's probability mass; normalised to sum to one) and the outcome
         probabilities :func:`outcome_columns` of ``problem``. On Dask, persist it first
-        (``frame.persist()``): every pass of the solver reads it.
+        (``units.persist()``): every pass of the solver reads it. Kept as ``frame``.
     problem : DecisionProblem
         Says which outcome columns the units have; the world fits problems with the same
         actions and outcome columns.
@@ -214,13 +214,14 @@ class FrameWorld(World):
 
     units_in_memory = False
 
-    def __init__(self, frame: Any, problem: DecisionProblem, group: str = "z",
+    def __init__(self, units: Any, problem: DecisionProblem, group: str = "z",
                  weight: str = "w") -> None:
         check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
-        if not (isinstance(frame, pd.DataFrame) or is_dask_frame(frame)):
+        if not (isinstance(units, pd.DataFrame) or is_dask_frame(units)):
             raise FairdecideError(f"units must be a pandas or Dask DataFrame, got "
-                                  f"{type(frame).__name__}")
-        _check_columns(frame, problem, group, weight)
+                                  f"{type(units).__name__}")
+        _check_columns(units, problem, group, weight)
+        frame = units
         self.frame, self.problem = frame, problem
         self.group, self.weight = group, weight
         self.n_parts = frame.npartitions if is_dask_frame(frame) else 1
