@@ -106,7 +106,9 @@ def test_dask_local_cluster_gives_the_same_optimum():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=":0") as cluster, Client(cluster):
         dask_units = dd.from_pandas(units, npartitions=3).persist()
-        res = optimize_distributed(PRED, dask_units, [fd.Separation()], epsilon=0.02)
+        # the front door on Dask (the local solve went through the shorthand)
+        res = fd.optimize_policy(PRED, fd.FrameWorld(dask_units, PRED), fd.Separation(),
+                                 epsilon=0.02)
         parts = [d.compute() for d in dask_units.to_delayed()]
     assert res.utility == pytest.approx(local.utility, abs=1e-10)
     assert res.stats["distributed"]["partitions"] == 3
@@ -378,3 +380,15 @@ def test_the_frame_world_names_bad_units():
     with pytest.raises(FairdecideError, match="3 actions; this FrameWorld was built for 2"):
         fd.optimize_policy(three, fd.FrameWorld(units, PRED), fd.Independence(),
                            epsilon=0.1)
+
+
+def test_pareto_frontier_of_a_units_table_is_the_in_memory_one():
+    """pareto_frontier solves each tolerance through optimize_policy on a FrameWorld (the
+    warm in-memory model does not apply) and finds the exact program's frontier."""
+    units, z, w, p = population(120, 2, 12, PRED)
+    eps = [0.1, 0.03, 0.0]
+    front = fd.pareto_frontier(PRED, fd.FrameWorld(units, PRED), fd.Independence(), eps)
+    assert set(front["solver"]) == {"distributed (Dantzig-Wolfe over 1 partition(s))"}
+    for e, u in zip(eps, front["utility"], strict=True):
+        want, _ = by_reference(z, w, p, 2, "independence", epsilon=e)
+        assert u == pytest.approx(want, abs=AGREE)

@@ -73,7 +73,9 @@ def optimize_policy(
         The world, or a belief over worlds: a weighted set of scenarios aggregated by
         their mean (Bayesian: every term, fairness included, is the mean over scenarios
         of that scenario's value) or their worst case (maximin). Both stay one LP,
-        through epigraph variables.
+        through epigraph variables. A :class:`~fairdecide.frame_world.FrameWorld` (a pandas
+        or Dask table of units) is solved by the distributed master
+        (:mod:`fairdecide.optimize.distributed`), which refuses the settings it cannot honour.
     criteria : criterion or sequence of criteria, optional
     lam, epsilon, utility_slack : see above
     tradeoff : Mixture, FairnessConstraint, UtilityConstraint or MaxUtility, optional
@@ -105,7 +107,8 @@ def optimize_policy(
         than ``tol`` is an error, not a silent return.
     max_iter : int, default=200
         Most linearisation steps for criteria that are not linear in the policy; with a
-        parametric ``policy``, most solver iterations per start.
+        parametric ``policy``, most solver iterations per start; with a FrameWorld, most
+        passes over the units.
     policy : LinearSoftmaxPolicy (or another ParametricPolicy), or its class, optional
         The policy family. Default: the world's free family (one row per cell, or per
         individual of a :class:`~fairdecide.SampleWorld`), solved exactly as above. A

@@ -13,6 +13,7 @@ from fairdecide._validation import as_int
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize import distributed
 from fairdecide.optimize.api import optimize_policy
 from fairdecide.optimize.program.tradeoff import _number
 from fairdecide.optimize.routes.warm_frontier import warm_frontier
@@ -84,7 +85,9 @@ def pareto_frontier(
                 f"epsilons must be a non-empty sequence of tolerances, got {epsilons!r}")
     for eps in epsilons:
         _number(eps, "epsilons")
-    found = warm_frontier(problem, world, criterion, epsilons, kwargs)
+    # a units table (FrameWorld) has no in-memory program to re-solve warm
+    found = None if distributed.takes(world) else warm_frontier(problem, world, criterion,
+                                                                epsilons, kwargs)
     if found is None:
         found = [optimize_policy(problem, world, criterion, epsilon=float(eps), **kwargs)
                  for eps in epsilons]
