@@ -1,5 +1,5 @@
-"""Fair policies for populations beyond one machine: optimize_distributed on Dask at up to
-1e8 units, beside the in-memory exact route at a size that fits, in one run.
+"""Fair policies for populations beyond one machine: optimize_policy on a Dask FrameWorld at
+up to 1e8 units, beside the in-memory exact route at a size that fits, in one run.
 
 A population of N people (two groups, P(y = 1) logistic in a score and the group, the
 bail-like utility [[1, -1], [-0.5, 0.5]] of a prediction problem) is written as Parquet
@@ -7,14 +7,15 @@ bail-like utility [[1, -1], [-0.5, 0.5]] of a prediction problem) is written as 
 
 - ``memory``: ``optimize_policy`` on the ``SampleWorld`` of the same people (the exact
   LP route, the structured solver at this size), up to ``--memory-max`` units;
-- ``pandas``: ``optimize_distributed`` on the units read into one pandas DataFrame;
-- ``dask``: ``optimize_distributed`` on ``dask.dataframe.read_parquet(...).persist()``
+- ``pandas``: ``optimize_policy(problem, FrameWorld(units, problem), ...)`` on the units
+  read into one pandas DataFrame (the FrameWorld's first pass is timed with the solve);
+- ``dask``: the same on ``dask.dataframe.read_parquet(...).persist()``
   over a LocalCluster of two single-threaded worker processes (the client's peak memory
   is reported; the workers hold the units).
 
 With ``--landed REV``, the dask route also runs on the package as it was at git revision
 REV (checked out in a temporary worktree), in the same run: the route landed before a
-change, beside it.
+change, beside it (through ``optimize_distributed`` on a revision without ``FrameWorld``).
 
 Each route maximises utility subject to separation <= 0.02 and reports its time, the
 master rounds (passes over the units), the recomputed utility and deviation, and whether
@@ -63,8 +64,13 @@ import json, resource, sys, time, warnings
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 import fairdecide as fd
-from fairdecide.optimize import optimize_distributed
 route, folder = sys.argv[2], sys.argv[3]
+
+def solve(problem, units, crit, eps):
+    if hasattr(fd, "FrameWorld"):  # the front door (a revision before it: the old one)
+        return fd.optimize_policy(problem, fd.FrameWorld(units, problem), crit, epsilon=eps)
+    from fairdecide.optimize import optimize_distributed
+    return optimize_distributed(problem, units, [crit], epsilon=eps)
 
 def outcome(res):
     # an OptimizeResult verified (it raises otherwise) with its certificate, or before
@@ -93,7 +99,7 @@ elif route == "pandas":
     import pandas as pd
     units = pd.read_parquet(folder)
     t0 = time.perf_counter()
-    res = optimize_distributed(problem, units, [crit], epsilon=eps)
+    res = solve(problem, units, crit, eps)
     out.update(utility=res.utility, deviation=res.deviations["separation"],
                rounds=res.certificates["optimality"]["rounds"], verified=True,
                columns=res.stats["distributed"]["columns"])
@@ -107,7 +113,7 @@ else:
     wait(units)
     out["load_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    res = optimize_distributed(problem, units, [crit], epsilon=eps)
+    res = solve(problem, units, crit, eps)
     out.update(outcome(res))
     client.close(); cluster.close()
 out["solve_s"] = time.perf_counter() - t0

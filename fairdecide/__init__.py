@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         make_utility_scorer,
     )
     from fairdecide.evaluation.belief import BeliefEvaluation, evaluate_under_belief
+    from fairdecide.frame_world import FrameWorld
     from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
     from fairdecide.optimize.api import optimize_policy
     from fairdecide.optimize.frontier import pareto_frontier
@@ -92,6 +93,7 @@ _LAZY = {
     "make_fairness_scorer": "fairdecide.estimators",
     "make_utility_scorer": "fairdecide.estimators",
     "DirichletPosterior": "fairdecide.models.dirichlet",
+    "FrameWorld": "fairdecide.frame_world",
     "parity": "fairdecide.smoothness",
     "MatchingMarket": "fairdecide.assignment.stable",
     "MatchingResult": "fairdecide.assignment.result",
@@ -130,6 +132,7 @@ __all__ = [
     "FairDecisionPolicy",
     "FairPolicyClassifier",
     "FairdecideError",
+    "FrameWorld",
     "Independence",
     "InfeasibleToleranceError",
     "LinearSoftmaxPolicy",

@@ -1,5 +1,7 @@
 """A world whose units are the rows of a pandas or Dask DataFrame, read partition by
-partition: the population of :func:`~fairdecide.optimize.optimize_distributed`.
+partition: a population too large for one machine, which
+:func:`~fairdecide.optimize_policy` solves with the distributed solver
+(:mod:`fairdecide.optimize.distributed`).
 
 One row per unit: a group column (integer code 0..n_z-1), a weight column (P(x, z) of a
 cell, or 1/N of a person; normalised to sum to one) and the outcome probabilities,
@@ -34,11 +36,13 @@ from fairdecide.world import World
 if TYPE_CHECKING:
     from fairdecide.policies.base import Policy
 
-__all__ = ["BLOCKS_PER_PARTITION", "FrameWorld", "outcome_columns"]
+__all__ = ["BLOCKS_PER_PARTITION", "MAX_GROUPS", "FrameWorld", "outcome_columns"]
 
 #: Each partition's units are split into this many row ranges; a block is a range's
 #: units of one group (the distributed solver gives each its own convexity row).
 BLOCKS_PER_PARTITION = 16
+#: Group codes the first pass over the units counts (0 .. MAX_GROUPS - 1).
+MAX_GROUPS = 64
 
 
 def outcome_columns(problem: DecisionProblem) -> list[str]:
@@ -76,6 +80,31 @@ def unit_blocks(n: int, z: np.ndarray, n_z: int) -> np.ndarray:
     group."""
     rng_id = (np.arange(n) * BLOCKS_PER_PARTITION) // max(n, 1)
     return rng_id * n_z + z
+
+
+def _first_pass(part: pd.DataFrame, problem: DecisionProblem, group: str, weight: str
+                ) -> np.ndarray:
+    """[total weight, units per group (MAX_GROUPS), sum of w P(y | a) per (z, a, y), units
+    per (row range, group)] of one partition, its values checked."""
+    z, w, p = frame_arrays(part, problem, group, weight)
+    n_a, n_y, G = problem.n_actions, problem.n_outcomes, MAX_GROUPS
+    if len(z) and (z.min() < 0 or z.max() >= G):
+        raise FairdecideError(f"group: the column {group!r} must hold group codes from 0 to "
+                              f"{G - 1}; found {z.min()} to {z.max()}")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0)):
+        raise FairdecideError(f"weight: the column {weight!r} must be finite and >= 0")
+    bad = ~np.all(np.isfinite(p) & (p >= 0), axis=(1, 2)) | np.any(
+        np.abs(p.sum(axis=2) - 1.0) > 1e-6, axis=1)
+    if np.any(bad):
+        raise FairdecideError(
+            f"units: the outcome columns {outcome_columns(problem)} must hold probabilities "
+            f"(finite, >= 0, summing to one over the outcomes); row "
+            f"{part.index[np.flatnonzero(bad)[0]]} does not")
+    out = np.zeros((G, n_a, n_y))
+    np.add.at(out, z, w[:, None, None] * p)
+    per_group = np.bincount(z, minlength=G).astype(float)
+    per_range = np.bincount(unit_blocks(len(z), z, G), minlength=BLOCKS_PER_PARTITION * G)
+    return np.concatenate([[float(w.sum())], per_group, out.reshape(-1), per_range])
 
 
 def map_partitions(units: Any, fn: Any, *args: Any, per_part: list | None = None) -> list:
@@ -122,34 +151,109 @@ def _part_table(part: pd.DataFrame, index: int, policy: Policy, problem: Decisio
     return np.append(table.group_marginal().reshape(-1), table.simplex_error())
 
 
+def _check_columns(frame: Any, problem: DecisionProblem, group: Any, weight: Any) -> None:
+    """Refuse a units table without the named columns, or with columns of the wrong type
+    (read from the frame's dtypes, without a pass)."""
+    columns = list(frame.columns)
+    for arg, name in (("group", group), ("weight", weight)):
+        try:
+            found = name in columns
+        except TypeError:  # unhashable
+            found = False
+        if not found:
+            raise FairdecideError(f"{arg} must name a column of units; got {name!r}, the "
+                                  f"columns are {columns}")
+    missing = [c for c in outcome_columns(problem) if c not in columns]
+    if missing:
+        raise FairdecideError(f"units lacks the columns {missing} (the outcome "
+                              "probabilities problem needs, see outcome_columns)")
+    if not pd.api.types.is_integer_dtype(frame.dtypes[group]):
+        raise FairdecideError(f"group: the column {group!r} must hold integer group codes, "
+                              f"not {frame.dtypes[group]}; cast it with .astype(int)")
+    for arg, name in [("weight", weight)] + [("units", c) for c in outcome_columns(problem)]:
+        dtype = frame.dtypes[name]
+        if not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+            raise FairdecideError(f"{arg}: the column {name!r} must be numeric, not {dtype}")
+
+
 class FrameWorld(World):
     """The units of a pandas or Dask DataFrame (see the module's description).
 
-    Built by :func:`~fairdecide.optimize.optimize_distributed`, which has checked the
-    columns and found the number of groups and the total weight in one pass; its
+    Building it reads the units once (on the workers for Dask): it checks the columns and
+    their values, finds the groups and the total weight, and keeps what every policy
+    shares, the masses sum_{u in z} w_u P(y | a, u) and the blocks' sizes. Its
     :meth:`summed_table` (what :func:`~fairdecide.table.decision_table` returns for it)
-    never collects the units. :meth:`units` does (all
-    partitions, in order): use it on populations that fit in memory.
+    never collects the units; :meth:`units` does (all partitions, in order): use it on
+    populations that fit in memory. :func:`~fairdecide.optimize_policy` solves it with the
+    distributed solver; its free policies are
+    :class:`~fairdecide.policies.mixture.VertexMixturePolicy` (:meth:`free_policy`).
 
     Parameters
     ----------
-    frame : pandas or Dask DataFrame
+    units : pandas or Dask DataFrame
+        One row per unit: ``group`` (integer group code 0..n_z-1, at least two groups),
+        ``weight`` (the unit's probability mass; normalised to sum to one) and the outcome
+        probabilities :func:`outcome_columns` of ``problem``. On Dask, persist it first
+        (``units.persist()``): every pass of the solver reads it. Kept as ``frame``.
     problem : DecisionProblem
-        Says which outcome columns the units have.
-    n_groups : int
-    total : float
-        The sum of the weight column (the weights are divided by it).
-    group, weight : str
+        Says which outcome columns the units have; the world fits problems with the same
+        actions and outcome columns.
+    group, weight : str, default "z" and "w"
         Column names.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import fairdecide as fd
+    >>> units = pd.DataFrame({"z": [0, 1, 1], "w": [1.0, 2.0, 1.0],
+    ...                       "p_0": [0.5, 0.2, 0.9], "p_1": [0.5, 0.8, 0.1]})
+    >>> world = fd.FrameWorld(units, fd.DecisionProblem.classification(2))
+    >>> world.n_groups, world.total
+    (2, 4.0)
     """
 
-    def __init__(self, frame: Any, problem: DecisionProblem, n_groups: int, total: float,
-                 group: str = "z", weight: str = "w") -> None:
+    units_in_memory = False
+
+    def __init__(self, units: Any, problem: DecisionProblem, group: str = "z",
+                 weight: str = "w") -> None:
+        check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
+        if not (isinstance(units, pd.DataFrame) or is_dask_frame(units)):
+            raise FairdecideError(f"units must be a pandas or Dask DataFrame, got "
+                                  f"{type(units).__name__}")
+        _check_columns(units, problem, group, weight)
+        frame = units
         self.frame, self.problem = frame, problem
         self.group, self.weight = group, weight
-        self.total = float(total)
-        self.group_labels = tuple(range(int(n_groups)))
         self.n_parts = frame.npartitions if is_dask_frame(frame) else 1
+        parts = map_partitions(frame, _first_pass, problem, group, weight)
+        n_a, n_y, G = problem.n_actions, problem.n_outcomes, MAX_GROUPS
+        stats = np.sum([p[:1 + G + G * n_a * n_y] for p in parts], axis=0)
+        self.total = float(stats[0])
+        if not self.total > 0:
+            raise FairdecideError(f"weight: the column {weight!r} must have a positive sum")
+        present = stats[1:1 + G]
+        n_z = int(np.flatnonzero(present)[-1]) + 1
+        if n_z < 2 or np.any(present[:n_z] == 0):
+            raise FairdecideError(
+                f"group: the codes of column {group!r} must be 0..n_z-1 with at least two "
+                f"groups, each with units; found units in groups {np.flatnonzero(present)}")
+        self.group_labels = tuple(range(n_z))
+        #: sum_{u in z} w_u P(y | a, u) / total, shape (n_groups, n_actions, n_outcomes):
+        #: the group marginal's masses, which no policy changes
+        self.masses = stats[1 + G:].reshape(G, n_a, n_y)[:n_z] / self.total
+        per = BLOCKS_PER_PARTITION
+        #: units of each block (row range r, group z: index r * n_groups + z) of each
+        #: partition, shape (n_parts, BLOCKS_PER_PARTITION * n_groups)
+        self.block_sizes = np.array([p[1 + G + G * n_a * n_y:].reshape(per, G)[:, :n_z]
+                                     .reshape(-1) for p in parts])
+
+    def free_policy(self) -> type:
+        """The distributed solver's free policies: in each block of units, a mixture of
+        deterministic policies (:class:`~fairdecide.policies.mixture.VertexMixturePolicy`;
+        built by the solver from its master's duals, not from rows of a program)."""
+        from fairdecide.policies.mixture import VertexMixturePolicy
+
+        return VertexMixturePolicy
 
     def units(self) -> Units:
         parts = [u for u, _, _ in self._indexed()]
@@ -181,11 +285,13 @@ class FrameWorld(World):
             raise FairdecideError(
                 f"the units table has the outcome columns {outcome_columns(self.problem)}; "
                 f"this problem needs {outcome_columns(problem)}")
+        if problem.n_actions != self.problem.n_actions:
+            raise FairdecideError(
+                f"problem has {problem.n_actions} actions; this FrameWorld was built for "
+                f"{self.problem.n_actions}: build FrameWorld(units, problem) with this problem")
 
     def outcome_shape(self) -> tuple[int, ...]:
         return (len(outcome_columns(self.problem)),)
-
-    units_in_memory = False
 
     def summed_table(self, policy: Policy, problem: DecisionProblem) -> DecisionTable:
         """The group marginal of ``policy``, summed over the partitions (on the workers

@@ -74,7 +74,8 @@ class World(abc.ABC):
 
     def free_policy(self) -> type:
         """The policy family with one free row per unit group that the exact program
-        optimises over (a class with ``free_layout`` and ``from_unit_rows``)."""
+        optimises over (a class with ``free_layout`` and ``from_unit_rows``; a world that
+        sums its table by group names the distributed solver's family instead)."""
         raise FairdecideError(
             f"{type(self).__name__} declares no free policy family to optimise over")
 

@@ -1,5 +1,7 @@
-"""optimize_distributed: the master over vertex mixtures, priced unit by unit, against the
-exact in-memory program on populations that fit, on pandas and on a Dask LocalCluster."""
+"""The distributed solver (optimize_policy on a FrameWorld, and its shorthand
+optimize_distributed): the master over vertex mixtures, priced unit by unit, against the
+exact in-memory program and an LP written here on populations that fit, on pandas and on
+a Dask LocalCluster; the settings it cannot honour refused by name."""
 
 from __future__ import annotations
 
@@ -11,8 +13,11 @@ from hypothesis import strategies as st
 
 import fairdecide as fd
 from fairdecide.datasets import make_bail_problem
-from fairdecide.exceptions import FairdecideError, VerificationError
+from fairdecide.exceptions import FairdecideError, SolverError, VerificationError
 from fairdecide.optimize import optimize_distributed, outcome_columns
+from fairdecide.optimize.engine.rounds import GAP
+
+from .reference import reference_solve
 
 PRED = fd.DecisionProblem([[1.0, -1.0], [-0.5, 0.5]], outcome_depends_on_action=False)
 
@@ -101,7 +106,9 @@ def test_dask_local_cluster_gives_the_same_optimum():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=":0") as cluster, Client(cluster):
         dask_units = dd.from_pandas(units, npartitions=3).persist()
-        res = optimize_distributed(PRED, dask_units, [fd.Separation()], epsilon=0.02)
+        # the front door on Dask (the local solve went through the shorthand)
+        res = fd.optimize_policy(PRED, fd.FrameWorld(dask_units, PRED), fd.Separation(),
+                                 epsilon=0.02)
         parts = [d.compute() for d in dask_units.to_delayed()]
     assert res.utility == pytest.approx(local.utility, abs=1e-10)
     assert res.stats["distributed"]["partitions"] == 3
@@ -132,12 +139,12 @@ def test_bad_input_is_named():
         optimize_distributed(PRED, units, [fd.Independence()])
     with pytest.raises(FairdecideError, match="units must be"):
         optimize_distributed(PRED, units.to_numpy(), [fd.Independence()], epsilon=0.1)
-    with pytest.raises(FairdecideError, match="at least one criterion"):
+    with pytest.raises(FairdecideError, match="epsilon needs at least one fairness criterion"):
         optimize_distributed(PRED, units, [], epsilon=0.1)
     with pytest.raises(FairdecideError, match="tradeoff must be a trade-off object"):
         optimize_distributed(PRED, units, [fd.Independence()], tradeoff="epsilon")
-    with pytest.raises(FairdecideError, match="max_rounds must be a positive integer"):
-        optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.1, max_rounds=0)
+    with pytest.raises(FairdecideError, match="max_iter must be a positive integer"):
+        optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.1, max_iter=0)
 
 
 def test_the_mixture_policy_names_bad_input():
@@ -221,3 +228,167 @@ def test_rows_off_the_simplex_fail_verification(monkeypatch):
                         lambda self, u: 1.01 * real(self, u))
     with pytest.raises(VerificationError, match="simplex"):
         optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02)
+
+
+# ---------------------------------------------------------------- the front door
+def by_reference(z, w, p, n_z, kind, **kw):
+    """(utility, deviation) of the optimum from tests/reference.py's LP (dense rows over a
+    policy table with one cell per person, written without the library's program)."""
+    n = len(z)
+    p_xz = np.zeros((n, n_z))
+    p_xz[np.arange(n), z] = w / w.sum()
+    world = fd.TabularWorld(p_xz, np.repeat(p[:, None], n_z, axis=1))
+    return reference_solve(PRED, world, kind, **kw)
+
+
+# the master stops when its duality gap is at most GAP max(1, |objective|); the reference
+# LP is solved to HiGHS's tolerances (1e-9 relative on these sizes)
+AGREE = 10 * GAP
+
+
+@pytest.mark.parametrize(("kind", "kw", "ref_kw"), [
+    (None, {}, {}),
+    ("independence", {"epsilon": 0.03}, {"epsilon": 0.03}),
+    ("separation", {"lam": 0.3}, {"lam": 0.3}),
+    ("independence", {"utility_slack": 0.01}, {"slack": 0.01})])
+def test_both_doors_give_the_reference_optimum(kind, kw, ref_kw):
+    """optimize_policy on a FrameWorld and optimize_distributed on its units give the same
+    utility and deviations, and they are the optimum of an LP written independently."""
+    units, z, w, p = population(60, 2, 21, PRED)
+    crit = {None: [], "independence": [fd.Independence()],
+            "separation": [fd.Separation()]}[kind]
+    world = fd.FrameWorld(units, PRED)
+    front = fd.optimize_policy(PRED, world, crit, **kw)
+    side = optimize_distributed(PRED, units, crit, **kw)
+    tol = front.verification.tol
+    assert side.utility == pytest.approx(front.utility, abs=tol)
+    assert side.deviations.keys() == front.deviations.keys()
+    for name, dev in front.deviations.items():
+        assert side.deviations[name] == pytest.approx(dev, abs=tol)
+    want_u, want_f = by_reference(z, w, p, 2, kind, **ref_kw)
+    if "lam" in kw:
+        lam = kw["lam"]
+        assert front.objective == pytest.approx((1 - lam) * want_u - lam * want_f, abs=AGREE)
+    else:
+        assert front.utility == pytest.approx(want_u, abs=AGREE)
+    if "utility_slack" in kw:
+        assert front.deviations["independence"] == pytest.approx(want_f, abs=AGREE)
+    # the result's policy is the world's free kind, and its rows give the utility
+    assert isinstance(front.policy, world.free_policy())
+    pi = front.policy.frame_proba(units)
+    wn = w / w.sum()
+    assert np.einsum("i,ia,iy,ay->", wn, pi, p, PRED.utility) == pytest.approx(
+        front.utility, abs=1e-12)
+
+
+def test_tol_is_checked_once_with_optimize_policys_default():
+    """tol is validated as optimize_policy validates it (optimize_distributed passed a NaN
+    on unchecked), and both doors default to optimize_policy's 1e-6."""
+    import inspect
+
+    units, *_ = population(40, 2, 2, PRED)
+    for bad in (np.nan, -1e-6, 0.5, "1e-6"):
+        with pytest.raises(FairdecideError, match="tol must be"):
+            optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.1, tol=bad)
+        with pytest.raises(FairdecideError, match="tol must be"):
+            fd.optimize_policy(PRED, fd.FrameWorld(units, PRED), fd.Independence(),
+                               epsilon=0.1, tol=bad)
+    default = inspect.signature(fd.optimize_policy).parameters["tol"].default
+    assert inspect.signature(optimize_distributed).parameters["tol"].default == default
+    res = optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.1)
+    assert res.verification.tol == default == 1e-6
+
+
+@pytest.mark.parametrize(("kw", "says"), [
+    ({"group_blind": True}, "group_blind"),
+    ({"chance_delta": 0.1}, "chance_delta"),
+    ({"tradeoff": fd.optimize.FairnessConstraint((0.05,), chance_delta=0.1),
+      "epsilon": None}, "chance_delta"),
+    ({"policy": fd.LinearSoftmaxPolicy()}, "policy"),
+    ({"solver": "highs"}, "solver"),
+    ({"solver": "CLARABEL"}, "solver"),
+    ({"n_restarts": 2}, "n_restarts"),
+    ({"random_state": 0}, "random_state"),
+    ({"criteria": [fd.Sufficiency()]}, "criteria"),
+    ({"group_blind": "yes"}, "group_blind")])
+def test_settings_the_master_cannot_honour_are_refused_by_name(kw, says):
+    units, *_ = population(40, 2, 3, PRED)
+    args = {"criteria": [fd.Independence()], "epsilon": 0.05, **kw}
+    with pytest.raises(FairdecideError, match=says):
+        fd.optimize_policy(PRED, fd.FrameWorld(units, PRED), **args)
+
+
+def test_a_belief_over_units_tables_is_refused():
+    units, *_ = population(40, 2, 4, PRED)
+    world = fd.FrameWorld(units, PRED)
+    with pytest.raises(FairdecideError, match="world: a belief of 2 scenarios"):
+        fd.optimize_policy(PRED, fd.Belief([world, world]), fd.Independence(), epsilon=0.1)
+    # a belief of the one world is that world
+    one = fd.optimize_policy(PRED, fd.Belief.plug_in(world), fd.Independence(), epsilon=0.1)
+    assert one.utility == fd.optimize_policy(PRED, world, fd.Independence(),
+                                             epsilon=0.1).utility
+
+
+def test_max_iter_bounds_the_passes_over_the_units():
+    units, *_ = population(300, 3, 5, PRED)
+    res = fd.optimize_policy(PRED, fd.FrameWorld(units, PRED), fd.Separation(),
+                             epsilon=0.01)
+    rounds = res.certificates["optimality"]["rounds"]
+    assert rounds >= 2
+    again = fd.optimize_policy(PRED, fd.FrameWorld(units, PRED), fd.Separation(),
+                               epsilon=0.01, max_iter=rounds)
+    assert again.utility == res.utility
+    with pytest.raises(SolverError, match="raise max_iter"):
+        fd.optimize_policy(PRED, fd.FrameWorld(units, PRED), fd.Separation(),
+                           epsilon=0.01, max_iter=rounds - 1)
+
+
+def test_capacity_is_held_on_a_units_table():
+    """A capacity row (linear in the group marginal) joins the master; the share given
+    action 1 is recomputed here from the policy's rows."""
+    units, _, w, _ = population(200, 3, 8, PRED)
+    res = fd.optimize_policy(PRED, fd.FrameWorld(units, PRED), fd.Independence(),
+                             epsilon=0.05, capacity=fd.Capacity(1, at_most=0.3))
+    pi = res.policy.frame_proba(units)
+    share = float((w / w.sum()) @ pi[:, 1])
+    assert share <= 0.3 + res.verification.tol
+    free = fd.optimize_policy(PRED, fd.FrameWorld(units, PRED), fd.Independence(),
+                              epsilon=0.05)
+    assert float((w / w.sum()) @ free.policy.frame_proba(units)[:, 1]) > 0.3 + 1e-3
+
+
+def test_the_frame_world_names_bad_units():
+    units, *_ = population(30, 2, 9, PRED)
+    with pytest.raises(FairdecideError, match="group must name a column"):
+        fd.FrameWorld(units, PRED, group="g")
+    with pytest.raises(FairdecideError, match="weight must name a column"):
+        fd.FrameWorld(units, PRED, weight=["w"])
+    with pytest.raises(FairdecideError, match=r"group: .* integer group codes"):
+        fd.FrameWorld(units.assign(z=units["z"] + 0.5), PRED)
+    with pytest.raises(FairdecideError, match=r"weight: .* numeric"):
+        fd.FrameWorld(units.assign(w="1"), PRED)
+    with pytest.raises(FairdecideError, match=r"group: .* from 0 to 63"):
+        fd.FrameWorld(units.assign(z=units["z"] - 1), PRED)
+    with pytest.raises(FairdecideError, match=r"weight: .* positive sum"):
+        fd.FrameWorld(units.assign(w=0.0), PRED)
+    with pytest.raises(FairdecideError, match="summing to one"):  # p_0 + p_1 = 1.1
+        fd.FrameWorld(units.assign(p_1=units["p_1"] + 0.1), PRED)
+    with pytest.raises(FairdecideError, match="problem must be"):
+        fd.FrameWorld(units, "PRED")
+    three = fd.DecisionProblem([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]],
+                               outcome_depends_on_action=False)
+    with pytest.raises(FairdecideError, match="3 actions; this FrameWorld was built for 2"):
+        fd.optimize_policy(three, fd.FrameWorld(units, PRED), fd.Independence(),
+                           epsilon=0.1)
+
+
+def test_pareto_frontier_of_a_units_table_is_the_in_memory_one():
+    """pareto_frontier solves each tolerance through optimize_policy on a FrameWorld (the
+    warm in-memory model does not apply) and finds the exact program's frontier."""
+    units, z, w, p = population(120, 2, 12, PRED)
+    eps = [0.1, 0.03, 0.0]
+    front = fd.pareto_frontier(PRED, fd.FrameWorld(units, PRED), fd.Independence(), eps)
+    assert set(front["solver"]) == {"distributed (Dantzig-Wolfe over 1 partition(s))"}
+    for e, u in zip(eps, front["utility"], strict=True):
+        want, _ = by_reference(z, w, p, 2, "independence", epsilon=e)
+        assert u == pytest.approx(want, abs=AGREE)

@@ -721,10 +721,25 @@ def _entries() -> list[Entry]:
         # ---------------------------------------------------------------- distributed
         E("optimize_distributed", fd.optimize.optimize_distributed,
           {"problem": CLS, "units": UNITS, "criteria": [fd.Independence()],
-           "epsilon": 0.05, "progress": None, "tradeoff": None, "max_rounds": 50},
+           "epsilon": 0.05, "progress": None, "tradeoff": None, "max_iter": 50, "tol": 1e-6,
+           "group": "z", "weight": "w"},
           {"problem": "object", "units": "object", "criteria": "object", "epsilon": "real",
-           "progress": "object", "tradeoff": "object", "max_rounds": "size"},
+           "progress": "object", "tradeoff": "object", "max_iter": "size", "tol": "real",
+           "group": "label", "weight": "label"},
           accepts={"epsilon": {"inf"}}),
+        E("FrameWorld", fd.FrameWorld,
+          {"units": UNITS, "problem": CLS, "group": "z", "weight": "w"},
+          {"units": "object", "problem": "object", "group": "label", "weight": "label"}),
+        # optimize_policy's door to the distributed solver, with the settings it refuses
+        E("optimize_policy(FrameWorld)", fd.optimize_policy,
+          {"problem": CLS, "world": fd.FrameWorld(UNITS, CLS), "criteria": fd.Independence(),
+           "epsilon": 0.05, "tol": 1e-6, "max_iter": 50, "group_blind": False,
+           "solver": None, "policy": None, "n_restarts": None, "progress": None,
+           "capacity": fd.Capacity(1, at_most=0.9)},
+          {"problem": "object", "criteria": "object", "epsilon": "real", "tol": "real",
+           "max_iter": "size", "group_blind": "flag", "solver": "choice", "policy": "object",
+           "n_restarts": "object", "progress": "object", "capacity": "object"},
+          accepts={"epsilon": {"inf", "list"}}),
         E("outcome_columns", fd.optimize.outcome_columns, {"problem": CLS},
           {"problem": "object"}),
         # ---------------------------------------------------------------- privacy
@@ -799,7 +814,7 @@ EXEMPT = {
     "RateInterval": "a result container built by rate_interval (fuzzed)",
     "SMALL_CELL_THRESHOLD": "a constant", "MECHANISMS": "a constant",
     "AuditReport": "a result container built by audit_report (fuzzed)",
-    "VertexMixturePolicy": "the policy optimize_distributed returns (fuzzed); "
+    "VertexMixturePolicy": "the policy optimize_policy returns for a FrameWorld (fuzzed); "
                            "tests/test_distributed.py gives its constructor and "
                            "frame_proba bad input",
     "Progress": "a record the solvers' loops build",

@@ -9,6 +9,7 @@ from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion
 from fairdecide.criteria.capacity import Capacity
 from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize import distributed
 from fairdecide.optimize.program.shorthand import with_capacity
 from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.progress import Progress, reporting
@@ -68,7 +69,9 @@ def optimize_policy(
         The world, or a belief over worlds: a weighted set of scenarios aggregated by
         their mean (Bayesian: every term, fairness included, is the mean over scenarios
         of that scenario's value) or their worst case (maximin). Both stay one LP,
-        through epigraph variables.
+        through epigraph variables. A :class:`~fairdecide.frame_world.FrameWorld` (a pandas
+        or Dask table of units) is solved by the distributed master
+        (:mod:`fairdecide.optimize.distributed`), which refuses the settings it cannot honour.
     criteria : criterion or sequence of criteria, optional
     lam, epsilon, utility_slack : see above
     tradeoff : Mixture, FairnessConstraint, UtilityConstraint or MaxUtility, optional
@@ -103,7 +106,8 @@ def optimize_policy(
         than ``tol`` is an error, not a silent return.
     max_iter : int, default=200
         Most linearisation steps for criteria that are not linear in the policy; with a
-        parametric ``policy``, most solver iterations per start.
+        parametric ``policy``, most solver iterations per start; with a FrameWorld, most
+        passes over the units.
     policy : LinearSoftmaxPolicy (or another ParametricPolicy), or its class, optional
         The policy family. Default: the world's free family (one row per cell, or per
         individual of a :class:`~fairdecide.SampleWorld`), solved exactly as above. A
@@ -225,6 +229,11 @@ def optimize_policy(
 def _optimize(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple,
               group_blind: Any, solver: Any, tol: Any, max_iter: Any, policy: Any,
               n_restarts: Any, random_state: Any) -> OptimizeResult:
+    if distributed.takes(world):  # a units table (FrameWorld): the distributed master
+        session = distributed.distributed_session(
+            problem, world, criteria, tradeoff_args, group_blind, solver, tol, max_iter,
+            policy, n_restarts, random_state)
+        return finish(session, distributed.solve_distributed(session))
     family = policy_family(policy)
     if family is None:
         if n_restarts is not None or random_state is not None:

@@ -20,7 +20,7 @@ vertex per block; those that price out enter the master, which HiGHS re-solves (
 in the thousands, whatever the population). The loop ends when no vertex prices out:
 the least reduced cost d is the Lagrangian duality gap, and the loop stops on the
 master loop's rule (:mod:`fairdecide.optimize.engine.rounds`: at most 1e-9 of the
-objective).
+objective); at most ``max_iter`` passes.
 
 The policy is never collected: it is the mixture of the vertices that the master's duals
 y_k pick (:class:`~fairdecide.policies.mixture.VertexMixturePolicy`), recomputed unit by
@@ -31,10 +31,13 @@ marginal from the units and that mixture, independently of the master) gives the
 and every deviation, checked against the master's values and the trade-off's own
 constraints; a failed check raises :class:`~fairdecide.exceptions.VerificationError`.
 
-The units are a pandas DataFrame or a Dask DataFrame (``pip install 'fairdecide[dask]'``;
-on Dask every pass runs on the workers) with a group column, a weight column
-(P(x, z) of a cell, or 1/N of a person) and the outcome probabilities: columns
-p_y(y) for prediction problems, p_y(a, y) for interventions.
+The units are a :class:`~fairdecide.frame_world.FrameWorld`: a pandas DataFrame or a Dask
+DataFrame (``pip install 'fairdecide[dask]'``; on Dask every pass runs on the workers)
+with a group column, a weight column (P(x, z) of a cell, or 1/N of a person) and the
+outcome probabilities: columns p_<y> for prediction problems, p_<a>_<y> for
+interventions. :func:`~fairdecide.optimize_policy` comes here when its world is one
+(:func:`takes`); it validates the arguments as for every world, and this module refuses
+the settings the master cannot honour (:func:`check_settings`).
 """
 
 from __future__ import annotations
@@ -44,13 +47,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
-from fairdecide._dask import is_dask_frame
-from fairdecide._validation import as_int, check_instance
 from fairdecide.beliefs import Belief
-from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
+from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError, SolverError
 from fairdecide.frame_world import (
     BLOCKS_PER_PARTITION,
@@ -58,18 +58,104 @@ from fairdecide.frame_world import (
     map_partitions,
     outcome_columns,
 )
-from fairdecide.optimize.engine._unit_pass import _block_sizes, _masses, _vertex_part
+from fairdecide.optimize.engine._unit_pass import _vertex_part
 from fairdecide.optimize.engine.highs_model import HighsModel
-from fairdecide.optimize.engine.rounds import MAX_ROUNDS, Rounds
+from fairdecide.optimize.engine.rounds import Rounds
 from fairdecide.optimize.program.tradeoff import Tradeoff
-from fairdecide.optimize.progress import reporting
 from fairdecide.optimize.result import OptimizeResult
-from fairdecide.optimize.verify import verify_solution
-from fairdecide.policies.mixture import VertexMixturePolicy
+from fairdecide.optimize.routes.base import RouteResult
+from fairdecide.optimize.routes.session import SessionBase
 from fairdecide.problem import DecisionProblem
+from fairdecide.world import World
 
-__all__ = ["optimize_distributed", "outcome_columns"]
+__all__ = ["DistributedSession", "check_settings", "optimize_distributed", "outcome_columns",
+           "solve_distributed", "takes"]
 
+
+def takes(world: Any) -> bool:
+    """Whether ``world`` (a World or a Belief) holds a world that sums its decision table
+    by group (``units_in_memory = False``: a FrameWorld), which only this solver
+    optimises."""
+    worlds = world.worlds if isinstance(world, Belief) else [world]
+    return any(isinstance(w, World) and not w.units_in_memory for w in worlds)
+
+
+def check_settings(belief: Belief, criteria: list[Criterion], problem: DecisionProblem,
+                   tradeoff: Tradeoff, group_blind: Any, solver: Any, policy: Any,
+                   n_restarts: Any, random_state: Any) -> None:
+    """Settings of :func:`~fairdecide.optimize_policy` the distributed master cannot
+    honour are errors naming the argument, not ignored (the arguments themselves are
+    validated by optimize_policy, as for every world)."""
+    if belief.n_scenarios != 1:
+        raise FairdecideError(
+            f"world: a belief of {belief.n_scenarios} scenarios over units tables is not "
+            "supported; the distributed solver optimises one FrameWorld: pass it as world")
+    if policy is not None:
+        raise FairdecideError(
+            "policy: a FrameWorld is optimised over its free policies (a vertex mixture per "
+            "block of units); a parametric family needs its units in memory (a "
+            "SampleWorld): leave policy=None")
+    if solver is not None:
+        raise FairdecideError(
+            f"solver={solver!r} names a solver of in-memory programs; a FrameWorld is "
+            "solved by the distributed master (Dantzig-Wolfe, HiGHS): leave solver=None")
+    if group_blind:
+        raise FairdecideError(
+            "group_blind: the distributed solver prices each unit with its group; a "
+            "group-blind policy of a units table is not supported (drop the group from "
+            "what the policy reads by fitting P(y | x) without it, or use a TabularWorld)")
+    if tradeoff.chance_delta is not None:
+        raise FairdecideError(
+            "chance_delta bounds a deviation's spread over a belief's scenarios; a "
+            "FrameWorld is one world: drop chance_delta")
+    if n_restarts is not None or random_state is not None:
+        raise FairdecideError(
+            "n_restarts and random_state apply to parametric policies (policy=...); the "
+            "distributed solver is deterministic")
+    for c in criteria:
+        cap = c.capabilities(problem)
+        if cap.reads != "marginal" or not cap.linear:
+            raise FairdecideError(
+                f"criteria: {c.label!r} is not a criterion of the group marginal linear in "
+                "the policy for this problem, which the distributed solver needs")
+
+
+def distributed_session(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple,
+                        group_blind: Any, solver: Any, tol: Any, max_iter: Any, policy: Any,
+                        n_restarts: Any, random_state: Any) -> DistributedSession:
+    """Validate the input as for every world (:mod:`fairdecide.optimize.routes.setup`),
+    and refuse the settings the distributed master cannot honour."""
+    from fairdecide._validation import as_bool
+    from fairdecide.criteria.base import as_criteria, resolve_names
+    from fairdecide.optimize.program.shorthand import make_tradeoff
+    from fairdecide.optimize.routes.setup import as_belief
+    from fairdecide.optimize.routes.setup import check_settings as check_common
+
+    belief = as_belief(problem, world)
+    crits = as_criteria(criteria)
+    tradeoff = make_tradeoff(len(crits), *tradeoff_args)
+    check_common(tol, max_iter)
+    check_settings(belief, crits, problem, tradeoff, as_bool(group_blind, "group_blind"),
+                   solver, policy, n_restarts, random_state)
+    return DistributedSession(problem, belief, crits, resolve_names(crits), tradeoff,
+                              float(tol), int(max_iter))
+
+
+class DistributedSession(SessionBase):
+    """An optimisation of a FrameWorld: its parameters are the blocks' mixture weights
+    over the vertex policies of the master's duals (:attr:`duals`, set by
+    :func:`solve_distributed`)."""
+
+    def __init__(self, problem: DecisionProblem, belief: Belief, criteria: list[Criterion],
+                 names: list[str], tradeoff: Tradeoff, tol: float, max_iter: int) -> None:
+        super().__init__(problem, belief, criteria, names, tradeoff, tol, max_iter,
+                         {"solve_seconds": 0.0})
+        self.world: FrameWorld = belief.worlds[0]
+        self.duals: list[np.ndarray] = []
+
+    def policy_of(self, params: np.ndarray) -> Any:
+        """The world's free policy with mixture weights ``params`` (blocks x duals)."""
+        return self.world.free_policy()(self.duals, params, self.world)
 
 
 def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
@@ -77,7 +163,6 @@ def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
     """The in-memory program of a template world (one cell per group, the same
     policy-independent masses P(z) and P(z, y) or P(y | a, z)), whose rows on M are the
     master's."""
-    from fairdecide.beliefs import Belief
     from fairdecide.optimize.program.policy_program import PolicyProgram
     from fairdecide.world import TabularWorld
 
@@ -87,40 +172,23 @@ def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
     if not problem.outcome_depends_on_action:
         p_y = p_y[:, 0, :]
     world = TabularWorld(p_z[None, :] / p_z.sum(), p_y[None])
-    belief = Belief.plug_in(world)
-    prog = PolicyProgram(problem, belief, False)
-    return prog.build(criteria, tradeoff), prog, tradeoff, belief
-
-
-def _check(problem: Any, units: Any, criteria: Any, group: str, weight: str) -> list:
-    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
-    criteria = as_criteria(criteria)
-    if not criteria:
-        raise FairdecideError("criteria must name at least one criterion, e.g. "
-                              "[Independence()]")
-    for c in criteria:
-        cap = c.capabilities(problem)
-        if cap.reads != "marginal" or not cap.linear:
-            raise FairdecideError(
-                f"criteria: {c.label!r} is not a criterion of the group marginal linear in "
-                "the policy for this problem, which the distributed solver needs")
-    if not (isinstance(units, pd.DataFrame) or is_dask_frame(units)):
-        raise FairdecideError(f"units must be a pandas or Dask DataFrame, got "
-                              f"{type(units).__name__}")
-    need = [group, weight, *outcome_columns(problem)]
-    missing = [c for c in need if c not in units.columns]
-    if missing:
-        raise FairdecideError(f"units lacks the columns {missing}")
-    return criteria
+    prog = PolicyProgram(problem, Belief.plug_in(world), False)
+    return prog.build(criteria, tradeoff), prog
 
 
 def optimize_distributed(
-    problem: DecisionProblem, units: Any, criteria: Sequence[Criterion], *,
+    problem: DecisionProblem, units: Any, criteria: Sequence[Criterion] | None = None, *,
     epsilon: Any = None, lam: float | None = None, utility_slack: float | None = None,
     tradeoff: Tradeoff | None = None, group: str = "z", weight: str = "w",
-    tol: float = 1e-7, max_rounds: int = MAX_ROUNDS, progress: Any = None,
+    tol: float = 1e-6, max_iter: int = 200, progress: Any = None,
 ) -> OptimizeResult:
-    """The optimal policy of a population given as a (Dask) table of units.
+    """Shorthand for ``optimize_policy(problem, FrameWorld(units, problem, group, weight),
+    criteria, ...)``: the optimal policy of a population given as a (Dask) table of units.
+
+    Every argument is validated, and the result verified, by
+    :func:`~fairdecide.optimize_policy`, which solves a
+    :class:`~fairdecide.frame_world.FrameWorld` with this module's master (see the module's
+    description), so the two doors give the same numbers.
 
     Parameters
     ----------
@@ -130,25 +198,17 @@ def optimize_distributed(
         unit's probability mass; normalised to sum to one) and the outcome
         probabilities :func:`outcome_columns`. On Dask, persist it first
         (``units.persist()``): every round reads it.
-    criteria : list of Criterion
+    criteria : list of Criterion, optional
         Criteria of the group marginal linear in the policy for this problem
-        (independence; separation in prediction problems), as their capabilities say.
-    epsilon, lam, utility_slack : float
-        The trade-off's shorthand, as for :func:`~fairdecide.optimize_policy` (exactly
-        one of them, or ``tradeoff``). ``utility_slack`` first finds the best utility
-        U* in one pass over the units.
-    tradeoff : Mixture, FairnessConstraint or UtilityConstraint, optional
-        The trade-off as an object, as :func:`~fairdecide.optimize_policy` takes it.
-    tol : float, default=1e-7
-        Verification tolerance on the recomputed deviations.
-    max_rounds : int, default=500
+        (independence; separation in prediction problems; capacities), as their
+        capabilities say. None: the utility-maximising policy.
+    epsilon, lam, utility_slack, tradeoff, tol, progress
+        As for :func:`~fairdecide.optimize_policy`.
+    group, weight : str, default "z" and "w"
+        Column names, as for :class:`~fairdecide.frame_world.FrameWorld`.
+    max_iter : int, default=200
         Passes over the units after which the master, not yet certified, raises
-        :class:`~fairdecide.exceptions.SolverError`.
-    progress : callable or True, optional
-        Called with a :class:`~fairdecide.optimize.progress.Progress` after every round
-        (the master's objective, the duality gap, seconds, columns); True shows the last
-        round on one line of standard error; every round is also logged at DEBUG to
-        ``fairdecide.optimize.progress``.
+        :class:`~fairdecide.exceptions.SolverError` (optimize_policy's ``max_iter``).
 
     Returns
     -------
@@ -169,51 +229,45 @@ def optimize_distributed(
     >>> z = rng.randint(0, 2, 500)
     >>> p1 = 1 / (1 + np.exp(-rng.normal(size=500) - z))
     >>> units = pd.DataFrame({"z": z, "w": 1.0, "p_0": 1 - p1, "p_1": p1})
-    >>> res = optimize_distributed(fd.DecisionProblem.classification(2), units,
-    ...                            [fd.Independence()], epsilon=0.02)
+    >>> problem = fd.DecisionProblem.classification(2)
+    >>> res = optimize_distributed(problem, units, [fd.Independence()], epsilon=0.02)
+    >>> same = fd.optimize_policy(problem, fd.FrameWorld(units, problem),
+    ...                           [fd.Independence()], epsilon=0.02)
     >>> cert = res.certificates["optimality"]
     >>> res.deviations["independence"] <= 0.02 + 1e-9, cert["gap"] <= cert["bound"]
     (True, True)
+    >>> res.utility == same.utility
+    True
     >>> res.policy.frame_proba(units).shape
     (500, 2)
     """
-    with reporting(progress):
-        return _optimize_distributed(problem, units, criteria, (lam, epsilon, utility_slack),
-                                     tradeoff, group, weight, tol, max_rounds)
+    from fairdecide.optimize.api import optimize_policy
+
+    return optimize_policy(problem, FrameWorld(units, problem, group, weight), criteria,
+                           epsilon=epsilon, lam=lam, utility_slack=utility_slack,
+                           tradeoff=tradeoff, tol=tol, max_iter=max_iter, progress=progress)
 
 
-def _optimize_distributed(problem: Any, units: Any, criteria: Any, shorthand: tuple,
-                          tradeoff: Any, group: str, weight: str, tol: Any, max_rounds: Any
-                          ) -> OptimizeResult:
-    from fairdecide.optimize.program.shorthand import make_tradeoff
-
+def solve_distributed(session: DistributedSession) -> RouteResult:
+    """The master loop over the session's FrameWorld: the blocks' mixture weights (the
+    session's policy parameters), certified; the session's ``duals``, ``tradeoff`` (its
+    utility floor set), statistics and certificate are updated."""
     t0 = time.perf_counter()
-    criteria = _check(problem, units, criteria, group, weight)
-    tradeoff = make_tradeoff(len(criteria), *shorthand, tradeoff=tradeoff)
-    max_rounds = as_int(max_rounds, "max_rounds", minimum=1)
-    tol = float(tol)
-    n_a, n_y = problem.n_actions, problem.n_outcomes
-    stats = np.sum(map_partitions(units, _masses, problem, group, weight), axis=0)
-    total, present = stats[0], stats[1:65]
-    if not total > 0:
-        raise FairdecideError("the units' weights must have a positive sum")
-    n_z = int(np.flatnonzero(present)[-1]) + 1
-    if n_z < 2 or np.any(present[:n_z] == 0):
-        raise FairdecideError(f"groups must be coded 0..n_z-1 with at least two, each with "
-                              f"units; found units in groups {np.flatnonzero(present)}")
-    p_zay = stats[65:].reshape(64, n_a, n_y)[:n_z] / total
-    program, prog, tradeoff, belief = _master(problem, p_zay, criteria, tradeoff)
+    world, problem, criteria = session.world, session.problem, session.criteria
+    units, group, weight, total = world.frame, world.group, world.weight, world.total
+    n_z, n_a, n_y = world.n_groups, problem.n_actions, problem.n_outcomes
+    p_zay = world.masses
+    program, prog = _master(problem, p_zay, criteria, session.tradeoff)
     n_pi, n_m, n_free = prog.n_pi, prog.n_m, prog.n_free
     if program.A_ub.shape[0] and abs(program.A_ub.tocsr()[:, :n_pi]).sum() > 0:
         raise FairdecideError("criteria: a criterion writes rows on the policy columns")
-    sizes = map_partitions(units, _block_sizes, group, n_z)
-    block_ids = [np.flatnonzero(s > 0) for s in sizes]  # nonempty blocks per partition
+    block_ids = [np.flatnonzero(s > 0) for s in world.block_sizes]  # nonempty blocks
     offsets = np.cumsum([0] + [len(b) for b in block_ids])
     n_blocks = int(offsets[-1])
     cols_g: list[np.ndarray] = []  # columns: g (n_m,)
     cols_block: list[int] = []  # global block index of each column
     cols_round: list[int] = []  # which duals[k] made it
-    duals: list[np.ndarray] = []
+    duals = session.duals
 
     def price(Ys: list[np.ndarray]) -> np.ndarray:
         """Each block's vertex for each set of duals in Ys (one pass over the units):
@@ -239,9 +293,10 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, shorthand: tu
     for Y, G in zip(starts, price(starts), strict=True):
         duals.append(Y)
         add(G, np.arange(n_blocks))
-    if tradeoff.needs_utility_optimum:  # U*: the unconstrained best's utility
-        tradeoff = tradeoff.with_utility_optimum(float(prog.U_m @ np.sum(G, axis=0)))
-        program = _master(problem, p_zay, criteria, tradeoff)[0]
+    if session.tradeoff.needs_utility_optimum:  # U*: the unconstrained best's utility
+        session.tradeoff = session.tradeoff.with_utility_optimum(
+            float(prog.U_m @ np.sum(G, axis=0)))
+        program = _master(problem, p_zay, criteria, session.tradeoff)[0]
     A_eq = program.A_eq.tocsr()[n_free:, n_pi:]  # marginal rows first, then the rest
     A_ub = program.A_ub.tocsr()[:, n_pi:]
     c_rest, lb, ub = program.c[n_pi:], program.lb[n_pi:], program.ub[n_pi:]
@@ -270,7 +325,8 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, shorthand: tu
         model.add_cols(col, np.zeros(k), np.zeros(k), np.full(k, np.inf))
         n_in = len(cols_g)
 
-    rounds = Rounds("distributed", max_rounds=max_rounds)
+    session.stats["build_seconds"] = time.perf_counter() - t0  # the master and its start
+    rounds = Rounds("distributed", max_rounds=session.max_iter)
     while True:
         grow()
         ok, status = model.solve()
@@ -289,10 +345,9 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, shorthand: tu
             duals.pop()
             break
         if (why := rounds.stop_reason()) is not None:
-            raise SolverError(f"the distributed master was {why}; raise max_rounds")
+            raise SolverError(f"the distributed master was {why}; raise max_iter")
         add(G_new, np.flatnonzero(reduced < 0))
     x = model.values()
-    C = len(cols_g)
     lam_cols = np.clip(x[n_rest:], 0.0, None)
     mix = np.zeros((n_blocks, len(duals)))
     np.add.at(mix, (np.array(cols_block), np.array(cols_round)), lam_cols)
@@ -302,25 +357,14 @@ def _optimize_distributed(problem: Any, units: Any, criteria: Any, shorthand: tu
     lam_all[:, 0] = 1.0  # blocks without units: any row on the simplex
     for i, b in enumerate(block_ids):  # partition i's blocks, then the next partition's
         lam_all[i * per + b] = mix[offsets[i]:offsets[i + 1]]
-    world = FrameWorld(units, problem, n_z, total, group, weight)
-    policy = VertexMixturePolicy(duals, lam_all, world)
     # the master's own values, for verification to compare with the recomputed ones
     ms, f = program.read_solution(np.concatenate([np.zeros(n_pi), x[:n_rest]]))
-    solver_values = {"utility": prog.utilities(ms), "f": f}
-    names = resolve_names(criteria)
-    belief = Belief.plug_in(world, label="the units")
-    verification = verify_solution(policy, belief, problem, criteria, names, tradeoff,
-                                   solver_values, 0.0, tol, 1e-7)
-    U_k, F = verification.scenario_utilities, np.array(
-        [verification.scenario_deviations[n] for n in names])
-    seconds = time.perf_counter() - t0
-    stats = {"distributed": {"columns": C, "blocks": n_blocks,
-                             "partitions": len(block_ids)},
-             "certificates": {"optimality": rounds.certificate.as_dict()},
-             "solve_seconds": seconds}
-    return OptimizeResult(
-        policy=policy, utility=verification.utility, deviations=verification.deviations,
-        objective=float(tradeoff.objective(U_k, F, belief)), status="optimal",
-        tradeoff=tradeoff.describe(names),
-        solver=f"distributed (Dantzig-Wolfe over {len(block_ids)} partition(s))",
-        stats=stats, verification=verification)
+    session.stats["distributed"] = {"columns": len(cols_g), "blocks": n_blocks,
+                                    "partitions": len(block_ids)}
+    session.stats.update(
+        n_variables=n_rest + len(cols_g), n_constraints=eq + n_eq + n_blocks,
+        nnz=A_ub.nnz + A_eq.nnz + int(np.count_nonzero(cols_g)) + len(cols_g),
+        solve_seconds=time.perf_counter() - t0 - session.stats["build_seconds"])
+    session.certify("optimality", rounds.certificate.as_dict())
+    session.solver_name = f"distributed (Dantzig-Wolfe over {len(block_ids)} partition(s))"
+    return RouteResult(lam_all, 0.0, "optimal", {"utility": prog.utilities(ms), "f": f})

@@ -13,6 +13,7 @@ from fairdecide._validation import as_int, as_number
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize import distributed
 from fairdecide.optimize.api import optimize_policy
 from fairdecide.optimize.routes.warm_frontier import warm_frontier
 from fairdecide.problem import DecisionProblem
@@ -83,7 +84,9 @@ def pareto_frontier(
                 f"epsilons must be a non-empty sequence of tolerances, got {epsilons!r}")
     for eps in epsilons:
         as_number(eps, "epsilons")
-    found = warm_frontier(problem, world, criterion, epsilons, kwargs)
+    # a units table (FrameWorld) has no in-memory program to re-solve warm
+    found = None if distributed.takes(world) else warm_frontier(problem, world, criterion,
+                                                                epsilons, kwargs)
     if found is None:
         found = [None] * len(epsilons)
     found = [res if res is not None else

@@ -1,5 +1,5 @@
-"""One pass over the units of :func:`~fairdecide.optimize.optimize_distributed`, per
-partition: the masses the master starts from, the blocks' sizes, and each block's
+"""One pass over the units of a :class:`~fairdecide.frame_world.FrameWorld` for the
+distributed solver (:mod:`fairdecide.optimize.distributed`), per partition: each block's
 marginal under its action of least reduced cost for the master's duals."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fairdecide.exceptions import FairdecideError
 from fairdecide.frame_world import BLOCKS_PER_PARTITION, frame_arrays, unit_blocks
 from fairdecide.policies.mixture import least_cost_actions
 from fairdecide.problem import DecisionProblem
@@ -35,24 +34,3 @@ def _vertex_part(part: pd.DataFrame, problem: DecisionProblem, group: str, weigh
         for y in range(n_y):
             out[k] += np.bincount(at + y, weights=w * chosen[:, y], minlength=size)
     return out.reshape(len(Ys), n_b, -1)
-
-
-def _masses(part: pd.DataFrame, problem: DecisionProblem, group: str, weight: str
-            ) -> np.ndarray:
-    """[total weight, units per group (64), sum w p(y | a) per (z < 64, a, y)]."""
-    z, w, p = frame_arrays(part, problem, group, weight)
-    n_a, n_y = problem.n_actions, problem.n_outcomes
-    if len(z) and (z.min() < 0 or z.max() >= 64):
-        raise FairdecideError("group codes must be integers from 0 to 63")
-    if not (np.all(np.isfinite(w)) and np.all(w >= 0) and np.all(np.isfinite(p))):
-        raise FairdecideError("weights and outcome probabilities must be finite, weights "
-                              ">= 0")
-    out = np.zeros((64, n_a, n_y))
-    np.add.at(out, z, w[:, None, None] * p)
-    per_group = np.bincount(z, minlength=64).astype(float)
-    return np.concatenate([[float(w.sum())], per_group, out.reshape(-1)])
-
-
-def _block_sizes(part: pd.DataFrame, group: str, n_z: int) -> np.ndarray:
-    z = part[group].to_numpy(dtype=np.int64)
-    return np.bincount(unit_blocks(len(z), z, n_z), minlength=BLOCKS_PER_PARTITION * n_z)
