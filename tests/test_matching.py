@@ -19,6 +19,7 @@ from scipy.optimize import linprog
 
 import fairdecide as fd
 from fairdecide.assignment._seats import seat_layout
+from fairdecide.assignment.matching_lp import follows_preferences
 
 SEEDS = st.integers(0, 2**32 - 1)
 
@@ -253,6 +254,30 @@ def test_unconstrained_stable_optimum_is_deferred_acceptance(seed, default_utili
 
 
 @settings(max_examples=40, deadline=None)
+@given(SEEDS, st.booleans())
+def test_the_deferred_acceptance_shortcut_equals_the_stable_program(seed, default_utility):
+    """Issue 41: without a group criterion and with a utility that follows the
+    candidates' preferences, no program is solved; the stable program (forced) reaches
+    the same utility, and a utility that does not follow them still goes to the program."""
+    from unittest import mock
+
+    from fairdecide.assignment import matching_lp
+
+    market = random_market(seed, n_max=9, m_max=4)
+    U = None if default_utility else increasing_utility(market, seed)
+    fast = fd.optimize_matching(market, U)
+    assert fast.method.startswith("deferred acceptance")
+    with mock.patch.object(matching_lp, "follows_preferences", lambda market, U: False):
+        lp = fd.optimize_matching(market, U)
+    assert not lp.method.startswith("deferred acceptance")
+    assert fast.utility == pytest.approx(lp.utility, abs=1e-7 * max(1.0, abs(lp.utility)))
+    # reversed preferences: the utility falls where the candidates' preferences rise
+    Ur = np.where(market.acceptable, market.candidate_rank + 1.0, 0.0)
+    if not matching_lp.follows_preferences(market, Ur):
+        assert not fd.optimize_matching(market, Ur).method.startswith("deferred")
+
+
+@settings(max_examples=40, deadline=None)
 @given(SEEDS, st.sampled_from([None, 0.0, 0.3]))
 def test_stable_lp_equals_the_full_polytope_lp(seed, gap):
     """Any utility (not monotone), with and without a per-programme gap: the library's
@@ -349,8 +374,11 @@ def test_every_group_criterion_against_the_full_polytope_lp(seed, criteria, stab
             assert res == ({} if t is None else pytest.approx(dict.fromkeys(named, t),
                                                               abs=1e-7))
             continue
-        assert res.method == ("interior point + crossover" if ipm and (named or shares)
-                              else "dual simplex")
+        if stability and not (named or shares) and follows_preferences(market, U):
+            assert res.method.startswith("deferred acceptance")  # no program
+        else:
+            assert res.method == ("interior point + crossover"
+                                  if ipm and (named or shares) else "dual simplex")
         assert res.utility == pytest.approx(ref, abs=1e-7)
         _assert_deviations(res, groups, kwargs)
 

@@ -34,7 +34,7 @@ from fairdecide.assignment.result import MatchingResult, check_result
 from fairdecide.assignment.stable import MatchingMarket, deferred_acceptance
 from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError, SolverError
 
-__all__ = ["optimize_matching", "rank_utility"]
+__all__ = ["follows_preferences", "optimize_matching", "rank_utility"]
 
 #: Programs of at least this many columns with the stability rows and a group criterion
 #: (or the program of the smallest gap) are solved by HiGHS's interior point crossed over
@@ -55,6 +55,31 @@ IPM_MIN_COLUMNS = 4_000
 #: from scratch, the whole route running past 14 minutes; there the dual simplex is
 #: left alone until that is understood (measured by hand, not in the committed table).
 IPM_MAX_COLUMNS = 100_000
+
+
+def follows_preferences(market: MatchingMarket, U: np.ndarray) -> bool:
+    """Whether every candidate's utility ``U[i, j]`` never rises down her preference list
+    over the programmes acceptable to both sides: then, under stability and without a
+    group criterion, deferred acceptance's candidate-optimal matching is optimal (each
+    candidate gets her best stable programme, and every stable matching matches the same
+    candidates), and no program is solved.
+
+    Examples
+    --------
+    >>> import fairdecide as fd
+    >>> market = fd.MatchingMarket([[1, 0], [0]], [[0, 1], [0]], [1, 1])
+    >>> follows_preferences(market, rank_utility(market))
+    True
+    >>> follows_preferences(market, np.array([[2.0, 1.0], [1.0, 0.0]]))
+    False
+    """
+    m = market.n_programmes
+    order = np.argsort(np.where(market.acceptable, market.candidate_rank, m + 1), axis=1,
+                       kind="stable")
+    u = np.take_along_axis(U, order, axis=1)
+    both = np.take_along_axis(market.acceptable, order, axis=1)
+    rises = (u[:, 1:] > u[:, :-1]) & both[:, 1:]  # acceptable ones come first
+    return not bool(rises.any())
 
 
 def rank_utility(market: MatchingMarket) -> np.ndarray:
@@ -311,6 +336,18 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
     shares = _min_share(min_share, labels) if min_share is not None else {}
     t0 = time.perf_counter()
     best = deferred_acceptance(market)
+    if stability and not criteria and follows_preferences(market, U):
+        X = np.zeros((n, m))
+        matched = best >= 0
+        X[np.flatnonzero(matched), best[matched]] = 1.0
+        return check_result(
+            market=market, X=X, seats=None, utility_matrix=U, groups=codes,
+            group_labels=labels if groups is not None else (), rate_gap=None,
+            programme_gap=None, min_share={}, stability=True, da=best,
+            objective=float((X * U).sum()), status="optimal",
+            seconds=time.perf_counter() - t0,
+            method="deferred acceptance (no program: the utility follows the candidates' "
+                   "preferences)")
     program = _program(market, U, stability, best)
     ci, cj, cs, c = program[:4]
     ncols = len(c)

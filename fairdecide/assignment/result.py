@@ -57,7 +57,10 @@ class MatchingResult:
     method : str
         HiGHS's method: "dual simplex", or "interior point + crossover" for large
         programs with the stability rows and a group criterion
-        (``fairdecide.assignment.matching_lp.IPM_MIN_COLUMNS`` to ``IPM_MAX_COLUMNS``).
+        (``fairdecide.assignment.matching_lp.IPM_MIN_COLUMNS`` to ``IPM_MAX_COLUMNS``);
+        "deferred acceptance (no program: ...)" where that matching is the optimum
+        (stability, no group criterion, a utility that follows the candidates'
+        preferences: :func:`~fairdecide.assignment.matching_lp.follows_preferences`).
     """
 
     market: Any
