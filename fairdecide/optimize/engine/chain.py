@@ -323,9 +323,9 @@ def _choose(case: Case, asked: str | None) -> Choice:
 
 def choose_for_cuts(case: Case, asked: str | None) -> Choice:
     """Constraint generation's solver for the program of ``case``: its program kept warm
-    in HiGHS as its dual when the default chain or "highs" (HiGHS, its method its own) is
-    asked for and there are no KL terms (a named method, e.g. "highs-ipm", is honoured); otherwise (an order of "each round") every round is solved by :func:`choose`'s
-    choice."""
+    in HiGHS as its dual when the default chain or "highs" is asked for and there are no
+    KL terms; otherwise (a named method such as "highs-ipm" is honoured: an order of
+    "each round") every round is solved by :func:`choose`'s choice."""
     warm = next(s for s in SOLVERS if s.stage == "cuts")
     why = warm.cannot(case) or (None if asked in (None, "highs")
                                 else "another solver was asked for")
