@@ -223,3 +223,20 @@ def test_whole_program_solvers_leave_a_certificate_that_can_fail(solver):
     assert bad.gap == pytest.approx(gap_by_hand) and not bad.certified
     res = optimize_policy(problem, world, Separation(), epsilon=0.02, solver=solver)
     assert res.certificates["optimality"]["certified"]
+
+
+def test_the_cut_loops_certificate_reports_violation_beyond_the_bound():
+    """Found by helper 5: constraint generation's optimality certificate reported the
+    criterion's deviation as ``max_violation`` (0.05 at epsilon 0.05), where its
+    docstring says the violation of rows outside the master; the criterion's own
+    certificate keeps the deviation."""
+    from fairdecide.optimize.engine.generation import CUT_TOL_SHARE
+
+    problem, world = _lipschitz_world(30, seed=3)
+    res = optimize_policy(problem, world, fd.Lipschitz(constant=0.2), epsilon=0.05)
+    lip, opt = res.certificates["lipschitz"], res.certificates["optimality"]
+    assert lip["certified"] and opt["certified"]
+    dev = res.deviations["lipschitz"]
+    assert lip["max_violation"] == pytest.approx(dev, abs=1e-9)  # the deviation itself
+    assert dev > 0.01  # the tolerance binds, so the two differ
+    assert 0.0 <= opt["max_violation"] <= CUT_TOL_SHARE * 1e-6
