@@ -338,6 +338,7 @@ def test_audit_checks_a_utility_or_kind_it_cannot_use_yet(tmp_path, capsys):
     assert code == 2 and "utility has no value for (action, outcome)" in err
 
 
+@pytest.mark.slow  # 4-12 s: runs with CI's slow tests
 def test_audit_with_utility_and_kind_keeps_every_section(tmp_path, capsys):
     decisions_frame(600).to_csv(tmp_path / "d.csv", index=False)
     code = main([*AUDIT[:1], str(tmp_path / "d.csv"), *AUDIT[1:], "--quiet",

@@ -97,6 +97,7 @@ def test_interventions_with_independence():
         assert res.objective == pytest.approx(ref.objective, abs=1e-8)
 
 
+@pytest.mark.slow  # 4-12 s: runs with CI's slow tests
 def test_dask_local_cluster_gives_the_same_optimum():
     import dask.dataframe as dd
     from dask.distributed import Client, LocalCluster

@@ -124,6 +124,7 @@ def test_counts_refuse_what_needs_rows():
         fd.LoggedCounts.from_frame(df, features=["x"], group="g", action="a", outcome="y")
 
 
+@pytest.mark.slow  # 4-12 s: runs with CI's slow tests
 def test_dask_local_cluster_gives_the_same_counts_and_results(tmp_path):
     """A Parquet folder of four partitions, counted on a LocalCluster of two worker
     processes: the same LoggedCounts as in memory, hence the same results."""

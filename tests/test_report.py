@@ -567,6 +567,7 @@ def test_full_report_is_unchanged(bail_report):
     assert "Fitted on a random half, evaluated on the other half:" in bail_report.summary()
 
 
+@pytest.mark.slow  # 4-12 s: runs with CI's slow tests
 def test_private_report_without_utility_spends_the_budget_on_the_group_table():
     df = _three_columns(1500)
     rep = audit_report(df, group="race", action="flagged", outcome="recid", n_boot=50,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from matplotlib.image import imread
 
 from fairdecide.cli import main
@@ -32,6 +33,7 @@ def _check(rendered, tmp_path) -> None:
     assert "What this audit could not tell" in rendered.dom
 
 
+@pytest.mark.slow  # 4-12 s: runs with CI's slow tests
 def test_report_renders(tmp_path):
     require_chromium()
     rng = np.random.RandomState(0)
@@ -47,6 +49,7 @@ def test_report_renders(tmp_path):
     _check(render_in_chromium(path, tmp_path / "report.png"), tmp_path)
 
 
+@pytest.mark.slow  # 4-12 s: runs with CI's slow tests
 def test_compas_report_renders(data_dir, tmp_path):
     """The command of docs/audit.md on COMPAS, as a person would run it."""
     require_chromium()
