@@ -66,7 +66,22 @@ def _cases():
                       [Independence()], {"epsilon": 0.02}),
         "highs-dual-warm": (_lipschitz_world, [fd.Lipschitz(constant=0.5)],
                             {"epsilon": 0.0}),
+        "distributed": (_units_world, [Independence()], {"epsilon": 0.02}),
     }
+
+
+def _units_world():
+    """A FrameWorld of 50 units (a pandas table)."""
+    import pandas as pd
+
+    rng = np.random.RandomState(4)
+    z, w, p = np.arange(50) % 2, rng.uniform(0.5, 2.0, 50), rng.uniform(0.1, 0.9, 50)
+    from fairdecide.optimize.distributed import outcome_columns
+
+    problem = fd.DecisionProblem([[1.0, -1.0], [-0.5, 0.5]], outcome_depends_on_action=False)
+    units = pd.DataFrame({"z": z, "w": w, **dict(zip(outcome_columns(problem), [1 - p, p],
+                                                      strict=True))})
+    return problem, fd.FrameWorld(units, problem)
 
 
 @pytest.mark.parametrize("name", list(_cases()))
@@ -77,10 +92,13 @@ def test_the_default_chain_picks_each_solver_where_its_declaration_says(name):
         res = optimize_policy(problem, world, crits, **kw)
     choice = res.solver_choice
     assert choice["order"][0] == name, choice
-    assert choice["reason"].startswith("the default chain")
+    assert choice["reason"].startswith(("the default chain", "a units table"))
     if name == "highs-dual-warm":
         assert "warm dual simplex" in res.solver
         return  # constraint generation: its value is tested against an all-pairs LP
+    if name == "distributed":
+        assert choice["reason"].startswith("a units table")
+        return  # its value is tested against an independent LP in test_distributed
     if name == "CLARABEL":  # an exponential cone: HiGHS cannot take it; Clarabel's own
         assert choice["passed_over"]["highs-ds"].startswith("KL terms")
         return  # accuracy is tested in test_optimize_known
@@ -125,7 +143,7 @@ def test_names_are_read_case_insensitively_and_unknown_names_have_one_error():
     assert resolve_solver("Structured") == "structured"
     assert resolve_solver("UNIT-IPM") == "unit-ipm"
     assert resolve_solver("clarabel") == "CLARABEL"
-    for bad in ("simplex", "highs_ds", ""):
+    for bad in ("simplex", "highs_ds", "", "distributed", "highs-dual-warm"):
         with pytest.raises(SolverError, match="is not usable here: use None"):
             resolve_solver(bad)
     problem, world = make_bail_problem()

@@ -59,6 +59,7 @@ from fairdecide.frame_world import (
     outcome_columns,
 )
 from fairdecide.optimize.engine._unit_pass import _vertex_part
+from fairdecide.optimize.engine.chain import choose_for_units
 from fairdecide.optimize.engine.highs_model import HighsModel
 from fairdecide.optimize.engine.rounds import Rounds
 from fairdecide.optimize.program.tradeoff import Tradeoff
@@ -326,6 +327,7 @@ def solve_distributed(session: DistributedSession) -> RouteResult:
         n_in = len(cols_g)
 
     session.stats["build_seconds"] = time.perf_counter() - t0  # the master and its start
+    session.stats["solver_choice"] = choose_for_units().as_dict()
     rounds = Rounds("distributed", max_rounds=session.max_iter)
     while True:
         grow()

@@ -36,7 +36,7 @@ from fairdecide.exceptions import FairdecideError, SolverError
 from fairdecide.optimize.engine.highs_model import SIMPLEX_MAX_COLUMNS
 
 __all__ = ["BELIEF_SOLVERS", "HIGHS_NAMES", "SOLVERS", "Case", "Choice", "Solver", "choose",
-           "choose_for_cuts", "resolve_solver"]
+           "choose_for_cuts", "choose_for_units", "resolve_solver"]
 
 #: The cvxpy solver used for programs with KL terms (an exponential cone).
 CONE_SOLVER = "CLARABEL"
@@ -229,8 +229,14 @@ SOLVERS: tuple[Solver, ...] = (
            "constraint generation's program kept warm in HiGHS as its dual, each cut a "
            "column (fairdecide.optimize.engine.generation)",
            "vertex", _kl, _never),
+    Solver("distributed", "units",
+           "column generation over a units table's blocks, one pass over the units per "
+           "round (fairdecide.optimize.distributed)",
+           "certificate", _never, _never),
 )
-_BY_NAME = {s.name.lower(): s for s in SOLVERS}
+#: The stages whose solvers a user may name; the others are their route's own.
+NAMEABLE = ("belief", "program")
+_BY_NAME = {s.name.lower(): s for s in SOLVERS if s.stage in NAMEABLE}
 #: The solvers of the belief stage.
 BELIEF_SOLVERS = frozenset(s.name for s in SOLVERS if s.stage == "belief")
 #: The names that mean HiGHS on the whole program (warm starts keep to these).
@@ -252,7 +258,8 @@ def resolve_solver(solver: Any) -> str | None:
 
     if name.upper() in cp.installed_solvers():
         return name.upper()
-    names = ", ".join(repr(s.name) for s in SOLVERS if s.name != CONE_SOLVER)
+    names = ", ".join(repr(s.name) for s in SOLVERS
+                      if s.name != CONE_SOLVER and s.stage in NAMEABLE)
     raise SolverError(
         f"solver {solver!r} is not usable here: use None (the default chain), 'highs' "
         f"(HiGHS, its method by size), {names}, or an installed cvxpy solver "
@@ -334,6 +341,13 @@ def choose_for_cuts(case: Case, asked: str | None) -> Choice:
                       f"solver={asked!r} asked for", {}, stage="cuts")
     return Choice(["each round"], "each round of constraint generation is solved by the "
                   "program stage's choice", {warm.name: why}, stage="cuts")
+
+
+def choose_for_units() -> Choice:
+    """The solver of a units table (a FrameWorld): only the distributed master sums its
+    decision table by group, one pass over the units per round."""
+    return Choice(["distributed"], "a units table (FrameWorld): the distributed master",
+                  {}, stage="units")
 
 
 def _default(candidates: list[Solver], case: Case, passed: dict[str, str], reason: str
