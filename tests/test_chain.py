@@ -258,3 +258,24 @@ def test_the_cut_loops_certificate_reports_violation_beyond_the_bound():
     assert lip["max_violation"] == pytest.approx(dev, abs=1e-9)  # the deviation itself
     assert dev > 0.01  # the tolerance binds, so the two differ
     assert 0.0 <= opt["max_violation"] <= CUT_TOL_SHARE * 1e-6
+
+
+def test_a_local_optimum_claims_no_certificate_of_optimality():
+    """A criterion that is not convex is solved by successive linearisation: each step's
+    program may be certified, the result is not, and explain() says so."""
+    problem, world = make_tabular_problem(6, 2, 2, 2, random_state=0)
+    res = optimize_policy(problem, world, fd.Sufficiency(), epsilon=0.05)
+    assert res.status == "locally optimal"
+    assert "optimality" not in res.certificates
+    text = res.explain()
+    assert "local optimum" in text and "certified optimality" not in text
+
+
+def test_no_certificate_is_left_over_from_an_earlier_program():
+    """utility_slack solves the utility optimum first (HiGHS, certified), then the KL
+    program (Clarabel, which certifies nothing): the result must not carry the first
+    program's certificate."""
+    problem, world = make_bail_problem()
+    res = optimize_policy(problem, world, Independence(measure="kl"), utility_slack=0.05)
+    assert res.solver.startswith("cvxpy/CLARABEL")
+    assert "optimality" not in res.certificates

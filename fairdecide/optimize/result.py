@@ -216,6 +216,11 @@ class OptimizeResult:
             if passed:
                 lines.append("Passed over: " + "; ".join(f"{n} ({w})" for n, w in
                                                         passed.items()) + ".")
+        if self.status == "locally optimal":
+            lines.append("The result is a local optimum: a criterion is not convex in the "
+                         "policy, so it was found by successive linearisation, each step "
+                         "one program solved as above; no certificate of global optimality "
+                         "is claimed.")
         cert = self.certificates.get("optimality")
         if cert is not None:
             word = "certified" if cert["certified"] else "could NOT certify"

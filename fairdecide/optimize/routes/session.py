@@ -118,6 +118,8 @@ class Session(SessionBase):
             self.stats.update(res.details)
         if res.certificate is not None:
             self.certify("optimality", res.certificate.as_dict())
+        else:  # this program's solver certifies nothing: an earlier program's must go
+            self.stats.get("certificates", {}).pop("optimality", None)
         return res
 
     def generate(self, tradeoff: Tradeoff, criteria: list[Criterion], names: list[str]
