@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide.exceptions import FairdecideError, SolverError
-from fairdecide.optimize.engine.highs_model import SIMPLEX_MAX_COLUMNS
+from fairdecide.optimize.engine.highs_model import SIMPLEX_MAX_COLUMNS, method_by_size
 
 __all__ = ["BELIEF_SOLVERS", "HIGHS_NAMES", "SOLVERS", "Case", "Choice", "Solver", "choose",
            "choose_for_cuts", "choose_for_units", "resolve_solver"]
@@ -94,9 +94,11 @@ class Case:
 
     @property
     def simplex_by_size(self) -> bool:
-        """Whether HiGHS's dual simplex is its method by size (two actions, or at most
-        ``SIMPLEX_MAX_COLUMNS["policy"]`` columns)."""
-        return self.n_actions == 2 or self.n_variables <= SIMPLEX_MAX_COLUMNS["policy"]
+        """Whether HiGHS's dual simplex is its method by size: two actions, or
+        :func:`~fairdecide.optimize.engine.highs_model.method_by_size`'s rule for a
+        policy program."""
+        return (self.n_actions == 2
+                or method_by_size(self.n_variables, "policy") == "highs-ds")
 
 
 Refusal = Callable[[Case], "str | None"]
