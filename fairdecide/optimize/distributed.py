@@ -49,8 +49,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from fairdecide._validation import as_bool
 from fairdecide.beliefs import Belief
-from fairdecide.criteria.base import Criterion
+from fairdecide.criteria.base import Criterion, resolve_names
 from fairdecide.exceptions import FairdecideError, SolverError
 from fairdecide.frame_world import (
     BLOCKS_PER_PARTITION,
@@ -66,6 +67,7 @@ from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.routes.base import RouteResult
 from fairdecide.optimize.routes.session import SessionBase
+from fairdecide.optimize.routes.setup import common_input
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import World
 
@@ -126,16 +128,8 @@ def distributed_session(problem: Any, world: Any, criteria: Any, tradeoff_args: 
                         n_restarts: Any, random_state: Any) -> DistributedSession:
     """Validate the input as for every world (:mod:`fairdecide.optimize.routes.setup`),
     and refuse the settings the distributed master cannot honour."""
-    from fairdecide._validation import as_bool
-    from fairdecide.criteria.base import as_criteria, resolve_names
-    from fairdecide.optimize.program.shorthand import make_tradeoff
-    from fairdecide.optimize.routes.setup import as_belief
-    from fairdecide.optimize.routes.setup import check_settings as check_common
-
-    belief = as_belief(problem, world)
-    crits = as_criteria(criteria)
-    tradeoff = make_tradeoff(len(crits), *tradeoff_args)
-    check_common(tol, max_iter)
+    belief, crits, tradeoff = common_input(problem, world, criteria, tradeoff_args, tol,
+                                           max_iter)
     check_settings(belief, crits, problem, tradeoff, as_bool(group_blind, "group_blind"),
                    solver, policy, n_restarts, random_state)
     return DistributedSession(problem, belief, crits, resolve_names(crits), tradeoff,

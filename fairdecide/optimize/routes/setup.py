@@ -28,8 +28,8 @@ from fairdecide.policies.base import ParametricPolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import World
 
-__all__ = ["as_belief", "check_settings", "finish", "parametric_session", "policy_family",
-           "tabular_session"]
+__all__ = ["as_belief", "check_settings", "common_input", "finish", "parametric_session",
+           "policy_family", "tabular_session"]
 
 
 def finish(session: Any, found: RouteResult) -> OptimizeResult:
@@ -42,13 +42,22 @@ def finish(session: Any, found: RouteResult) -> OptimizeResult:
     return _result(session, found.status, policy, verification)
 
 
-def tabular_session(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple,
-                    group_blind: Any, solver: Any, tol: Any, max_iter: Any) -> Session:
-    """Validate the input and set up the optimisation."""
+def common_input(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple, tol: Any,
+                 max_iter: Any) -> tuple[Belief, list, Tradeoff]:
+    """What every kind of session validates alike: the world as a belief, the criteria,
+    the trade-off, ``tol`` and ``max_iter``."""
     belief = as_belief(problem, world)
     crits = as_criteria(criteria)
     tradeoff = make_tradeoff(len(crits), *tradeoff_args)
     check_settings(tol, max_iter)
+    return belief, crits, tradeoff
+
+
+def tabular_session(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple,
+                    group_blind: Any, solver: Any, tol: Any, max_iter: Any) -> Session:
+    """Validate the input and set up the optimisation."""
+    belief, crits, tradeoff = common_input(problem, world, criteria, tradeoff_args, tol,
+                                           max_iter)
     solver = resolve_solver(solver)
     t0 = time.perf_counter()
     prog = PolicyProgram(problem, belief, as_bool(group_blind, "group_blind"),
@@ -76,10 +85,8 @@ def parametric_session(problem: Any, world: Any, criteria: Any, tradeoff_args: t
                        group_blind: Any, solver: Any, tol: Any, max_iter: Any,
                        family: ParametricPolicy, n_restarts: Any, random_state: Any
                        ) -> ParametricSession:
-    belief = as_belief(problem, world)
-    crits = as_criteria(criteria)
-    tradeoff = make_tradeoff(len(crits), *tradeoff_args)
-    check_settings(tol, max_iter)
+    belief, crits, tradeoff = common_input(problem, world, criteria, tradeoff_args, tol,
+                                           max_iter)
     check_parametric_settings(as_bool(group_blind, "group_blind"), solver, tradeoff.chance_delta,
                               family)
     restarts = 3 if n_restarts is None else as_int(n_restarts, "n_restarts", minimum=1)

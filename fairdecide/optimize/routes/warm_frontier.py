@@ -57,7 +57,8 @@ def warm_frontier(problem: Any, world: Any, criterion: Criterion,
     order = np.argsort(-eps, kind="stable")
     first = FairnessConstraint((float(eps[order[0]]),))
     session = tabular_session(problem, world, criterion, (None, None, None, None, first),
-                       kwargs.get("group_blind", False), solver, kwargs.get("tol", 1e-6), 1)
+                              kwargs.get("group_blind", False), solver,
+                              kwargs.get("tol", 1e-6), 1)
     if not all(c.linear and c.program and not c.cuts and not c.cone
                for c in session.capabilities):
         return None
