@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._dask import is_dask_frame
-from fairdecide._validation import check_instance
+from fairdecide._validation import as_int, check_instance
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 from fairdecide.table import DecisionTable
@@ -263,14 +263,36 @@ class FrameWorld(World):
                      n_cells=first.n_cells,
                      features=np.vstack([u.features for u in parts]))
 
+    def part_units(self, part: pd.DataFrame, index: int = 0
+                   ) -> tuple[Units, np.ndarray, np.ndarray]:
+        """The units of partition ``index`` of the table (``part``: that partition as a
+        pandas DataFrame; the whole table when it is one), their normalised weights and
+        P(y | a, u), as the solver and its policies read them. ``part``'s columns and
+        values are checked as the table's were."""
+        if not isinstance(part, pd.DataFrame):
+            raise FairdecideError("part must be a pandas DataFrame (one partition of the "
+                                  f"units table), got {type(part).__name__}")
+        index = as_int(index, "index", minimum=0)
+        if index >= self.n_parts:
+            raise FairdecideError(f"index must be below the table's {self.n_parts} "
+                                  f"partition(s), got {index}")
+        try:
+            _check_columns(part, self.problem, self.group, self.weight)
+            _first_pass(part, self.problem, self.group, self.weight)
+        except FairdecideError as exc:
+            raise FairdecideError(f"part: {exc}") from None
+        return self._part(part, index)
+
+    def _part(self, part: pd.DataFrame, index: int) -> tuple[Units, np.ndarray, np.ndarray]:
+        """:meth:`part_units` of a partition of the table itself (checked when it was
+        read)."""
+        return _part_units(part, index, self.problem, self.group, self.weight,
+                           self.n_groups, self.n_parts, self.total)
+
     def _indexed(self) -> list[tuple[Units, np.ndarray, np.ndarray]]:
         parts = (self.frame.to_delayed() if is_dask_frame(self.frame) else [self.frame])
-        out = []
-        for i, d in enumerate(parts):
-            part = d.compute() if is_dask_frame(self.frame) else d
-            out.append(_part_units(part, i, self.problem, self.group, self.weight,
-                                   self.n_groups, self.n_parts, self.total))
-        return out
+        return [self._part(d.compute() if is_dask_frame(self.frame) else d, i)
+                for i, d in enumerate(parts)]
 
     def unit_weights(self) -> np.ndarray:
         return np.concatenate([w for _, w, _ in self._indexed()])

@@ -742,6 +742,9 @@ def _entries() -> list[Entry]:
           accepts={"epsilon": {"inf", "list"}}),
         E("outcome_columns", fd.optimize.outcome_columns, {"problem": CLS},
           {"problem": "object"}),
+        E("FrameWorld.part_units", fd.FrameWorld(UNITS, CLS).part_units,
+          {"part": UNITS, "index": 0}, {"part": "object", "index": "size"},
+          accepts={"index": {"zero"}}),
         # ---------------------------------------------------------------- privacy
         E("PrivacyBudget", pv.PrivacyBudget,
           {"epsilon": 1.0, "shares": {"groups": 0.5, "cells": 0.5}},

@@ -107,19 +107,9 @@ class VertexMixturePolicy(Policy):
     def frame_proba(self, part: pd.DataFrame, index: int = 0) -> np.ndarray:
         """pi(a | unit) of the units of partition ``index`` (a pandas DataFrame: the whole
         table when it was one) of the units table the policy was optimised on."""
-        from fairdecide._validation import as_int
-        from fairdecide.frame_world import _part_units
-
-        world = self.world
-        if world is None:
+        if self.world is None:
             raise FairdecideError("this policy was not made on a units table; use proba")
-        index = as_int(index, "index", minimum=0)
-        if index >= world.n_parts:
-            raise FairdecideError(f"index must be below the table's {world.n_parts} "
-                                  f"partition(s), got {index}")
-        units, _, _ = _part_units(part, index, world.problem, world.group, world.weight,
-                                  world.n_groups, world.n_parts, world.total)
-        return self.proba(units)
+        return self.proba(self.world.part_units(part, index)[0])
 
     def __repr__(self) -> str:
         return (f"VertexMixturePolicy({len(self.duals)} vertex policies over "
