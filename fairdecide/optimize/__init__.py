@@ -1,8 +1,8 @@
 """Policy optimisation: trade-offs, routes (exact program, successive linearisation),
 verification and Pareto frontiers."""
 
-from fairdecide.optimize.api import optimize_policy
-from fairdecide.optimize.distributed import optimize_distributed, outcome_columns
+from fairdecide.optimize.api import optimize_distributed, optimize_policy
+from fairdecide.optimize.distributed import outcome_columns
 from fairdecide.optimize.frontier import pareto_frontier
 from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,

@@ -43,7 +43,6 @@ the settings the master cannot honour (:func:`check_settings`).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -64,15 +63,14 @@ from fairdecide.optimize.engine.chain import choose_for_units
 from fairdecide.optimize.engine.highs_model import HighsModel
 from fairdecide.optimize.engine.rounds import Rounds
 from fairdecide.optimize.program.tradeoff import Tradeoff
-from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.routes.base import RouteResult
 from fairdecide.optimize.routes.session import SessionBase
 from fairdecide.optimize.routes.setup import common_input
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import World
 
-__all__ = ["DistributedSession", "check_settings", "optimize_distributed", "outcome_columns",
-           "solve_distributed", "takes"]
+__all__ = ["DistributedSession", "check_settings", "outcome_columns", "solve_distributed",
+           "takes"]
 
 
 def takes(world: Any) -> bool:
@@ -169,78 +167,6 @@ def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
     world = TabularWorld(p_z[None, :] / p_z.sum(), p_y[None])
     prog = PolicyProgram(problem, Belief.plug_in(world), False)
     return prog.build(criteria, tradeoff), prog
-
-
-def optimize_distributed(
-    problem: DecisionProblem, units: Any, criteria: Sequence[Criterion] | None = None, *,
-    epsilon: Any = None, lam: float | None = None, utility_slack: float | None = None,
-    tradeoff: Tradeoff | None = None, group: str = "z", weight: str = "w",
-    tol: float = 1e-6, max_iter: int = 200, progress: Any = None,
-) -> OptimizeResult:
-    """Shorthand for ``optimize_policy(problem, FrameWorld(units, problem, group, weight),
-    criteria, ...)``: the optimal policy of a population given as a (Dask) table of units.
-
-    Every argument is validated, and the result verified, by
-    :func:`~fairdecide.optimize_policy`, which solves a
-    :class:`~fairdecide.frame_world.FrameWorld` with this module's master (see the module's
-    description), so the two doors give the same numbers.
-
-    Parameters
-    ----------
-    problem : DecisionProblem
-    units : pandas or Dask DataFrame
-        One row per unit: ``group`` (integer group code 0..n_z-1), ``weight`` (the
-        unit's probability mass; normalised to sum to one) and the outcome
-        probabilities :func:`outcome_columns`. On Dask, persist it first
-        (``units.persist()``): every round reads it.
-    criteria : list of Criterion, optional
-        Criteria of the group marginal linear in the policy for this problem
-        (independence; separation in prediction problems; capacities), as their
-        capabilities say. None: the utility-maximising policy.
-    epsilon, lam, utility_slack, tradeoff, tol, progress
-        As for :func:`~fairdecide.optimize_policy`.
-    group, weight : str, default "z" and "w"
-        Column names, as for :class:`~fairdecide.frame_world.FrameWorld`.
-    max_iter : int, default=200
-        Passes over the units after which the master, not yet certified, raises
-        :class:`~fairdecide.exceptions.SolverError` (optimize_policy's ``max_iter``).
-
-    Returns
-    -------
-    OptimizeResult
-        Verified as :func:`~fairdecide.optimize_policy`'s results are. ``policy`` is a
-        :class:`~fairdecide.policies.mixture.VertexMixturePolicy` (its
-        ``frame_proba(partition, index)`` gives the rows of one partition of ``units``);
-        ``certificates["optimality"]`` holds the certified duality ``gap`` and the
-        ``rounds`` (passes over the units); ``stats["distributed"]`` the master's
-        ``columns``, the ``blocks`` and ``partitions``.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> import fairdecide as fd
-    >>> from fairdecide.optimize import optimize_distributed
-    >>> rng = np.random.RandomState(0)
-    >>> z = rng.randint(0, 2, 500)
-    >>> p1 = 1 / (1 + np.exp(-rng.normal(size=500) - z))
-    >>> units = pd.DataFrame({"z": z, "w": 1.0, "p_0": 1 - p1, "p_1": p1})
-    >>> problem = fd.DecisionProblem.classification(2)
-    >>> res = optimize_distributed(problem, units, [fd.Independence()], epsilon=0.02)
-    >>> same = fd.optimize_policy(problem, fd.FrameWorld(units, problem),
-    ...                           [fd.Independence()], epsilon=0.02)
-    >>> cert = res.certificates["optimality"]
-    >>> res.deviations["independence"] <= 0.02 + 1e-9, cert["gap"] <= cert["bound"]
-    (True, True)
-    >>> res.utility == same.utility
-    True
-    >>> res.policy.frame_proba(units).shape
-    (500, 2)
-    """
-    from fairdecide.optimize.api import optimize_policy
-
-    return optimize_policy(problem, FrameWorld(units, problem, group, weight), criteria,
-                           epsilon=epsilon, lam=lam, utility_slack=utility_slack,
-                           tradeoff=tradeoff, tol=tol, max_iter=max_iter, progress=progress)
 
 
 def solve_distributed(session: DistributedSession) -> RouteResult:
