@@ -116,19 +116,22 @@ class OptimizeResult:
                 f"  program       : {st.get('n_variables', '?')} variables, "
                 f"{st.get('n_constraints', '?')} constraints, {st.get('nnz', '?')} nonzeros"
             )
-            steps = (f"{st['generation_rounds']} generation rounds"
+            # the loop around the solver, where there was one
+            steps = (f", {st['generation_rounds']} generation rounds"
                      if "generation_rounds" in st
-                     else f"{st.get('linearisation_steps', 0)} linearisation steps")
+                     else f", {st['linearisation_steps']} linearisation steps"
+                     if st.get("linearisation_steps") else "")
             lines.append(
                 f"  time          : build {st.get('build_seconds', np.nan):.3f} s, "
-                f"solve {st.get('solve_seconds', np.nan):.3f} s, {steps}"
+                f"solve {st.get('solve_seconds', np.nan):.3f} s{steps}"
             )
         for name, cert in self.certificates.items():
             if name == "optimality":  # the master loop's (engine/rounds.py)
                 word = "certified" if cert["certified"] else "NOT certified"
+                rounds = f"{cert['rounds']} round{'' if cert['rounds'] == 1 else 's'}"
                 lines.append(
-                    f"  optimality    : {word} by {cert['solver']} in {cert['rounds']} "
-                    f"rounds, duality gap {cert['gap']:.3g} (bound {cert['bound']:.3g})")
+                    f"  optimality    : {word} by {cert['solver']} in {rounds}, "
+                    f"duality gap {cert['gap']:.3g} (bound {cert['bound']:.3g})")
                 continue
             if "lipschitz_bound" in cert:  # a parametric policy, certified by its weights
                 lines.append(
