@@ -94,6 +94,9 @@ def test_the_default_chain_picks_each_solver_where_its_declaration_says(name):
     choice = res.solver_choice
     assert choice["order"][0] == name, choice
     assert choice["reason"].startswith(("the default chain", "a units table"))
+    # every solver declares the certificate it leaves (SOLVERS[...].certifies)
+    cert = res.certificates["optimality"]
+    assert cert["certified"] and 0.0 <= cert["gap"] <= cert["bound"], cert
     if name == "highs-dual-warm":
         assert "warm dual simplex" in res.solver
         return  # constraint generation: its value is tested against an all-pairs LP
@@ -207,6 +210,7 @@ def test_the_docs_table_names_every_declared_solver():
         row = next((r for r in rows if r.startswith(f"| `{s.name}`")), None)
         assert row is not None, s.name
         assert f"| {s.stage} |" in row, (s.name, row)
+        assert row.endswith(f"| {s.certifies} |"), (s.name, row)
     for threshold in ("TERM_MAX_COLUMNS", "TERMS_PER_COLUMN", "TERM_MAX_ENTRIES",
                       "STRUCTURED_MIN_COLUMNS", "STRUCTURED_MAX_ROWS_PER_UNIT"):
         assert hasattr(chain, threshold) and f"`{threshold}`" in text
@@ -274,9 +278,11 @@ def test_a_local_optimum_claims_no_certificate_of_optimality():
 
 def test_no_certificate_is_left_over_from_an_earlier_program():
     """utility_slack solves the utility optimum first (HiGHS, certified), then the KL
-    program (Clarabel, which certifies nothing): the result must not carry the first
-    program's certificate."""
+    program (Clarabel): the result's certificate is the second program's, whose
+    objective is the deviation, not the first's (minus the utility)."""
     problem, world = make_bail_problem()
     res = optimize_policy(problem, world, Independence(measure="kl"), utility_slack=0.05)
     assert res.solver.startswith("cvxpy/CLARABEL")
-    assert "optimality" not in res.certificates
+    cert = res.certificates["optimality"]
+    assert cert["solver"] == "cvxpy/CLARABEL"
+    assert cert["objective"] == pytest.approx(res.deviations["independence"], abs=1e-7)

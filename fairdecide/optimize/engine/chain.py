@@ -111,9 +111,9 @@ class Solver:
     name: str
     stage: str
     summary: str
-    #: what it reports: "certificate" (a duality gap in ``result.certificates``),
-    #: "interior gap" (the stopped interior point's gap in ``stats``), "vertex" (an
-    #: optimal basis), or "status" (the solver's word only)
+    #: the certificate it leaves in ``result.certificates["optimality"]`` (every solver
+    #: leaves one: a duality gap and the largest violation, and whether both are within
+    #: its bound): what bounds the optimum in it
     certifies: str
     cannot: Refusal
     default: Refusal
@@ -200,41 +200,44 @@ SOLVERS: tuple[Solver, ...] = (
     Solver("term-ipm", "belief",
            "Mehrotra's interior point in the policy's space over a penalised belief's "
            "absolute-value terms (fairdecide.optimize.engine.term_ipm)",
-           "certificate", _term_cannot, _never,
+           "Lagrange's bound at its duals", _term_cannot, _never,
            {"max_columns": TERM_MAX_COLUMNS, "terms_per_column": TERMS_PER_COLUMN,
             "max_entries": TERM_MAX_ENTRIES}),
     Solver("scenarios", "belief",
            "scenario cuts: a restricted master over units and Kelley cuts per scenario "
            "(fairdecide.optimize.engine.scenario_cuts)",
-           "certificate", _scenarios_cannot, _scenarios_default),
+           "the master loop's gap", _scenarios_cannot, _scenarios_default),
     Solver("CLARABEL", "program", "Clarabel through cvxpy (exponential cones: KL terms)",
-           "status", _never, _cvxpy_default),
+           "the tangent relaxation's bound (an LP, HiGHS)", _never, _cvxpy_default),
     Solver("structured", "program",
            "sifting over unit simplices from a binned start "
            "(fairdecide.optimize.engine.structured)",
-           "certificate", _structured_cannot, _structured_default,
+           "the master loop's gap", _structured_cannot, _structured_default,
            {"min_columns": STRUCTURED_MIN_COLUMNS,
             "max_rows_per_unit": STRUCTURED_MAX_ROWS_PER_UNIT}),
     Solver("unit-ipm", "program",
            "Mehrotra's interior point over unit blocks with a dense border "
            "(fairdecide.optimize.engine.unit_ipm)",
-           "interior gap", _structured_cannot, _large_belief),
+           "its primal-dual gap and the unit simplices' Lagrangian gap",
+           _structured_cannot, _large_belief),
     Solver("highs-ipm-no-crossover", "program",
            "HiGHS's interior point stopped at its gap, without crossover",
-           "interior gap", _kl, _large_belief, highs=True),
-    Solver("highs-ds", "program", "HiGHS's dual simplex on the whole program", "vertex",
-           _kl, _simplex_default, {"max_columns": SIMPLEX_MAX_COLUMNS["policy"]}, highs=True),
+           "HiGHS's gap and the unit simplices' Lagrangian gap", _kl, _large_belief,
+           highs=True),
+    Solver("highs-ds", "program", "HiGHS's dual simplex on the whole program",
+           "HiGHS's gap and the unit simplices' Lagrangian gap", _kl, _simplex_default, {"max_columns": SIMPLEX_MAX_COLUMNS["policy"]}, highs=True),
     Solver("highs-ipm", "program",
-           "HiGHS's interior point with crossover on the whole program", "vertex",
-           _kl, _ipm_default, highs=True),
+           "HiGHS's interior point with crossover on the whole program",
+           "HiGHS's gap and the unit simplices' Lagrangian gap", _kl, _ipm_default,
+           highs=True),
     Solver("highs-dual-warm", "cuts",
            "constraint generation's program kept warm in HiGHS as its dual, each cut a "
            "column (fairdecide.optimize.engine.generation)",
-           "vertex", _kl, _never),
+           "the cut loop's violation over every pair", _kl, _never),
     Solver("distributed", "units",
            "column generation over a units table's blocks, one pass over the units per "
            "round (fairdecide.optimize.distributed)",
-           "certificate", _never, _never),
+           "the master loop's gap", _never, _never),
 )
 #: The stages whose solvers a user may name; the others are their route's own.
 NAMEABLE = ("belief", "program")

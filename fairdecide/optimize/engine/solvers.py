@@ -18,7 +18,7 @@ import numpy as np
 
 from fairdecide.exceptions import SolverError
 from fairdecide.optimize.engine.chain import Case, choose, resolve_solver
-from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL
+from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, IPM_GAP_TOL
 from fairdecide.optimize.engine.rounds import GAP, Certificate, gap_shares
 from fairdecide.optimize.program.policy_program import Program
 
@@ -119,10 +119,12 @@ def _solve_unit_ipm(prog: Program, name: str, time_limit: float | None
     x, objective, status, info = solve_unit_ipm(prog, time_limit)
     if x is None:
         return status, {"unit_ipm": {**info, "fallback_reason": status}}
-    ub_duals = info.pop("ub_duals")
-    return SolveResult(x, objective, True, "optimal", "unit interior point (no crossover)",
-                       time.perf_counter() - t0, info.get("iterations"), {"unit_ipm": info},
-                       ub_duals)
+    ub_duals, reduced = info.pop("ub_duals"), info.pop("reduced_costs")
+    res = SolveResult(x, objective, True, "optimal", "unit interior point (no crossover)",
+                      time.perf_counter() - t0, info.get("iterations"), {"unit_ipm": info},
+                      ub_duals)
+    worst = max(info["primal_residual"], info["dual_residual"])
+    return _certified(res, prog, info.pop("absolute_gap"), worst, reduced, IPM_GAP_TOL)
 
 
 def highs_method(prog: Program) -> str:
@@ -158,7 +160,7 @@ def _solve_interior(prog: Program, name: str, time_limit: float | None) -> Solve
     within about 1e-8 relative of the vertex's; the policy is verified on its decision
     tables like every other). ``solver="highs-ipm"`` still crosses over.
     """
-    from fairdecide.optimize.engine.highs_model import IPM_GAP_TOL, HighsModel
+    from fairdecide.optimize.engine.highs_model import HighsModel
 
     t0 = time.perf_counter()
     model = HighsModel.from_program(prog, time_limit)
@@ -176,24 +178,34 @@ def _solve_interior(prog: Program, name: str, time_limit: float | None) -> Solve
 
 def _with_certificate(res: SolveResult, prog: Program, model: Any, gap_tol: float
                       ) -> SolveResult:
-    """``res`` with a certificate of HiGHS's whole-program solve: the duality gap is the
-    larger of HiGHS's relative primal-dual objective error (times max(1, |objective|))
-    and the Lagrangian gap over the unit simplices at HiGHS's reduced costs (the master
-    loops' certificate, :func:`~fairdecide.optimize.engine.rounds.gap_shares`, computed
-    here from the solution, not reported by HiGHS); certified when it is within the
-    stopping rule's bound (or ``gap_tol``, relative, for a solve stopped at its gap) and
-    HiGHS's primal and dual infeasibilities within its feasibility tolerance."""
+    """``res`` with a certificate of HiGHS's whole-program solve (:func:`_certified`):
+    its gap is HiGHS's relative primal-dual objective error times max(1, |objective|),
+    its feasibility HiGHS's largest primal and dual infeasibilities, its reduced costs
+    HiGHS's."""
     if not res.ok:
         return res
     acc = model.accuracy()
+    gap = max(float(acc["gap"]), 0.0) * max(1.0, abs(res.objective))
+    worst = max(acc["primal_infeasibility"], acc["dual_infeasibility"])
+    return _certified(res, prog, gap, worst, model.reduced_costs(), gap_tol)
+
+
+def _certified(res: SolveResult, prog: Program, gap: float, worst: float,
+               reduced_costs: np.ndarray, gap_tol: float) -> SolveResult:
+    """``res`` with the certificate of a one-shot solve of the whole program: the
+    duality gap is the larger of the solver's own primal-dual gap (``gap``, absolute)
+    and the Lagrangian gap over the unit simplices at the solver's reduced costs (the
+    master loops' certificate, :func:`~fairdecide.optimize.engine.rounds.gap_shares`,
+    computed here from the solution, not reported by the solver); certified when it is
+    within the stopping rule's bound (or ``gap_tol``, relative, for a solve stopped at
+    its gap) and the solver's primal and dual infeasibilities (``worst``) within
+    HiGHS's feasibility tolerance."""
     scale = max(1.0, abs(res.objective))
-    gap = max(float(acc["gap"]), 0.0) * scale
     N, n_a = int(prog.n_units), int(prog.n_actions)
     if N and Case.of_program(prog).unit_simplices:
-        d = model.reduced_costs()[:N * n_a].reshape(N, n_a)
+        d = np.asarray(reduced_costs)[:N * n_a].reshape(N, n_a)
         gap = max(gap, gap_shares(d, np.clip(res.x[:N * n_a], 0.0, None).reshape(N, n_a))[1])
     bound = max(GAP, gap_tol) * scale
-    worst = max(acc["primal_infeasibility"], acc["dual_infeasibility"])
     res.certificate = Certificate(res.solver, float(res.objective), float(gap), bound,
                                   float(worst), 1, res.seconds,
                                   bool(gap <= bound and worst <= FEASIBILITY_TOL))
@@ -231,7 +243,7 @@ def _solve_cvxpy(prog: Program, solver: str, time_limit: float | None) -> SolveR
         ) from None
     seconds = time.perf_counter() - t0
     ok = problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) and x.value is not None
-    return SolveResult(
+    res = SolveResult(
         x=np.asarray(x.value) if ok else None,
         objective=float(problem.value) if ok else np.nan,
         ok=ok,
@@ -240,6 +252,69 @@ def _solve_cvxpy(prog: Program, solver: str, time_limit: float | None) -> SolveR
         seconds=seconds,
         iterations=None,
     )
+    return _relaxation_certificate(res, prog, time_limit) if ok else res
+
+
+def _relaxation_certificate(res: SolveResult, prog: Program, time_limit: float | None
+                            ) -> SolveResult:
+    """``res`` (a cvxpy solve) with a certificate that does not trust the cone solver: a
+    lower bound on the optimum from the **tangent relaxation** at its solution x*, each
+    KL epigraph f >= sum_r w_r kl(g_r, p_r) replaced by its tangent plane at (g*, p*),
+
+        f >= sum_r w_r [log(g*_r / p*_r) g_r + (1 - g*_r / p*_r) p_r]
+
+    (kl(g, p) = g log(g / p) - g + p is convex and homogeneous of degree one, so the
+    plane passes through 0 and lies below it everywhere: every point of the program
+    satisfies the relaxation), an LP solved by HiGHS's dual simplex. The gap is
+    c . x* minus that LP's optimum; the largest violation is x*'s in the program's own
+    rows, bounds and KL epigraphs, recomputed here. Certified within the cone solver's
+    tolerance, ``CONE_TOL`` (Clarabel's gap and feasibility tolerances as cvxpy sets
+    them). A program without KL terms is its own relaxation."""
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    x = res.x
+    rows, rhs, worst = [], [], 0.0
+    for term in prog.kl:
+        m = x[term.cols]
+        g = np.maximum(term.A_group @ m + term.b_group, _KL_FLOOR)
+        p = np.maximum(term.A_pool @ m + term.b_pool, _KL_FLOOR)
+        kl = g * np.log(g / p) - g + p
+        worst = max(worst, float(term.weight @ kl - x[term.f_index]))
+        a_g, a_p = term.weight * np.log(g / p), term.weight * (1.0 - g / p)
+        row = np.zeros(prog.n_variables)
+        row[term.cols] = a_g @ term.A_group + a_p @ term.A_pool
+        row[term.f_index] -= 1.0
+        rows.append(row)
+        rhs.append(-(a_g @ term.b_group + a_p @ term.b_pool))
+    relax = dataclasses.replace(
+        prog, kl=[], A_ub=sp.vstack([prog.A_ub, sp.csr_matrix(np.array(rows).reshape(
+            len(rows), prog.n_variables))], format="csr"),
+        b_ub=np.concatenate([prog.b_ub, rhs]))
+    lower = _solve_highs(relax, "highs-ds", time_limit)
+    worst = max(worst, *_violations(prog, x))
+    gap = max(res.objective - lower.objective, 0.0) if lower.ok else np.inf
+    bound = CONE_TOL * max(1.0, abs(res.objective))
+    res.certificate = Certificate(res.solver, float(res.objective), float(gap), bound,
+                                  float(worst), 1, res.seconds,
+                                  bool(gap <= bound and worst <= CONE_TOL))
+    return res
+
+
+def _violations(prog: Program, x: np.ndarray) -> tuple[float, ...]:
+    """The largest violation of ``x``'s equality rows, inequality rows and bounds."""
+    return (float(np.max(np.abs(prog.A_eq @ x - prog.b_eq), initial=0.0)),
+            float(np.max(prog.A_ub @ x - prog.b_ub, initial=0.0)),
+            float(np.max(prog.lb - x, initial=0.0)), float(np.max(x - prog.ub, initial=0.0)))
+
+
+#: The tangent plane of kl at a zero probability is vertical; the certificate takes it
+#: at this probability instead (a plane below kl all the same, the bound a little looser).
+_KL_FLOOR = 1e-12
+#: cvxpy's Clarabel stops at relative gap and feasibility 1e-8: the certificate of a
+#: cone solve is within that, not HiGHS's 1e-9.
+CONE_TOL = 1e-8
 
 
 _RUNNERS = {

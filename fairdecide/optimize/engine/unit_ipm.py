@@ -323,6 +323,10 @@ def _interior_point(program: Any, time_limit: float | None,
     # program's A_ub, in order); the objective was scaled by lp.scale
     m_ub = program.A_ub.shape[0]
     info["ub_duals"] = y[len(y) - m_ub:] / lp.scale if m_ub else np.zeros(0)
+    # the certificate's inputs in the program's units: the policy columns' reduced costs
+    # c - A^T y, recomputed from the duals, and the absolute primal-dual gap
+    info["reduced_costs"] = (c - ne.AT(y))[:ne.n_pi] / lp.scale
+    info["absolute_gap"] = abs(c @ x - b @ y) / lp.scale
     n_var = program.n_variables
     x_prog = x[:n_var].copy()
     x_prog[ne.n_pi + free] -= x[n_var:n_var + len(free)]
