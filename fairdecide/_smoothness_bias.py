@@ -131,11 +131,6 @@ def _metric(metric: Any, weights: Any, matrix: Any) -> PairMetric:
     return PairMetric(metric, weights, matrix)
 
 
-def _unknown(pairs: np.ndarray, known: np.ndarray, n: int) -> np.ndarray:
-    """The pairs not yet in the LP (``known`` holds i n + j of those that are)."""
-    return pairs[~np.isin(pairs[:, 0].astype(np.int64) * n + pairs[:, 1], known)]
-
-
 def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: np.ndarray):
     """Constraint generation for max c.q s.t. |q_i - q_j| <= L d_ij, 0 <= q <= 1, held
     as its dual (:class:`~fairdecide.optimize.engine.dual_form.DualForm`), a flow
@@ -146,12 +141,12 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
     import scipy.sparse as sp
 
     from fairdecide.optimize.engine.dual_form import DualForm
-    from fairdecide.optimize.engine.rounds import Rounds
+    from fairdecide.optimize.engine.rounds import Rounds, unseen_cuts
 
     n = len(c)
     none = sp.csr_matrix((0, n))
     form = DualForm(-c, np.zeros(n), np.ones(n), none, np.zeros(0), none, np.zeros(0))
-    known = np.zeros(0, dtype=np.int64)
+    known = np.zeros((0, 2), dtype=np.int64)
     pairs = (np.stack(np.triu_indices(n, 1), axis=1) if n <= ALL_PAIRS_N
              else nearest_pairs(F, NEIGHBOURS, pm, max_distance=1 / L))
     stats = {"lp_seconds": 0.0, "search_seconds": 0.0, "simplex_iterations": 0}
@@ -166,7 +161,7 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
             form.add_rows(sp.csr_matrix((np.tile([1.0, -1.0], 2 * m), (rows, cols)),
                                         shape=(2 * m, n)), np.full(2 * m, -np.inf),
                           np.r_[r, r])
-            known = np.union1d(known, pairs[:, 0].astype(np.int64) * n + pairs[:, 1])
+            known = np.concatenate([known, pairs.astype(np.int64)])
         ok, status = form.solve()
         stats["lp_seconds"], stats["simplex_iterations"] = form.seconds, form.iterations
         q = form.values()
@@ -179,10 +174,10 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
         # each individual's PER_ROUND most violated pairs not in the LP yet (should those
         # all be in it, violated by its rounding, every violated pair is examined)
         found = violated_pairs(np.c_[q, 1 - q], F, L, pm, threshold=TOL, per_unit=PER_ROUND)
-        pairs = _unknown(found.pairs, known, n)
+        pairs = unseen_cuts(found.pairs, known)
         if not len(pairs) and found.truncated:
             found = violated_pairs(np.c_[q, 1 - q], F, L, pm, threshold=TOL)
-            pairs = _unknown(found.pairs, known, n)
+            pairs = unseen_cuts(found.pairs, known)
         stats["search_seconds"] += time.perf_counter() - t0
         if rounds.next(-form.objective, max_violation=float(found.max_violation),
                        violated=bool(len(pairs)), pairs=len(known)):

@@ -102,7 +102,7 @@ def test_rows_that_are_ranges_are_refused():
 @given(seed=st.integers(0, 10_000), n_pool=st.integers(0, 40), n_cuts=st.integers(0, 40),
        wide=st.booleans())
 def test_generation_keeps_the_cuts_not_yet_in_the_pool(seed, n_pool, n_cuts, wide):
-    from fairdecide.optimize.engine.generation import _unseen
+    from fairdecide.optimize.engine.rounds import unseen_cuts as _unseen
 
     rng = np.random.default_rng(seed)
     top = 2**40 if wide else 30  # wide: integer keys would overflow, rows compared whole

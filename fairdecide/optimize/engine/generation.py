@@ -33,7 +33,7 @@ from fairdecide.criteria.base import Criterion
 from fairdecide.optimize.engine._block_lp import unit_simplices
 from fairdecide.optimize.engine.chain import Case, choose_for_cuts
 from fairdecide.optimize.engine.dual_form import DualForm
-from fairdecide.optimize.engine.rounds import Rounds
+from fairdecide.optimize.engine.rounds import Rounds, unseen_cuts
 from fairdecide.optimize.engine.solvers import SolveResult, solve_program
 from fairdecide.optimize.program.assembly import Assembly, CriterionBlock
 from fairdecide.optimize.program.policy_program import PolicyProgram, Program
@@ -102,10 +102,10 @@ def generate(prog: PolicyProgram, tradeoff: Tradeoff, criteria: list[Criterion],
             t0 = time.perf_counter()
             touching = _touching(last.get(c), rows, threshold)
             found = criteria[c].violated_cuts(rows, units, threshold, PER_UNIT, touching)
-            new = _unseen(found.cuts, pools[c])
+            new = unseen_cuts(found.cuts, pools[c])
             if touching is not None and not len(new):  # nothing near the changes: all
                 found = criteria[c].violated_cuts(rows, units, threshold, PER_UNIT)
-                new = _unseen(found.cuts, pools[c])
+                new = unseen_cuts(found.cuts, pools[c])
             t_search[c] += time.perf_counter() - t0
             searches[c] = (found, touching is None or not len(new))  # (search, over all)
             last[c] = (rows, threshold, found.pending)
@@ -177,19 +177,6 @@ def _threshold(res: SolveResult, program: Program, c: int, cut_tol: float) -> fl
     """A cut counts as violated above the program's bound on criterion c (its smallest
     over the scenarios) plus the cut tolerance."""
     return min(float(res.x[f]) for f in program.f_index[c]) + cut_tol
-
-
-def _unseen(cuts: np.ndarray, pool: np.ndarray) -> np.ndarray:
-    """The rows of ``cuts`` not already in ``pool`` (both (k, w) integer arrays)."""
-    if not len(cuts) or not len(pool):
-        return cuts
-    cuts, pool = np.asarray(cuts, dtype=np.int64), np.asarray(pool, dtype=np.int64)
-    base = int(max(cuts.max(), pool.max())) + 1  # rows as integers, k-digit in base
-    weights = base ** np.arange(cuts.shape[1] - 1, -1, -1, dtype=np.int64)
-    if float(base) ** cuts.shape[1] >= 2.0**63:  # too wide for int64 keys: rows as bytes
-        seen = {r.tobytes() for r in pool}
-        return cuts[np.array([r.tobytes() not in seen for r in cuts], dtype=bool)]
-    return cuts[~np.isin(cuts @ weights, pool @ weights)]
 
 
 class _WarmHighs:

@@ -36,7 +36,7 @@ import numpy as np
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL
 from fairdecide.optimize.progress import Progress, report
 
-__all__ = ["GAP", "MAX_ROUNDS", "Certificate", "Rounds", "gap_shares"]
+__all__ = ["GAP", "MAX_ROUNDS", "Certificate", "Rounds", "gap_shares", "unseen_cuts"]
 
 #: Certified when the duality gap is at most this share of the objective (at least 1):
 #: the agreement with the general route issue 24 asks of every optimum (1e-9 relative),
@@ -198,3 +198,24 @@ def gap_shares(d: np.ndarray, at: np.ndarray, exempt: np.ndarray | None = None
     if exempt is not None:
         shares[exempt] = 0.0
     return shares, float(shares.sum())
+
+
+def unseen_cuts(cuts: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """The rows of ``cuts`` not already in ``pool`` (both (k, w) integer arrays): the cut
+    loops add only these to their master (constraint generation's Lipschitz pairs, the
+    smoothness bias's).
+
+    Examples
+    --------
+    >>> unseen_cuts(np.array([[0, 1], [1, 2]]), np.array([[1, 2]])).tolist()
+    [[0, 1]]
+    """
+    if not len(cuts) or not len(pool):
+        return cuts
+    cuts, pool = np.asarray(cuts, dtype=np.int64), np.asarray(pool, dtype=np.int64)
+    base = int(max(cuts.max(), pool.max())) + 1  # rows as integers, k-digit in base
+    weights = base ** np.arange(cuts.shape[1] - 1, -1, -1, dtype=np.int64)
+    if float(base) ** cuts.shape[1] >= 2.0**63:  # too wide for int64 keys: rows as bytes
+        seen = {r.tobytes() for r in pool}
+        return cuts[np.array([r.tobytes() not in seen for r in cuts], dtype=bool)]
+    return cuts[~np.isin(cuts @ weights, pool @ weights)]
