@@ -158,10 +158,7 @@ class RestrictedModel:
         """The move columns (coupling rows x moves, unscaled), their costs, and the
         units' sizes t_u."""
         lp, n_a = self.lp, self.lp.n_actions
-        to = _others(n_a)[self.anchors[units]]                  # (k, n_a - 1)
-        move_cols = (units[:, None] * n_a + to).ravel()
-        from_cols = np.repeat(units * n_a + self.anchors[units], n_a - 1)
-        M = (lp.G_pi[:, move_cols] - lp.G_pi[:, from_cols]).tocsc()
+        M, move_cols, from_cols = move_columns(lp.G_pi, self.anchors, units, n_a)
         flat = lp.c_pi.reshape(-1)
         cost = flat[move_cols] - flat[from_cols]
         norm = np.add.reduceat(np.abs(M.data), M.indptr[:-1]) if M.nnz else np.zeros(
@@ -282,19 +279,38 @@ class RestrictedModel:
 
     def policy_rows(self, moves: np.ndarray) -> np.ndarray:
         """Every unit's row: its anchor, minus what the working units moved away."""
-        lp, n_a = self.lp, self.lp.n_actions
-        pi = np.zeros((lp.n_units, n_a))
-        pi[np.arange(lp.n_units), self.anchors] = 1.0
-        if len(self.units):
-            to = _others(n_a)[self.anchors[self.units]]
-            pi[self.units[:, None], to] = moves
-            pi[self.units, self.anchors[self.units]] = 1.0 - moves.sum(axis=1)
-        return pi
+        return rows_from_moves(self.lp.n_units, self.lp.n_actions, self.anchors, self.units,
+                               moves)
 
 
-def _others(n_a: int) -> np.ndarray:
-    """Row b: the actions other than b, in order."""
+def other_actions(n_a: int) -> np.ndarray:
+    """Row b: the actions other than b, in order (a unit anchored at b moves its mass to
+    these, one column each)."""
     return np.array([[a for a in range(n_a) if a != b] for b in range(n_a)], dtype=np.int64)
+
+
+def move_columns(G: sp.spmatrix, anchors: np.ndarray, units: np.ndarray, n_a: int
+                 ) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
+    """The restricted masters' move columns: for each of ``units`` (anchored at
+    ``anchors[u]``) and each other action a, the column of G (rows x policy columns
+    u n_a + a) minus its anchor's, the change of G pi when the unit moves mass from its
+    anchor to a; with the policy columns moved to and from (both (k (n_a - 1),))."""
+    to = (units[:, None] * n_a + other_actions(n_a)[anchors[units]]).ravel()
+    frm = np.repeat(units * n_a + anchors[units], n_a - 1)
+    return (G[:, to] - G[:, frm]).tocsc(), to, frm
+
+
+def rows_from_moves(n_units: int, n_a: int, anchors: np.ndarray, units: np.ndarray,
+                    moves: np.ndarray) -> np.ndarray:
+    """Every unit's row of a restricted master's solution: its anchor, minus what the
+    working ``units`` moved away (``moves``: (len(units), n_a - 1), in the order of
+    :func:`other_actions`)."""
+    pi = np.zeros((n_units, n_a))
+    pi[np.arange(n_units), anchors] = 1.0
+    if len(units):
+        pi[units[:, None], other_actions(n_a)[anchors[units]]] = moves
+        pi[units, anchors[units]] = 1.0 - moves.sum(axis=1)
+    return pi
 
 
 def _unit_columns(rows: np.ndarray, m: int, sign: float) -> sp.csc_matrix:

@@ -47,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
+from fairdecide.optimize.engine._block_lp import move_columns, rows_from_moves
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, HighsModel
 from fairdecide.optimize.engine.rounds import (
     ELASTIC_COST,
@@ -138,22 +139,22 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
     tradeoff.write(asm)
 
     def start(anchors: np.ndarray, units: np.ndarray, cuts: tuple | None
-              ) -> tuple[_State, np.ndarray, dict[str, Any]]:
+              ) -> tuple[_State, dict[str, Any]]:
         """A master with every unit at ``anchors``, ``units`` free, and ``cuts``."""
-        onehot = np.zeros((N, n_a))
-        onehot[np.arange(N), anchors] = 1.0
-        m_fixed = B @ onehot.reshape(-1)                                  # (K n_m,)
+        at_anchors = rows_from_moves(N, n_a, anchors, np.zeros(0, dtype=np.int64),
+                                     np.zeros((0, n_a - 1)))
+        m_fixed = B @ at_anchors.reshape(-1)                              # (K n_m,)
         model, layout = _initial_model(asm, terms, prog, m_fixed, time_limit)
         state = _State(model, layout["util_row0"], K, n_m, n_a, B, prog.U_m, anchors,
                        m_fixed)
         state.free(units)
         if cuts is not None:
             state.add_cuts(*cuts)
-        return state, onehot, layout
+        return state, layout
 
     # anchors: each unit's best action for the belief's mean utility
     value = prog.mean_utility_prices()
-    state, onehot, layout = start(np.argmax(value.reshape(N, n_a), axis=1),
+    state, layout = start(np.argmax(value.reshape(N, n_a), axis=1),
                                   np.zeros(0, dtype=np.int64), None)
     model, anchored, seconds, iterations, restarts = state.model, 0, 0.0, 0, 0
     rounds, stalled, last = Rounds("scenario cuts", time_limit=time_limit), 0, np.nan
@@ -162,7 +163,7 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
         if not ok:
             return f"its master was not solved ({status})"
         x, y = model.values(), model.row_duals()
-        pi = state.policy(x, onehot)
+        pi = state.policy(x)
         m = B @ pi.reshape(-1)
         new = []
         for c, t in enumerate(terms):
@@ -203,7 +204,7 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
             seconds, iterations = seconds + model.seconds, iterations + model.iterations
             frac = np.flatnonzero(pi.max(axis=1) < 1.0 - 1e-9)
             cuts = (state.cut_target, state.G, state.cut_h)
-            state, onehot, layout = start(np.argmax(pi, axis=1),
+            state, layout = start(np.argmax(pi, axis=1),
                                           np.union1d(frac, join), cuts)
             model, anchored, restarts = state.model, len(state.working), restarts + 1
         else:
@@ -287,8 +288,6 @@ class _State:
         self.model, self.util_row0, self.K, self.n_m, self.n_a = model, util_row0, K, n_m, n_a
         self.B, self.U_m, self.anchors, self.m_fixed = B, U_m, anchors, m_fixed
         self.Ublock = sp.kron(sp.identity(K), U_m[None, :], format="csr")  # (K, K n_m)
-        self.others = np.array([[a for a in range(n_a) if a != b] for b in range(n_a)],
-                               dtype=np.int64)
         self.cut_rows = np.zeros(0, dtype=np.int64)
         self.G = sp.csr_matrix((0, K * n_m))
         self.cut_target = np.zeros(0, dtype=np.int64)
@@ -302,15 +301,10 @@ class _State:
     def n_cuts(self) -> int:
         return len(self.cut_rows)
 
-    def policy(self, x: np.ndarray, onehot: np.ndarray) -> np.ndarray:
+    def policy(self, x: np.ndarray) -> np.ndarray:
         """Every unit's row: its anchor, less what the working units moved away."""
-        pi = onehot.copy()
-        if len(self.working):
-            moves = np.clip(x[self.move_cols], 0.0, None)
-            u = self.working
-            pi[u[:, None], self.others[self.anchors[u]]] = moves
-            pi[u, self.anchors[u]] = 1.0 - moves.sum(axis=1)
-        return pi
+        return rows_from_moves(len(self.anchors), self.n_a, self.anchors, self.working,
+                               np.clip(x[self.move_cols], 0.0, None))
 
     def moved(self, pi: np.ndarray) -> np.ndarray:
         """Working units whose row is a vertex other than their anchor."""
@@ -332,9 +326,7 @@ class _State:
         if not len(units):
             return
         model, n_a, k = self.model, self.n_a, len(units)
-        move = (units[:, None] * n_a + self.others[self.anchors[units]]).ravel()
-        frm = np.repeat(units * n_a + self.anchors[units], n_a - 1)
-        Bm = (self.B[:, move] - self.B[:, frm]).tocsc()         # (K n_m, moves)
+        Bm = move_columns(self.B, self.anchors, units, n_a)[0]  # (K n_m, moves)
         blocks = [(self.util_row0 + np.arange(self.K), -(self.Ublock @ Bm))]
         if self.n_cuts:
             blocks.append((self.cut_rows, -(self.G @ Bm)))
