@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairdecide.optimize.program.assembly import _Rows
+from fairdecide.optimize.program.assembly import RowBlocks
 from fairdecide.optimize.program.policy_program import _marginal_map
 
 
@@ -16,7 +16,7 @@ from fairdecide.optimize.program.policy_program import _marginal_map
        n_cols=st.integers(1, 9), seed=st.integers(0, 10_000))
 def test_rows_in_triplets_and_csr_blocks_stack_in_order(kinds, n_cols, seed):
     rng = np.random.default_rng(seed)
-    rows, dense = _Rows(), []
+    rows, dense = RowBlocks(), []
     for kind in kinds:
         k = int(rng.integers(1, 4))
         block = rng.integers(-2, 3, (k, n_cols)).astype(float)

@@ -58,7 +58,7 @@ from fairdecide.frame_world import (
     map_partitions,
     outcome_columns,
 )
-from fairdecide.optimize.engine._unit_pass import _vertex_part
+from fairdecide.optimize.engine._unit_pass import vertex_part
 from fairdecide.optimize.engine.chain import choose_for_units
 from fairdecide.optimize.engine.highs_model import HighsModel
 from fairdecide.optimize.engine.rounds import Rounds
@@ -193,7 +193,7 @@ def solve_distributed(session: DistributedSession) -> RouteResult:
     def price(Ys: list[np.ndarray]) -> np.ndarray:
         """Each block's vertex for each set of duals in Ys (one pass over the units):
         (len(Ys), n_blocks, n_m)."""
-        parts = map_partitions(units, _vertex_part, problem, group, weight, np.array(Ys),
+        parts = map_partitions(units, vertex_part, problem, group, weight, np.array(Ys),
                                n_z)
         return np.concatenate([g[:, b] for g, b in zip(parts, block_ids, strict=True)],
                               axis=1) / total

@@ -11,8 +11,10 @@ from fairdecide.frame_world import BLOCKS_PER_PARTITION, frame_arrays, unit_bloc
 from fairdecide.policies.mixture import least_cost_actions
 from fairdecide.problem import DecisionProblem
 
+__all__ = ["vertex_part"]
 
-def _vertex_part(part: pd.DataFrame, problem: DecisionProblem, group: str, weight: str,
+
+def vertex_part(part: pd.DataFrame, problem: DecisionProblem, group: str, weight: str,
                  Ys: np.ndarray, n_z: int) -> np.ndarray:
     """For each set of duals Ys[k] (n_z, n_a, n_y), each block's contribution g_b of its
     least-reduced-cost vertex: (k, n_blocks, n_m), the partition read once."""

@@ -57,7 +57,7 @@ from fairdecide.optimize.engine.rounds import (
     gap_shares,
 )
 from fairdecide.optimize.program._scenario_terms import NotSuited, Terms, record
-from fairdecide.optimize.program.assembly import Assembly, _Rows
+from fairdecide.optimize.program.assembly import Assembly, RowBlocks
 
 __all__ = ["ScenarioRun", "solve_scenario_cuts"]
 
@@ -94,7 +94,7 @@ class _Master(Assembly):
     def __init__(self, prog: Any, n_criteria: int) -> None:
         self.prog = prog
         self.K, self.w, self.aggregate = prog.K, prog.weights, prog.aggregate
-        self.eq, self.ub = _Rows(), _Rows()
+        self.eq, self.ub = RowBlocks(), RowBlocks()
         self.lb_parts, self.ub_parts = [np.full(self.K, -np.inf)], [np.full(self.K, np.inf)]
         self.n = self.K
         self.kl, self.costs, self.tolerance_rows, self.tolerance_of = [], {}, [], []

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Assembly", "CriterionBlock", "KLTerm"]
+__all__ = ["Assembly", "CriterionBlock", "KLTerm", "RowBlocks"]
 
 Columns = tuple[np.ndarray, np.ndarray]
 
@@ -34,7 +34,7 @@ class KLTerm:
     weight: np.ndarray
 
 
-class _Rows:
+class RowBlocks:
     """Accumulates sparse rows and right-hand sides: COO triplets, or whole CSR blocks
     (the simplex rows and the marginal definitions, millions of entries at scale, are
     written in CSR directly rather than sorted again from triplets). Each ``add`` owns
@@ -105,7 +105,7 @@ class Assembly:
         # prog: the PolicyProgram being built (its sizes, marginal maps and belief).
         self.prog = prog
         self.K, self.w, self.aggregate = prog.K, prog.weights, prog.aggregate
-        self.eq, self.ub = _Rows(), _Rows()
+        self.eq, self.ub = RowBlocks(), RowBlocks()
         n_pi, n_m = prog.n_pi, prog.n_m
         self.lb_parts = [np.zeros(n_pi), np.zeros(self.K * n_m)]
         self.ub_parts = [np.ones(n_pi), np.full(self.K * n_m, np.inf)]
