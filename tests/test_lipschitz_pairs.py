@@ -171,3 +171,31 @@ def test_bad_input():
 
     with pytest.raises(FairdecideError, match="raised RuntimeError"):
         violated_pairs(P, X, 1.0, PairMetric(boom))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(n=st.integers(3, 60), d=st.sampled_from([1, 3, 40, 120]),
+       scale=st.sampled_from([1e-3, 1.0, 1e3]), offset=st.sampled_from([0.0, 1e4]),
+       delta=st.sampled_from([1e-12, 1e-9, 1e-6]), block=st.sampled_from([4, 1024]),
+       seed=st.integers(0, 10_000))
+def test_the_single_precision_screen_keeps_pairs_at_the_boundary(n, d, scale, offset, delta,
+                                                                 block, seed):
+    """Pairs whose exact violation is a hair above or below 0 (one end's row set at
+    L d (1 +- delta) from the other's), features of any scale, far from the origin and in
+    many dimensions: the screen (single precision) must keep every pair whose exact
+    violation (double precision, written here) exceeds the threshold, and the maximum."""
+    rng = np.random.RandomState(seed)
+    X = offset + scale * rng.normal(size=(n, d))
+    dist0 = np.sqrt(((X[1:] - X[0]) ** 2).sum(axis=1))
+    L = 0.4 / max(dist0.max(), 1e-300)
+    sign = np.where(rng.rand(n - 1) < 0.5, 1.0, -1.0)
+    p = np.r_[0.5, 0.5 + L * dist0 * (1.0 + sign * delta)]
+    P = np.c_[p, 1.0 - p]
+    found = violated_pairs(P, X, L, block=block)
+    iu = np.triu_indices(n, 1)
+    diff = X[iu[0]] - X[iu[1]]
+    V = 0.5 * np.abs(P[iu[0]] - P[iu[1]]).sum(axis=1) - L * np.sqrt(
+        np.einsum("ij,ij->i", diff, diff))
+    want = {(int(i), int(j)) for i, j, v in zip(*iu, V, strict=True) if v > 0}
+    assert {tuple(map(int, q)) for q in found.pairs} == want
+    assert found.max_violation == pytest.approx(V.max(), abs=1e-15)

@@ -137,15 +137,74 @@ def _tv_block(Pa: np.ndarray, Pb: np.ndarray) -> np.ndarray:
     return out
 
 
-def _exact(T: np.ndarray | None, tv: np.ndarray, L: float, v: np.ndarray, ii: Any, jj: Any,
+def _exact(T: np.ndarray | None, P: np.ndarray, L: float, v: np.ndarray, ii: Any, jj: Any,
            s: int, t: int) -> np.ndarray:
-    """Exact violations of block entries (ii, jj): the distance recomputed from the
-    feature difference (built-in metrics), or the callable's own (already exact)."""
+    """Exact violations of block entries (ii, jj): D_TV and the distance recomputed from
+    the rows and the feature difference (built-in metrics), or the callable's block
+    (already exact)."""
     ii, jj = np.asarray(ii), np.asarray(jj)
     if T is None:
         return v[ii, jj]
     diff = T[ii + s] - T[jj + t]
-    return tv[ii, jj] - L * np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    tv = 0.5 * np.abs(P[ii + s] - P[jj + t]).sum(axis=1)
+    return tv - L * np.sqrt(np.einsum("ij,ij->i", diff, diff))
+
+
+def _as_is(c: float) -> float:
+    """An exact block's bounds are compared with c itself."""
+    return c
+
+
+class _Screen:
+    """Upper bounds of every violation in a block, in single precision: the screen of
+    the built-in metrics (see the module), half the memory traffic of double precision
+    and its matrix product twice as fast; every candidate is recomputed in double.
+
+    With u = 2^-24, features centred then rounded (x^ = fl(x - mean)) and D_TV over rows
+    rounded to single: the product form s = |x^|^2 + |y^|^2 - 2 x^.y^ is within
+    (d + 6) u (|x^|^2 + |y^|^2) of |x^ - y^|^2 (Higham: |fl(a.b) - a.b| <= gamma_d |a||b|),
+    rounding moved each point by at most u |x| (so d(x, y) >= |x^ - y^| - u (|x| + |y|)),
+    and D_TV is within 3 n_a u of the double one. ``block`` returns
+    tv - L (sqrt(max(s - err, 0)) (1 - 8 u) - 1.05 u (|x| + |y|)) with those allowances
+    inflated, each float operation's rounding included; its last subtraction rounds
+    relative to its result, which :meth:`lower` allows for on the value compared with.
+    """
+
+    U = float(np.finfo(np.float32).eps) / 2
+
+    def __init__(self, T: np.ndarray, P: np.ndarray, L: float) -> None:
+        C = T - T.mean(axis=0)
+        self.T = C.astype(np.float32)
+        norms = np.sqrt(np.einsum("ij,ij->i", C, C))
+        self.sq = (norms ** 2).astype(np.float32)
+        self.nrm = norms.astype(np.float32)
+        self.P = P.astype(np.float32)
+        u = self.U
+        self.err = np.float32(1.01 * (T.shape[1] + 10) * u)
+        self.slope = np.float32(L * (1 - 8 * u))
+        self.shift = np.float32(1.05 * L * u)
+        self.tv_err = 3 * P.shape[1] * u
+
+    def block(self, a: slice, b: slice) -> np.ndarray:
+        v = self.T[a] @ self.T[b].T
+        v *= -2.0
+        both = self.sq[a, None] + self.sq[None, b]
+        v += both
+        both *= self.err
+        v -= both
+        np.maximum(v, 0.0, out=v)
+        np.sqrt(v, out=v)
+        v *= self.slope
+        np.add(self.nrm[a, None], self.nrm[None, b], out=both)
+        both *= self.shift
+        v -= both                      # <= L d(x, y)
+        return np.subtract(_tv_block(self.P[a], self.P[b]), v, out=v)
+
+    def lower(self, c: float) -> float:
+        """What a block's bound is compared with for "the exact violation may exceed c":
+        c less the D_TV allowance and the last subtraction's rounding (relative to a
+        result near c, or larger than 2 (1 + |c|) and then above c anyway)."""
+        return c - self.tv_err - 2 * self.U * (1 + abs(c)) if np.isfinite(c) else c
 
 
 def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None = None,
@@ -207,56 +266,44 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
     if touching is not None:
         P, F = P[perm], F[perm]
         T = None if T is None else T[perm]
-    sq = None if T is None else np.einsum("ij,ij->i", T, T)
-    # rounding bound of the screened squared distance (Higham: |fl(a.b) - a.b| <=
-    # d u |a| |b|), inflated; distances are recomputed exactly for every candidate
-    u = 8.0 * np.finfo(float).eps * (1 + (0 if T is None else T.shape[1]))
+    screen = None if T is None else _Screen(T, P, L)
     best, best_pair, truncated = -np.inf, (0, 1), False
     found_i, found_j, found_v = [], [], []
     for s in range(0, n_rows, block):
         a = slice(s, min(s + block, n_rows))
         for t in range(s, n, block):
             b = slice(t, min(t + block, n))
-            tv = _tv_block(P[a], P[b])
             if T is None:
                 D = np.asarray(metric.kind(F[a], F[b]), dtype=float)
-                if D.shape != tv.shape or not np.all(np.isfinite(D)) or np.any(D < 0):
+                v = _tv_block(P[a], P[b])
+                if D.shape != v.shape or not np.all(np.isfinite(D)) or np.any(D < 0):
                     raise FairdecideError(
                         "the metric callable returned a matrix of the wrong shape, or a "
                         "negative or non-finite distance")
-                v = tv - L * D  # exact
+                v -= L * D  # exact
+                lower = _as_is
             else:
-                # v = tv - L sqrt(max(d2 - err, 0)) with d2 = |a|^2 + |b|^2 - 2 a.b and
-                # err = u (|a|^2 + |b|^2), in place (a block's temporaries were most of
-                # the search's time)
-                v = T[a] @ T[b].T
-                v *= -2.0
-                both = sq[a, None] + sq[None, b]
-                v += both
-                both *= u
-                v -= both
-                np.maximum(v, 0.0, out=v)
-                np.sqrt(v, out=v)
-                v *= L
-                np.subtract(tv, v, out=v)  # >= the exact violation
+                v, lower = screen.block(a, b), screen.lower
             if s == t:
                 v[np.tril_indices(len(v), 0, len(v[0]))] = -np.inf
             top = np.unravel_index(int(np.argmax(v)), v.shape)
             if not np.isfinite(v[top]):
                 continue
-            # v bounds every exact violation from above: a pair can exceed the threshold,
-            # or the largest exact violation known (here or in earlier blocks), only if
-            # its bound does; the block's top pair is always examined
-            cut = max(best, float(_exact(T, tv, L, v, [top[0]], [top[1]], s, t)[0]))
-            if v[top] <= threshold and v[top] <= cut:  # no bound above either
+            # v bounds every exact violation from above (up to ``lower``): a pair can
+            # exceed the threshold, or the largest exact violation known (here or in
+            # earlier blocks), only if its bound does; the block's top pair is always
+            # examined
+            cut = max(best, float(_exact(T, P, L, v, [top[0]], [top[1]], s, t)[0]))
+            lo_t, lo_c = lower(threshold), lower(cut)
+            if v[top] <= lo_t and v[top] <= lo_c:  # no bound above either
                 ii = jj = np.zeros(0, dtype=np.int64)
             elif per_unit is None:
-                ii, jj = np.nonzero((v > threshold) | (v > cut))
+                ii, jj = np.nonzero(v > min(lo_t, lo_c))
             else:
-                ii, jj, dropped = _screened_top(v, threshold, cut, per_unit)
+                ii, jj, dropped = _screened_top(v, lo_t, lo_c, per_unit)
                 truncated |= dropped
             ii, jj = np.r_[ii, top[0]], np.r_[jj, top[1]]
-            exact = _exact(T, tv, L, v, ii, jj, s, t)
+            exact = _exact(T, P, L, v, ii, jj, s, t)
             gi, gj = perm[ii + s], perm[jj + t]
             gi, gj = np.minimum(gi, gj), np.maximum(gi, gj)
             k = int(np.argmax(exact))
