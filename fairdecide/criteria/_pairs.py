@@ -331,31 +331,49 @@ def _screened_top(v: np.ndarray, threshold: float, cut: float, m: int
                   ) -> tuple[np.ndarray, np.ndarray, bool]:
     """Block entries to recompute exactly: each row's and each column's ``m`` largest
     screened bounds above the threshold, and every entry that could beat ``cut`` (the
-    largest exact violation known)."""
-    above = v > threshold
-    counts_r, counts_c = above.sum(axis=1), above.sum(axis=0)
-    dropped = bool(counts_r.max(initial=0) > m or counts_c.max(initial=0) > m)
-    beats = np.nonzero(v > cut)
+    largest exact violation known). Read from the entries above the lower of the two
+    (one pass over the block; they are a few hundred of its million entries once the
+    policy is nearly Lipschitz)."""
+    n_cols = v.shape[1]
+    flat = np.flatnonzero(v > min(threshold, cut))
+    ii, jj = np.divmod(flat, n_cols)
+    vals = v.ravel()[flat]
+    above = vals > threshold
+    r, c, va = ii[above], jj[above], vals[above]
+    crowded_r = np.bincount(r, minlength=v.shape[0]) > m
+    crowded_c = np.bincount(c, minlength=n_cols) > m
+    dropped = bool(crowded_r.any() or crowded_c.any())
     # a row (column) with at most m entries above the threshold keeps them all, so
     # every entry above it is kept unless both its row and its column are crowded;
-    # only crowded rows and columns are partitioned for their m largest
-    crowded_r, crowded_c = counts_r > m, counts_c > m
-    few = np.nonzero(above if not (dropped and crowded_r.any() and crowded_c.any()) else
-                     above & ~(crowded_r[:, None] & crowded_c[None, :]))
-    ii, jj = [beats[0], few[0]], [beats[1], few[1]]
-    for axis, crowded in ((1, np.flatnonzero(crowded_r)), (0, np.flatnonzero(crowded_c))):
-        if not len(crowded):
-            continue
-        vv = v if axis == 1 else v.T
-        k = min(m, vv.shape[1])
-        idx = np.argpartition(-vv[crowded], k - 1, axis=1)[:, :k]
-        r = np.repeat(crowded, k)
-        c = idx.reshape(-1)  # all above the threshold: a crowded row has more than m
-        ii.append(r if axis == 1 else c)
-        jj.append(c if axis == 1 else r)
-    ii, jj = np.concatenate(ii), np.concatenate(jj)
-    key = np.unique(ii.astype(np.int64) * v.shape[1] + jj)
-    return key // v.shape[1], key % v.shape[1], dropped
+    # crowded rows and columns keep their m largest
+    keep = ~(crowded_r[r] & crowded_c[c])
+    for line, crowded in ((r, crowded_r), (c, crowded_c)):
+        sub = np.flatnonzero(crowded[line])
+        if len(sub):
+            keep[sub[_largest_per_line(line[sub], va[sub], m)]] = True
+    pick = vals > cut
+    pick[np.flatnonzero(above)[keep]] = True
+    return ii[pick], jj[pick], dropped
+
+
+def _largest_per_line(line: np.ndarray, vals: np.ndarray, m: int) -> np.ndarray:
+    """Which entries are among the ``m`` largest ``vals`` of their ``line`` (block rows or
+    columns, < 2^15 of them): the entries grouped by a radix sort of the line, then m
+    rounds of each group's maximum (a tie keeps every entry at it: a few more
+    candidates, never fewer)."""
+    order = np.argsort(line.astype(np.int16) if line.max() < 2**15 else line, kind="stable")
+    ls, vs = line[order], vals[order].astype(float)
+    starts = np.flatnonzero(np.r_[True, ls[1:] != ls[:-1]])
+    sizes = np.diff(np.r_[starts, len(vs)])
+    keep = np.zeros(len(vs), dtype=bool)
+    for _ in range(m):
+        top = np.repeat(np.maximum.reduceat(vs, starts), sizes)
+        hit = (vs == top) & (vs > -np.inf)
+        keep |= hit
+        vs[hit] = -np.inf
+    out = np.zeros(len(vs), dtype=bool)
+    out[order] = keep
+    return out
 
 
 def _top_per_unit(pairs: np.ndarray, viol: np.ndarray, m: int) -> np.ndarray:
