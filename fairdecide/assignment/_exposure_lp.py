@@ -17,8 +17,9 @@ a ranking's reduced cost is -U_r - y_0 - lambda . T_r with lambda = A^T y_c (G n
 and the ranking that minimises it maximises sum_i (u_i + lambda_{g(i)}) e_i over the
 expohedron: sort the candidates by u_i + lambda_{g(i)} and give the j-th the j-th weight
 (the greedy vertex; ties by merit). When no ranking has a negative reduced cost (below
-REDUCED_COST_TOL of the utility's scale), the master's optimum is the program's: exact,
-because pricing is an exact linear maximisation over the whole expohedron.
+REDUCED_COST_TOL of the utility's scale, or the best one is already in the master, its
+reduced cost HiGHS's round-off), the master's optimum is the program's: exact, because
+pricing is an exact linear maximisation over the whole expohedron.
 
 Feasibility first (phase one): a slack s relaxes every tolerance row (A T + A_aux z - s
 <= b + epsilon, the rows with a tolerance), min s by the same generation from the sort
@@ -93,9 +94,14 @@ def solve_exposure(setup: RankingSetup, criteria: list, epsilon: np.ndarray,
                        np.r_[1.0, hi])
     model.set_method("highs-ds")
     scale = max(1.0, float(np.abs(setup.merits).max() * v.sum()))
-    orders, U, T = [], [], []
+    orders, U, T, seen = [], [], [], set()
+
+    def known(order: np.ndarray) -> bool:
+        """Already in the master: its reduced cost is HiGHS's round-off, not progress."""
+        return hash(order.astype(np.int64).tobytes()) in seen
 
     def add(order: np.ndarray, u: float, t: np.ndarray, cost: float) -> None:
+        seen.add(hash(order.astype(np.int64).tobytes()))
         col = sp.csc_matrix(np.r_[1.0, AT @ t][:, None])
         model.add_cols(col, [cost], [0.0], [np.inf])
         orders.append(order.astype(np.int32 if n < 2**31 else np.int64))
@@ -126,14 +132,14 @@ def solve_exposure(setup: RankingSetup, criteria: list, epsilon: np.ndarray,
                 continue
             order, u, t = _vertex(setup, v, lam[setup.codes])
             reduced = -y[0] - lam @ t
-            if reduced >= -REDUCED_COST_TOL * max(1.0, float(v.sum())):
+            if reduced >= -REDUCED_COST_TOL * max(1.0, float(v.sum())) or known(order):
                 break
             add(order, u, t, 0.0)
             continue
         key = setup.merits + lam[setup.codes]
         order, u, t = _vertex(setup, v, key)
         reduced = -u - y[0] - lam @ t
-        if reduced >= -REDUCED_COST_TOL * scale:
+        if reduced >= -REDUCED_COST_TOL * scale or known(order):
             break
         add(order, u, t, -u)
     stats = {"n_variables": 1 + n_aux + len(U), "n_constraints": 1 + R,
