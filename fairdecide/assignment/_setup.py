@@ -79,6 +79,10 @@ class RankingSetup:
         """sum_ij u_i v_j P_ij."""
         return float(self.merits @ P @ self.positions)
 
+    def sorted_utility(self) -> float:
+        """The utility of the sort by merit, sum_j v_j u_(j), without its matrix."""
+        return float(np.sort(self.merits)[::-1][: self.k] @ self.positions)
+
     def sorted_matrix(self) -> np.ndarray:
         """The deterministic ranking by merit (ties by index): the unconstrained optimum."""
         order = np.argsort(-self.merits, kind="stable")[: self.k]

@@ -215,11 +215,10 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
         checks = _verify(setup, solved.P, solved.utility, crit, eps, tol)
         utility = setup.utility(solved.P)
     deviations = _deviations(solved, setup, crit)
-    sort = setup.sorted_matrix()
     return RankingResult(
         utility=utility, deviations=deviations,
         epsilon=dict(zip(deviations, eps.tolist(), strict=True)), status=solved.status,
-        formulation=name, unconstrained_utility=setup.utility(sort), merits=setup.merits,
+        formulation=name, unconstrained_utility=setup.sorted_utility(), merits=setup.merits,
         groups=setup.codes, group_labels=setup.labels, positions=setup.positions,
         stats={**solved.stats, **checks, "formulation_reason": why},
         marginals=solved.P, lottery=solved.lottery)
