@@ -53,22 +53,28 @@ CRITERIA = {"parity": [ExposureParity()], "merit": [MeritExposure()],
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(n=st.integers(2, 14), k_less=st.integers(0, 4), n_groups=st.integers(1, 3),
        which=st.sampled_from(sorted(CRITERIA)), eps=st.sampled_from([0.0, 0.01, 0.1]),
-       ties=st.booleans(), seed=st.integers(0, 2**16))
-def test_same_optimum_as_the_counts_program(n, k_less, n_groups, which, eps, ties, seed):
-    """Utility and deviations agree with formulation="counts" to 1e-9 (top-k included);
-    where the counts program finds no ranking, the exposure program raises the same
-    error with the same smallest tolerance."""
+       ties=st.booleans(), weights=st.sampled_from(["dcg", "ones", "steps"]),
+       seed=st.integers(0, 2**16))
+def test_same_optimum_as_the_counts_program(n, k_less, n_groups, which, eps, ties, weights,
+                                            seed):
+    """Utility and deviations agree with formulation="counts" to 1e-9 (top-k included;
+    position weights DCG's, all equal, or with ties and zeros); where the counts program
+    finds no ranking, the exposure program raises the same error with the same smallest
+    tolerance."""
     u, g = instance(n, n_groups, seed, ties)
     k = max(1, n - k_less)
+    v = {"dcg": dcg(k), "ones": np.ones(k),
+         "steps": np.sort(np.round(np.random.default_rng(seed).uniform(0, 1, k), 1))[::-1]}
+    v = v[weights] if v[weights].max() > 0 else dcg(k)
     crit = CRITERIA[which]
     try:
-        want = optimize_ranking(u, g, crit, epsilon=eps, k=k, formulation="counts")
+        want = optimize_ranking(u, g, crit, epsilon=eps, positions=v, formulation="counts")
     except fd.InfeasibleToleranceError as err:
         with pytest.raises(fd.InfeasibleToleranceError) as got:
-            optimize_ranking(u, g, crit, epsilon=eps, k=k, formulation="exposure")
+            optimize_ranking(u, g, crit, epsilon=eps, positions=v, formulation="exposure")
         assert smallest(got.value) == pytest.approx(smallest(err), abs=1e-8)
         return
-    res = optimize_ranking(u, g, crit, epsilon=eps, k=k, formulation="exposure")
+    res = optimize_ranking(u, g, crit, epsilon=eps, positions=v, formulation="exposure")
     scale = max(1.0, want.utility)
     assert abs(res.utility - want.utility) <= 1e-9 * scale
     for c in crit:
@@ -76,7 +82,7 @@ def test_same_optimum_as_the_counts_program(n, k_less, n_groups, which, eps, tie
     lot = res.lottery
     assert lot.n_rankings <= len(set(g.tolist()))  # at most G rankings (<= n)
     assert lot.weights.min() > 0 and abs(lot.weights.sum() - 1) <= 1e-12
-    e = exposure_by_hand(lot, dcg(k))
+    e = exposure_by_hand(lot, v)
     np.testing.assert_allclose(res.exposure, e, atol=1e-12)
     assert float(u @ e) == pytest.approx(res.utility, abs=1e-12 * scale)
 
