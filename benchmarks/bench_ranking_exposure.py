@@ -9,8 +9,9 @@ Neumann decomposition of its matrix (``RankingResult.decomposition``).
 Instances: n candidates x n positions, DCG weights 1/log2(1 + j); two groups (40%
 protected, merits u ~ U(0, 1), the protected ones' scaled by 0.7, as in
 bench_ranking.py) and three groups (30% and 30% scaled by 0.7 and 0.85);
-``ExposureParity()`` at epsilon 0.01 (binding: the sort's gap is larger). In the same
-run, for each n:
+``ExposureParity()`` at epsilon a quarter of the sort's exposure gap (binding at every
+n; the sort's gap shrinks as n grows, DCG's weights flattening). In the same run, for
+each n:
 
 - "exposure": ``fd.optimize_ranking`` with the default chain, which picks the program
   over the expohedron; its answer is the lottery (seconds end to end, verification
@@ -41,7 +42,8 @@ from threadpoolctl import threadpool_limits
 import fairdecide as fd
 
 OUT = Path(__file__).parent / "results" / "ranking_exposure.txt"
-EPS = 0.01
+#: epsilon = EPS_SHARE x the sort's gap between the groups' mean exposures
+EPS_SHARE = 0.25
 
 
 def candidates(n: int, n_groups: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -84,14 +86,23 @@ def timed(fn, repeats: int):
     return out, float(np.median(times)), min(times)
 
 
-def row(n, G, route, med, fast, size, fig, extra="") -> str:
-    return (f"| {n} | {G} | {route} | {med:.3f} | {fast:.3f} | {size} | "
+def row(n, G, eps, route, med, fast, size, fig, extra="") -> str:
+    return (f"| {n} | {G} | {eps:.6f} | {route} | {med:.3f} | {fast:.3f} | {size} | "
             f"{fig['utility']:.9f} | {fig['gap']:.9f} | {extra} |")
+
+
+def epsilon(u: np.ndarray, g: np.ndarray) -> float:
+    """EPS_SHARE times the sort's gap between the groups' mean exposures."""
+    e = np.empty(len(u))
+    e[np.argsort(-u, kind="stable")] = dcg(len(u))
+    means = [e[g == c].mean() for c in np.unique(g)]
+    return EPS_SHARE * (max(means) - min(means))
 
 
 def case(n: int, G: int, repeats: int, today: bool) -> list[str]:
     u, g = candidates(n, G)
     crit = fd.ExposureParity()
+    EPS = epsilon(u, g)
     lines = []
     res, med, fast = timed(lambda: fd.optimize_ranking(u, g, crit, epsilon=EPS), repeats)
     assert res.formulation == "exposure" and "matrix" not in vars(res)
@@ -102,7 +113,8 @@ def case(n: int, G: int, repeats: int, today: bool) -> list[str]:
     assert abs(fig["utility"] - res.utility) <= 1e-9 * scale, (fig, res.utility)
     assert abs(fig["weight_sum"] - 1) <= 1e-12
     st = res.stats
-    lines.append(row(n, G, "exposure (expohedron, default)", med, fast, lot.n_rankings, fig,
+    lines.append(row(n, G, EPS, "exposure (expohedron, default)", med, fast, lot.n_rankings,
+                     fig,
                      f"{st['rankings_generated']} rankings generated"))
     if not today:
         return lines
@@ -119,9 +131,10 @@ def case(n: int, G: int, repeats: int, today: bool) -> list[str]:
     assert fig_c["gap"] <= EPS + 1e-6, fig_c
     assert abs(fig_c["utility"] - res.utility) <= 1e-9 * scale, (fig_c, res.utility)
     assert abs(res_c.utility - res.utility) <= 1e-9 * scale, (res_c.utility, res.utility)
-    lines.append(row(n, G, "counts LP (today)", med_c, fast_c, "", fig_c,
+    lines.append(row(n, G, EPS, "counts LP (today)", med_c, fast_c, "", fig_c,
                      f"{res_c.stats['cut_rounds']} cut rounds"))
-    lines.append(row(n, G, "counts LP + Birkhoff (today)", med_c + med_b, fast_c + fast_b,
+    lines.append(row(n, G, EPS, "counts LP + Birkhoff (today)", med_c + med_b,
+                     fast_c + fast_b,
                      len(dec.weights), fig_c, f"Birkhoff alone {med_b:.3f} s (one run)"))
     return lines
 
@@ -141,8 +154,9 @@ def main() -> None:
     lines = [
         *provenance("Exposure-parity rankings by the expohedron program beside today's "
                     "counts LP + Birkhoff (issue 41, item 6)", "bench_ranking_exposure.py"),
-        f"# n candidates x n positions, DCG weights, ExposureParity at epsilon {EPS}; G "
-        "groups (2: 40% protected, merits x0.7; 3: 30% x0.7, 30% x0.85)",
+        f"# n candidates x n positions, DCG weights, ExposureParity at epsilon = {EPS_SHARE} x "
+        "the sort's exposure gap; G groups (2: 40% protected, merits x0.7; 3: 30% x0.7, "
+        "30% x0.85)",
         f"# seconds: end to end (verification included), median and fastest of {repeats}, "
         "one thread; Birkhoff: one run, added to the LP's seconds",
         "# lottery: rankings with positive weight; utility and exposure gap recomputed here "
@@ -151,13 +165,13 @@ def main() -> None:
         f"# today's route skipped above n = {today_max} (its seconds at the largest size "
         "run are in the table)",
         "",
-        "| n | groups | route | median s | fastest s | lottery size | utility | "
+        "| n | groups | epsilon | route | median s | fastest s | lottery size | utility | "
         "exposure gap | notes |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     print("\n".join(lines), flush=True)
     with threadpool_limits(limits=1):
-        fd.optimize_ranking(*candidates(50, 2), fd.ExposureParity(), epsilon=EPS)  # warm-up
+        fd.optimize_ranking(*candidates(50, 2), fd.ExposureParity(), epsilon=0.01)  # warm-up
         for n in sizes:
             for G in (2, 3):
                 new = case(n, G, repeats, n <= today_max)
