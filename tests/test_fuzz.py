@@ -221,7 +221,10 @@ def _top_share_deviation(group: Any) -> Any:
 
 RGROUPS = ["a", "b", "a", "b"]
 RANKING = fd.optimize_ranking([0.9, 0.5, 0.4, 0.1], RGROUPS, fd.ExposureParity(),
-                              epsilon=0.1, k=2)
+                              epsilon=0.1, k=2, formulation="counts")
+RANKING_EXPOSURE = fd.optimize_ranking([0.9, 0.5, 0.4, 0.1], RGROUPS, fd.ExposureParity(),
+                                       epsilon=0.1, k=2)
+RANKING_LOTTERY = RANKING_EXPOSURE.lottery
 
 
 def _poke(value: Any, bad: float) -> np.ndarray:
@@ -417,6 +420,20 @@ def _entries() -> list[Entry]:
           {"worths": "array", "top_k": "size", "unconstrained": "flag", "tol": "real"},
           accepts={"worths": {"negative"}}),
         E("RankingResult.selection_probability", RANKING.selection_probability,
+          {"top_k": 2}, {"top_k": "size"}),
+        E("optimize_ranking(exposure)", fd.optimize_ranking,
+          {"merits": [0.9, 0.5, 0.4, 0.1], "groups": RGROUPS,
+           "criteria": [fd.ExposureParity(), fd.MeritExposure()], "epsilon": [0.1, 5.0],
+           "positions": [1, 0.5, 0.2], "formulation": "exposure", "tol": 1e-6},
+          {"merits": "array", "groups": "labels", "epsilon": "array", "positions": "array",
+           "formulation": "choice", "tol": "real"}),
+        E("RankingResult.sample(lottery)", RANKING_EXPOSURE.sample,
+          {"size": 3, "random_state": 0}, {"size": "size"}),
+        E("RankingResult.selection_probability(lottery)",
+          RANKING_EXPOSURE.selection_probability, {"top_k": 2}, {"top_k": "size"}),
+        E("RankingLottery.sample", RANKING_LOTTERY.sample, {"size": 3, "random_state": 0},
+          {"size": "size"}),
+        E("RankingLottery.selection_probability", RANKING_LOTTERY.selection_probability,
           {"top_k": 2}, {"top_k": "size"}),
         E("Separation", fd.Separation, {"measure": "kl", "outcomes": None},
           {"measure": "choice"}),
@@ -834,6 +851,8 @@ EXEMPT = {
                       "fuzzed",
     "BirkhoffDecomposition": "a result container built by birkhoff_decomposition "
                              "(fuzzed); its sample is fuzzed",
+    "RankingLottery": "a result container built by optimize_ranking's exposure program "
+                      "(fuzzed); its sample and selection_probability are fuzzed",
     "Capabilities": "a declaration criteria return, built by criterion authors",
     "DecisionTable": "built by decision_table (fuzzed) and DecisionTable.from_marginal",
     "OptimizeResult": "a result container built by optimize_policy",

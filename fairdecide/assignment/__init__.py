@@ -5,7 +5,9 @@ matchings) whose marginals are a fractional solution.
 probabilities) of highest expected utility under the exposure and top-share criteria of
 :mod:`fairdecide.assignment.exposure` and the smoothness of
 :mod:`fairdecide.assignment.smoothness`; its result samples deterministic rankings
-through the Birkhoff-von Neumann decomposition (:func:`birkhoff_decomposition`).
+through the Birkhoff-von Neumann decomposition (:func:`birkhoff_decomposition`), or,
+under exposure criteria alone, through the few rankings its program returns
+(:class:`RankingLottery`).
 :func:`optimize_matching` finds the randomised matching of candidates to programmes with
 capacities (a fractional matching, stable in expectation where asked) of highest
 expected utility under group criteria, beside :func:`deferred_acceptance`'s stable
@@ -18,6 +20,7 @@ from fairdecide.assignment.birkhoff import (
     complete_doubly_stochastic,
 )
 from fairdecide.assignment.exposure import ExposureParity, MeritExposure, TopShare
+from fairdecide.assignment.lottery import RankingLottery
 from fairdecide.assignment.matching_lp import optimize_matching, rank_utility
 from fairdecide.assignment.ranking import optimize_ranking
 from fairdecide.assignment.ranking_result import RankingResult
@@ -32,6 +35,7 @@ __all__ = [
     "MatchingResult",
     "MeritExposure",
     "RankingLipschitz",
+    "RankingLottery",
     "RankingResult",
     "TopShare",
     "birkhoff_decomposition",

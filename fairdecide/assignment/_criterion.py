@@ -3,6 +3,10 @@
 A criterion writes rows ``A x <= b + epsilon * eps`` over the variables of the space it
 reads (the cumulative group-position counts C, or the matrix P itself) and its own
 auxiliary variables; :mod:`fairdecide.assignment._ranking_lp` places them in a program.
+A criterion that reads P only through the groups' total exposures T_g = sum_{i in g}
+sum_j v_j P_ij declares it (``reads_exposure``) and writes its rows over T
+(``exposure_rows``); its rows over C follow (T_g = sum_j w_j C_gj), and the exposure
+program of :mod:`fairdecide.assignment._exposure_lp` takes it.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from fairdecide._validation import as_float_array
 from fairdecide.assignment._setup import RankingSetup, dcg_weights, ranking_setup
@@ -33,6 +38,9 @@ class RankingCriterion:
 
     #: "counts": rows over C; "matrix": rows over P (only the whole program takes them)
     space = "counts"
+    #: True: P is read only through the candidates' exposures e = P v, and the rows are
+    #: over the groups' totals T_g = sum_{i in g} e_i (``exposure_rows``)
+    reads_exposure = False
 
     @property
     def label(self) -> str:
@@ -66,5 +74,22 @@ class RankingCriterion:
     def _deviation(self, P: np.ndarray, setup: RankingSetup) -> float:
         raise NotImplementedError
 
-    def rows(self, setup: RankingSetup) -> Rows:
+    def _exposure_deviation(self, e: np.ndarray, setup: RankingSetup) -> float:
+        """The deviation from the candidates' exposures e (n,) (``reads_exposure``)."""
         raise NotImplementedError
+
+    def exposure_rows(self, setup: RankingSetup) -> Rows:
+        """Rows over the groups' total exposures T (G columns) and the aux variables
+        (``reads_exposure``)."""
+        raise NotImplementedError
+
+    def rows(self, setup: RankingSetup) -> Rows:
+        """Rows over C: those over T composed with T_g = sum_j w_j C_gj."""
+        if not self.reads_exposure:
+            raise NotImplementedError
+        r = self.exposure_rows(setup)
+        A = sp.csr_matrix(r.A)
+        G = setup.n_groups
+        to_counts = sp.kron(sp.identity(G), sp.csr_matrix(setup.steps[None, :]))
+        A = sp.hstack([A[:, :G] @ to_counts, A[:, G:]]).tocsr()
+        return Rows(A, r.b, r.eps, r.n_aux)

@@ -31,6 +31,7 @@ rows (the average of theirs: the same counts, hence the same utility and criteri
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -53,6 +54,7 @@ class Solved:
     status: str
     stats: dict = field(default_factory=dict)
     slack: float | None = None  # phase one: the smallest common tolerance
+    lottery: Any = None  # the exposure program's answer (P is then None)
 
 
 def _criterion_rows(setup: RankingSetup, criteria: list, epsilon: np.ndarray,

@@ -67,9 +67,9 @@ class RankingSetup:
         np.add.at(out, self.codes, P)
         return out
 
-    def exposure(self, P: np.ndarray) -> np.ndarray:
-        """Average exposure of each group's members: (1 / n_g) sum_{i in g} sum_j v_j P_ij."""
-        return self.counts(P) @ self.positions / self.sizes
+    def group_exposure(self, e: np.ndarray) -> np.ndarray:
+        """Average exposure of each group's members from the candidates' exposures e."""
+        return np.bincount(self.codes, e, self.n_groups) / self.sizes
 
     def group_merit(self) -> np.ndarray:
         """Average merit of each group's members."""
@@ -78,6 +78,10 @@ class RankingSetup:
     def utility(self, P: np.ndarray) -> float:
         """sum_ij u_i v_j P_ij."""
         return float(self.merits @ P @ self.positions)
+
+    def sorted_utility(self) -> float:
+        """The utility of the sort by merit, sum_j v_j u_(j), without its matrix."""
+        return float(np.sort(self.merits)[::-1][: self.k] @ self.positions)
 
     def sorted_matrix(self) -> np.ndarray:
         """The deterministic ranking by merit (ties by index): the unconstrained optimum."""

@@ -19,6 +19,8 @@ similar merit get similar rows.
 
 These three read P only through the group-position counts C_gj (the expected number of
 group g's members among the first j places): one coupling row per position and group.
+The first two read it only through the candidates' exposures e = P v (``reads_exposure``),
+which the exposure program of :mod:`fairdecide.assignment._exposure_lp` solves over.
 """
 
 from __future__ import annotations
@@ -38,14 +40,19 @@ __all__ = ["ExposureParity", "MeritExposure", "TopShare"]
 
 
 def _spread_rows(setup: RankingSetup, scale: np.ndarray) -> Rows:
-    """top - bot <= epsilon with bot <= scale_g sum_j w_j C_gj <= top for every group:
-    the largest gap between the groups' scaled exposures (aux variables top, bot)."""
-    G, k = setup.n_groups, setup.k
-    E = sp.kron(sp.diags(scale), sp.csr_matrix(setup.steps[None, :]))  # (G, G*k)
+    """top - bot <= epsilon with bot <= scale_g T_g <= top for every group, over the
+    groups' total exposures T (G columns) and aux variables top, bot: the largest gap
+    between the groups' scaled exposures."""
+    G = setup.n_groups
+    D = sp.diags(scale)
     ones = np.ones((G, 1))
-    A = sp.vstack([sp.hstack([E, -ones, 0 * ones]), sp.hstack([-E, 0 * ones, ones]),
-                   sp.hstack([sp.csr_matrix((1, G * k)), sp.csr_matrix([[1.0, -1.0]])])])
+    A = sp.vstack([sp.hstack([D, -ones, 0 * ones]), sp.hstack([-D, 0 * ones, ones]),
+                   sp.hstack([sp.csr_matrix((1, G)), sp.csr_matrix([[1.0, -1.0]])])])
     return Rows(A.tocsr(), np.zeros(2 * G + 1), np.r_[np.zeros(2 * G), 1.0], n_aux=2)
+
+
+def _spread(values: np.ndarray) -> float:
+    return float(values.max() - values.min())
 
 
 @dataclass(frozen=True)
@@ -77,11 +84,15 @@ class ExposureParity(RankingCriterion):
         if self.name is not None:
             check_instance(self.name, "name", str, "a string (the label in results) or None")
 
-    def _deviation(self, P: np.ndarray, setup: RankingSetup) -> float:
-        e = setup.exposure(P)
-        return float(e.max() - e.min())
+    reads_exposure = True
 
-    def rows(self, setup: RankingSetup) -> Rows:
+    def _deviation(self, P: np.ndarray, setup: RankingSetup) -> float:
+        return self._exposure_deviation(P @ setup.positions, setup)
+
+    def _exposure_deviation(self, e: np.ndarray, setup: RankingSetup) -> float:
+        return _spread(setup.group_exposure(e))
+
+    def exposure_rows(self, setup: RankingSetup) -> Rows:
         return _spread_rows(setup, 1.0 / setup.sizes)
 
 
@@ -124,11 +135,15 @@ class MeritExposure(RankingCriterion):
                 f"{setup.labels[g]!r} has average merit {m[g]:.4g} <= 0: shift the merits "
                 "to be positive (e.g. relevance probabilities) or use ExposureParity")
 
-    def _deviation(self, P: np.ndarray, setup: RankingSetup) -> float:
-        r = setup.exposure(P) / setup.group_merit()
-        return float(r.max() - r.min())
+    reads_exposure = True
 
-    def rows(self, setup: RankingSetup) -> Rows:
+    def _deviation(self, P: np.ndarray, setup: RankingSetup) -> float:
+        return self._exposure_deviation(P @ setup.positions, setup)
+
+    def _exposure_deviation(self, e: np.ndarray, setup: RankingSetup) -> float:
+        return _spread(setup.group_exposure(e) / setup.group_merit())
+
+    def exposure_rows(self, setup: RankingSetup) -> Rows:
         return _spread_rows(setup, 1.0 / (setup.sizes * setup.group_merit()))
 
 

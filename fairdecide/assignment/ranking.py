@@ -7,7 +7,9 @@ rankings", KDD 2018). The expected utility sum_ij u_i v_j P_ij is linear in P, a
 criteria of :mod:`fairdecide.assignment.exposure`, so the best policy under them is a
 linear program, solved with HiGHS and verified on the returned matrix. A distribution
 over deterministic rankings with these marginals (Birkhoff-von Neumann) is what
-:meth:`RankingResult.sample` draws from.
+:meth:`RankingResult.sample` draws from. Under criteria that read only the candidates'
+exposures, the program is over the expohedron instead, and its answer is a lottery over
+at most G rankings (G groups) from the start (:mod:`._exposure_lp`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import numpy as np
 
 from fairdecide._validation import as_float_array, as_real, check_choice
 from fairdecide.assignment._criterion import RankingCriterion
-from fairdecide.assignment._ranking_lp import solve_counts, solve_matrix
+from fairdecide.assignment._exposure_lp import solve_exposure
+from fairdecide.assignment._ranking_lp import Solved, solve_counts, solve_matrix
 from fairdecide.assignment._setup import ranking_setup
 from fairdecide.assignment.ranking_result import RankingResult
 from fairdecide.exceptions import (
@@ -31,7 +34,36 @@ from fairdecide.exceptions import (
 
 __all__ = ["RankingResult", "optimize_ranking"]
 
-FORMULATIONS = (None, "counts", "matrix")
+FORMULATIONS = (None, "counts", "matrix", "exposure")
+PROGRAMS = {"counts": solve_counts, "matrix": solve_matrix, "exposure": solve_exposure}
+
+
+def _formulation(formulation: str | None, crit: list) -> tuple[str, str]:
+    """The program to solve and why, from what the criteria declare they read."""
+    needs_matrix = [c.label for c in crit if c.space == "matrix"]
+    not_exposure = [c.label for c in crit if not c.reads_exposure]
+    if formulation == "counts" and needs_matrix:
+        raise FairdecideError(f"formulation='counts' cannot take {needs_matrix}: their rows "
+                              "need the whole matrix; use formulation='matrix' or None")
+    if formulation == "exposure" and not_exposure:
+        raise FairdecideError(f"formulation='exposure' cannot take {not_exposure}: they "
+                              "read more of the ranking than the candidates' exposures; use "
+                              "formulation='counts', 'matrix' or None")
+    if formulation is not None:
+        return formulation, "asked (formulation=)"
+    if not not_exposure:
+        return "exposure", "every criterion reads only the candidates' exposures"
+    if needs_matrix:
+        return "matrix", f"{needs_matrix} need the whole matrix"
+    return "counts", f"{not_exposure} read the group-position counts"
+
+
+def _deviations(solved: Solved, setup: Any, crit: list) -> dict:
+    """Each criterion's deviation, from the lottery's mean exposure or from the matrix."""
+    if solved.lottery is not None:
+        e = solved.lottery.exposure()
+        return {c.label: c._exposure_deviation(e, setup) for c in crit}
+    return {c.label: c._deviation(solved.P, setup) for c in crit}
 
 
 def _criteria(criteria: Any) -> list:
@@ -92,12 +124,17 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
         ``numpy.ones(k)`` makes the utility the expected merit of a cohort of k.
     k : int, optional
         Number of positions (default n, or len(positions)): k < n is top-k selection.
-    formulation : {None, "counts", "matrix"}, default=None
+    formulation : {None, "counts", "matrix", "exposure"}, default=None
         Which program is solved (each by HiGHS; ``solver=`` names an algorithm
-        elsewhere in the library, never a formulation). "counts": the program over the
-        group-position counts (every criterion but RankingLipschitz; fast, 1000 x 1000
-        in about a second); "matrix": the whole program over P (n*k variables; needed by
-        RankingLipschitz). None picks "counts" when it applies. Both give the same
+        elsewhere in the library, never a formulation). "exposure": the program over
+        the candidates' exposures, the expohedron (only criteria that read nothing else:
+        ExposureParity, MeritExposure, or none; 10,000 candidates in a fraction of a
+        second), whose answer is a lottery over at most G rankings (G groups);
+        "counts": the program over the group-position counts (every criterion but
+        RankingLipschitz; 1000 x 1000 in about a second); "matrix": the whole program
+        over P (n*k variables; needed by RankingLipschitz). None picks "exposure" when
+        every criterion reads only exposures, else "counts" when it applies, else
+        "matrix", and records why in ``stats["formulation_reason"]``. All give the same
         optimum (Notes).
     tol : float in (0, 0.01], default=1e-6
         Verification tolerance: the returned matrix's row and column sums, its utility
@@ -127,6 +164,18 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
     is the Singh-Joachims LP itself, with one coupling row per position and group
     defining C. The details are in ``fairdecide.assignment._ranking_lp``.
 
+    ExposureParity and MeritExposure read P only through the exposures e = P v, which
+    range over the expohedron, the permutahedron of v (Kletti et al., "Introducing the
+    Expohedron for Efficient Pareto-optimal Fairness-Utility Amortizations in Repeated
+    Rankings", WSDM 2022), whose vertices are the deterministic rankings. The
+    "exposure" program is a master over the weights of rankings, each generated by one
+    sort of the candidates by u_i + lambda_g(i) (lambda the master's duals on the
+    groups' exposures) until none improves it; its basic optimum weighs at most G
+    rankings, so the answer is that lottery, and the matrix is built from it only when
+    asked (``RankingResult.matrix``). Candidates of equal merit in one group are ordered
+    by index in its rankings ("counts" gives them one row instead). Details in
+    ``fairdecide.assignment._exposure_lp``.
+
     Examples
     --------
     Four candidates, the two best of group "a"; group "b" must hold at least half of the
@@ -147,33 +196,33 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
     check_choice(formulation, "formulation", FORMULATIONS)
     for c, e in zip(crit, eps, strict=True):
         c.check(setup, float(e))
-    needs_matrix = [c.label for c in crit if c.space == "matrix"]
-    if formulation == "counts" and needs_matrix:
-        raise FairdecideError(f"formulation='counts' cannot take {needs_matrix}: their rows "
-                              "need the whole matrix; use formulation='matrix' or None")
-    name = formulation or ("matrix" if needs_matrix else "counts")
-    run = solve_counts if name == "counts" else solve_matrix
+    name, why = _formulation(formulation, crit)
+    run = PROGRAMS[name]
     solved = run(setup, crit, eps)
     if not solved.optimal:
         if "infeasible" in solved.status:
             first = run(setup, crit, eps, phase_one=True)
-            if first.optimal and first.P is not None:
-                smallest = {c.label: c._deviation(first.P, setup) for c in crit}
+            if first.optimal and (first.P is not None or first.lottery is not None):
+                smallest = _deviations(first, setup, crit)
                 raise InfeasibleToleranceError(
                     f"no ranking meets every criterion within epsilon {eps.tolist()}; the "
                     f"smallest tolerance common to all criteria is {first.slack:.6g} "
                     f"(deviations there: {smallest})", smallest)
         raise SolverError(f"the ranking program was not solved: {solved.status}")
-    P = solved.P
-    checks = _verify(setup, P, solved.utility, crit, eps, tol)
-    deviations = {c.label: c._deviation(P, setup) for c in crit}
-    sort = setup.sorted_matrix()
+    if solved.lottery is not None:
+        checks = _verify_lottery(setup, solved.lottery, solved.utility, crit, eps, tol)
+        utility = float(setup.merits @ solved.lottery.exposure())
+    else:
+        checks = _verify(setup, solved.P, solved.utility, crit, eps, tol)
+        utility = setup.utility(solved.P)
+    deviations = _deviations(solved, setup, crit)
     return RankingResult(
-        matrix=P, utility=setup.utility(P), deviations=deviations,
+        utility=utility, deviations=deviations,
         epsilon=dict(zip(deviations, eps.tolist(), strict=True)), status=solved.status,
-        formulation=name, unconstrained_utility=setup.utility(sort), merits=setup.merits,
+        formulation=name, unconstrained_utility=setup.sorted_utility(), merits=setup.merits,
         groups=setup.codes, group_labels=setup.labels, positions=setup.positions,
-        stats={**solved.stats, **checks})
+        stats={**solved.stats, **checks, "formulation_reason": why},
+        marginals=solved.P, lottery=solved.lottery)
 
 
 def _verify(setup: Any, P: np.ndarray, solver_utility: float, crit: list, eps: np.ndarray,
@@ -196,3 +245,32 @@ def _verify(setup: Any, P: np.ndarray, solver_utility: float, crit: list, eps: n
         raise VerificationError("the ranking failed its verification: " + "; ".join(bad))
     return {"row_sum_error": row_err, "column_sum_error": col_err,
             "utility_error": util_err}
+
+
+def _verify_lottery(setup: Any, lottery: Any, solver_utility: float, crit: list,
+                    eps: np.ndarray, tol: float) -> dict:
+    """Recompute the lottery's weights, rankings, mean exposure, utility and deviations;
+    raise beyond tol."""
+    w, orders = lottery.weights, lottery.rankings
+    weight_err = float(abs(w.sum() - 1.0)) if len(w) else np.inf
+    rankings_ok = bool(len(w)) and bool(
+        np.all(np.sort(orders, axis=1) == np.arange(setup.n)[None, :]))
+    v = np.r_[setup.positions, np.zeros(setup.n - setup.k)]
+    e = np.zeros(setup.n)
+    for wr, order in zip(w, orders, strict=True):
+        e[order] += wr * v
+    util = float(setup.merits @ e)
+    scale = max(1.0, float(np.abs(setup.merits).max() * setup.positions.sum()))
+    util_err = abs(util - solver_utility) / scale
+    excess = {c.label: c._exposure_deviation(e, setup) - x
+              for c, x in zip(crit, eps, strict=True)}
+    bad = [] if rankings_ok else ["a ranking of the lottery is not a permutation"]
+    bad += [f"weights sum to 1 {weight_err:+.3g}"] if weight_err > tol else []
+    bad += ["a weight is negative"] if len(w) and w.min() < 0 else []
+    bad += [f"utility {util:.8g} recomputed against the solver's {solver_utility:.8g}"] \
+        if util_err > tol else []
+    bad += [f"{name} exceeds its epsilon by {x:.3g}" for name, x in excess.items() if x > tol]
+    if bad:
+        raise VerificationError("the ranking failed its verification: " + "; ".join(bad))
+    return {"weight_sum_error": weight_err, "utility_error": util_err,
+            "n_rankings": len(w)}

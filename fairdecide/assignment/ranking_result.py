@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide._validation import as_bool, as_float_array, as_int, check_random_state
+from fairdecide.assignment.lottery import RankingLottery
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["RankingResult"]
@@ -19,21 +20,28 @@ __all__ = ["RankingResult"]
 class RankingResult:
     """A stochastic ranking: P (n candidates x k positions), verified.
 
+    What is kept: the marginal matrix P (the "counts" and "matrix" programs), or the
+    lottery over rankings whose marginals are P (the "exposure" program; P is then built
+    from it on first access to ``matrix``, n * k floats, and ``exposure``,
+    ``selection_probability`` and ``sample`` read the lottery without it).
+
     Attributes
     ----------
     matrix : ndarray of shape (n, k)
-        P_ij, the probability that candidate i is at position j.
+        P_ij, the probability that candidate i is at position j (built on first access
+        from ``lottery`` when the program returned one).
     utility : float
-        sum_ij u_i v_j P_ij, recomputed from the matrix.
+        sum_ij u_i v_j P_ij, recomputed from the matrix (or the lottery's exposures).
     deviations : dict[str, float]
-        Each criterion's deviation, recomputed from the matrix.
+        Each criterion's deviation, recomputed from the matrix (or the lottery's
+        exposures).
     epsilon : dict[str, float]
         Each criterion's tolerance.
     status : str
         The solver's status ("optimal").
     formulation : str
-        The program solved, "counts" or "matrix" (see
-        :func:`~fairdecide.optimize_ranking`).
+        The program solved, "counts", "matrix" or "exposure" (see
+        :func:`~fairdecide.optimize_ranking`); why in ``stats["formulation_reason"]``.
     unconstrained_utility : float
         The utility of the sort by merit, the best ranking without criteria.
     merits : ndarray of shape (n,)
@@ -43,11 +51,16 @@ class RankingResult:
     positions : ndarray of shape (k,)
         The position weights v_j.
     stats : dict
-        Program size, seconds, cut rounds, and the verification's errors (row and column
-        sums, utility against the solver's).
+        Program size, seconds, cut rounds or rankings generated, the verification's
+        errors (row and column sums or the lottery's weights, utility against the
+        solver's), and why the formulation was chosen.
+    marginals : ndarray of shape (n, k) or None
+        P as the program returned it (None for the "exposure" program).
+    lottery : RankingLottery or None
+        The "exposure" program's answer: at most G rankings and their weights, whose
+        mean exposure is the optimum's.
     """
 
-    matrix: np.ndarray
     utility: float
     deviations: dict[str, float]
     epsilon: dict[str, float]
@@ -59,18 +72,32 @@ class RankingResult:
     group_labels: tuple
     positions: np.ndarray
     stats: dict = field(default_factory=dict)
+    marginals: np.ndarray | None = None
+    lottery: RankingLottery | None = None
+
+    def __post_init__(self) -> None:
+        if (self.marginals is None) == (self.lottery is None):
+            raise FairdecideError("a RankingResult holds exactly one of marginals (the "
+                                  "matrix P) and lottery (rankings whose marginals are P)")
+
+    @cached_property
+    def matrix(self) -> np.ndarray:
+        """P_ij, shape (n, k): the program's matrix, or the lottery's marginals."""
+        return self.marginals if self.lottery is None else self.lottery.matrix()
 
     @property
     def n(self) -> int:
-        return self.matrix.shape[0]
+        return len(self.merits)
 
     @property
     def k(self) -> int:
-        return self.matrix.shape[1]
+        return len(self.positions)
 
-    @property
+    @cached_property
     def exposure(self) -> np.ndarray:
         """Each candidate's exposure sum_j v_j P_ij, shape (n,)."""
+        if self.lottery is not None:
+            return self.lottery.exposure()
         return self.matrix @ self.positions
 
     @property
@@ -87,14 +114,18 @@ class RankingResult:
 
     def selection_probability(self, top_k: int | None = None) -> np.ndarray:
         """P(candidate i among the first ``top_k`` places), shape (n,); default k."""
+        if self.lottery is not None:
+            return self.lottery.selection_probability(top_k)
         t = self.k if top_k is None else as_int(top_k, "top_k", minimum=1, maximum=self.k)
         return np.clip(self.matrix[:, :t].sum(axis=1), 0.0, 1.0)
 
     @cached_property
     def decomposition(self) -> Any:
-        """The Birkhoff-von Neumann decomposition of P (completed to a square
-        doubly-stochastic matrix when k < n): a distribution over deterministic rankings
-        whose position probabilities are P."""
+        """A distribution over deterministic rankings whose position probabilities are P:
+        the program's lottery (the "exposure" program), else the Birkhoff-von Neumann
+        decomposition of P (completed to a square doubly-stochastic matrix when k < n)."""
+        if self.lottery is not None:
+            return self.lottery
         from fairdecide.assignment.birkhoff import (
             birkhoff_decomposition,
             complete_doubly_stochastic,
@@ -110,6 +141,8 @@ class RankingResult:
     def sample(self, size: int, random_state: Any = None) -> np.ndarray:
         """Rankings drawn from the decomposition: shape (size, k), the candidate shown
         at each position (each ranking a deterministic one, with probabilities P)."""
+        if self.lottery is not None:
+            return self.lottery.sample(size, random_state)
         size = as_int(size, "size", minimum=1)
         rs = check_random_state(random_state)
         perms = np.asarray(self.decomposition.sample(size, rs))[:, : self.n]
@@ -158,6 +191,8 @@ class RankingResult:
             lines.append(f"  merit order   : {fair} pairs passed over by a less worthy "
                          f"candidate in expectation (sort: {sort})")
         st = self.stats
+        if self.lottery is not None:
+            lines.append(f"  lottery       : {self.lottery.n_rankings} rankings")
         lines.append(f"  program       : {st.get('n_variables', '?')} variables, "
                      f"{st.get('n_constraints', '?')} constraints, solved in "
                      f"{st.get('solve_seconds', float('nan')):.3f} s")
