@@ -222,15 +222,25 @@ def test_infeasible_shares_name_the_smallest_tolerance():
                          k=4)
 
 
-def test_equal_candidates_get_equal_rows():
-    """Candidates with the same merit and group are interchangeable; the counts program
-    gives them one row (the average), under a binding criterion. (The exposure program,
-    the default here, breaks their ties by index: its lottery has at most G rankings.)"""
+@pytest.mark.parametrize("formulation", ["counts", "exposure"])
+def test_equal_candidates_get_equal_rows(formulation):
+    """Candidates with the same merit and group are interchangeable; both programs give
+    them one row (the average), under a binding criterion: the counts program by
+    averaging, the exposure program's lottery by shuffling each tie class among its
+    places (its rankings list them by index). Sampled rankings show it: each of the
+    three tied candidates is first among them about a third of the time."""
     u = [0.9, 0.5, 0.5, 0.5, 0.3, 0.2]
     g = ["a", "a", "a", "a", "b", "b"]
-    res = optimize_ranking(u, g, ExposureParity(), epsilon=0.05, formulation="counts")
+    res = optimize_ranking(u, g, ExposureParity(), epsilon=0.05, formulation=formulation)
     np.testing.assert_allclose(res.matrix[1], res.matrix[2], atol=1e-12)
     np.testing.assert_allclose(res.matrix[1], res.matrix[3], atol=1e-12)
+    np.testing.assert_allclose(res.exposure[1:4], res.exposure[1:4].mean(), atol=1e-12)
+    draws = res.sample(3000, random_state=0)
+    place = np.argsort(draws, axis=1)  # rankings of all six: the place of each candidate
+    first = np.argmin(place[:, 1:4], axis=1)
+    share = np.bincount(first, minlength=3) / len(first)
+    se = np.sqrt(share * (1 - share) / len(first))
+    assert np.all(np.abs(share - 1 / 3) < 5 * se), share
 
 
 def test_lipschitz_rows_are_close_for_near_equal_merits():

@@ -156,6 +156,6 @@ def solve_exposure(setup: RankingSetup, criteria: list, epsilon: np.ndarray,
     w = np.clip(x[1 + n_aux:], 0.0, None)
     keep = w > WEIGHT_TOL * w.sum()
     w = w[keep] / w[keep].sum()
-    lottery = RankingLottery(w, np.stack(orders)[keep], setup.positions)
+    lottery = RankingLottery(w, np.stack(orders)[keep], setup.positions, setup.tie_classes())
     return Solved(None, float(w @ np.asarray(U)[keep]), True, status, stats,
                   slack=slack if phase_one else None, lottery=lottery)

@@ -79,6 +79,13 @@ class RankingSetup:
         """sum_ij u_i v_j P_ij."""
         return float(self.merits @ P @ self.positions)
 
+    def tie_classes(self) -> np.ndarray | None:
+        """Each candidate's class of interchangeable candidates (the same merit and the
+        same group), or None when every candidate is alone in hers."""
+        key = np.unique(np.stack([self.codes.astype(float), self.merits], axis=1), axis=0,
+                        return_inverse=True)[1].ravel()
+        return key if key.max(initial=-1) + 1 < self.n else None
+
     def sorted_utility(self) -> float:
         """The utility of the sort by merit, sum_j v_j u_(j), without its matrix."""
         return float(np.sort(self.merits)[::-1][: self.k] @ self.positions)

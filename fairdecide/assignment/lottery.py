@@ -13,6 +13,13 @@ a point of the expohedron, the permutahedron of the position weights (Kletti et 
 in Repeated Rankings", WSDM 2022). The marginal matrix P_ij = sum_r w_r [pi_r(i) = j]
 is built only when asked (:meth:`RankingLottery.matrix`): at n = 10,000 a dense n x n
 matrix takes 800 MB, the lottery m * n integers.
+
+Interchangeable candidates (``ties``: the same merit and the same group) are treated
+alike: each ranking stands for the uniform mixture over the orders of each tie class
+among the places its members hold in it, so every member of a class gets the class's
+mean exposure and row, and :meth:`RankingLottery.sample` shuffles them. Utility and every
+group's total exposure are those of the rankings as listed (a class lies in one group
+and shares one merit).
 """
 
 from __future__ import annotations
@@ -40,6 +47,9 @@ class RankingLottery:
         once; positions j >= k are not shown).
     positions : ndarray of shape (k,)
         The position weights v_j.
+    ties : ndarray of int, shape (n,), optional
+        Each candidate's tie class (candidates of one class are interchangeable); None:
+        every candidate its own.
 
     Examples
     --------
@@ -58,6 +68,7 @@ class RankingLottery:
     weights: np.ndarray
     rankings: np.ndarray
     positions: np.ndarray
+    ties: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -79,24 +90,35 @@ class RankingLottery:
         return out
 
     def exposure(self) -> np.ndarray:
-        """The mean exposure e_i = sum_r w_r v_{pi_r(i)}, shape (n,)."""
+        """The mean exposure e_i = sum_r w_r v_{pi_r(i)} (a tie class's mean for each of
+        its members), shape (n,)."""
         v = np.r_[self.positions, np.zeros(self.n - self.k)]
-        return self.weights @ v[self.places()]
+        return self._alike(self.weights @ v[self.places()])
 
     def matrix(self) -> np.ndarray:
-        """The marginals P_ij = sum_r w_r [candidate i at position j], shape (n, k),
-        dense (n * k floats)."""
+        """The marginals P_ij = sum_r w_r [candidate i at position j] (a tie class's mean
+        row for each of its members), shape (n, k), dense (n * k floats)."""
         P = np.zeros((self.n, self.k))
         cols = np.broadcast_to(np.arange(self.k), (self.n_rankings, self.k))
         np.add.at(P, (self.rankings[:, :self.k], cols),
                   np.broadcast_to(self.weights[:, None], cols.shape))
-        return P
+        return self._alike(P)
 
     def selection_probability(self, top_k: int | None = None) -> np.ndarray:
         """P(candidate i among the first ``top_k`` places), shape (n,); default k."""
         t = self.k if top_k is None else as_int(top_k, "top_k", minimum=1, maximum=self.k)
-        return np.clip(np.bincount(self.rankings[:, :t].ravel(),
-                                   np.repeat(self.weights, t), self.n), 0.0, 1.0)
+        return np.clip(self._alike(np.bincount(self.rankings[:, :t].ravel(),
+                                               np.repeat(self.weights, t), self.n)),
+                       0.0, 1.0)
+
+    def _alike(self, x: np.ndarray) -> np.ndarray:
+        """``x`` (one entry or row per candidate) averaged over each tie class."""
+        if self.ties is None:
+            return x
+        size = np.bincount(self.ties)
+        total = np.zeros((len(size), *x.shape[1:]))
+        np.add.at(total, self.ties, x)
+        return (total / size.reshape(-1, *(1,) * (x.ndim - 1)))[self.ties]
 
     def sample(self, size: int = 1, random_state: Any = None) -> np.ndarray:
         """Draw ``size`` rankings, ranking r with probability weights[r].
@@ -109,7 +131,13 @@ class RankingLottery:
         size = as_int(size, "size", minimum=1)
         rng = check_random_state(random_state)
         pick = rng.choice(self.n_rankings, size=size, p=self.weights)
-        return self.rankings[pick, : self.k].astype(np.intp)
+        drawn = self.rankings[pick].astype(np.intp)
+        if self.ties is not None:  # each tie class shuffled among its places
+            for row in drawn:
+                cls = self.ties[row]
+                places = np.lexsort((np.arange(self.n), cls))
+                row[places] = row[np.lexsort((rng.random_sample(self.n), cls))]
+        return drawn[:, : self.k]
 
     def summary(self) -> str:
         """How many rankings and their largest weight."""
