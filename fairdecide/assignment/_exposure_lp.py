@@ -43,11 +43,14 @@ from fairdecide.assignment._ranking_lp import Solved
 from fairdecide.assignment._setup import RankingSetup
 from fairdecide.assignment.lottery import RankingLottery
 from fairdecide.optimize.engine.highs_model import HighsModel
+from fairdecide.optimize.engine.rounds import MAX_ROUNDS, Rounds
 
-#: Most rankings generated before the program gives up.
-MAX_ROUNDS = 2_000
 #: A ranking enters the master when its reduced cost is below -REDUCED_COST_TOL times
-#: the utility's scale max(1, max|u| sum v).
+#: the utility's scale max(1, max|u| sum v): a hundred times inside the master loops'
+#: certificate (optimize/engine/rounds.GAP), because the feasibility stage decides
+#: feasibility from the master's slack at its end (0 to 1e-12). The loop's round limit,
+#: progress reports and certificate (stats["certificate"]: the Lagrangian gap, minus the
+#: best reduced cost, within the one stopping rule's bound) are the master loops'.
 REDUCED_COST_TOL = 1e-11
 #: Weights below this (relative) are the master's round-off, not rankings of the lottery.
 WEIGHT_TOL = 1e-13
@@ -113,11 +116,13 @@ def solve_exposure(setup: RankingSetup, criteria: list, epsilon: np.ndarray,
     for key in first:
         order, u, t = _vertex(setup, v, key)
         add(order, u, t, 0.0)
-    stage = "feasibility"
-    rounds, optimal, status = 0, False, "not solved"
-    while rounds < MAX_ROUNDS:
+    stage, done = "feasibility", False
+    # about 30 rankings a group enter before the master is optimal (316 at ten groups
+    # of 10,000 candidates): the loops' round limit, raised with the groups
+    rounds = Rounds("exposure generation", max_rounds=max(MAX_ROUNDS, 100 * G))
+    optimal, status = False, "not solved"
+    while not done and rounds.stop_reason() is None:
         optimal, status = model.solve()
-        rounds += 1
         if not optimal:
             break
         y = model.row_duals()
@@ -131,24 +136,25 @@ def solve_exposure(setup: RankingSetup, criteria: list, epsilon: np.ndarray,
                                 np.r_[0.0, -np.asarray(U)])
                 continue
             order, u, t = _vertex(setup, v, lam[setup.codes])
-            reduced = -y[0] - lam @ t
-            if reduced >= -REDUCED_COST_TOL * max(1.0, float(v.sum())) or known(order):
-                break
-            add(order, u, t, 0.0)
-            continue
-        key = setup.merits + lam[setup.codes]
-        order, u, t = _vertex(setup, v, key)
-        reduced = -u - y[0] - lam @ t
-        if reduced >= -REDUCED_COST_TOL * scale or known(order):
-            break
-        add(order, u, t, -u)
+            reduced, cost, tol = -y[0] - lam @ t, 0.0, max(1.0, float(v.sum()))
+        else:
+            order, u, t = _vertex(setup, v, setup.merits + lam[setup.codes])
+            reduced, cost, tol = -u - y[0] - lam @ t, -u, scale
+        # the master is over the simplex of rankings' weights: its objective less the
+        # best ranking's reduced cost bounds the program's optimum (Lagrange)
+        rounds.next(model.objective, gap=max(0.0, -reduced), rankings=len(U))
+        done = reduced >= -REDUCED_COST_TOL * tol or known(order)
+        if not done:
+            add(order, u, t, cost)
     stats = {"n_variables": 1 + n_aux + len(U), "n_constraints": 1 + R,
-             "rankings_generated": len(U), "generation_rounds": rounds,
+             "rankings_generated": len(U), "generation_rounds": rounds.count,
              "solve_seconds": model.seconds}
+    if rounds.certificate is not None:
+        stats["certificate"] = rounds.certificate.as_dict()
     if not optimal:
         return Solved(None, np.nan, False, status, stats)
-    if rounds >= MAX_ROUNDS:
-        return Solved(None, np.nan, False, f"no convergence in {rounds} rankings", stats)
+    if not done:
+        return Solved(None, np.nan, False, f"generation {rounds.stop_reason()}", stats)
     x = model.values()
     slack = float(x[0])
     if stage == "feasibility" and not phase_one:

@@ -38,10 +38,11 @@ import scipy.sparse as sp
 
 from fairdecide.assignment._setup import RankingSetup
 from fairdecide.optimize.engine.highs_model import HighsModel, method_by_size
+from fairdecide.optimize.engine.rounds import Rounds
 
-#: Most rounds of cuts before the counts program gives up (one round usually adds a few
-#: pieces per count; 9 rounds at 1000 x 1000).
-MAX_CUT_ROUNDS = 200
+#: A piece of F counts as violated (its cut joins the master) when the hypograph
+#: variable exceeds it by more than this share of 1 + |F| (HiGHS's round-off is below).
+CUT_TOL = 1e-10
 
 
 @dataclass
@@ -215,27 +216,32 @@ def solve_counts(setup: RankingSetup, criteria: list, epsilon: np.ndarray,
     hi = np.r_[J, np.ones(NC), hi_c, b0].astype(float)
     model = HighsModel(c, lb, ub, A, lo, hi)
     model.set_method("highs-ds")
-    rounds = 0
+    # the master loop's one stopping rule (optimize/engine/rounds.py): a cut loop is
+    # certified when no piece is violated beyond CUT_TOL
+    rounds = Rounds("ranking cuts")
     while True:
         optimal, status = model.solve()
-        rounds += 1
         if not optimal:
             break
         z = model.values()
         x, t = z[:NC], z[NC:2 * NC]
         Fx = np.concatenate([_F(pieces[g], x[g * k:(g + 1) * k]) for g in range(G)])
-        bad = live & (t > Fx + 1e-10 * (1.0 + np.abs(Fx)))
-        if phase_one or not bad.any() or rounds >= MAX_CUT_ROUNDS:
+        over = np.where(live, t - Fx, -np.inf)
+        bad = over > CUT_TOL * (1.0 + np.abs(Fx))
+        certified = rounds.next(model.objective, max_violation=max(0.0, float(over.max(
+            initial=0.0))), violated=bool(bad.any()), cuts=model.n_rows)
+        if phase_one or certified or rounds.stop_reason():
             break
         Ac2, bc = _cuts(pieces, x, bad, k, n_cols)
         model.add_rows(Ac2, np.full(len(bc), -np.inf), bc)
-    stats = {"n_variables": n_cols, "n_constraints": model.n_rows, "cut_rounds": rounds,
-             "solve_seconds": model.seconds}
+    stats = {"n_variables": n_cols, "n_constraints": model.n_rows,
+             "cut_rounds": rounds.count, "solve_seconds": model.seconds}
+    if rounds.certificate is not None:
+        stats["certificate"] = rounds.certificate.as_dict()
     if not optimal:
         return Solved(None, np.nan, False, status, stats)
     if not phase_one and bad.any():
-        return Solved(None, np.nan, False, f"no convergence in {rounds} rounds of cuts",
-                      stats)
+        return Solved(None, np.nan, False, f"cuts {rounds.stop_reason()}", stats)
     P = fill(setup, pieces, x.reshape(G, k))
     return Solved(P, -model.objective, True, status, stats,
                   slack=float(z[-1]) if phase_one else None)

@@ -196,6 +196,11 @@ class RankingResult:
         lines.append(f"  program       : {st.get('n_variables', '?')} variables, "
                      f"{st.get('n_constraints', '?')} constraints, solved in "
                      f"{st.get('solve_seconds', float('nan')):.3f} s")
+        cert = st.get("certificate")
+        if cert is not None:  # the master loop's (optimize/engine/rounds.py)
+            word = "certified" if cert["certified"] else "NOT certified"
+            lines.append(f"  optimality    : {word} by {cert['solver']} in {cert['rounds']} "
+                         f"rounds, duality gap {cert['gap']:.3g} (bound {cert['bound']:.3g})")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
