@@ -9,12 +9,14 @@ all n (n - 1) / 2 pairs (<= 0: the policy is L-Lipschitz on these individuals).
 The search is blocked and vectorised. Built-in metrics (euclidean, weighted euclidean,
 Mahalanobis) are the euclidean distance of linearly transformed features, so a block of
 squared distances is one matrix product ||a||^2 + ||b||^2 - 2 a.b. That form loses
-accuracy to cancellation, so it only screens: a pair is kept as a candidate when its
-violation with the screened distance exceeds the threshold minus a bound on that
-rounding error, and every candidate's distance is then recomputed directly from the
-feature difference. The certificate is therefore exact to the rounding of the direct
-difference, never to that of the product. Since D_TV <= 1, a pair farther apart than 1 / L
-can never be violated, which the screen uses too.
+accuracy to cancellation, so it only screens, in single precision (half the memory
+traffic; :class:`_Screen` states the rounding it allows for): a pair is kept as a
+candidate when its screened violation exceeds the threshold minus a bound on that
+rounding error, and every candidate's D_TV and distance are then recomputed in double
+precision directly from the rows and the feature difference. The certificate is
+therefore exact to the rounding of the direct difference, never to that of the product.
+Since D_TV <= 1, a pair farther apart than 1 / L can never be violated, which the screen
+uses too.
 """
 
 from __future__ import annotations
