@@ -207,20 +207,24 @@ class _Normal:
         for (units, rows, b, _), Wq in zip(self.unit_groups, W, strict=True):
             if b >= 0:
                 loc = self.local[rows]
-                P[b][np.ix_(loc, loc)] -= (Wq / self.sigma[units]) @ Wq.T
+                S = Wq / np.sqrt(self.sigma[units])
+                P[b][np.ix_(loc, loc)] -= S @ S.T  # one product with its transpose: syrk
         H = (self.H_part @ sp.diags(d[n_pi:]) @ self.H_part.T).tocsr()
         Hb = H[:, self.border].tocsr()
         R = Hb[self.border].toarray()
-        self.Q, self.chol = [], []
+        self.Q, self.chol, PQ = [], [], []
         for b, rows in enumerate(self.blocks):
             P[b] += H[rows][:, rows].toarray()
             c = _cholesky(P[b], self.scale)
             Q = Hb[rows]
             self.chol.append(c)
             self.Q.append(Q)
-            if len(self.border) and Q.nnz:
+            if len(self.border):
                 Pinv = sl.cho_solve(c, np.eye(len(rows)), check_finite=False)
-                R -= (Q.T @ (Q.T @ Pinv).T).T
+                PQ.append(np.ascontiguousarray((Q.T @ Pinv).T))  # P^-1 Q (P symmetric)
+        if len(self.border) and self.blocks:
+            # R -= sum_b Q_b' P_b^-1 Q_b, as one sparse-dense product (one pass over R)
+            R -= sp.vstack(self.Q, format="csr").T.tocsr() @ np.vstack(PQ)
         self.cR = _cholesky(R, self.scale) if len(self.border) else None
 
     def solve(self, r: np.ndarray) -> np.ndarray:
