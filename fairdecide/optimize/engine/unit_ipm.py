@@ -101,14 +101,16 @@ def _row_blocks(lp: BlockLP) -> tuple[list[np.ndarray], np.ndarray]:
     pos[inner] = np.arange(len(inner))
     src, dst = [], []
     for M, per in ((Gp, lp.n_actions), (lp.G_v.tocsc(), 1)):
-        col = np.repeat(np.arange(M.shape[1]) // per, np.diff(M.indptr))
+        col = np.repeat(np.arange(M.shape[1]) // per, np.diff(M.indptr))  # nondecreasing
         keep = touched[M.indices]
         ind, col = M.indices[keep], col[keep]
-        order = np.lexsort((ind, col))
-        ind, col = ind[order], col[order]
-        same = col[1:] == col[:-1]  # chain each unit's (or column's) rows
-        src.append(pos[ind[:-1][same]])
-        dst.append(pos[ind[1:][same]])
+        if not len(col):
+            continue
+        # link each unit's (or column's) rows to its first: col is sorted already
+        first = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
+        lead = np.repeat(ind[first], np.diff(np.r_[first, len(col)]))
+        src.append(pos[lead])
+        dst.append(pos[ind])
     src, dst = np.concatenate(src), np.concatenate(dst)
     graph = sp.coo_matrix((np.ones(len(src)), (src, dst)), shape=(len(inner),) * 2)
     n_comp, label = connected_components(graph, directed=False)
@@ -169,8 +171,7 @@ class _Normal:
         # policy columns by row pattern, unit group and action (each unit once a group)
         ckey = np.column_stack([_patterns(Gp, 2), np.repeat(group_of, n_a),
                                 np.tile(np.arange(n_a), N)])
-        _, cgroup = np.unique(ckey, axis=0, return_inverse=True)
-        cgroup = cgroup.ravel()
+        cgroup = _row_groups(ckey)
         order = np.argsort(cgroup, kind="stable")
         cuts = np.cumsum(np.bincount(cgroup))[:-1]
         self.col_groups = []
@@ -249,6 +250,18 @@ class _Normal:
             y[rows] = tb
         g = (self.Gp.T @ y) * dp
         return np.concatenate([(rS - g.reshape(N, n_a).sum(axis=1)) / self.sigma, y])
+
+
+def _row_groups(keys: np.ndarray) -> np.ndarray:
+    """A group number per row of ``keys``, equal rows sharing one (numbered in the
+    order of the sorted rows, as np.unique(axis=0) numbers them; a lexsort, which
+    np.unique's comparison of rows as bytes took 54 ms against at 20,000 rows)."""
+    order = np.lexsort(keys.T[::-1])
+    srt = keys[order]
+    new = np.r_[True, np.any(srt[1:] != srt[:-1], axis=1)]
+    out = np.empty(len(keys), dtype=np.int64)
+    out[order] = np.cumsum(new) - 1
+    return out
 
 
 def _run(idx: np.ndarray) -> np.ndarray | slice:
