@@ -45,6 +45,7 @@ from scipy.sparse.csgraph import connected_components
 
 from fairdecide._threads import one_blas_thread
 from fairdecide.optimize.engine._block_lp import BlockLP, block_structure
+from fairdecide.optimize.engine._merge_rows import Merge, merge_rows
 
 __all__ = ["analyse", "solve_unit_ipm", "unit_ipm_suits"]
 
@@ -66,9 +67,14 @@ STEP = 0.995
 REGULARISATION = 1e-9
 
 
-def analyse(program: Any) -> tuple[BlockLP, list[np.ndarray], np.ndarray] | str:
-    """The program's unit blocks, its inner row blocks and border rows (what
-    :func:`solve_unit_ipm` factors), or why this solver does not take it."""
+Layout = tuple[BlockLP, list[np.ndarray], np.ndarray, Merge | None]
+
+
+def analyse(program: Any) -> Layout | str:
+    """The program's unit blocks (its marginal rows merged where nothing tells them
+    apart: :mod:`fairdecide.optimize.engine._merge_rows`), its inner row blocks and
+    border rows (what :func:`solve_unit_ipm` factors), and how to give the program's
+    variables back; or why this solver does not take it."""
     lp = block_structure(program)
     if isinstance(lp, str):
         return lp
@@ -76,11 +82,12 @@ def analyse(program: Any) -> tuple[BlockLP, list[np.ndarray], np.ndarray] | str:
         return "a coupling row bounded on both sides"
     if np.any((lp.l_v != 0.0) & np.isfinite(lp.l_v)) or np.any(np.isfinite(lp.u_v)):
         return "variable bounds other than v >= 0 or free"
+    lp, merge = merge_rows(lp)
     blocks, border = _row_blocks(lp)
     largest = max([len(border), *(len(b) for b in blocks)])
     if largest > MAX_BLOCK:
         return f"a block of {largest} rows to factor densely (at most {MAX_BLOCK})"
-    return lp, blocks, border
+    return lp, blocks, border, merge
 
 
 def unit_ipm_suits(program: Any) -> bool:
@@ -299,7 +306,7 @@ def _cholesky(P: np.ndarray, scale: float) -> Any:
 
 
 def solve_unit_ipm(program: Any, time_limit: float | None = None,
-                   layout: tuple[BlockLP, list[np.ndarray], np.ndarray] | str | None = None
+                   layout: Layout | str | None = None
                    ) -> tuple[np.ndarray | None, float, str, dict[str, Any]]:
     """Solve ``program`` (see the module): its variables, objective, status ("optimal",
     or why not) and statistics (iterations, final gap and residuals, seconds, and
@@ -314,13 +321,13 @@ def solve_unit_ipm(program: Any, time_limit: float | None = None,
 
 
 def _interior_point(program: Any, time_limit: float | None,
-                    layout: tuple[BlockLP, list[np.ndarray], np.ndarray] | str | None
+                    layout: Layout | str | None
                     ) -> tuple[np.ndarray | None, float, str, dict[str, Any]]:
     t0 = time.perf_counter()
     layout = analyse(program) if layout is None else layout
     if isinstance(layout, str):
         return None, np.nan, layout, {}
-    lp, blocks, border = layout
+    lp, blocks, border, merge = layout
     # a free variable v is v+ - v-, both >= 0 (its rows, and so the blocks, unchanged)
     free = np.flatnonzero(np.isinf(lp.l_v))
     G_v = sp.hstack([lp.G_v, -lp.G_v[:, free]], format="csc")
@@ -362,9 +369,12 @@ def _interior_point(program: Any, time_limit: float | None,
     # program's A_ub, in order); the objective was scaled by lp.scale
     m_ub = program.A_ub.shape[0]
     info["ub_duals"] = y[len(y) - m_ub:] / lp.scale if m_ub else np.zeros(0)
-    n_var = program.n_variables
-    x_prog = x[:n_var].copy()
-    x_prog[ne.n_pi + free] -= x[n_var:n_var + len(free)]
+    n_pi, n_v = ne.n_pi, lp.G_v.shape[1]
+    v = x[n_pi:n_pi + n_v].copy()
+    v[free] -= x[n_pi + n_v:n_pi + n_v + len(free)]
+    if merge is not None:
+        v = merge.other_values(x[:n_pi], v)
+    x_prog = np.concatenate([x[:n_pi], v])
     return x_prog, float(program.c @ x_prog), "optimal", info
 
 
