@@ -24,6 +24,11 @@ equations A D A^T dy = r by block elimination in the order the structure gives:
 3. the **border** rows (the rest), whose Schur complement (one dense matrix of their
    number) is factored last.
 
+Before it factors anything, marginal rows that the rest of the program reads alike are
+merged (:mod:`fairdecide.optimize.engine._merge_rows`: independence reads P(z, a), so
+each pair of outcomes' rows becomes one, halving the inner blocks), and each absolute
+value of a deviation is one border row (the program writes D m + d = p - n).
+
 A block larger than ``MAX_BLOCK`` rows (a group-blind policy at many scenarios) is not
 taken: :func:`analyse` says why and HiGHS solves the program. The solver stops at a
 relative primal-dual gap, primal and dual infeasibility all below ``TOL``, without a
