@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 from fairdecide.optimize.engine._block_lp import BlockLP
 
-__all__ = ["Merge", "merge_rows"]
+__all__ = ["Merge", "column_keys", "merge_rows"]
 
 
 @dataclass
@@ -50,9 +50,14 @@ class Merge:
         return out
 
 
-def _hash(M: sp.csc_matrix, seed: int) -> np.ndarray:
-    """Two random projections per column of ``M`` (entries and values) and its count."""
+def column_keys(M: sp.csc_matrix, seed: int = 0, values: bool = True) -> np.ndarray:
+    """A key per column of ``M`` that equal columns share (their entries' values too, or
+    only their row patterns): two random projections and the count of entries (a
+    collision of distinct columns would need two float hashes to agree)."""
     rng = np.random.default_rng(seed)
+    if not values:
+        M = sp.csc_matrix((np.ones_like(M.data), M.indices.copy(), M.indptr.copy()),
+                          shape=M.shape)
     return np.column_stack([M.T @ rng.random((M.shape[0], 2)), np.diff(M.indptr)])
 
 
@@ -88,7 +93,7 @@ def merge_rows(lp: BlockLP) -> tuple[BlockLP, Merge | None]:
                           shape=(m, lp.n_units))[row]
     units.sum_duplicates()
     units.data[:] = 1.0
-    key = np.column_stack([_hash(outside, 3), _hash(units.T.tocsc(), 4)])
+    key = np.column_stack([column_keys(outside, 3), column_keys(units.T.tocsc(), 4)])
     _, group = np.unique(key, axis=0, return_inverse=True)
     group = group.ravel()
     size = np.bincount(group)

@@ -50,7 +50,7 @@ from scipy.sparse.csgraph import connected_components
 
 from fairdecide._threads import one_blas_thread
 from fairdecide.optimize.engine._block_lp import BlockLP, block_structure
-from fairdecide.optimize.engine._merge_rows import Merge, merge_rows
+from fairdecide.optimize.engine._merge_rows import Merge, column_keys, merge_rows
 
 __all__ = ["analyse", "solve_unit_ipm", "unit_ipm_suits"]
 
@@ -131,16 +131,6 @@ def _row_blocks(lp: BlockLP) -> tuple[list[np.ndarray], np.ndarray]:
     return np.split(inner[order], cuts), np.flatnonzero(~touched)
 
 
-def _patterns(M: sp.csc_matrix, seed: int = 0) -> np.ndarray:
-    """A key per column that equal row patterns share (two random hashes and the count;
-    a collision of distinct patterns would need two float hashes to agree)."""
-    rng = np.random.default_rng(seed)
-    P = sp.csc_matrix((np.ones_like(M.data), M.indices.copy(), M.indptr.copy()),
-                      shape=M.shape)
-    h = P.T @ rng.random((M.shape[0], 2))
-    return np.column_stack([h, np.diff(M.indptr)])
-
-
 class _Normal:
     """The normal equations A D A^T dy = r of the program, solved by block elimination
     (see the module)."""
@@ -167,7 +157,7 @@ class _Normal:
         unit_cols = sp.csc_matrix((np.ones(Gp.nnz), Gp.indices.copy(),
                                    Gp.indptr[::n_a].copy()), shape=(m, N))
         unit_cols.sum_duplicates()
-        ukey = _patterns(unit_cols, 1)
+        ukey = column_keys(unit_cols, 1, values=False)
         _, group_of = np.unique(ukey, axis=0, return_inverse=True)
         group_of = group_of.ravel()
         self.unit_groups = []
@@ -181,7 +171,7 @@ class _Normal:
             self.unit_groups.append((units, rows, block_of[rows[0]] if len(rows) else -1,
                                      qloc))
         # policy columns by row pattern, unit group and action (each unit once a group)
-        ckey = np.column_stack([_patterns(Gp, 2), np.repeat(group_of, n_a),
+        ckey = np.column_stack([column_keys(Gp, 2, values=False), np.repeat(group_of, n_a),
                                 np.tile(np.arange(n_a), N)])
         cgroup = _row_groups(ckey)
         order = np.argsort(cgroup, kind="stable")
