@@ -132,8 +132,9 @@ def main() -> None:
                 if "at_lam" in kw:
                     label += f" (lam={kw['at_lam']:g}'s deviation)"
                 ratio = f"{med['this'] / med['landed']:.2f}" if landed else "-"
+                landed_s = f"{med['landed']:.3f}" if landed else "-"
                 line = (f"| independence {n_x} x 4 x 5 | {label} | "
-                        f"{med.get('landed', float('nan')):.3f} | {med['this']:.3f} | "
+                        f"{landed_s} | {med['this']:.3f} | "
                         f"{ratio} | {agree} | {this['solver']} | {this['order']}, "
                         f"{this['handed_back']}, {this['stage_seconds']:.2f} | "
                         f"{this['deviation']:.3g} |")
