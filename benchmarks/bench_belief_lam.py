@@ -1,89 +1,143 @@
-"""Penalised and tight beliefs: which solver the chain picks, and where the time goes.
+"""Penalised and tight beliefs: seconds end to end, against the landed version, and lam
+against epsilon at the deviation lam reached.
 
 Independence on ``make_tabular_problem(n_x, 4, 5)`` with a Dirichlet posterior of
-20 x cells logged rows, K scenarios (bench_beliefs.py's case), under ``lam`` and
-``epsilon``. For each case and repeat, one process, in turn:
+20 x cells logged rows, K scenarios (bench_beliefs.py's case), through
+``optimize_policy`` with the default chain. Trade-offs: ``lam`` 0.5 and 0.2, epsilon
+0.05 and 0.01, and epsilon set to the deviation each ``lam`` reached (this version's
+first run of it, rounded up to three significant digits and at least 1e-6): issue 41's
+"lam on a belief no slower than epsilon at the same deviation".
 
-- ``default``: ``optimize_policy`` with the default chain, end to end; the solver that
-  solved, the belief stage's order and hand-backs (``result.solver_choice``), and the
-  time split: the program's build and solve (``stats``), and the belief stage's attempt
-  before it handed the program back (the rest);
-- ``scenarios``: ``solver="scenarios"`` with each round's progress recorded: the rounds
-  and working units when the scenario cuts hand the program back (or certify), and
-  the seconds until then.
+Each case runs in a fresh process (import and a small warm-up solve first, untimed), the
+landed version (``--landed REV``, a git worktree) and this one in turn, ``--repeats``
+times; the table gives the medians, the ratio this / landed, whether the objectives agree
+(relative 1e-6: the unit interior point stops at a gap of 1e-10 without a crossover),
+and this version's solver, belief stage (the solvers tried and handed back, and their
+seconds before the hand-back) and deviation.
 
 Usage::
 
     python benchmarks/bench_belief_lam.py --quick
-    python benchmarks/bench_belief_lam.py --sizes 300 1000 --repeats 2 \\
-        --out benchmarks/results/belief_lam_chain.txt
+    python benchmarks/bench_belief_lam.py --sizes 300 1000 --repeats 3 --landed 2acbeaf \\
+        --out benchmarks/results/belief_lam_unit_ipm.txt
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
+import numpy as np
+from _landed import TREE, landed_tree
 from _provenance import provenance
-from bench_beliefs import tabular_case
 
+OUT = Path(__file__).parent / "results" / "belief_lam_unit_ipm.txt"
+
+#: One case on the package of the tree given: warm up, build the belief, time, print JSON.
+ONE_CASE = r"""
+import json, sys, time
+tree, n_x, K, kw = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
+sys.path.insert(0, tree + "/benchmarks")
 import fairdecide as fd
+from fairdecide.datasets import make_tabular_problem
+from bench_beliefs import tabular_case
+fd.optimize_policy(*make_tabular_problem(20, 2, 3, 2, random_state=1), fd.Independence(),
+                   epsilon=0.01)
+problem, belief, crits, _ = tabular_case(n_x, K)
+t0 = time.perf_counter()
+res = fd.optimize_policy(problem, belief, crits, **kw)
+seconds = time.perf_counter() - t0
+choice = res.solver_choice or {}
+stage = choice.get("belief_stage", choice)
+build, solve = res.stats.get("build_seconds", 0.0), res.stats.get("solve_seconds", 0.0)
+print(json.dumps({"seconds": seconds, "objective": float(res.objective),
+                  "solver": res.solver.split(":")[0],
+                  "order": stage.get("order", []),
+                  "handed_back": list(stage.get("handed_back", {})),
+                  "stage_seconds": (max(seconds - build - solve, 0.0)
+                                    if stage.get("handed_back") else 0.0),
+                  "deviation": float(res.deviations["independence"])}))
+"""
 
-OUT = Path(__file__).parent / "results" / "belief_lam_chain.txt"
+
+def fresh(tree: Path, n_x: int, K: int, kw: dict) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run([sys.executable, "-c", ONE_CASE, str(tree), str(n_x), str(K),
+                          json.dumps(kw)], env=env, cwd=tempfile.gettempdir(),
+                         capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"{kw} at {n_x} on {tree} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run(problem, belief, crits, kw, solver=None):
-    seen = []
-    t0 = time.perf_counter()
-    res = fd.optimize_policy(problem, belief, crits, solver=solver,
-                             progress=lambda p: seen.append((time.perf_counter() - t0, p)),
-                             **kw)
-    return time.perf_counter() - t0, res, seen
+def round_up(value: float) -> float:
+    """``value`` rounded up to three significant digits, at least 1e-6."""
+    value = max(value, 1e-6)
+    step = 10.0 ** (math.floor(math.log10(value)) - 2)
+    return math.ceil(value / step - 1e-9) * step
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="60 x 4 x 5, K = 8, 1 repeat")
     parser.add_argument("--sizes", type=int, nargs="*", default=None)
     parser.add_argument("--scenarios", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--landed", default=None, metavar="REV",
+                        help="also run the version at this git revision, in turn")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args()
     sizes = args.sizes or ([60] if args.quick else [300, 1000])
     K = args.scenarios or (8 if args.quick else 32)
-    tradeoffs = [{"lam": 0.5}, {"epsilon": 0.05}, {"epsilon": 0.01}]
-    lines = provenance("bench_belief_lam.py: the chain's choice for penalised and tight "
-                       "beliefs, and where the time goes", "bench_belief_lam.py",
-                       f"; K = {K}; one process, cases in turn")
-    lines += ["", "| case | trade-off | repeat | default s | build s | program solve s | "
-              "belief stage s | solver | belief stage: order, handed back | "
-              "scenarios asked s | scenario rounds | working units at the end | "
-              "scenarios outcome |", "|---" * 13 + "|"]
+    repeats = 1 if args.quick else args.repeats
+    lines = provenance("bench_belief_lam.py: penalised and tight beliefs end to end, "
+                       "against the landed version, and lam against epsilon at lam's "
+                       "deviation", "bench_belief_lam.py",
+                       f"; K = {K}; landed: {args.landed or '-'}; fresh process per run, "
+                       "medians")
+    lines += ["", "| case | trade-off | landed s | this s | this / landed | objectives "
+              "agree | this solver | belief stage: order, handed back, s | deviation |",
+              "|---" * 9 + "|"]
     print("\n".join(lines), flush=True)
-    for n_x in sizes:
-        problem, belief, crits, _ = tabular_case(n_x, K)
-        for kw in tradeoffs:
-            for rep in range(args.repeats):
-                s, res, _ = run(problem, belief, crits, kw)
-                st = res.stats
-                choice = res.solver_choice
-                stage = choice.get("belief_stage", choice) if choice else {}
-                build = st.get("build_seconds", 0.0)
-                solve = st.get("solve_seconds", 0.0)
-                belief_s = max(s - build - solve, 0.0) if stage.get("handed_back") else 0.0
-                sc_s, sc, seen = run(problem, belief, crits, kw, "scenarios")
-                last = seen[-1][1] if seen else None
-                outcome = ("certified" if sc.solver.startswith("scenario cuts")
-                           else "handed back")
-                line = (f"| independence {n_x} x 4 x 5 | "
-                        f"{', '.join(f'{k}={v:g}' for k, v in kw.items())} | {rep} | "
-                        f"{s:.3f} | {build:.3f} | {solve:.3f} | {belief_s:.3f} | "
-                        f"{res.solver.split(':')[0]} | {stage.get('order')}, "
-                        f"{list(stage.get('handed_back', {}))} | {sc_s:.3f} | "
-                        f"{last.round if last else '-'} | "
-                        f"{last.details.get('working_units', '-') if last else '-'} | "
-                        f"{outcome} |")
+    with landed_tree(args.landed) as old:
+        trees = [("landed", old), ("this", TREE)] if old is not None else [("this", TREE)]
+        for n_x in sizes:
+            cases = [{"lam": 0.5}, {"lam": 0.2}, {"epsilon": 0.05}, {"epsilon": 0.01}]
+            done: list[dict] = []
+            while cases:
+                kw = cases.pop(0)
+                runs: dict[str, list[dict]] = {name: [] for name, _ in trees}
+                for _ in range(repeats):
+                    for name, tree in trees:
+                        runs[name].append(fresh(tree, n_x, K, {
+                            k: v for k, v in kw.items() if k != "at_lam"}))
+                this = runs["this"][0]
+                if "lam" in kw:  # epsilon at the deviation lam reached, after the rest
+                    cases.append({"epsilon": round_up(this["deviation"]),
+                                  "at_lam": kw["lam"]})
+                done.append(kw)
+                med = {n: float(np.median([r["seconds"] for r in rs])) for n, rs in
+                       runs.items()}
+                landed = runs.get("landed")
+                agree = ("-" if not landed else str(abs(landed[0]["objective"] -
+                                                        this["objective"])
+                                                    <= 1e-6 * max(1.0, abs(this["objective"]))))
+                label = ", ".join(f"{k}={v:g}" for k, v in kw.items() if k != "at_lam")
+                if "at_lam" in kw:
+                    label += f" (lam={kw['at_lam']:g}'s deviation)"
+                ratio = f"{med['this'] / med['landed']:.2f}" if landed else "-"
+                landed_s = f"{med['landed']:.3f}" if landed else "-"
+                line = (f"| independence {n_x} x 4 x 5 | {label} | "
+                        f"{landed_s} | {med['this']:.3f} | "
+                        f"{ratio} | {agree} | {this['solver']} | {this['order']}, "
+                        f"{this['handed_back']}, {this['stage_seconds']:.2f} | "
+                        f"{this['deviation']:.3g} |")
                 print(line, flush=True)
                 lines.append(line)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

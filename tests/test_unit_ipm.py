@@ -42,7 +42,7 @@ def test_the_normal_equations_equal_a_dense_solve(blind):
     """The block elimination solves A D A^T dy = r as numpy's dense solve does, for a
     random positive D."""
     _, _, program = _program(12, 3, 3, 4, blind, Mixture(0.3), seed=1)
-    lp, blocks, border = analyse(program)
+    lp, blocks, border, _ = analyse(program)
     ne = _Normal(lp, lp.G_v, blocks, border)
     rng = np.random.default_rng(0)
     n = ne.G.shape[1]
@@ -127,3 +127,43 @@ def test_programs_without_small_unit_blocks_are_not_taken():
     assert res.ok and res.solver.startswith("HiGHS")
     assert res.choice["passed_over"]["unit-ipm"] == (
         "asked for, but it does not take no unit blocks")
+
+
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(n_x=st.integers(3, 15), n_z=st.integers(2, 3), n_a=st.integers(2, 4),
+       K=st.integers(1, 4), criterion=st.sampled_from(["independence", "separation"]),
+       tradeoff=st.sampled_from(["epsilon", "lam"]),
+       aggregate=st.sampled_from(["mean", "worst"]), seed=st.integers(0, 1000))
+def test_merged_rows_give_back_a_solution_of_the_program(n_x, n_z, n_a, K, criterion,
+                                                          tradeoff, aggregate, seed):
+    """The interior point merges the marginal rows that nothing else tells apart
+    (independence reads P(z, a); separation and the worst case's utility rows read
+    every outcome): the variables it gives back satisfy the program's own rows, and its
+    objective is HiGHS's on the program as built."""
+    problem, world = make_tabular_problem(n_x, n_z, n_a, 2, random_state=seed)
+    belief = Belief(make_belief(problem, world, K, np.random.default_rng(seed)),
+                    aggregate=aggregate)
+    crit = Independence() if criterion == "independence" else Separation()
+    tr = FairnessConstraint((0.02,)) if tradeoff == "epsilon" else Mixture(0.3)
+    program = PolicyProgram(problem, belief, group_blind=False).build([crit], tr)
+    _, blocks, _, merge = analyse(program)
+    n_m = n_z * n_a * 2
+    marginal_rows = sum(len(b) for b in blocks)
+    # the inner rows are the marginals' definitions: independence under the mean reads
+    # P(z, a) only (its utility is a cost), so the outcomes' rows merge in pairs at
+    # least (with two actions, the rows of the action it does not write merge across
+    # scenarios too); the worst case's utility rows read every outcome: nothing merges
+    if criterion == "independence" and aggregate == "mean":
+        assert marginal_rows <= K * n_m // 2
+    if aggregate == "worst":
+        assert marginal_rows == K * n_m and merge is None
+    x, objective, status, _ = solve_unit_ipm(program)
+    assert status == "optimal"
+    scale = max(1.0, float(np.abs(x).max()))
+    np.testing.assert_allclose(program.A_eq @ x, program.b_eq, atol=1e-8 * scale)
+    if program.A_ub.shape[0]:
+        assert np.all(program.A_ub @ x <= program.b_ub + 1e-8 * scale)
+    assert np.all(x >= program.lb - 1e-8)
+    ref = solve_program(program, "highs-ds")
+    assert abs(objective - ref.objective) <= REL * max(1.0, abs(ref.objective))

@@ -284,8 +284,9 @@ class CriterionBlock:
 
     def add_abs_epigraph(self, D: Any, d: np.ndarray, cols: np.ndarray, weight: np.ndarray,
                          kind: str = "sum") -> None:
-        """f >= sum_r weight_r |D_r x[cols] + d_r| (``kind="sum"``, with one auxiliary
-        variable per row) or f >= max_r weight_r |D_r x[cols] + d_r| (``"max"``)."""
+        """f >= sum_r weight_r |D_r x[cols] + d_r| (``kind="sum"``: the equality
+        D_r x[cols] + d_r = p_r - n_r per row, p, n >= 0, and f = sum_r weight_r
+        (p_r + n_r)) or f >= max_r weight_r |D_r x[cols] + d_r| (``"max"``)."""
         asm, n_r = self._asm, len(d)
         if kind == "max":
             Wd = D.multiply(weight[:, None]).tocsr() if sp.issparse(D) else weight[:, None] * D
@@ -294,13 +295,14 @@ class CriterionBlock:
             asm.ub.add_dense(_hstack(Wd, fcol), c, -weight * d)
             asm.ub.add_dense(_hstack(-Wd, fcol), c, weight * d)
             return
-        s = asm.new_vars(n_r)
-        neg = -sp.identity(n_r, format="csr") if sp.issparse(D) else -np.eye(n_r)
-        c = np.concatenate([cols, s])
-        asm.ub.add_dense(_hstack(D, neg), c, -d)
-        asm.ub.add_dense(_hstack(-D, neg), c, d)
-        asm.eq.add(np.zeros(n_r + 1, dtype=int), np.append(s, self.f),
-                   np.append(-weight, 1.0), np.zeros(1))
+        # D x + d = p - n with p, n >= 0, and f = sum_r weight_r (p_r + n_r): one
+        # equality per term (not two inequalities around an epigraph variable), so
+        # the coupling rows an interior point factors are half as many
+        pn = asm.new_vars(2 * n_r)
+        eye = sp.identity(n_r, format="csr") if sp.issparse(D) else np.eye(n_r)
+        asm.eq.add_dense(_hstack(_hstack(D, -eye), eye), np.concatenate([cols, pn]), -d)
+        asm.eq.add(np.zeros(2 * n_r + 1, dtype=int), np.append(pn, self.f),
+                   np.concatenate([-weight, -weight, [1.0]]), np.zeros(1))
 
     def add_kl(self, cols: np.ndarray, A_group: np.ndarray, b_group: np.ndarray,
                A_pool: np.ndarray, b_pool: np.ndarray, weight: np.ndarray) -> None:
