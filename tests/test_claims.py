@@ -45,6 +45,7 @@ NOT_MEASURED: list[tuple[str, str, str]] = [
     ("docs/benchmarks.md", "target: 1e6 under 5 s", "issue 26's target"),
     ("docs/benchmarks.md", "lam under 0.5 s and epsilon 0.01 under 1 s",
      "issue 41's target"),
+    ("docs/benchmarks.md", "issue 41's 30,000 people under 60 s", "issue 41's target"),
     ("docs/benchmarks.md", "target: 1000 candidates x 1000 positions under 10 s",
      "issue 26's target"),
     ("docs/benchmarks.md", "RMSE, 95% coverage", "the nominal level of the intervals"),
