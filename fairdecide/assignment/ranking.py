@@ -172,8 +172,10 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
     sort of the candidates by u_i + lambda_g(i) (lambda the master's duals on the
     groups' exposures) until none improves it; its basic optimum weighs at most G
     rankings, so the answer is that lottery, and the matrix is built from it only when
-    asked (``RankingResult.matrix``). Candidates of equal merit in one group are ordered
-    by index in its rankings ("counts" gives them one row instead). Details in
+    asked (``RankingResult.matrix``). Candidates of equal merit in one group are listed
+    by index in its rankings, each of which stands for the uniform mixture over their
+    orders: they share one exposure and one row, as in "counts", and sampling shuffles
+    them (:class:`~fairdecide.assignment.RankingLottery`). Details in
     ``fairdecide.assignment._exposure_lp``.
 
     Examples
