@@ -10,13 +10,13 @@ The search is blocked and vectorised. Built-in metrics (euclidean, weighted eucl
 Mahalanobis) are the euclidean distance of linearly transformed features, so a block of
 squared distances is one matrix product ||a||^2 + ||b||^2 - 2 a.b. That form loses
 accuracy to cancellation, so it only screens, in single precision (half the memory
-traffic; :class:`_Screen` states the rounding it allows for): a pair is kept as a
-candidate when its screened violation exceeds the threshold minus a bound on that
-rounding error, and every candidate's D_TV and distance are then recomputed in double
-precision directly from the rows and the feature difference. The certificate is
-therefore exact to the rounding of the direct difference, never to that of the product.
-Since D_TV <= 1, a pair farther apart than 1 / L can never be violated, which the screen
-uses too.
+traffic; :class:`~fairdecide.criteria._pair_screen.Screen` states the rounding it allows
+for): a pair is kept as a candidate when its screened violation exceeds the threshold
+minus a bound on that rounding error, and every candidate's D_TV and distance are then
+recomputed in double precision directly from the rows and the feature difference. The
+certificate is therefore exact to the rounding of the direct difference, never to that
+of the product. Since D_TV <= 1, a pair farther apart than 1 / L can never be violated,
+which the screen uses too.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide._validation import as_float_array, as_real
+from fairdecide.criteria._pair_screen import Screen, as_is, screened_top, top_per_unit, tv_block
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["PairMetric", "PairSearch", "nearest_pairs", "pair_distances", "violated_pairs"]
@@ -127,18 +128,6 @@ class PairSearch:
     truncated: bool = False    # per_unit may have left out pairs above the threshold
 
 
-def _tv_block(Pa: np.ndarray, Pb: np.ndarray) -> np.ndarray:
-    """D_TV between every row of Pa and every row of Pb: half the L1 distance."""
-    out = np.subtract(Pa[:, 0, None], Pb[None, :, 0])
-    np.abs(out, out=out)
-    step = np.empty_like(out)
-    for a in range(1, Pa.shape[1]):
-        np.subtract(Pa[:, a, None], Pb[None, :, a], out=step)
-        out += np.abs(step, out=step)
-    out *= 0.5
-    return out
-
-
 def _exact(T: np.ndarray | None, P: np.ndarray, L: float, v: np.ndarray, ii: Any, jj: Any,
            s: int, t: int) -> np.ndarray:
     """Exact violations of block entries (ii, jj): D_TV and the distance recomputed from
@@ -150,63 +139,6 @@ def _exact(T: np.ndarray | None, P: np.ndarray, L: float, v: np.ndarray, ii: Any
     diff = T[ii + s] - T[jj + t]
     tv = 0.5 * np.abs(P[ii + s] - P[jj + t]).sum(axis=1)
     return tv - L * np.sqrt(np.einsum("ij,ij->i", diff, diff))
-
-
-def _as_is(c: float) -> float:
-    """An exact block's bounds are compared with c itself."""
-    return c
-
-
-class _Screen:
-    """Upper bounds of every violation in a block, in single precision: the screen of
-    the built-in metrics (see the module), half the memory traffic of double precision
-    and its matrix product twice as fast; every candidate is recomputed in double.
-
-    With u = 2^-24, features centred then rounded (x^ = fl(x - mean)) and D_TV over rows
-    rounded to single: the product form s = |x^|^2 + |y^|^2 - 2 x^.y^ is within
-    (d + 6) u (|x^|^2 + |y^|^2) of |x^ - y^|^2 (Higham: |fl(a.b) - a.b| <= gamma_d |a||b|),
-    rounding moved each point by at most u |x| (so d(x, y) >= |x^ - y^| - u (|x| + |y|)),
-    and D_TV is within 3 n_a u of the double one. ``block`` returns
-    tv - L (sqrt(max(s - err, 0)) (1 - 8 u) - 1.05 u (|x| + |y|)) with those allowances
-    inflated, each float operation's rounding included; its last subtraction rounds
-    relative to its result, which :meth:`lower` allows for on the value compared with.
-    """
-
-    U = float(np.finfo(np.float32).eps) / 2
-
-    def __init__(self, T: np.ndarray, P: np.ndarray, L: float) -> None:
-        C = T - T.mean(axis=0)
-        self.T = C.astype(np.float32)
-        norms = np.sqrt(np.einsum("ij,ij->i", C, C))
-        self.sq = (norms ** 2).astype(np.float32)
-        self.nrm = norms.astype(np.float32)
-        self.P = P.astype(np.float32)
-        u = self.U
-        self.err = np.float32(1.01 * (T.shape[1] + 10) * u)
-        self.slope = np.float32(L * (1 - 8 * u))
-        self.shift = np.float32(1.05 * L * u)
-        self.tv_err = 3 * P.shape[1] * u
-
-    def block(self, a: slice, b: slice) -> np.ndarray:
-        v = self.T[a] @ self.T[b].T
-        v *= -2.0
-        both = self.sq[a, None] + self.sq[None, b]
-        v += both
-        both *= self.err
-        v -= both
-        np.maximum(v, 0.0, out=v)
-        np.sqrt(v, out=v)
-        v *= self.slope
-        np.add(self.nrm[a, None], self.nrm[None, b], out=both)
-        both *= self.shift
-        v -= both                      # <= L d(x, y)
-        return np.subtract(_tv_block(self.P[a], self.P[b]), v, out=v)
-
-    def lower(self, c: float) -> float:
-        """What a block's bound is compared with for "the exact violation may exceed c":
-        c less the D_TV allowance and the last subtraction's rounding (relative to a
-        result near c, or larger than 2 (1 + |c|) and then above c anyway)."""
-        return c - self.tv_err - 2 * self.U * (1 + abs(c)) if np.isfinite(c) else c
 
 
 def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None = None,
@@ -268,7 +200,7 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
     if touching is not None:
         P, F = P[perm], F[perm]
         T = None if T is None else T[perm]
-    screen = None if T is None else _Screen(T, P, L)
+    screen = None if T is None else Screen(T, P, L)
     best, best_pair, truncated = -np.inf, (0, 1), False
     found_i, found_j, found_v = [], [], []
     for s in range(0, n_rows, block):
@@ -277,13 +209,13 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
             b = slice(t, min(t + block, n))
             if T is None:
                 D = np.asarray(metric.kind(F[a], F[b]), dtype=float)
-                v = _tv_block(P[a], P[b])
+                v = tv_block(P[a], P[b])
                 if D.shape != v.shape or not np.all(np.isfinite(D)) or np.any(D < 0):
                     raise FairdecideError(
                         "the metric callable returned a matrix of the wrong shape, or a "
                         "negative or non-finite distance")
                 v -= L * D  # exact
-                lower = _as_is
+                lower = as_is
             else:
                 v, lower = screen.block(a, b), screen.lower
             if s == t:
@@ -302,7 +234,7 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
             elif per_unit is None:
                 ii, jj = np.nonzero(v > min(lo_t, lo_c))
             else:
-                ii, jj, dropped = _screened_top(v, lo_t, lo_c, per_unit)
+                ii, jj, dropped = screened_top(v, lo_t, lo_c, per_unit)
                 truncated |= dropped
             ii, jj = np.r_[ii, top[0]], np.r_[jj, top[1]]
             exact = _exact(T, P, L, v, ii, jj, s, t)
@@ -320,75 +252,13 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
              if found_i else np.zeros((0, 2), dtype=int))
     viol = np.concatenate(found_v) if found_v else np.zeros(0)
     if per_unit is not None and len(pairs):
-        keep = _top_per_unit(pairs, viol, per_unit)
+        keep = top_per_unit(pairs, viol, per_unit)
         truncated |= len(keep) < len(pairs)
         pairs, viol = pairs[keep], viol[keep]
     order = np.lexsort((pairs[:, 1], pairs[:, 0])) if len(pairs) else np.zeros(0, int)
     checked = n_rows * (n_rows - 1) // 2 + n_rows * (n - n_rows)
     return PairSearch(best, best_pair, pairs[order].astype(int), viol[order], checked,
                       bool(truncated))
-
-
-def _screened_top(v: np.ndarray, threshold: float, cut: float, m: int
-                  ) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Block entries to recompute exactly: each row's and each column's ``m`` largest
-    screened bounds above the threshold, and every entry that could beat ``cut`` (the
-    largest exact violation known). Read from the entries above the lower of the two
-    (one pass over the block; they are a few hundred of its million entries once the
-    policy is nearly Lipschitz)."""
-    n_cols = v.shape[1]
-    flat = np.flatnonzero(v > min(threshold, cut))
-    ii, jj = np.divmod(flat, n_cols)
-    vals = v.ravel()[flat]
-    above = vals > threshold
-    r, c, va = ii[above], jj[above], vals[above]
-    crowded_r = np.bincount(r, minlength=v.shape[0]) > m
-    crowded_c = np.bincount(c, minlength=n_cols) > m
-    dropped = bool(crowded_r.any() or crowded_c.any())
-    # a row (column) with at most m entries above the threshold keeps them all, so
-    # every entry above it is kept unless both its row and its column are crowded;
-    # crowded rows and columns keep their m largest
-    keep = ~(crowded_r[r] & crowded_c[c])
-    for line, crowded in ((r, crowded_r), (c, crowded_c)):
-        sub = np.flatnonzero(crowded[line])
-        if len(sub):
-            keep[sub[_largest_per_line(line[sub], va[sub], m)]] = True
-    pick = vals > cut
-    pick[np.flatnonzero(above)[keep]] = True
-    return ii[pick], jj[pick], dropped
-
-
-def _largest_per_line(line: np.ndarray, vals: np.ndarray, m: int) -> np.ndarray:
-    """Which entries are among the ``m`` largest ``vals`` of their ``line`` (block rows or
-    columns, < 2^15 of them): the entries grouped by a radix sort of the line, then m
-    rounds of each group's maximum (a tie keeps every entry at it: a few more
-    candidates, never fewer)."""
-    order = np.argsort(line.astype(np.int16) if line.max() < 2**15 else line, kind="stable")
-    ls, vs = line[order], vals[order].astype(float)
-    starts = np.flatnonzero(np.r_[True, ls[1:] != ls[:-1]])
-    sizes = np.diff(np.r_[starts, len(vs)])
-    keep = np.zeros(len(vs), dtype=bool)
-    for _ in range(m):
-        top = np.repeat(np.maximum.reduceat(vs, starts), sizes)
-        hit = (vs == top) & (vs > -np.inf)
-        keep |= hit
-        vs[hit] = -np.inf
-    out = np.zeros(len(vs), dtype=bool)
-    out[order] = keep
-    return out
-
-
-def _top_per_unit(pairs: np.ndarray, viol: np.ndarray, m: int) -> np.ndarray:
-    """Indices of the pairs among the ``m`` most violated of either of their ends."""
-    rank_of = np.argsort(-viol, kind="stable")
-    ends = np.concatenate([pairs[rank_of, 0], pairs[rank_of, 1]])
-    which = np.concatenate([rank_of, rank_of])
-    place = np.tile(np.arange(len(viol)), 2)
-    order = np.lexsort((place, ends))  # by end, most violated first within an end
-    e = ends[order]
-    first = np.r_[0, np.flatnonzero(np.diff(e)) + 1]
-    rank = np.arange(len(e)) - np.repeat(first, np.diff(np.r_[first, len(e)]))
-    return np.unique(which[order][rank < m])
 
 
 def pair_distances(X: np.ndarray, pairs: np.ndarray, metric: PairMetric,
