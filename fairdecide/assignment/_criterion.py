@@ -72,7 +72,11 @@ class RankingCriterion:
         ranking can give even with its tolerance ``epsilon``."""
 
     def _deviation(self, P: np.ndarray, setup: RankingSetup) -> float:
-        raise NotImplementedError
+        """The deviation of the matrix P: from its exposures P v where the criterion
+        reads only those (``reads_exposure``)."""
+        if not self.reads_exposure:
+            raise NotImplementedError
+        return self._exposure_deviation(P @ setup.positions, setup)
 
     def _exposure_deviation(self, e: np.ndarray, setup: RankingSetup) -> float:
         """The deviation from the candidates' exposures e (n,) (``reads_exposure``)."""

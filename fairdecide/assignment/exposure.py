@@ -86,9 +86,6 @@ class ExposureParity(RankingCriterion):
 
     reads_exposure = True
 
-    def _deviation(self, P: np.ndarray, setup: RankingSetup) -> float:
-        return self._exposure_deviation(P @ setup.positions, setup)
-
     def _exposure_deviation(self, e: np.ndarray, setup: RankingSetup) -> float:
         return _spread(setup.group_exposure(e))
 
@@ -136,9 +133,6 @@ class MeritExposure(RankingCriterion):
                 "to be positive (e.g. relevance probabilities) or use ExposureParity")
 
     reads_exposure = True
-
-    def _deviation(self, P: np.ndarray, setup: RankingSetup) -> float:
-        return self._exposure_deviation(P @ setup.positions, setup)
 
     def _exposure_deviation(self, e: np.ndarray, setup: RankingSetup) -> float:
         return _spread(setup.group_exposure(e) / setup.group_merit())
