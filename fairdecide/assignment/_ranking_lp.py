@@ -261,8 +261,4 @@ def fill(setup: RankingSetup, pieces: list, C: np.ndarray) -> np.ndarray:
         member = np.minimum(np.floor(mid).astype(np.intp), len(idx) - 1)
         pos = np.minimum(np.searchsorted(Cg, mid, side="right"), setup.k - 1)
         np.add.at(P, (idx[member], pos), np.diff(pts))
-    key = setup.tie_classes()
-    if key is not None:
-        M = sp.csr_matrix((np.ones(setup.n), (key, np.arange(setup.n))))
-        P = np.asarray(M.T @ (M @ P / np.asarray(M.sum(axis=1))))
-    return np.clip(P, 0.0, 1.0)
+    return np.clip(setup.tie_average(P), 0.0, 1.0)

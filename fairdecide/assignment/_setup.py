@@ -86,6 +86,12 @@ class RankingSetup:
                         return_inverse=True)[1].ravel()
         return key if key.max(initial=-1) + 1 < self.n else None
 
+    def tie_average(self, x: np.ndarray) -> np.ndarray:
+        """``x`` (one entry or one row per candidate) averaged over each class of
+        interchangeable candidates (:meth:`tie_classes`); ``x`` itself when there is
+        none."""
+        return average_over(self.tie_classes(), x)
+
     def sorted_utility(self) -> float:
         """The utility of the sort by merit, sum_j v_j u_(j), without its matrix."""
         return float(np.sort(self.merits)[::-1][: self.k] @ self.positions)
@@ -96,6 +102,23 @@ class RankingSetup:
         P = np.zeros((self.n, self.k))
         P[order, np.arange(self.k)] = 1.0
         return P
+
+
+def average_over(classes: np.ndarray | None, x: np.ndarray) -> np.ndarray:
+    """``x`` (one entry or one row per candidate) averaged over each class of
+    ``classes`` (an integer per candidate); ``x`` itself when ``classes`` is None.
+
+    Examples
+    --------
+    >>> average_over(np.array([0, 1, 0]), np.array([1.0, 5.0, 3.0])).tolist()
+    [2.0, 5.0, 2.0]
+    """
+    if classes is None:
+        return x
+    size = np.bincount(classes)
+    total = np.zeros((len(size), *x.shape[1:]))
+    np.add.at(total, classes, x)
+    return (total / size.reshape(-1, *(1,) * (x.ndim - 1)))[classes]
 
 
 def ranking_setup(merits: Any, groups: Any, positions: Any = None, k: Any = None

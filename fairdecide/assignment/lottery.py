@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide._validation import as_int, check_random_state
+from fairdecide.assignment._setup import average_over
 
 __all__ = ["RankingLottery"]
 
@@ -113,12 +114,7 @@ class RankingLottery:
 
     def _alike(self, x: np.ndarray) -> np.ndarray:
         """``x`` (one entry or row per candidate) averaged over each tie class."""
-        if self.ties is None:
-            return x
-        size = np.bincount(self.ties)
-        total = np.zeros((len(size), *x.shape[1:]))
-        np.add.at(total, self.ties, x)
-        return (total / size.reshape(-1, *(1,) * (x.ndim - 1)))[self.ties]
+        return average_over(self.ties, x)
 
     def sample(self, size: int = 1, random_state: Any = None) -> np.ndarray:
         """Draw ``size`` rankings, ranking r with probability weights[r].
