@@ -12,6 +12,7 @@ import numpy as np
 from fairdecide._validation import as_bool, as_float_array, as_int, check_random_state
 from fairdecide.assignment.lottery import RankingLottery
 from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize.engine.rounds import describe
 
 __all__ = ["RankingResult"]
 
@@ -198,9 +199,7 @@ class RankingResult:
                      f"{st.get('solve_seconds', float('nan')):.3f} s")
         cert = st.get("certificate")
         if cert is not None:  # the master loop's (optimize/engine/rounds.py)
-            word = "certified" if cert["certified"] else "NOT certified"
-            lines.append(f"  optimality    : {word} by {cert['solver']} in {cert['rounds']} "
-                         f"rounds, duality gap {cert['gap']:.3g} (bound {cert['bound']:.3g})")
+            lines.append(f"  optimality    : {describe(cert)}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._tables import result_table
+from fairdecide.optimize.engine.rounds import describe
 from fairdecide.policies.base import Policy
 
 __all__ = ["OptimizeResult", "Verification"]
@@ -127,11 +128,7 @@ class OptimizeResult:
             )
         for name, cert in self.certificates.items():
             if name == "optimality":  # the master loop's (engine/rounds.py)
-                word = "certified" if cert["certified"] else "NOT certified"
-                rounds = f"{cert['rounds']} round{'' if cert['rounds'] == 1 else 's'}"
-                lines.append(
-                    f"  optimality    : {word} by {cert['solver']} in {rounds}, "
-                    f"duality gap {cert['gap']:.3g} (bound {cert['bound']:.3g})")
+                lines.append(f"  optimality    : {describe(cert)}")
                 continue
             if "lipschitz_bound" in cert:  # a parametric policy, certified by its weights
                 lines.append(

@@ -36,7 +36,8 @@ import numpy as np
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL
 from fairdecide.optimize.progress import Progress, report
 
-__all__ = ["GAP", "MAX_ROUNDS", "Certificate", "Rounds", "gap_shares", "unseen_cuts"]
+__all__ = ["GAP", "MAX_ROUNDS", "Certificate", "Rounds", "describe", "gap_shares",
+           "unseen_cuts"]
 
 #: Certified when the duality gap is at most this share of the objective (at least 1):
 #: the agreement with the general route issue 24 asks of every optimum (1e-9 relative),
@@ -88,6 +89,20 @@ class Certificate:
     def as_dict(self) -> dict[str, Any]:
         """The certificate as ``result.certificates["optimality"]`` holds it."""
         return asdict(self)
+
+
+def describe(cert: dict[str, Any]) -> str:
+    """A certificate (:meth:`Certificate.as_dict`) in the words of a summary line.
+
+    Examples
+    --------
+    >>> describe(Certificate("example", -1.0, 0.0, 1e-9, 0.0, 1, 0.1, True).as_dict())
+    'certified by example in 1 round, duality gap 0 (bound 1e-09)'
+    """
+    word = "certified" if cert["certified"] else "NOT certified"
+    rounds = f"{cert['rounds']} round{'' if cert['rounds'] == 1 else 's'}"
+    return (f"{word} by {cert['solver']} in {rounds}, duality gap {cert['gap']:.3g} "
+            f"(bound {cert['bound']:.3g})")
 
 
 class Rounds:
