@@ -151,9 +151,9 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
     def start(anchors: np.ndarray, units: np.ndarray, cuts: tuple | None
               ) -> tuple[_State, dict[str, Any]]:
         """A master with every unit at ``anchors``, ``units`` free, and ``cuts``."""
-        at_anchors = rows_from_moves(N, n_a, anchors, np.zeros(0, dtype=np.int64),
-                                     np.zeros((0, n_a - 1)))
-        m_fixed = B @ at_anchors.reshape(-1)                              # (K n_m,)
+        at_anchors = np.zeros(N * n_a)  # every unit's row: its anchor
+        at_anchors[np.arange(N) * n_a + anchors] = 1.0
+        m_fixed = B @ at_anchors                                          # (K n_m,)
         model, layout = _initial_model(asm, terms, prog, m_fixed, time_limit)
         state = _State(model, layout["util_row0"], K, n_m, n_a, B, prog.U_m, anchors,
                        m_fixed)
@@ -165,7 +165,7 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
     # anchors: each unit's best action for the belief's mean utility
     value = prog.mean_utility_prices()
     state, layout = start(np.argmax(value.reshape(N, n_a), axis=1),
-                                  np.zeros(0, dtype=np.int64), None)
+                          np.zeros(0, dtype=np.int64), None)
     model, anchored, seconds, iterations, restarts = state.model, 0, 0.0, 0, 0
     rounds, stalled, last = Rounds("scenario cuts", time_limit=time_limit), 0, np.nan
     diverged = 0
@@ -218,8 +218,7 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
             seconds, iterations = seconds + model.seconds, iterations + model.iterations
             frac = np.flatnonzero(pi.max(axis=1) < 1.0 - 1e-9)
             cuts = (state.cut_target, state.G, state.cut_h)
-            state, layout = start(np.argmax(pi, axis=1),
-                                          np.union1d(frac, join), cuts)
+            state, layout = start(np.argmax(pi, axis=1), np.union1d(frac, join), cuts)
             model, anchored, restarts = state.model, len(state.working), restarts + 1
         else:
             state.free(join)
