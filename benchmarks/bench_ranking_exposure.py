@@ -32,11 +32,11 @@ Usage: python benchmarks/bench_ranking_exposure.py [--quick] [--sizes N ...]
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 from _provenance import provenance
+from bench_ranking import timed
 from threadpoolctl import threadpool_limits
 
 import fairdecide as fd
@@ -75,15 +75,6 @@ def lottery_figures(weights: np.ndarray, rankings: np.ndarray, u: np.ndarray,
     means = [e[g == c].mean() for c in np.unique(g)]
     return {"gap": max(means) - min(means), "utility": float(u @ e),
             "weight_sum": float(weights.sum())}
-
-
-def timed(fn, repeats: int):
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return out, float(np.median(times)), min(times)
 
 
 def row(n, G, eps, route, med, fast, size, fig, extra="") -> str:
