@@ -69,12 +69,12 @@ def test_lagrange_bound_is_below_every_policy(seed, n_units, n_a, R):
 
 
 def test_residuals_stay_at_rounding_to_the_end():
-    """Near the end Z / U and the kinks' Theta span many orders. A diagonal shift scaled
-    by M's largest entry (the code before) then perturbed every step: on 30 problems
-    like these the final residuals had median 7e-11 (up to 2e-4), and at COMPAS K = 2048
-    Lagrange's bound paid them and the certificate refused the run. Without it the
-    median was 4e-14 (the largest 1.3e-11, from Z / U's conditioning in a few runs), so
-    the median is tested against 1e-12, between the two, and every run must certify."""
+    """Near the end Z / X and the kinks' 1 / P span many orders. Taken duals first, the
+    rounding error of a kinked term's dual was multiplied into the primal step (a
+    one-unit program stalled at a primal residual of 1e-4, test_hand_solved above);
+    taken policy first, every run here converges with the loop's relative residuals
+    (TOL = 1e-10) at rounding: median 3e-13 on these problems, tested against 1e-11,
+    and every run certifies."""
     residuals = []
     for seed in range(100, 112):
         rng = np.random.default_rng(seed)
@@ -87,7 +87,7 @@ def test_residuals_stay_at_rounding_to_the_end():
         assert run.converged
         assert run.objective - run.lower <= 1e-9 * max(1.0, abs(run.objective))
         residuals.append(run.residual)
-    assert np.median(residuals) <= 1e-12
+    assert np.median(residuals) <= 1e-11
 
 
 def _belief(n_x, n_z, n_a, K, seed, aggregate="mean"):

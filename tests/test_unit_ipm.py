@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 
 from fairdecide import Belief, Independence, Separation, optimize_policy
 from fairdecide.datasets import make_tabular_problem
+from fairdecide.optimize.engine._normal_columns import ColumnNormal
+from fairdecide.optimize.engine._normal_rows import RowNormal
 from fairdecide.optimize.engine.solvers import solve_program
 from fairdecide.optimize.engine.unit_ipm import (
     TOL,
-    _Normal,
     analyse,
     solve_unit_ipm,
     unit_ipm_suits,
@@ -43,7 +44,7 @@ def test_the_normal_equations_equal_a_dense_solve(blind):
     random positive D."""
     _, _, program = _program(12, 3, 3, 4, blind, Mixture(0.3), seed=1)
     lp, blocks, border, _ = analyse(program)
-    ne = _Normal(lp, lp.G_v, blocks, border)
+    ne = RowNormal(lp, lp.G_v, blocks, border)
     rng = np.random.default_rng(0)
     n = ne.G.shape[1]
     d = rng.uniform(0.05, 3.0, n)
@@ -59,6 +60,47 @@ def test_the_normal_equations_equal_a_dense_solve(blind):
     r = rng.normal(size=A.shape[0])
     want = np.linalg.solve(A @ np.diag(d) @ A.T, r)
     np.testing.assert_allclose(ne.solve(r), want, rtol=1e-8, atol=1e-8 * np.abs(want).max())
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), N=st.integers(1, 6), n_a=st.integers(2, 4),
+       R=st.integers(1, 40), width=st.integers(1, 3))
+def test_the_normal_equations_by_columns_equal_a_dense_solve(seed, N, n_a, R, width):
+    """In the policy's space (Woodbury, then the step policy first): the solve and the
+    Newton step equal numpy's dense solve of the system written out here, for random
+    positive D and a random H with one entry per column (``width`` columns per row)."""
+    rng = np.random.default_rng(seed)
+    k = n_a - 1
+    G = rng.normal(size=(R, N * k))
+    H = sp.csr_matrix((rng.normal(size=R * width) + np.where(rng.random(R * width) < 0.5,
+                                                             -2.0, 2.0),
+                       (np.repeat(np.arange(R), width), np.arange(R * width))),
+                      shape=(R, R * width))
+    ne = ColumnNormal(N, n_a, G, H)
+    # A written out: the simplex rows; the coupling rows, zero in each unit's first action
+    G_pi = np.zeros((R, N, n_a))
+    G_pi[:, :, 1:] = G.reshape(R, N, k)
+    A = np.block([[np.kron(np.eye(N), np.ones((1, n_a))), np.zeros((N, R * width))],
+                  [G_pi.reshape(R, N * n_a), H.toarray()]])
+    n = A.shape[1]
+    x, z = rng.uniform(1e-3, 2.0, n), rng.uniform(1e-3, 2.0, n)
+    d = x / z
+    ne.factor(d)
+    r = rng.normal(size=A.shape[0])
+    ADA = A @ np.diag(d) @ A.T
+    want = np.linalg.solve(ADA, r)
+    scale = np.abs(want).max() * np.linalg.cond(ADA)
+    np.testing.assert_allclose(ne.solve(r), want, atol=1e-13 * scale)
+    np.testing.assert_allclose(ne.A(x), A @ x, atol=1e-12 * np.abs(A).max() * n)
+    np.testing.assert_allclose(ne.AT(r), A.T @ r, atol=1e-12 * np.abs(A).max() * n)
+    rp, rd, rc = rng.normal(size=A.shape[0]), rng.normal(size=n), rng.normal(size=n)
+    dx, dy, dz = ne.direction(x, z, d, rp, rd, rc)
+    K = np.block([[A, np.zeros((A.shape[0], A.shape[0])), np.zeros((A.shape[0], n))],
+                  [np.zeros((n, n)), A.T, np.eye(n)],
+                  [np.diag(z), np.zeros((n, A.shape[0])), np.diag(x)]])
+    want = np.linalg.solve(K, np.concatenate([rp, rd, rc]))
+    got = np.concatenate([dx, dy, dz])
+    np.testing.assert_allclose(got, want, atol=1e-13 * np.abs(want).max() * np.linalg.cond(K))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

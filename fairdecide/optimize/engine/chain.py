@@ -198,8 +198,8 @@ def _never(case: Case) -> str | None:
 
 SOLVERS: tuple[Solver, ...] = (
     Solver("term-ipm", "belief",
-           "Mehrotra's interior point in the policy's space over a penalised belief's "
-           "absolute-value terms (fairdecide.optimize.engine.term_ipm)",
+           "the unit interior point over a penalised belief's absolute-value terms, its "
+           "normal equations in the policy's space (fairdecide.optimize.engine.term_ipm)",
            "Lagrange's bound at its duals", _term_cannot, _never,
            {"max_columns": TERM_MAX_COLUMNS, "terms_per_column": TERMS_PER_COLUMN,
             "max_entries": TERM_MAX_ENTRIES}),

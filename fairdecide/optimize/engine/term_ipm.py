@@ -14,21 +14,14 @@ program's coupling rows are a dense block that HiGHS crosses row by row (188 s a
 with one row per policy column, is still priced over every term at every simplex step
 (5.9 s at lam 0.5; at lam 1 HiGHS stopped without an optimum after 1,209 s).
 
-This solver never writes the marginals. Each unit's first action is eliminated
-(pi_u0 = 1 - sum of the others: u >= 0, sum u <= 1), each term gets t_r >= |e_r| with
-e = G u + h, and Mehrotra's predictor-corrector runs on
-
-    min q . u + rho . t   s.t.   t - e >= 0,  t + e >= 0,  1 - E u >= 0,  u >= 0.
-
-The terms' variables eliminate exactly (each t_r sits in its own two rows), so each step
-factors one dense matrix over the policy's free columns,
-
-    M = G' Theta G + E' D_w E + Z / U,   Theta_r = 4 d1_r d2_r / (d1_r + d2_r),
-
-formed by blocks of terms (BLAS syrk) and factored by Cholesky: 0.03 s at 49,152 x 141.
-The factorisation is numpy's, not scipy's: each loads its own OpenBLAS with its own
-thread pool, and alternating the two on 2 cores made a 141 x 141 Cholesky take 19 ms
-instead of 0.06 ms (COMPAS K = 2048 end to end: 5.4 s against 3.4 s).
+This route never writes the marginals. Each unit's first action is eliminated
+(pi_u0 = 1 - sum of the others, u the rest), the marginals substituted (e = G u + h, G
+dense, terms x free columns), and each term is one row G u - p + n = -h with p, n >= 0 at
+cost rho (the absolute value p + n). The unit interior point
+(:func:`fairdecide.optimize.engine.unit_ipm.mehrotra`, the same loop and tolerances as
+the whole program's) solves that program with its normal equations in the policy's
+space (:class:`~fairdecide.optimize.engine._normal_columns.ColumnNormal`): one dense
+matrix over the free columns a step, 141 x 141 at COMPAS K = 2048.
 
 **Certificate.** At the end any y with |y_r| <= rho_r bounds the optimum from below
 (Lagrange): L(y) = h . y + const + sum_u min_a (q + G^T y)_ua over the simplices. The
@@ -48,25 +41,17 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from fairdecide._threads import one_blas_thread
+from fairdecide.optimize.engine._normal_columns import ColumnNormal
 from fairdecide.optimize.engine.chain import TERM_MAX_ENTRIES, TERMS_PER_COLUMN
 from fairdecide.optimize.engine.rounds import Certificate, Rounds
 from fairdecide.optimize.engine.scenario_cuts import ScenarioRun
+from fairdecide.optimize.engine.unit_ipm import mehrotra
 from fairdecide.optimize.program._scenario_terms import NotSuited, Terms, record
 
 __all__ = ["TermProblem", "solve_term_ipm", "solve_terms", "term_problem"]
 
 logger = logging.getLogger(__name__)
-
-#: The interior point stops at this relative primal-dual gap with residuals below
-#: RESIDUAL_TOL (they stay near rounding, 1e-13, at COMPAS K = 2048), or once
-#: mu falls below MU_MIN: the certificate is then computed exactly (Lagrange's bound).
-TOL, RESIDUAL_TOL, MU_MIN = 1e-10, 1e-9, 1e-16
-MAX_ITER = 100
-#: Terms per block when forming M (a syrk each; 8,192 x 141 measured fastest here,
-#: 0.029 s a step at 49,152 terms against 0.05 s for 2,048).
-BLOCK = 8192
-STEP = 0.9995
-
 
 @dataclass
 class TermProblem:
@@ -158,174 +143,33 @@ class TermRun:
     lower: float
     iterations: int
     converged: bool
-    #: the largest primal or dual residual at the last iterate
+    #: the larger relative primal or dual residual at the last iterate
     residual: float
 
 
-@dataclass
-class _Point:
-    """An iterate: u and t, the slacks s1 = t - e, s2 = t + e, w = 1 - E u, and the
-    duals y1, y2 (term rows), zw (unit rows), z (u >= 0)."""
-
-    u: np.ndarray
-    t: np.ndarray
-    s1: np.ndarray
-    s2: np.ndarray
-    w: np.ndarray
-    y1: np.ndarray
-    y2: np.ndarray
-    zw: np.ndarray
-    z: np.ndarray
-
-    PRIMAL = ("u", "t", "s1", "s2", "w")
-
-    def pairs(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        return [(self.s1, self.y1), (self.s2, self.y2), (self.w, self.zw), (self.u, self.z)]
-
-    def moved(self, d: _Point, ap: float, ad: float) -> _Point:
-        return _Point(**{f: getattr(self, f) + (ap if f in self.PRIMAL else ad)
-                         * getattr(d, f) for f in self.__dataclass_fields__})
-
-
-def _longest(x: np.ndarray, dx: np.ndarray) -> float:
-    neg = dx < 0
-    return min(1.0, float(np.min(-x[neg] / dx[neg]))) if neg.any() else 1.0
-
-
-def _steps(x: _Point, d: _Point) -> tuple[float, float]:
-    """The longest primal and dual steps along ``d`` that keep x's pairs positive."""
-    return (min(_longest(a, da) for a, da in [(x.s1, d.s1), (x.s2, d.s2), (x.w, d.w),
-                                               (x.u, d.u)]),
-            min(_longest(a, da) for a, da in [(x.y1, d.y1), (x.y2, d.y2), (x.zw, d.zw),
-                                               (x.z, d.z)]))
-
-
-class _Newton:
-    """The Newton system at one iterate: its residuals on construction, then (once the
-    caller knows it must step) :meth:`factor` eliminates the terms' variables and
-    factors M (see the module); :meth:`direction` solves it for a complementarity
-    target."""
-
-    def __init__(self, tp: TermProblem, x: _Point, unit: np.ndarray) -> None:
-        G, h = tp.G, tp.h
-        self.tp, self.x, self.unit = tp, x, unit
-        e = G @ x.u + h
-        self.ra, self.rb = x.t - e - x.s1, x.t + e - x.s2
-        self.rw = 1.0 - self.E(x.u) - x.w
-        self.rd = tp.q + G.T @ (x.y1 - x.y2) + x.zw[unit] - x.z
-        self.re = tp.rho - x.y1 - x.y2
-        self.d1, self.d2, self.dw = x.y1 / x.s1, x.y2 / x.s2, x.zw / x.w
-        self.W = self.d1 + self.d2
-
-    def residual(self) -> float:
-        """The largest primal or dual residual."""
-        return max(float(np.abs(r).max(initial=0.0))
-                   for r in (self.ra, self.rb, self.rw, self.rd, self.re))
-
-    def factor(self) -> None:
-        """Form M and factor it by Cholesky (LinAlgError when it cannot be)."""
-        tp, x, G = self.tp, self.x, self.tp.G
-        sq = np.sqrt(4.0 * self.d1 * self.d2 / self.W)
-        n, k = G.shape[1], tp.n_a - 1
-        M = np.zeros((n, n))
-        for i in range(0, G.shape[0], BLOCK):
-            A = G[i:i + BLOCK] * sq[i:i + BLOCK, None]
-            M += A.T @ A            # numpy hands A.T @ A to BLAS's syrk
-        first = np.arange(tp.n_units) * k
-        for a in range(k):          # E' D_w E: a dense block per unit
-            for b in range(k):
-                M[first + a, first + b] += self.dw
-        M[np.diag_indices(n)] += x.z / x.u
-        try:
-            self.L = np.linalg.cholesky(M)
-        except np.linalg.LinAlgError:
-            # rounding made M indefinite: a shift on its diagonal, only then (a
-            # shift scaled by M's largest entry, which spans many orders near the
-            # end, leaves the stationarity rows a residual the bound pays)
-            M[np.diag_indices(n)] += 1e-14 * max(1.0, float(np.abs(M).max()))
-            self.L = np.linalg.cholesky(M)
-
-    def E(self, v: np.ndarray) -> np.ndarray:
-        return _per_unit(v, self.unit, self.tp.n_units)
-
-    def direction(self, f1: np.ndarray, f2: np.ndarray, fw: np.ndarray, fz: np.ndarray
-                  ) -> _Point:
-        """The step to the complementarity targets s1 y1 = f1 + ..., etc. (right-hand
-        sides of the linearised products)."""
-        x, G = self.x, self.tp.G
-        d1, d2, W = self.d1, self.d2, self.W
-        a = (f1 / x.s1 + f2 / x.s2 - d1 * self.ra - d2 * self.rb - self.re) / W
-        c2 = f1 / x.s1 - f2 / x.s2 - d1 * self.ra + d2 * self.rb - (d1 - d2) * a
-        rhs = (-self.rd - G.T @ c2 - (fw / x.w - self.dw * self.rw)[self.unit]
-               + fz / x.u)
-        du = np.linalg.solve(self.L.T, np.linalg.solve(self.L, rhs))
-        Gdu = G @ du
-        dt = a + (d1 - d2) / W * Gdu
-        ds1, ds2 = dt - Gdu + self.ra, dt + Gdu + self.rb
-        dw = -self.E(du) + self.rw
-        return _Point(du, dt, ds1, ds2, dw, (f1 - x.y1 * ds1) / x.s1,
-                      (f2 - x.y2 * ds2) / x.s2, (fw - x.zw * dw) / x.w, (fz - x.z * du) / x.u)
-
-
-def _per_unit(v: np.ndarray, unit: np.ndarray, n_units: int) -> np.ndarray:
-    """Per unit, the sum of its free columns' entries of ``v`` (E v)."""
-    return np.bincount(unit, weights=v, minlength=n_units)
-
-
-def _start(tp: TermProblem, unit: np.ndarray) -> _Point:
-    """The uniform policy, t above |e|, y at the middle of its box, z and zw from the
-    stationarity residual (so that it starts near zero)."""
-    G, h, rho, q, k = tp.G, tp.h, tp.rho, tp.q, tp.n_a - 1
-    u = np.full(G.shape[1], 1.0 / tp.n_a)
-    e = G @ u + h
-    t = np.abs(e) + max(float(np.abs(e).mean()), 1e-8)
-    floor = 1e-8 * max(1.0, float(rho.max(initial=0.0)))
-    y1 = np.maximum(rho / 2, floor)
-    y2 = y1.copy()
-    g = q + G.T @ (y1 - y2)
-    shift = 1e-2 * max(1e-8, float(np.abs(g).max()))
-    zw = np.maximum(-np.minimum(g.reshape(tp.n_units, k).min(axis=1), 0.0), 0.0) + shift
-    w = 1.0 - _per_unit(u, unit, tp.n_units)
-    return _Point(u, t, t - e, t + e, w, y1, y2, zw, np.maximum(g + zw[unit], shift))
-
-
 def solve_terms(tp: TermProblem, time_limit: float | None = None) -> TermRun:
-    """Mehrotra's predictor-corrector on ``tp`` (see the module)."""
-    t0 = time.perf_counter()
-    unit = np.repeat(np.arange(tp.n_units), tp.n_a - 1)
-    x = _start(tp, unit)
-    n_pairs = 2 * len(tp.h) + len(x.u) + tp.n_units
-    converged, it, resid = False, 0, np.inf
-    while it < MAX_ITER:
-        it += 1
-        nt = _Newton(tp, x, unit)
-        mu = sum(a @ b for a, b in x.pairs()) / n_pairs
-        primal = tp.q @ x.u + tp.rho @ x.t
-        dual = tp.h @ (x.y1 - x.y2) - x.zw.sum()
-        scale = max(1.0, abs(primal))
-        resid = nt.residual()
-        if resid <= RESIDUAL_TOL * scale and (abs(primal - dual) <= TOL * scale
-                                              or mu <= MU_MIN * scale):
-            converged = True
-            break
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
-            break
-        try:            # factored only when a step is taken
-            nt.factor()
-        except np.linalg.LinAlgError:
-            break
-        aff = nt.direction(*(-a * b for a, b in x.pairs()))
-        ap, ad = _steps(x, aff)
-        mu_aff = sum((a + ap * da) @ (b + ad * db) for (a, b), (da, db)
-                     in zip(x.pairs(), aff.pairs(), strict=True)) / n_pairs
-        target = (mu_aff / mu) ** 3 * mu
-        d = nt.direction(*(target - a * b - da * db for (a, b), (da, db)
-                           in zip(x.pairs(), aff.pairs(), strict=True)))
-        ap, ad = _steps(x, d)
-        x = x.moved(d, STEP * ap, STEP * ad)
-    y = x.y1 - x.y2
-    pi_free = tp.policy(x.u)[:, 1:].ravel()
-    return TermRun(pi_free, y, tp.value(pi_free), tp.lower_bound(y), it, converged, resid)
+    """The unit interior point (:func:`fairdecide.optimize.engine.unit_ipm.mehrotra`) on
+    ``tp`` written with one row per term, G u - p + n = -h (p, n >= 0 at cost rho: the
+    absolute value p + n), its normal equations in the policy's space
+    (:class:`~fairdecide.optimize.engine._normal_columns.ColumnNormal`); the returned
+    policy, its exact objective and Lagrange's bound at the rows' duals."""
+    N, n_a, R = tp.n_units, tp.n_a, len(tp.h)
+    H = sp.hstack([-sp.identity(R), sp.identity(R)], format="csr")
+    c_pi = np.column_stack([np.zeros(N), tp.q.reshape(N, n_a - 1)]).ravel()
+    c = np.concatenate([c_pi, tp.rho, tp.rho])
+    scale = max(float(np.abs(c).max(initial=0.0)), 1e-300)
+    b = np.concatenate([np.ones(N), -tp.h])
+    with one_blas_thread():
+        run = mehrotra(ColumnNormal(N, n_a, tp.G, H), b, c / scale, time_limit)
+    info = run.info
+    if run.x is None:
+        u, y = np.full(N * (n_a - 1), 1.0 / n_a), np.zeros(R)
+    else:
+        u = tp.policy(run.x[:N * n_a].reshape(N, n_a)[:, 1:].ravel())[:, 1:].ravel()
+        y = -run.y[N:] * scale          # the term prices: Lagrange's y on |G u + h|
+    residual = max(info.get("primal_residual", np.inf), info.get("dual_residual", np.inf))
+    return TermRun(u, y, tp.value(u), tp.lower_bound(y), info.get("iterations", 0),
+                   run.status == "optimal", residual)
 
 
 def certify(run: TermRun, seconds_from: float) -> Certificate:

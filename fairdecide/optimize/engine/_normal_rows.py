@@ -1,0 +1,224 @@
+"""The unit interior point's normal equations by the program's rows: unit simplices,
+inner row blocks and a border (:mod:`fairdecide.optimize.engine.unit_ipm`).
+
+The program is A = [E 0 0; G_pi G_v I] (E: the simplex rows; I: a slack per inequality
+row), and A D A^T dy = r is solved by block elimination in the order the structure gives:
+
+1. the simplex rows: one diagonal entry per unit (sigma_u = sum_a d_ua), eliminated
+   with a rank-one correction per unit;
+2. the **inner** rows (those a policy column touches), which fall into blocks no unit or
+   other column links: with a policy that sees the group, one block per group (its
+   marginal rows in every scenario), a few hundred rows each, formed as dense products
+   of the columns that share a row pattern and factored by Cholesky;
+3. the **border** rows (the rest), whose Schur complement (one dense matrix of their
+   number) is factored last.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sl
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from fairdecide.optimize.engine._block_lp import BlockLP
+from fairdecide.optimize.engine._merge_rows import column_keys, key_groups
+
+__all__ = ["RowNormal", "cholesky", "row_blocks"]
+
+
+def row_blocks(lp: BlockLP) -> tuple[list[np.ndarray], np.ndarray]:
+    """The inner rows' blocks (rows linked through a unit's columns or another column)
+    and the border rows (no policy column touches them)."""
+    m = lp.n_rows
+    Gp = lp.G_pi.tocsc()
+    touched = np.zeros(m, dtype=bool)
+    touched[Gp.indices] = True
+    inner = np.flatnonzero(touched)
+    pos = np.full(m, -1)
+    pos[inner] = np.arange(len(inner))
+    src, dst = [], []
+    for M, per in ((Gp, lp.n_actions), (lp.G_v.tocsc(), 1)):
+        col = np.repeat(np.arange(M.shape[1]) // per, np.diff(M.indptr))  # nondecreasing
+        keep = touched[M.indices]
+        ind, col = M.indices[keep], col[keep]
+        if not len(col):
+            continue
+        # link each unit's (or column's) rows to its first: col is sorted already
+        first = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
+        lead = np.repeat(ind[first], np.diff(np.r_[first, len(col)]))
+        src.append(pos[lead])
+        dst.append(pos[ind])
+    src, dst = np.concatenate(src), np.concatenate(dst)
+    graph = sp.coo_matrix((np.ones(len(src)), (src, dst)), shape=(len(inner),) * 2)
+    n_comp, label = connected_components(graph, directed=False)
+    order = np.argsort(label, kind="stable")
+    cuts = np.cumsum(np.bincount(label, minlength=n_comp))[:-1]
+    return np.split(inner[order], cuts), np.flatnonzero(~touched)
+
+
+class RowNormal:
+    """The normal equations A D A^T dy = r of the program, solved by block elimination
+    (see the module)."""
+
+    def __init__(self, lp: BlockLP, G_v: sp.spmatrix, blocks: list[np.ndarray],
+                 border: np.ndarray) -> None:
+        N, n_a, m = lp.n_units, lp.n_actions, lp.n_rows
+        self.N, self.n_a, self.n_pi, self.m = N, n_a, N * n_a, m
+        ineq = np.flatnonzero(np.isinf(lp.lo))
+        slack = sp.csc_matrix((np.ones(len(ineq)), (ineq, np.arange(len(ineq)))),
+                              shape=(m, len(ineq)))
+        self.G = sp.hstack([lp.G_pi, G_v, slack], format="csr")
+        self.GT = self.G.T.tocsr()
+        self.Gp = lp.G_pi.tocsr()
+        self.H_part = sp.hstack([G_v, slack], format="csc")
+        self.blocks, self.border = blocks, border
+        self.local = np.full(m, -1)
+        block_of = np.full(m, -1)
+        for b, rows in enumerate(self.blocks):
+            self.local[rows], block_of[rows] = np.arange(len(rows)), b
+        self.local[self.border] = np.arange(len(self.border))
+        Gp = lp.G_pi.tocsc()
+        # units by the union of their columns' rows
+        unit_cols = sp.csc_matrix((np.ones(Gp.nnz), Gp.indices.copy(),
+                                   Gp.indptr[::n_a].copy()), shape=(m, N))
+        unit_cols.sum_duplicates()
+        group_of = key_groups(column_keys(unit_cols, 1, values=False))
+        self.unit_groups = []
+        pos_in = np.zeros(N, dtype=np.int64)
+        for q in range(group_of.max() + 1 if N else 0):
+            units = np.flatnonzero(group_of == q)
+            rows = unit_cols.indices[unit_cols.indptr[units[0]]:unit_cols.indptr[units[0] + 1]]
+            pos_in[units] = np.arange(len(units))
+            qloc = np.full(m, -1)
+            qloc[rows] = np.arange(len(rows))
+            self.unit_groups.append((units, rows, block_of[rows[0]] if len(rows) else -1,
+                                     qloc))
+        # policy columns by row pattern, unit group and action (each unit once a group)
+        ckey = np.column_stack([column_keys(Gp, 2, values=False), np.repeat(group_of, n_a),
+                                np.tile(np.arange(n_a), N)])
+        cgroup = key_groups(ckey)
+        order = np.argsort(cgroup, kind="stable")
+        cuts = np.cumsum(np.bincount(cgroup))[:-1]
+        self.col_groups = []
+        for cols in np.split(order, cuts):
+            rows = Gp.indices[Gp.indptr[cols[0]]:Gp.indptr[cols[0] + 1]]
+            if not len(rows):
+                continue
+            dense = Gp[:, cols][rows].toarray()
+            q = group_of[cols[0] // n_a]
+            self.col_groups.append((cols, rows, block_of[rows[0]], dense,
+                                    self.unit_groups[q][3][rows], _run(pos_in[cols // n_a]),
+                                    q))
+
+    def A(self, x: np.ndarray) -> np.ndarray:
+        return np.concatenate([x[:self.n_pi].reshape(self.N, self.n_a).sum(axis=1),
+                               self.G @ x])
+
+    def AT(self, y: np.ndarray) -> np.ndarray:
+        out = self.GT @ y[self.N:]
+        out[:self.n_pi] += np.repeat(y[:self.N], self.n_a)
+        return out
+
+    def factor(self, d: np.ndarray) -> None:
+        N, n_a, n_pi = self.N, self.n_a, self.n_pi
+        self.d, self.scale = d, max(float(d.max(initial=0.0)), 1.0)
+        dp = d[:n_pi].reshape(N, n_a)
+        self.sigma = dp.sum(axis=1)
+        P = [np.zeros((len(r), len(r))) for r in self.blocks]
+        W = [np.zeros((len(rows), len(units))) for units, rows, _, _ in self.unit_groups]
+        for cols, rows, b, dense, qrows, upos, q in self.col_groups:
+            X = dense * d[cols]
+            loc = self.local[rows]
+            P[b][np.ix_(loc, loc)] += X @ dense.T
+            W[q][qrows, upos] += X  # upos: a slice (a fancy index on both axes: 9x slower)
+        for (units, rows, b, _), Wq in zip(self.unit_groups, W, strict=True):
+            if b >= 0:
+                loc = _run(self.local[rows])
+                S = Wq / np.sqrt(self.sigma[units])
+                SS = S @ S.T  # one product with its transpose: syrk
+                if isinstance(loc, slice):
+                    P[b][loc, loc] -= SS
+                else:
+                    P[b][np.ix_(loc, loc)] -= SS
+        H = (self.H_part @ sp.diags(d[n_pi:]) @ self.H_part.T).tocsr()
+        Hb = H[:, self.border].tocsr()
+        R = Hb[self.border].toarray()
+        self.Q, self.chol, PQ = [], [], []
+        for b, rows in enumerate(self.blocks):
+            P[b] += H[rows][:, rows].toarray()
+            c = cholesky(P[b], self.scale)
+            Q = Hb[rows]
+            self.chol.append(c)
+            self.Q.append(Q)
+            if len(self.border):
+                Pinv = _inverse(c)
+                PQ.append(np.ascontiguousarray((Q.T @ Pinv).T))  # P^-1 Q (P symmetric)
+        if len(self.border) and self.blocks:
+            # R -= sum_b Q_b' P_b^-1 Q_b, as one sparse-dense product (one pass over R)
+            R -= sp.vstack(self.Q, format="csr").T.tocsr() @ np.vstack(PQ)
+        self.cR = cholesky(R, self.scale) if len(self.border) else None
+
+    def solve(self, r: np.ndarray) -> np.ndarray:
+        N, n_a, n_pi = self.N, self.n_a, self.n_pi
+        dp = self.d[:n_pi]
+        rS, rC = r[:N], r[N:] - self.Gp @ (np.repeat(r[:N] / self.sigma, n_a) * dp)
+        y = np.zeros(self.m)
+        t = [sl.cho_solve(c, rC[rows], check_finite=False)
+             for c, rows in zip(self.chol, self.blocks, strict=True)]
+        if self.cR is not None:
+            rb = rC[self.border] - sum((Q.T @ tb for Q, tb in zip(self.Q, t, strict=True)),
+                                       np.zeros(len(self.border)))
+            y[self.border] = yB = sl.cho_solve(self.cR, rb, check_finite=False)
+            t = [sl.cho_solve(c, rC[rows] - Q @ yB, check_finite=False)
+                 for c, rows, Q in zip(self.chol, self.blocks, self.Q, strict=True)]
+        for rows, tb in zip(self.blocks, t, strict=True):
+            y[rows] = tb
+        g = (self.Gp.T @ y) * dp
+        return np.concatenate([(rS - g.reshape(N, n_a).sum(axis=1)) / self.sigma, y])
+
+
+    def direction(self, x: np.ndarray, z: np.ndarray, d: np.ndarray, rp: np.ndarray,
+                  rd: np.ndarray, rc: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The Newton step for A dx = rp, A^T dy + dz = rd, Z dx + X dz = rc, with
+        D = d: dy from the normal equations first, then dx and dz."""
+        dy = self.solve(rp + self.A(d * (rd - rc / x)))
+        dx = d * (self.AT(dy) - rd + rc / x)
+        return dx, dy, (rc - z * dx) / x
+
+
+def _run(idx: np.ndarray) -> np.ndarray | slice:
+    """``idx`` as a slice when it is a run of consecutive integers."""
+    if len(idx) and np.array_equal(idx, np.arange(idx[0], idx[0] + len(idx))):
+        return slice(int(idx[0]), int(idx[0]) + len(idx))
+    return idx
+
+
+def _inverse(c: tuple[np.ndarray, bool]) -> np.ndarray:
+    """The inverse of the matrix whose Cholesky factor is ``c`` (scipy's cho_factor):
+    LAPACK's potri, a third of the work of solving for the identity."""
+    inv, info = sl.lapack.dpotri(c[0], lower=c[1])
+    if info:
+        raise np.linalg.LinAlgError("the normal equations are not positive definite")
+    low = np.tril(inv) if c[1] else np.triu(inv).T
+    return low + np.tril(low, -1).T
+
+
+def cholesky(P: np.ndarray, scale: float) -> Any:
+    """Cholesky, with a growing diagonal shift where the matrix is numerically
+    semidefinite: redundant rows (A D A^T singular) or the last iterations, whose
+    entries span the range of D (``scale``: the largest, which sets the rounding error
+    of a Schur complement). A shift changes the step, not the residuals, which are
+    recomputed exactly each iteration."""
+    for shift in (0.0, 1e-15, 1e-13, 1e-11, 1e-9):
+        try:
+            if shift:
+                P = P.copy()
+                P[np.diag_indices_from(P)] += shift * scale
+            return sl.cho_factor(P, lower=True, check_finite=False)
+        except np.linalg.LinAlgError:
+            continue
+    raise np.linalg.LinAlgError("the normal equations are not positive definite")
