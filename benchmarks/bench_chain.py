@@ -4,7 +4,8 @@ tree and this one alternating in the same run.
 
 Each case is the shape the chain's declaration names for its solver
 (fairdecide/optimize/engine/chain.py; tests/test_chain.py builds the same shapes small):
-a penalised belief over many scenarios (term-ipm), a belief under epsilon (scenarios),
+a penalised belief over many scenarios (term-ipm; and COMPAS group-blind at K = 2048,
+lam 0.5, term-ipm-compas: 49,152 terms over 141 columns), a belief under epsilon (scenarios),
 a large single world (structured), a large belief (unit-ipm), a small world (highs-ds),
 Lipschitz pairs (constraint generation, warm HiGHS), and a warm Pareto frontier. The
 figure is the median of ``--repeats`` fresh-process runs after one warm-up solve in each
@@ -60,10 +61,21 @@ def lipschitz(n, seed=0):
 def s(n):
     return max(4, int(n * scale))
 
+def compas(K):
+    from fairdecide.experiments import bayesian_fairness as bf
+    data, problem = bf.compas_data()
+    post = fd.DirichletPosterior(bf.PRIOR, bf.FACTORIZATION,
+                                 allow_empty_groups=True).fit(data, problem)
+    return problem, fd.Belief.from_posterior(post, K, random_state=0), bf.balance()
+
 def case(name):
     if name == "term-ipm":
         return lambda: fd.optimize_policy(*belief(s(30), 2, 2, 256), fd.Independence(),
                                           lam=0.5)
+    if name == "term-ipm-compas":
+        c_problem, c_belief, c_balance = compas(s(2048))
+        return lambda: fd.optimize_policy(c_problem, c_belief, c_balance, lam=0.5,
+                                          group_blind=True)
     if name == "scenarios":
         return lambda: fd.optimize_policy(*belief(s(300), 4, 5, 32), fd.Independence(),
                                           epsilon=0.05)
@@ -100,7 +112,7 @@ else:  # a frontier: the sum of its utilities
 print(json.dumps({"seconds": seconds, "value": value, "solver": solver}))
 """
 
-CASES = ["term-ipm", "scenarios", "structured", "unit-ipm", "highs-ds", "lipschitz",
+CASES = ["term-ipm", "term-ipm-compas", "scenarios", "structured", "unit-ipm", "highs-ds", "lipschitz",
          "frontier"]
 
 
