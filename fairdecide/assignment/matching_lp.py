@@ -9,10 +9,17 @@ X[i, j] is the probability that candidate i gets programme j. The linear program
              r_gj = (1 / n_g) sum_{i in g} X_ij,   r_g = sum_j r_gj):
              |r_g - r_h| <= rate_gap,  |r_gj - r_hj| <= programme_gap,
              sum_{i in g} X_ij >= s_g sum_i X_ij  (a minimum share s_g of group g),
-         and, with ``stability=True``, the stable-matching rows of the market with each
-         programme cloned into q_j seats (:mod:`fairdecide.assignment._seats`): X is then
-         in the convex hull of the stable matchings (ex-ante stable), a lottery over
-         stable matchings.
+         and, with ``stability=True``, X in the convex hull of the stable matchings
+         (ex-ante stable), a lottery over stable matchings.
+
+Without stability the columns are X's entries. With it they are the rotations of the
+market's stable matchings (:mod:`fairdecide.assignment._rotations`, each programme
+cloned into q_j seats, :mod:`fairdecide.assignment._seats`): y_rho, the probability
+that rotation rho is eliminated, under one row y_later <= y_earlier per precedence pair,
+and X affine in y. That is the same polytope as the Vande Vate-Rothblum rows (one per
+acceptable candidate-seat pair) with a few hundred columns: a market of 1000 candidates
+and 50 programmes with complete lists has 301 rotations, where those rows took 158,577
+columns and HiGHS did not finish in 14 minutes (benchmarks/results/matching.txt).
 
 With no group criterion, stability on and a utility increasing in each candidate's
 preferences, the optimum is the candidate-optimal stable matching, which deferred
@@ -24,6 +31,7 @@ every feasible X: only the rates per programme and the shares can move.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,27 +43,6 @@ from fairdecide.assignment.stable import MatchingMarket, deferred_acceptance
 from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError, SolverError
 
 __all__ = ["follows_preferences", "optimize_matching", "rank_utility"]
-
-#: Programs of at least this many columns with the stability rows and a group criterion
-#: (or the program of the smallest gap) are solved by HiGHS's interior point crossed over
-#: to a basis (a vertex optimum, equal to the simplex's to 1e-7); others by its dual
-#: simplex. The criterion's coupling rows make the dual simplex wander through the
-#: degenerate stable-matching polytope. benchmarks/results/matching_methods.txt (one
-#: thread, one solve each), dual simplex / interior point + crossover, seconds:
-#: gap program 0.03 / 0.04 at 100 x 10 (1,874 columns), 0.20 / 0.15 at 200 x 10 (4,706),
-#: 2.83 / 1.14 at 300 x 15 (13,443), 55.4 / 11.6 at 500 x 20 (32,122); smallest-gap
-#: program 0.03 / 0.03, 0.25 / 0.15, 6.27 / 0.96, 45.5 / 4.08. Without a criterion (the
-#: optimum is deferred acceptance's matching) the dual simplex stays ahead: 0.11 / 0.90 s at
-#: 300 x 15, 9.1 / 12.1 s at 500 x 20. The primal simplex was the slowest everywhere; the
-#: interior point without crossover is not a vertex (objective off by up to 1.5e-5).
-IPM_MIN_COLUMNS = 4_000
-#: ... and at most this many: at 1000 x 50 (158,577 columns) HiGHS's interior point
-#: (IPX) stalled on the smallest-gap program ("no progress" after 83 iterations, 103 s,
-#: relative gap still above its tolerance) and handed the program to the dual simplex
-#: from scratch, the whole route running past 14 minutes; there the dual simplex is
-#: left alone until that is understood (measured by hand, not in the committed table).
-IPM_MAX_COLUMNS = 100_000
-
 
 def follows_preferences(market: MatchingMarket, U: np.ndarray) -> bool:
     """Whether every candidate's utility ``U[i, j]`` never rises down her preference list
@@ -127,13 +114,13 @@ def _min_share(min_share: Any, labels: tuple) -> dict[int, float]:
     return out
 
 
-def _group_rows(cols_i: np.ndarray, cols_j: np.ndarray, n_cols: int, codes: np.ndarray,
-                n_groups: int, m: int, rate_gap: float | None, programme_gap: float | None,
+def _group_rows(lp: _Program, codes: np.ndarray, n_groups: int, m: int,
+                rate_gap: float | None, programme_gap: float | None,
                 shares: dict[int, float], shared_gap: bool):
     """Rows over [LP columns, r (n_groups x m rates), t (one, only if shared_gap)]:
     (A, lo, hi). With ``shared_gap`` both gaps are bounded by the variable t instead."""
     size = np.bincount(codes, minlength=n_groups).astype(float)
-    r0 = n_cols
+    n_cols = r0 = len(lp.c)
     ncol = n_cols + n_groups * m + (1 if shared_gap else 0)
     t = ncol - 1
     rows: list[sp.spmatrix] = []
@@ -141,14 +128,15 @@ def _group_rows(cols_i: np.ndarray, cols_j: np.ndarray, n_cols: int, codes: np.n
     hi: list[np.ndarray] = []
     gm = np.arange(n_groups * m)
     g_of, _j_of = gm // m, gm % m
-    # n_g r_gj - sum_{i in g} X_ij = 0
-    define = sp.coo_matrix(
-        (np.r_[size[g_of], -np.ones(len(cols_i))],
-         (np.r_[gm, codes[cols_i] * m + cols_j], np.r_[r0 + gm, np.arange(len(cols_i))])),
-        shape=(n_groups * m, ncol))
+    # n_g r_gj - sum_{i in g} X_ij = 0, X = X0 + Xmap . columns
+    n = len(codes)
+    to_groups = sp.csr_matrix((np.ones(n * m), (np.repeat(codes, m) * m + np.tile(
+        np.arange(m), n), np.arange(n * m))), shape=(n_groups * m, n * m))
+    define = sp.hstack([-(to_groups @ lp.Xmap), sp.diags(size[g_of]),
+                        sp.csr_matrix((n_groups * m, ncol - n_cols - n_groups * m))])
     rows.append(define)
-    lo.append(np.zeros(n_groups * m))
-    hi.append(np.zeros(n_groups * m))
+    lo.append(to_groups @ lp.X0)
+    hi.append(to_groups @ lp.X0)
     g, h = np.triu_indices(n_groups, 1)
     for gap, per_prog in ((programme_gap, True), (rate_gap, False)):
         if gap is None or not len(g):
@@ -188,56 +176,87 @@ def _group_rows(cols_i: np.ndarray, cols_j: np.ndarray, n_cols: int, codes: np.n
     return sp.vstack(rows).tocsr(), np.concatenate(lo), np.concatenate(hi)
 
 
-def _program(market: MatchingMarket, U: np.ndarray, stability: bool, best: np.ndarray):
-    """The matching rows: (columns' candidate and programme, seat of each column or None,
-    c, lb, ub, A, lo, hi) over the columns that carry X (first) and any auxiliary ones."""
+@dataclass
+class _Program:
+    """The matching program over its columns: X = X0 + Xmap . columns (n x m, flat), the
+    seats likewise (None without stability), costs c (minimised; the utility is
+    u0 - c . columns), bounds and rows lo <= A . columns <= hi."""
+
+    X0: np.ndarray
+    Xmap: sp.csr_matrix
+    seats0: np.ndarray | None
+    seats_map: sp.csr_matrix | None
+    c: np.ndarray
+    u0: float
+    lb: np.ndarray
+    ub: np.ndarray
+    A: sp.csr_matrix
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+def _program(market: MatchingMarket, U: np.ndarray, stability: bool, best: np.ndarray
+             ) -> _Program:
+    """Without stability: one column per acceptable pair under the candidates' and the
+    capacities' rows. With it: one column per rotation of the seat market
+    (:mod:`fairdecide.assignment._rotations`), the probability that it is eliminated,
+    under the rotation poset's precedence rows (y_later - y_earlier <= 0)."""
     n, m = market.n_candidates, market.n_programmes
     if stability:
-        from fairdecide.assignment._seats import stable_program
+        from fairdecide.assignment._rotations import rotations
+        from fairdecide.assignment._seats import seat_layout, seated
 
-        worst = deferred_acceptance(market, "programmes")
-        (si, sj, ss), A_eq, A_ge, lb, ub = stable_program(market, best, worst)
-        ns = len(si)
-        c = np.zeros(3 * ns)
-        c[:ns] = -U[si, sj]
-        A = sp.vstack([A_eq, A_ge]).tocsr()
-        lo = np.r_[np.zeros(A_eq.shape[0]), np.ones(A_ge.shape[0])]
-        hi = np.r_[np.zeros(A_eq.shape[0]), np.full(A_ge.shape[0], np.inf)]
-        return si, sj, ss, c, lb, ub, A, lo, hi
+        prog, _, _ = seat_layout(market.capacities)
+        S = len(prog)
+        rot = rotations(market, best, deferred_acceptance(market, "programmes"))
+        R = rot.n_rotations
+        seat0 = seated(market, best)
+        on = np.flatnonzero(seat0 >= 0)
+        X0 = np.zeros(n * m)
+        X0[on * m + prog[seat0[on]]] = 1.0
+        seats0 = np.zeros(n * S)
+        seats0[on * S + seat0[on]] = 1.0
+        i, r_ = rot.candidate, rot.rotation
+        ones = np.ones(len(i))
+        Xmap = sp.csr_matrix((np.r_[ones, -ones], (np.r_[i * m + prog[rot.seat_in],
+                                                          i * m + prog[rot.seat_out]],
+                                                    np.r_[r_, r_])), shape=(n * m, R))
+        seats_map = sp.csr_matrix((np.r_[ones, -ones], (np.r_[i * S + rot.seat_in,
+                                                              i * S + rot.seat_out],
+                                                        np.r_[r_, r_])), shape=(n * S, R))
+        k = np.arange(len(rot.later))
+        A = sp.csr_matrix((np.r_[np.ones(len(k)), -np.ones(len(k))],
+                           (np.r_[k, k], np.r_[rot.later, rot.earlier])), shape=(len(k), R))
+        u = U.ravel()
+        return _Program(X0, Xmap, seats0, seats_map, -(Xmap.T @ u), float(u @ X0),
+                        np.zeros(R), np.ones(R), A, np.full(len(k), -np.inf),
+                        np.zeros(len(k)))
     pi, pj = np.nonzero(market.acceptable)
     k = np.arange(len(pi))
     A = sp.coo_matrix((np.ones(2 * len(pi)), (np.r_[pi, n + pj], np.r_[k, k])),
                       shape=(n + m, len(pi))).tocsr()
-    lo = np.full(n + m, -np.inf)
-    hi = np.r_[np.ones(n), market.capacities.astype(float)]
-    return pi, pj, None, -U[pi, pj], np.zeros(len(pi)), np.ones(len(pi)), A, lo, hi
+    Xmap = sp.csr_matrix((np.ones(len(pi)), (pi * m + pj, k)), shape=(n * m, len(pi)))
+    return _Program(np.zeros(n * m), Xmap, None, None, -U[pi, pj], 0.0, np.zeros(len(pi)),
+                    np.ones(len(pi)), A, np.full(n + m, -np.inf),
+                    np.r_[np.ones(n), market.capacities.astype(float)])
 
 
-def _model(program: tuple, codes: np.ndarray, G: int, m: int, rate_gap: float | None,
+def _model(lp: _Program, codes: np.ndarray, G: int, m: int, rate_gap: float | None,
            programme_gap: float | None, shares: dict[int, float], shared: bool,
-           stability: bool, time_limit: float | None):
+           time_limit: float | None):
     """The HighsModel of :func:`_program`'s rows plus the group rows (``shared``: the
-    program of the smallest gap t), its method set by IPM_MIN_COLUMNS and IPM_MAX_COLUMNS;
-    (model, method)."""
+    program of the smallest gap t), solved by HiGHS's dual simplex."""
     from fairdecide.optimize.engine.highs_model import HighsModel
 
-    ci, cj, _, c, lb, ub, A, lo, hi = program
-    ncols = len(c)
-    criteria = rate_gap is not None or programme_gap is not None or bool(shares)
+    ncols = len(lp.c)
     extra = G * m + (1 if shared else 0)
-    Ag, glo, ghi = _group_rows(ci, cj, ncols, codes, G, m, rate_gap, programme_gap,
-                               shares, shared)
-    cc = np.r_[np.zeros(ncols), np.zeros(extra)] if shared else np.r_[c, np.zeros(extra)]
+    Ag, glo, ghi = _group_rows(lp, codes, G, m, rate_gap, programme_gap, shares, shared)
+    cc = np.r_[np.zeros(ncols), np.zeros(extra)] if shared else np.r_[lp.c, np.zeros(extra)]
     if shared:
         cc[-1] = 1.0
-    AA = sp.vstack([sp.hstack([A, sp.csr_matrix((A.shape[0], extra))]), Ag]).tocsr()
-    model = HighsModel(cc, np.r_[lb, np.zeros(extra)], np.r_[ub, np.ones(extra)], AA,
-                       np.r_[lo, glo], np.r_[hi, ghi], time_limit=time_limit)
-    if (stability and (criteria or shared)
-            and IPM_MIN_COLUMNS <= AA.shape[1] <= IPM_MAX_COLUMNS):
-        model.set_method("highs-ipm")  # crossed over: a vertex, as the simplex gives
-        return model, "interior point + crossover"
-    return model, "dual simplex"
+    AA = sp.vstack([sp.hstack([lp.A, sp.csr_matrix((lp.A.shape[0], extra))]), Ag]).tocsr()
+    return HighsModel(cc, np.r_[lp.lb, np.zeros(extra)], np.r_[lp.ub, np.ones(extra)], AA,
+                      np.r_[lp.lo, glo], np.r_[lp.hi, ghi], time_limit=time_limit)
 
 
 def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any = None, *,
@@ -348,23 +367,23 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
             seconds=time.perf_counter() - t0,
             method="deferred acceptance (no program: the utility follows the candidates' "
                    "preferences)")
-    program = _program(market, U, stability, best)
-    ci, cj, cs, c = program[:4]
-    ncols = len(c)
+    lp = _program(market, U, stability, best)
     G = len(labels)
+    method = ("dual simplex over the rotations of the stable matchings" if stability
+              else "dual simplex")
 
     def solve(shared: bool):
-        model, method = _model(program, codes, G, m, rate_gap, programme_gap, shares,
-                               shared, stability, time_limit)
-        return model, method, *model.solve()
+        model = _model(lp, codes, G, m, rate_gap, programme_gap, shares, shared,
+                       time_limit)
+        return model, *model.solve()
 
-    model, method, ok, status = solve(False)
+    model, ok, status = solve(False)
     if not ok:
         if "infeasible" not in status:
             raise SolverError(f"the matching program was not solved: HiGHS says {status!r}")
         smallest: dict[str, float] = {}
         if rate_gap is not None or programme_gap is not None:
-            gmodel, _, gok, _ = solve(True)
+            gmodel, gok, _ = solve(True)
             if gok:
                 t = float(gmodel.values()[-1])
                 smallest = {k: t for k, v in (("rate_gap", rate_gap),
@@ -376,21 +395,15 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
             f"no {'stable ' if stability else ''}randomised matching meets the group "
             f"criteria: {what}. Loosen rate_gap / programme_gap / min_share"
             + (", or set stability=False" if stability else ""), smallest)
-    values = model.values()[:ncols]
-    x = np.clip(values[: len(ci)], 0.0, 1.0)
-    X = np.zeros((n, m))
-    np.add.at(X, (ci, cj), x)
+    y = model.values()[:len(lp.c)]
+    X = np.clip(lp.X0 + lp.Xmap @ y, 0.0, 1.0).reshape(n, m)
     seats = None
     if stability:
-        from fairdecide.assignment._seats import seat_layout
-
-        _, _, start = seat_layout(market.capacities)
-        seats = np.zeros((n, int(market.capacities.sum())))
-        np.add.at(seats, (ci, start[cj] + cs), x)
+        seats = np.clip(lp.seats0 + lp.seats_map @ y, 0.0, 1.0).reshape(n, -1)
     seconds = time.perf_counter() - t0
     return check_result(
         market=market, X=X, seats=seats, utility_matrix=U, groups=codes,
         group_labels=labels if groups is not None else (), rate_gap=rate_gap,
         programme_gap=programme_gap, min_share={labels[g]: s for g, s in shares.items()},
-        stability=stability, da=best, objective=-model.objective, status=status,
+        stability=stability, da=best, objective=lp.u0 - model.objective, status=status,
         seconds=seconds, method=method)

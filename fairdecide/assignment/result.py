@@ -55,10 +55,10 @@ class MatchingResult:
     stability, status, seconds
         Whether the stability rows were imposed, the solver's status word, seconds.
     method : str
-        HiGHS's method: "dual simplex", or "interior point + crossover" for large
-        programs with the stability rows and a group criterion
-        (``fairdecide.assignment.matching_lp.IPM_MIN_COLUMNS`` to ``IPM_MAX_COLUMNS``);
-        "deferred acceptance (no program: ...)" where that matching is the optimum
+        How it was solved: "dual simplex" (HiGHS's, over X's entries) without the
+        stability rows; "dual simplex over the rotations of the stable matchings" with
+        them (:mod:`fairdecide.assignment._rotations`); "deferred acceptance (no
+        program: ...)" where that matching is the optimum
         (stability, no group criterion, a utility that follows the candidates'
         preferences: :func:`~fairdecide.assignment.matching_lp.follows_preferences`).
     """

@@ -32,9 +32,6 @@ __all__ = ["DUAL_ANSWER_TOL", "FEASIBILITY_TOL", "SIMPLEX_MAX_COLUMNS", "HighsMo
 #: - "ranking matrix" (the whole Singh-Joachims program over P): 200 x 200 took 0.47 s
 #:   with the interior point and 0.53 s with the dual simplex; 500 x 500, 4.5 s and
 #:   7.1 s.
-#:
-#: (The stable-matching programs choose by a band instead:
-#: ``fairdecide.assignment.matching_lp.IPM_MIN_COLUMNS`` / ``IPM_MAX_COLUMNS``.)
 SIMPLEX_MAX_COLUMNS = {"policy": 5_000, "ranking matrix": 40_000}
 
 
