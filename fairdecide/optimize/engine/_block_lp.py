@@ -32,7 +32,8 @@ import scipy.sparse as sp
 
 from fairdecide.optimize.engine.highs_model import HighsModel
 
-__all__ = ["BlockLP", "RestrictedModel", "block_structure", "unit_simplices"]
+__all__ = ["BlockLP", "RestrictedModel", "add_move_columns", "block_structure",
+           "unit_simplices"]
 
 
 @dataclass
@@ -149,7 +150,6 @@ class RestrictedModel:
                                 A, lp.lo - act, lp.hi - act, time_limit)
         self.units = np.zeros(0, dtype=np.int64)     # working units, in column order
         self.size = np.zeros(0)                      # their t_u
-        self.n_unit_rows = 0
         self.iterations = 0
 
     @property
@@ -175,22 +175,11 @@ class RestrictedModel:
         units = np.asarray(units, dtype=np.int64)
         if not len(units):
             return
-        k = len(units)
         M, cost, size = self._moves(units)
         per_col = np.repeat(size, n_a - 1)
-        M = M @ sp.diags(1.0 / per_col)
-        cost = cost / per_col
-        upper = per_col
-        if n_a > 2:  # sum_a z_ua <= t_u: one row per unit
-            first = self.n_unit_rows
-            self.model.add_rows(sp.csr_matrix((k, self.model.n_cols)),
-                                np.full(k, -np.inf), size)
-            rows = np.repeat(first + np.arange(k), n_a - 1)
-            M = sp.vstack([M, sp.csc_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))),
-                                            shape=(self.n_unit_rows + k, len(rows)))],
-                          format="csc")
-            self.n_unit_rows += k
-        self.model.add_cols(M, cost, np.zeros(M.shape[1]), upper)
+        add_move_columns(self.model, len(units), n_a,
+                         [(np.arange(self.lp.n_rows), M @ sp.diags(1.0 / per_col))],
+                         cost / per_col, per_col, size)
         self.units = np.concatenate([self.units, units])
         self.size = np.concatenate([self.size, size])
 
@@ -300,6 +289,32 @@ def move_columns(G: sp.spmatrix, anchors: np.ndarray, units: np.ndarray, n_a: in
     to = (units[:, None] * n_a + other_actions(n_a)[anchors[units]]).ravel()
     frm = np.repeat(units * n_a + anchors[units], n_a - 1)
     return (G[:, to] - G[:, frm]).tocsc(), to, frm
+
+
+def add_move_columns(model: HighsModel, k: int, n_a: int,
+                     blocks: list[tuple[np.ndarray, sp.spmatrix]], cost: np.ndarray,
+                     upper: np.ndarray, unit_upper: np.ndarray) -> np.ndarray:
+    """Append the n_a - 1 move columns of each of ``k`` units to a restricted master:
+    their entries ``mat`` on the model's rows ``rows`` for each (rows, mat) of
+    ``blocks`` (mat: len(rows) x k (n_a - 1)), and with more than two actions a new row
+    per unit, the sum of its moves at most ``unit_upper``; the columns' indices."""
+    blocks = list(blocks)
+    if n_a > 2:
+        rows = model.add_rows(sp.csr_matrix((k, model.n_cols)), np.full(k, -np.inf),
+                              unit_upper)
+        blocks.append((rows, sp.csr_matrix(
+            (np.ones(k * (n_a - 1)), (np.repeat(np.arange(k), n_a - 1),
+                                      np.arange(k * (n_a - 1)))), shape=(k, k * (n_a - 1)))))
+    r, c, v = [], [], []
+    for rows, mat in blocks:
+        coo = sp.coo_matrix(mat)
+        r.append(rows[coo.row])
+        c.append(coo.col)
+        v.append(coo.data)
+    n = k * (n_a - 1)
+    A = sp.csc_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))),
+                      shape=(model.n_rows, n))
+    return model.add_cols(A, cost, np.zeros(n), upper)
 
 
 def rows_from_moves(n_units: int, n_a: int, anchors: np.ndarray, units: np.ndarray,

@@ -47,7 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
-from fairdecide.optimize.engine._block_lp import move_columns, rows_from_moves
+from fairdecide.optimize.engine._block_lp import add_move_columns, move_columns, rows_from_moves
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, HighsModel
 from fairdecide.optimize.engine.rounds import (
     ELASTIC_COST,
@@ -338,28 +338,14 @@ class _State:
         columns each, with their entries in the utility rows and every cut."""
         if not len(units):
             return
-        model, n_a, k = self.model, self.n_a, len(units)
+        n_a, k = self.n_a, len(units)
         Bm = move_columns(self.B, self.anchors, units, n_a)[0]  # (K n_m, moves)
         blocks = [(self.util_row0 + np.arange(self.K), -(self.Ublock @ Bm))]
         if self.n_cuts:
             blocks.append((self.cut_rows, -(self.G @ Bm)))
-        if n_a > 2:
-            rows = model.add_rows(sp.csr_matrix((k, model.n_cols)), np.full(k, -np.inf),
-                                  np.ones(k))
-            blocks.append((rows, sp.csr_matrix(
-                (np.ones(k * (n_a - 1)), (np.repeat(np.arange(k), n_a - 1),
-                                          np.arange(k * (n_a - 1)))),
-                shape=(k, k * (n_a - 1)))))
-        r, c, v = [], [], []
-        for row_idx, mat in blocks:
-            coo = sp.coo_matrix(mat)
-            r.append(row_idx[coo.row])
-            c.append(coo.col)
-            v.append(coo.data)
         n = Bm.shape[1]
-        A = sp.csc_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))),
-                          shape=(model.n_rows, n))
-        idx = model.add_cols(A, np.zeros(n), np.zeros(n), np.ones(n))
+        idx = add_move_columns(self.model, k, n_a, blocks, np.zeros(n), np.ones(n),
+                               np.ones(k))
         self.move_cols = np.vstack([self.move_cols, idx.reshape(k, n_a - 1)])
         self.working = np.concatenate([self.working, units])
         self.B_moves = sp.hstack([self.B_moves, Bm], format="csc")
