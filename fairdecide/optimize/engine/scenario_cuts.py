@@ -95,6 +95,11 @@ PROGRESS = 1e-2
 #: elastic columns for one round and then recovers is not handed back, nor a belief of
 #: at most WORKING_MIN units (never crowded: its whole master is small).
 DIVERGED = 1.0
+#: ... or at once, in the first such round, when it exceeds this share: there the
+#: rounds that went on to certify had at most 0.05 once units worked, and the hand-backs
+#: 7.5 to 164 in their first diverged round (32 scenarios of 300 and 1000 x 4 x 5 cells,
+#: epsilon 0.05 to 0.01, by hand), whose second round cost 0.06 to 0.14 s.
+SEVERE = 5.0
 
 
 class _Master(Assembly):
@@ -200,7 +205,8 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
         diverged = (diverged + 1 if N > WORKING_MIN and len(state.working)
                     and gap > DIVERGED * scale else 0)
         crowded = len(state.working) > max(WORKING_MIN, WORKING_SHARE * N) or (
-            reanchor and gap > PROGRESS * scale) or model.cold_restarts or diverged >= 2
+            reanchor and gap > PROGRESS * scale) or model.cold_restarts or diverged >= 2 or (
+            diverged and gap > SEVERE * scale)
         why = rounds.stop_reason()
         if why is not None or stalled >= STALL or crowded:
             logger.info("scenario cuts hand the program back after %d rounds (%s)",
