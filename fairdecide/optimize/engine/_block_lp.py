@@ -298,22 +298,18 @@ def add_move_columns(model: HighsModel, k: int, n_a: int,
     their entries ``mat`` on the model's rows ``rows`` for each (rows, mat) of
     ``blocks`` (mat: len(rows) x k (n_a - 1)), and with more than two actions a new row
     per unit, the sum of its moves at most ``unit_upper``; the columns' indices."""
+    n = k * (n_a - 1)
     blocks = list(blocks)
     if n_a > 2:
         rows = model.add_rows(sp.csr_matrix((k, model.n_cols)), np.full(k, -np.inf),
                               unit_upper)
-        blocks.append((rows, sp.csr_matrix(
-            (np.ones(k * (n_a - 1)), (np.repeat(np.arange(k), n_a - 1),
-                                      np.arange(k * (n_a - 1)))), shape=(k, k * (n_a - 1)))))
-    r, c, v = [], [], []
-    for rows, mat in blocks:
-        coo = sp.coo_matrix(mat)
-        r.append(rows[coo.row])
-        c.append(coo.col)
-        v.append(coo.data)
-    n = k * (n_a - 1)
-    A = sp.csc_matrix((np.concatenate(v), (np.concatenate(r), np.concatenate(c))),
-                      shape=(model.n_rows, n))
+        blocks.append((rows, sp.csc_matrix(
+            (np.ones(n), np.repeat(np.arange(k), n_a - 1), np.arange(n + 1)), shape=(k, n))))
+    A = None
+    for rows, mat in blocks:  # each block's rows moved to the model's, blocks summed
+        mat = sp.csc_matrix(mat)
+        part = sp.csc_matrix((mat.data, rows[mat.indices], mat.indptr), shape=(model.n_rows, n))
+        A = part if A is None else A + part
     return model.add_cols(A, cost, np.zeros(n), upper)
 
 
