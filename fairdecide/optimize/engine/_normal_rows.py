@@ -112,6 +112,38 @@ class RowNormal:
             self.col_groups.append((cols, rows, block_of[rows[0]], dense,
                                     self.unit_groups[q][3][rows], _run(pos_in[cols // n_a]),
                                     q))
+        self._other_pattern(block_of)
+
+    def _other_pattern(self, block_of: np.ndarray) -> None:
+        """H = H_part D_o H_part^T has a fixed pattern: its entries are T d_o, one row of T
+        per entry (h_ik h_jk in column k), and the pieces the elimination reads (each
+        block's, the border's, and each block's rows by the border's columns) are fixed
+        positions among them."""
+        Hc, m = self.H_part.tocsc(), self.m
+        lens = np.diff(Hc.indptr)
+        sq = lens * lens
+        col = np.repeat(np.arange(Hc.shape[1]), sq)
+        k = np.arange(len(col)) - np.repeat(np.cumsum(sq) - sq, sq)
+        size, start = np.repeat(lens, sq), np.repeat(Hc.indptr[:-1], sq)
+        a, b = start + k // np.maximum(size, 1), start + k % np.maximum(size, 1)
+        key = Hc.indices[a].astype(np.int64) * m + Hc.indices[b]
+        uniq, entry = np.unique(key, return_inverse=True)
+        self.T = sp.csr_matrix((Hc.data[a] * Hc.data[b], (entry, col)),
+                               shape=(len(uniq), Hc.shape[1]))
+        hi, hj = uniq // m, uniq % m
+        bi, bj = block_of[hi], block_of[hj]
+        border = np.zeros(m, dtype=bool)
+        border[self.border] = True
+        both = border[hi] & border[hj]
+        self.at_border = (self.local[hi[both]], self.local[hj[both]], np.flatnonzero(both))
+        self.at_block, self.at_q = [], []
+        for q, rows in enumerate(self.blocks):
+            inner = (bi == q) & (bj == q)
+            self.at_block.append((self.local[hi[inner]], self.local[hj[inner]],
+                                  np.flatnonzero(inner)))
+            side = np.flatnonzero((bi == q) & border[hj])   # sorted by (hi, hj)
+            counts = np.bincount(self.local[hi[side]], minlength=len(rows))
+            self.at_q.append((side, self.local[hj[side]], np.r_[0, np.cumsum(counts)]))
 
     def A(self, x: np.ndarray) -> np.ndarray:
         return np.concatenate([x[:self.n_pi].reshape(self.N, self.n_a).sum(axis=1),
@@ -143,14 +175,18 @@ class RowNormal:
                     P[b][loc, loc] -= SS
                 else:
                     P[b][np.ix_(loc, loc)] -= SS
-        H = (self.H_part @ sp.diags(d[n_pi:]) @ self.H_part.T).tocsr()
-        Hb = H[:, self.border].tocsr()
-        R = Hb[self.border].toarray()
+        h = self.T @ d[n_pi:]                                  # H's entries
+        li, lj, e = self.at_border
+        R = np.zeros((len(self.border), len(self.border)))
+        R[li, lj] = h[e]
         self.Q, self.chol, PQ = [], [], []
+        nb = len(self.border)
         for b, rows in enumerate(self.blocks):
-            P[b] += H[rows][:, rows].toarray()
+            li, lj, e = self.at_block[b]
+            P[b][li, lj] += h[e]
             c = cholesky(P[b], self.scale)
-            Q = Hb[rows]
+            side, cols, ptr = self.at_q[b]
+            Q = sp.csr_matrix((h[side], cols, ptr), shape=(len(rows), nb))
             self.chol.append(c)
             self.Q.append(Q)
             if len(self.border):
