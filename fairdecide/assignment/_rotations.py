@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import scipy.sparse as sp
 
 from fairdecide.assignment._seats import seat_layout, seated
 from fairdecide.exceptions import SolverError
@@ -60,6 +61,31 @@ class Rotations:
     seat_in: np.ndarray
     later: np.ndarray
     earlier: np.ndarray
+
+    def lottery(self, market: MatchingMarket, best: np.ndarray
+                ) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, sp.csr_matrix,
+                           sp.csr_matrix]:
+        """The lottery's marginals as affine maps of y (each rotation's probability of
+        elimination): X = X0 + Xmap y (n x m, flat) and seats = seats0 + seats_map y
+        (n x S, flat), from ``best`` (M_0) and each rotation's moves; and the precedence
+        rows, y_later - y_earlier (<= 0)."""
+        n, m, R = market.n_candidates, market.n_programmes, self.n_rotations
+        prog, _, _ = seat_layout(market.capacities)
+        S = len(prog)
+        seat0 = seated(market, best)
+        on = np.flatnonzero(seat0 >= 0)
+        X0, seats0 = np.zeros(n * m), np.zeros(n * S)
+        X0[on * m + prog[seat0[on]]] = 1.0
+        seats0[on * S + seat0[on]] = 1.0
+        i, r = self.candidate, self.rotation
+        sign = np.r_[np.ones(len(i)), -np.ones(len(i))]
+        maps = [sp.csr_matrix((sign, (np.r_[i * w + to(self.seat_in), i * w + to(self.seat_out)],
+                                      np.r_[r, r])), shape=(n * w, R))
+                for w, to in ((m, lambda k: prog[k]), (S, lambda k: k))]
+        k = np.arange(len(self.later))
+        A = sp.csr_matrix((np.r_[np.ones(len(k)), -np.ones(len(k))],
+                           (np.r_[k, k], np.r_[self.later, self.earlier])), shape=(len(k), R))
+        return X0, maps[0], seats0, maps[1], A
 
 
 def rotations(market: MatchingMarket, best: np.ndarray, worst: np.ndarray) -> Rotations:

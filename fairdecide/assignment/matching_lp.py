@@ -204,33 +204,12 @@ def _program(market: MatchingMarket, U: np.ndarray, stability: bool, best: np.nd
     n, m = market.n_candidates, market.n_programmes
     if stability:
         from fairdecide.assignment._rotations import rotations
-        from fairdecide.assignment._seats import seat_layout, seated
 
-        prog, _, _ = seat_layout(market.capacities)
-        S = len(prog)
         rot = rotations(market, best, deferred_acceptance(market, "programmes"))
-        R = rot.n_rotations
-        seat0 = seated(market, best)
-        on = np.flatnonzero(seat0 >= 0)
-        X0 = np.zeros(n * m)
-        X0[on * m + prog[seat0[on]]] = 1.0
-        seats0 = np.zeros(n * S)
-        seats0[on * S + seat0[on]] = 1.0
-        i, r_ = rot.candidate, rot.rotation
-        ones = np.ones(len(i))
-        Xmap = sp.csr_matrix((np.r_[ones, -ones], (np.r_[i * m + prog[rot.seat_in],
-                                                          i * m + prog[rot.seat_out]],
-                                                    np.r_[r_, r_])), shape=(n * m, R))
-        seats_map = sp.csr_matrix((np.r_[ones, -ones], (np.r_[i * S + rot.seat_in,
-                                                              i * S + rot.seat_out],
-                                                        np.r_[r_, r_])), shape=(n * S, R))
-        k = np.arange(len(rot.later))
-        A = sp.csr_matrix((np.r_[np.ones(len(k)), -np.ones(len(k))],
-                           (np.r_[k, k], np.r_[rot.later, rot.earlier])), shape=(len(k), R))
-        u = U.ravel()
+        X0, Xmap, seats0, seats_map, A = rot.lottery(market, best)
+        u, R, k = U.ravel(), rot.n_rotations, A.shape[0]
         return _Program(X0, Xmap, seats0, seats_map, -(Xmap.T @ u), float(u @ X0),
-                        np.zeros(R), np.ones(R), A, np.full(len(k), -np.inf),
-                        np.zeros(len(k)))
+                        np.zeros(R), np.ones(R), A, np.full(k, -np.inf), np.zeros(k))
     pi, pj = np.nonzero(market.acceptable)
     k = np.arange(len(pi))
     A = sp.coo_matrix((np.ones(2 * len(pi)), (np.r_[pi, n + pj], np.r_[k, k])),
