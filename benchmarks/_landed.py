@@ -1,16 +1,42 @@
 """The package as it was at a git revision, checked out beside this one (a temporary
 git worktree) for a benchmark's ``--landed REV``: the route landed before a change, run
-in the same run as the change."""
+in the same run as the change.
+
+- :func:`landed_tree`: the worktree of a revision;
+- :func:`fresh`: a small script run in a fresh process with a tree's package first on
+  ``PYTHONPATH``, its last line of output read as JSON;
+- :func:`call`: a function of a benchmark script of this folder run that way (the same
+  problem for both trees: the script's own builders, on either tree's package);
+- :func:`versus`: one case on the landed tree and this one, alternating, ``repeats`` times
+  each: median seconds, the ratio this / landed and whether the values agree;
+- :func:`table`: the ``<table>_vs_landed.txt`` file those rows make, with its provenance.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import subprocess
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import numpy as np
+
 TREE = Path(__file__).resolve().parents[1]
+BENCH = TREE / "benchmarks"
+
+#: Runs ``function(*args)`` of a module of ``folder`` and prints its dict as JSON, with
+#: the file of the fairdecide package it ran on (argv: folder, module, function, args).
+CALL = r"""
+import importlib, json, sys
+sys.path.insert(0, sys.argv[1])
+import fairdecide
+out = getattr(importlib.import_module(sys.argv[2]), sys.argv[3])(*json.loads(sys.argv[4]))
+print(json.dumps({**out, "package": fairdecide.__file__}))
+"""
 
 
 @contextlib.contextmanager
@@ -27,3 +53,70 @@ def landed_tree(rev: str | None) -> Iterator[Path | None]:
     finally:
         subprocess.run(["git", "-C", str(TREE), "worktree", "remove", "--force", str(path)],
                        check=True)
+
+
+def fresh(tree: Path, code: str, *args: str) -> dict:
+    """Run ``code`` in a fresh interpreter (``python -c code *args``, from a temporary
+    folder) with the package at ``tree`` first on ``PYTHONPATH``; its last line of
+    standard output, parsed as JSON. A failure stops the run with the end of its error."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], env=env,
+                         cwd=tempfile.gettempdir(), capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"{' '.join(map(str, args))} on {tree} failed:\n"
+                         f"{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def call(tree: Path, module: str, function: str, *args) -> dict:
+    """``module.function(*args)`` (a script of benchmarks/, returning a dict of JSON
+    values) in a fresh process on the package at ``tree``, checked to have imported that
+    tree's package and not another one."""
+    got = fresh(tree, CALL, str(BENCH), module, function, json.dumps(args))
+    package = Path(got.pop("package")).resolve()
+    if not package.is_relative_to(Path(tree).resolve()):
+        raise SystemExit(f"{module}.{function} on {tree} imported {package}")
+    return got
+
+
+def agree(a: float, b: float, rel: float = 1e-6) -> bool:
+    """|a - b| <= rel max(1, |b|)."""
+    return bool(abs(a - b) <= rel * max(1.0, abs(b)))
+
+
+def versus(old: Path, run, repeats: int, rel: float = 1e-6) -> dict:
+    """``run(tree)`` (a fresh-process case returning at least ``seconds`` and ``value``)
+    on the landed tree ``old`` and on this one, in turn, ``repeats`` times each: the
+    median seconds of each, their ratio this / landed, whether the last values agree to
+    ``rel`` (:func:`agree`), and the last run of each (``"landed"``, ``"this"``)."""
+    runs: dict[str, list[dict]] = {"landed": [], "this": []}
+    for _ in range(repeats):  # alternate, so that load falls on both alike
+        for label, tree in (("landed", old), ("this", TREE)):
+            runs[label].append(run(tree))
+    med = {k: float(np.median([r["seconds"] for r in v])) for k, v in runs.items()}
+    last = {k: v[-1] for k, v in runs.items()}
+    return {"landed_s": med["landed"], "this_s": med["this"],
+            "ratio": med["this"] / med["landed"],
+            "agree": agree(last["this"]["value"], last["landed"]["value"], rel), **last}
+
+
+HEADER = ["| case | landed s | this s | this / landed | values agree | note |",
+          "|---|---|---|---|---|---|"]
+
+
+def row(case: str, got: dict, note: str = "") -> str:
+    """One line of the table from :func:`versus`'s dict."""
+    agree_ = "yes" if got["agree"] else (
+        f"no ({got['landed']['value']:.10g} landed, {got['this']['value']:.10g} this)")
+    return (f"| {case} | {got['landed_s']:.3f} | {got['this_s']:.3f} | {got['ratio']:.2f} | "
+            f"{agree_} | {note} |")
+
+
+def table(title: str, script: str, rev: str, notes: Sequence[str],
+          rows: Sequence[str]) -> list[str]:
+    """The lines of a ``*_vs_landed.txt`` file: provenance (the command, the landed
+    revision), ``notes`` (each a ``#`` line), the table."""
+    from _provenance import provenance
+
+    return [*provenance(title, script, f"; landed: {rev}"), *(f"# {n}" for n in notes), "",
+            *HEADER, *rows]

@@ -19,15 +19,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
-import numpy as np
-from _landed import TREE, landed_tree
+from _landed import fresh, landed_tree, versus
 from _provenance import provenance
 
 OUT = Path(__file__).parent / "results" / "chain.txt"
@@ -104,15 +98,6 @@ CASES = ["term-ipm", "scenarios", "structured", "unit-ipm", "highs-ds", "lipschi
          "frontier"]
 
 
-def fresh(tree: Path, name: str, scale: float) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run([sys.executable, "-c", ONE_CASE, name, str(scale)], env=env,
-                         cwd=tempfile.gettempdir(), capture_output=True, text=True)
-    if out.returncode:
-        raise SystemExit(f"{name} on {tree} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--landed", required=True, metavar="REV")
@@ -128,24 +113,15 @@ def main() -> None:
              "| this solver |", "|---|---|---|---|---|---|"]
     with landed_tree(args.landed) as old:
         for name in args.cases:
-            times: dict[str, list[float]] = {"landed": [], "this": []}
-            values: dict[str, float] = {}
-            solver = ""
-            for _ in range(repeats):  # alternate, so that load falls on both alike
-                for label, tree in (("landed", old), ("this", TREE)):
-                    got = fresh(tree, name, scale)
-                    times[label].append(got["seconds"])
-                    values[label] = got["value"]
-                    if label == "this":
-                        solver = got["solver"]
-            a, b = np.median(times["landed"]), np.median(times["this"])
-            agree = abs(values["this"] - values["landed"]) <= 1e-7 * max(
-                1.0, abs(values["landed"]))
-            lines.append(f"| {name} | {a:.3f} | {b:.3f} | {b / a:.2f} | {agree} | "
-                         f"{solver[:70]} |")
+            got = versus(old, lambda tree, name=name: fresh(tree, ONE_CASE, name, scale),
+                         repeats, rel=1e-7)
+            a, b = got["landed_s"], got["this_s"]
+            lines.append(f"| {name} | {a:.3f} | {b:.3f} | {b / a:.2f} | {got['agree']} | "
+                         f"{got['this']['solver'][:70]} |")
             print(lines[-1], flush=True)
-            if not agree:
-                raise SystemExit(f"{name}: values differ: {values}")
+            if not got["agree"]:
+                raise SystemExit(f"{name}: values differ: {got['landed']['value']} landed, "
+                                 f"{got['this']['value']} this")
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
