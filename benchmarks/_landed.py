@@ -84,24 +84,29 @@ def agree(a: float, b: float, rel: float = 1e-6) -> bool:
     return bool(abs(a - b) <= rel * max(1.0, abs(b)))
 
 
-def versus(old: Path, run, repeats: int, rel: float = 1e-6) -> dict:
+def versus(old: Path, run, repeats: int, rel: float = 1e-6, long: float = np.inf) -> dict:
     """``run(tree)`` (a fresh-process case returning at least ``seconds`` and ``value``)
-    on the landed tree ``old`` and on this one, in turn, ``repeats`` times each: the
-    median seconds of each, their ratio this / landed, whether the last values agree to
-    ``rel`` (:func:`agree`), and the last run of each (``"landed"``, ``"this"``)."""
+    on the landed tree ``old`` and on this one, in turn, ``repeats`` times each (once
+    only if the first run on either tree took more than ``long`` seconds): the median
+    seconds of each, their ratio this / landed, whether the last values agree to ``rel``
+    (:func:`agree`), the runs made per tree (``"repeats"``) and the last run of each
+    (``"landed"``, ``"this"``)."""
     runs: dict[str, list[dict]] = {"landed": [], "this": []}
-    for _ in range(repeats):  # alternate, so that load falls on both alike
+    for r in range(repeats):  # alternate, so that load falls on both alike
+        if r == 1 and max(v[0]["seconds"] for v in runs.values()) > long:
+            break
         for label, tree in (("landed", old), ("this", TREE)):
             runs[label].append(run(tree))
     med = {k: float(np.median([r["seconds"] for r in v])) for k, v in runs.items()}
     last = {k: v[-1] for k, v in runs.items()}
     return {"landed_s": med["landed"], "this_s": med["this"],
             "ratio": med["this"] / med["landed"],
-            "agree": agree(last["this"]["value"], last["landed"]["value"], rel), **last}
+            "agree": agree(last["this"]["value"], last["landed"]["value"], rel),
+            "repeats": len(runs["this"]), **last}
 
 
-HEADER = ["| case | landed s | this s | this / landed | values agree | note |",
-          "|---|---|---|---|---|---|"]
+HEADER = ["| case | landed s | this s | this / landed | runs | values agree | note |",
+          "|---|---|---|---|---|---|---|"]
 
 
 def row(case: str, got: dict, note: str = "") -> str:
@@ -109,7 +114,7 @@ def row(case: str, got: dict, note: str = "") -> str:
     agree_ = "yes" if got["agree"] else (
         f"no ({got['landed']['value']:.10g} landed, {got['this']['value']:.10g} this)")
     return (f"| {case} | {got['landed_s']:.3f} | {got['this_s']:.3f} | {got['ratio']:.2f} | "
-            f"{agree_} | {note} |")
+            f"{got['repeats']} | {agree_} | {note} |")
 
 
 def table(title: str, script: str, rev: str, notes: Sequence[str],

@@ -50,4 +50,18 @@ def test_versus_alternates_and_takes_medians():
     assert got["ratio"] == pytest.approx(2 / 3)
     assert not got["agree"]  # 1e-5 apart, beyond the default 1e-6
     assert versus(old, lambda t: {"seconds": 1.0, "value": 1.0 + 1e-7}, 1)["agree"]
-    assert "| no (1 landed, 1.00001 this) |" in row("case", got)
+    assert got["repeats"] == 3
+    assert "| 3 | no (1 landed, 1.00001 this) |" in row("case", got)
+
+
+def test_versus_runs_a_long_case_once():
+    """A first run longer than ``long`` on either tree: one run per tree, not repeats."""
+    calls = []
+
+    def run(tree):
+        calls.append(tree)
+        return {"seconds": 12.0 if tree == TREE else 1.0, "value": 0.0}
+
+    got = versus(Path("/landed"), run, 5, long=10.0)
+    assert len(calls) == 2 and got["repeats"] == 1
+    assert len(versus(Path("/landed"), run, 3)["landed"]) and len(calls) == 2 + 6
