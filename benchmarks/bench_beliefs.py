@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _landed import call, landed_tree, row, table, versus
+from _landed import Table, add_arguments, compare, landed_tree
 from scipy.optimize import linprog
 
 import fairdecide as fd
@@ -161,26 +161,19 @@ def landed_main(args, sizes, ks) -> None:
             for kw in [{"epsilon": e} for e in args.epsilon] + [{"lam": x} for x in args.lams]]
     todo += [(f"COMPAS balance, K = {K}", ("compas", 0, K), {"lam": lam / (1 + lam)})
              for K in args.compas for lam in (0.5, 1.0)]
-    rows = []
+    table = Table(out, "Beliefs: the default route against the landed version",
+                  "bench_beliefs.py", args.landed,
+                  ["optimize_policy end to end (the belief built first, untimed) in a fresh "
+                   f"process after a small warm-up; median of up to {repeats} runs per tree (1 "
+                   "if a first run took over 10 s), the trees alternating; values: the "
+                   "objectives (relative 1e-6); note: the route each tree's default took "
+                   "(OptimizeResult.solver)"])
     with landed_tree(args.landed) as old:
         for label, (kind, size, K), kw in todo:
-            got = versus(old, lambda tree, a=(kind, size, K, kw): call(
-                tree, "bench_beliefs", "landed_case", *a), repeats, long=10.0)
+            got = compare(old, "bench_beliefs", (kind, size, K, kw), repeats,
+                          timeout=args.timeout)
             tradeoff = ", ".join(f"{k}={v:.6g}" for k, v in kw.items())
-            rows.append(row(f"{label}, {tradeoff}", got, f"this: {got['this']['solver']}; "
-                                                         f"landed: {got['landed']['solver']}"))
-            print(rows[-1], flush=True)
-    lines = table("Beliefs: the default route against the landed version", "bench_beliefs.py",
-                  args.landed,
-                  ["optimize_policy end to end (the belief built first, untimed) in a fresh "
-                   "process after a small warm-up; median of up to "
-                   f"{repeats} runs per tree (1 if a first run took over 10 s), the trees "
-                   "alternating; values: the objectives (relative 1e-6); note: the route "
-                   "each tree's default took (OptimizeResult.solver)"],
-                  rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+            table.add(f"{label}, {tradeoff}", got, key="solver")
 
 
 def main() -> None:
@@ -197,10 +190,7 @@ def main() -> None:
                         help="after each lam, the constraint form at the deviation the "
                              "penalty's optimum reached (penalty and constraint alike)")
     parser.add_argument("--out", default=str(OUT))
-    parser.add_argument("--landed", default=None, metavar="REV",
-                        help="time the default route on the package at REV beside this one "
-                             "(beliefs_vs_landed.txt)")
-    parser.add_argument("--repeats", type=int, default=3, help="with --landed")
+    add_arguments(parser, "beliefs_vs_landed.txt")
     args = parser.parse_args()
     sizes = args.sizes if args.sizes is not None else ([100] if args.quick else [300, 1000])
     ks = args.scenarios or ([8] if args.quick else [32])

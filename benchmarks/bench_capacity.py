@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _landed import call, landed_tree, row, table, versus
+from _landed import Table, add_arguments, compare, landed_tree
 from _provenance import provenance
 from threadpoolctl import threadpool_limits
 
@@ -165,25 +165,17 @@ def landed_main(args, sizes: list[int]) -> None:
     """Each program at each size on the landed tree and this one (capacity_vs_landed)."""
     out = args.out if args.out != OUT else OUT.with_name("capacity_vs_landed.txt")
     repeats = 1 if args.quick else args.repeats
-    rows = []
+    table = Table(out, "Capacity-constrained fair selection against the landed version",
+                  "bench_capacity.py", args.landed,
+                  [f"optimize_policy end to end, one thread, in a fresh process after a warm-up "
+                   f"solve at n = 1000; median of {repeats} runs per tree, the trees alternating; "
+                   "values: the objectives (relative 1e-6); every result checked against "
+                   "reference_utility"])
     with landed_tree(args.landed) as old:
         for n in sizes:
             for name, _, _ in CASES:
-                got = versus(old, lambda tree, n=n, name=name: call(
-                    tree, "bench_capacity", "landed_case", n, name), repeats)
-                rows.append(row(f"n = {n:.0e}, {name}", got,
-                                f"this: {got['this']['solver']}; landed: "
-                                f"{got['landed']['solver']}"))
-                print(rows[-1], flush=True)
-    lines = table("Capacity-constrained fair selection against the landed version",
-                  "bench_capacity.py", args.landed,
-                  [f"optimize_policy end to end, one thread, in a fresh process after a "
-                   f"warm-up solve at n = 1000; median of {repeats} runs per tree, the "
-                   "trees alternating; values: the objectives (relative 1e-6); every "
-                   "result checked against reference_utility"], rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+                got = compare(old, "bench_capacity", (n, name), repeats, timeout=args.timeout)
+                table.add(f"n = {n:.0e}, {name}", got, key="solver")
 
 
 def main() -> None:
@@ -193,9 +185,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3,
                         help="solves of each program per size (median and fastest shown)")
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--landed", default=None, metavar="REV",
-                        help="time each program on the package at REV beside this one "
-                             "(capacity_vs_landed.txt)")
+    add_arguments(parser, "capacity_vs_landed.txt", repeats=None)
     args = parser.parse_args()
     sizes = [10_000, 100_000] if args.quick else [int(s) for s in args.sizes]
     if args.landed:

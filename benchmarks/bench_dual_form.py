@@ -43,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _landed import call, landed_tree, row, table, versus
+from _landed import Table, add_arguments, compare, landed_tree
 from bench_lipschitz import ROOT, adult_world, preamble, started
 
 import fairdecide as fd
@@ -152,36 +152,27 @@ def landed_main(args, n: int) -> None:
            else OUT.with_name("lipschitz_dual_form_vs_landed.txt"))
     repeats = 1 if args.quick else args.repeats
     _, world = adult_world(n)
-    rows = []
+    table = Table(out, "A Lipschitz program in three forms, and its public route, against "
+                  "the landed version", "bench_dual_form.py", args.landed,
+                  [f"the first {n:,} Adult people, L = {args.constant:g}; pairs found once by "
+                   "this tree and handed to both; each form solved cold in a fresh process "
+                   f"after a small warm-up; median of up to {repeats} runs per tree (1 if a "
+                   "first run took over 10 s), the trees alternating; values: the objectives "
+                   "(relative 1e-6); note: HiGHS's iterations, or the route",
+                   f"FAIRDECIDE_DATA={os.environ.get('FAIRDECIDE_DATA', '')}"])
     with landed_tree(args.landed) as old, tempfile.TemporaryDirectory() as tmp:
         for i, (label, pairs) in enumerate(
                 pair_sets(world, args.constant, args.neighbours).items()):
             np.save(f"{tmp}/{i}.npy", pairs)
+            m = program(world, args.constant, pairs)[-1]
             for form in FORMS:
-                got = versus(old, lambda tree, a=(n, args.constant, form, f"{tmp}/{i}.npy"):
-                             call(tree, "bench_dual_form", "landed_case", *a), repeats,
-                             long=10.0)
-                m = program(world, args.constant, pairs)[-1]
-                rows.append(row(f"{label} ({m:,}), {form}", got,
-                                f"this {got['this']['solver']}, landed "
-                                f"{got['landed']['solver']}"))
-                print(rows[-1], flush=True)
-        got = versus(old, lambda tree: call(tree, "bench_dual_form", "landed_case", n,
-                                            args.constant, "optimize_policy"),
-                     repeats, long=10.0)
-        rows.append(row("optimize_policy(Lipschitz) end to end", got,
-                        f"this {got['this']['solver']}; landed {got['landed']['solver']}"))
-        print(rows[-1], flush=True)
-    lines = table("A Lipschitz program in three forms, and its public route, against the "
-                  "landed version", "bench_dual_form.py", args.landed,
-                  [f"the first {n:,} Adult people, L = {args.constant:g}; pairs found once "
-                   "by this tree and handed to both; each form solved cold in a fresh "
-                   "process after a small warm-up; median of up to "
-                   f"{repeats} runs per tree (1 if a first run took over 10 s), the trees "
-                   "alternating; values: the objectives (relative 1e-6)",
-                   f"FAIRDECIDE_DATA={os.environ.get('FAIRDECIDE_DATA', '')}"], rows)
-    Path(out).write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+                got = compare(old, "bench_dual_form",
+                              (n, args.constant, form, f"{tmp}/{i}.npy"), repeats,
+                              timeout=args.timeout)
+                table.add(f"{label} ({m:,}), {form}", got, key="solver")
+        got = compare(old, "bench_dual_form", (n, args.constant, "optimize_policy"), repeats,
+                      timeout=args.timeout)
+        table.add("optimize_policy(Lipschitz) end to end", got, key="solver")
 
 
 def main() -> None:
@@ -191,10 +182,7 @@ def main() -> None:
     parser.add_argument("--neighbours", type=int, default=12)
     parser.add_argument("--quick", action="store_true", help="n = 1000")
     parser.add_argument("--out", default=str(OUT))
-    parser.add_argument("--landed", default=None, metavar="REV",
-                        help="time each form on the package at REV beside this one "
-                             "(lipschitz_dual_form_vs_landed.txt)")
-    parser.add_argument("--repeats", type=int, default=3, help="with --landed")
+    add_arguments(parser, "lipschitz_dual_form_vs_landed.txt")
     args = parser.parse_args()
     n = 1000 if args.quick else args.n
     if args.landed:

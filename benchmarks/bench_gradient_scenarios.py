@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _landed import call, landed_tree, row, table, versus
+from _landed import Table, add_arguments, compare, landed_tree
 
 import fairdecide as fd
 import fairdecide.optimize.routes.gradient_program as program
@@ -78,37 +78,26 @@ def landed_main(args, n: int, cases) -> None:
     """Each case and form on the landed tree and this one."""
     out = Path(args.out) if args.out else OUT.with_name("gradient_scenarios_vs_landed.txt")
     repeats = 1 if args.quick else args.repeats
-    rows = []
-    with landed_tree(args.landed) as old:
-        for K, aggregate in cases:
-            for exact in (True, False):
-                got = versus(old, lambda tree, a=(n, K, aggregate, exact): call(
-                    tree, "bench_gradient_scenarios", "landed_case", *a), repeats, long=10.0)
-                rows.append(row(f"n = {n}, K = {K}, {aggregate}, "
-                                f"{'epigraph' if exact else 'smoothed'}", got,
-                                f"this: {got['this']['note']}; landed: "
-                                f"{got['landed']['note']}"))
-                print(rows[-1], flush=True)
-    lines = table("Gradient route, many scenarios, against the landed version",
+    table = Table(out, "Gradient route, many scenarios, against the landed version",
                   "bench_gradient_scenarios.py", args.landed,
                   ["separation <= 0.04, LinearSoftmaxPolicy(include_z=True), random_state=0; "
                    "optimize_policy end to end in a fresh process after a small warm-up; "
                    f"median of up to {repeats} runs per tree (1 if a first run took over "
-                   "10 s), the trees alternating; values: the objectives (relative 1e-6)"],
-                  rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+                   "10 s), the trees alternating; values: the objectives (relative 1e-6)"])
+    with landed_tree(args.landed) as old:
+        for K, aggregate in cases:
+            for exact in (True, False):
+                got = compare(old, "bench_gradient_scenarios", (n, K, aggregate, exact),
+                              repeats, timeout=args.timeout)
+                table.add(f"n = {n}, K = {K}, {aggregate}, "
+                          f"{'epigraph' if exact else 'smoothed'}", got, key="note")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     parser.add_argument("--out", default=None, help=f"default: {OUT.relative_to(ROOT)}")
-    parser.add_argument("--landed", default=None, metavar="REV",
-                        help="time each case on the package at REV beside this one "
-                             "(gradient_scenarios_vs_landed.txt)")
-    parser.add_argument("--repeats", type=int, default=3, help="with --landed")
+    add_arguments(parser, "gradient_scenarios_vs_landed.txt")
     args = parser.parse_args()
     n, cases = (200, [(12, "mean")]) if args.quick else (
         1000, [(20, "worst"), (50, "mean")])

@@ -60,7 +60,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from _landed import call, landed_tree, row, table, versus
+from _landed import Table, add_arguments, compare, landed_tree
 from _provenance import provenance
 from threadpoolctl import threadpool_limits
 
@@ -258,29 +258,23 @@ def landed_main(args, sizes, lattice_sizes) -> None:
     """Deferred acceptance and each program on the landed tree and this one."""
     out = args.out if args.out != OUT else OUT.with_name("matching_vs_landed.txt")
     repeats = 1 if args.quick else args.repeats
-    rows = []
+    table = Table(out, "Stable and fair matchings against the landed version",
+                  "bench_matching.py", args.landed,
+                  ["markets as in matching.txt (lattice: many stable matchings); "
+                   "fd.deferred_acceptance, or fd.optimize_matching end to end, one thread, "
+                   f"in a fresh process after a small warm-up; median of up to {repeats} runs "
+                   "per tree (1 if a first run took over 10 s), the trees alternating; "
+                   "values: the utilities (relative 1e-6); note: MatchingResult.method"])
     with landed_tree(args.landed) as old, threadpool_limits(limits=1):
         for lattice, grid in ((False, sizes), (True, lattice_sizes)):
             for n, m in grid:
                 mk, z = (lattice_market if lattice else market)(n, m)
                 labels = ["deferred acceptance"] + [p[0] for p in programs(mk, z, lattice)]
                 for i, label in enumerate(labels, start=-1):
-                    got = versus(old, lambda tree, a=(n, m, lattice, i): call(
-                        tree, "bench_matching", "landed_case", *a), repeats, long=10.0)
-                    rows.append(row(f"{'lattice ' if lattice else ''}{n} x {m}, {label}",
-                                    got, f"this: {got['this']['method']}; landed: "
-                                    f"{got['landed']['method']}" if i >= 0 else ""))
-                    print(rows[-1], flush=True)
-    lines = table("Stable and fair matchings against the landed version", "bench_matching.py",
-                  args.landed,
-                  ["markets as in matching.txt (lattice: many stable matchings); "
-                   "fd.deferred_acceptance, or fd.optimize_matching end to end, one thread, "
-                   "in a fresh process after a small warm-up; median of up to "
-                   f"{repeats} runs per tree (1 if a first run took over 10 s), the trees "
-                   "alternating; values: the utilities (relative 1e-6)"], rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+                    got = compare(old, "bench_matching", (n, m, lattice, i), repeats,
+                                  timeout=args.timeout)
+                    table.add(f"{'lattice ' if lattice else ''}{n} x {m}, {label}", got,
+                              key="method" if i >= 0 else None)
 
 
 def _row(n, m, label, res, secs, mk, z, gap, da_utility) -> str:
@@ -388,9 +382,7 @@ def main() -> None:
                         help="--methods: markets to measure, e.g. 1000x50")
     parser.add_argument("--which", nargs="+", choices=list(METHODS), metavar="METHOD",
                         help=f"--methods: a subset of {list(METHODS)}")
-    parser.add_argument("--landed", default=None, metavar="REV",
-                        help="time each program on the package at REV beside this one "
-                             "(matching_vs_landed.txt)")
+    add_arguments(parser, "matching_vs_landed.txt", repeats=None)
     args = parser.parse_args()
     if args.methods:
         methods_main(args)

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _landed import call, landed_tree, row, table, versus
+from _landed import Table, add_arguments, compare, landed_tree
 
 import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem, sample_logged_data
@@ -107,29 +107,22 @@ def landed_main(args) -> None:
     out = (Path(args.out) if args.out != str(OUT)
            else OUT.with_name("pareto_warm_vs_landed.txt"))
     repeats = 1 if args.quick else args.repeats
-    rows = []
+    table = Table(out, "Pareto frontiers, warm and cold, against the landed version",
+                  "bench_pareto_warm.py", args.landed,
+                  [f"{args.points} tolerances from 1% of the unconstrained optimum's "
+                   "deviation to all of it; warm = pareto_frontier, cold = optimize_policy per "
+                   "tolerance; each in a fresh process after a small warm-up solve, median of "
+                   f"up to {repeats} runs per tree (1 if a first run took over 10 s), the trees "
+                   "alternating; values: the sum of the frontier's utilities (relative 1e-6); "
+                   "note: the route of the last point"])
     with landed_tree(args.landed) as old:
         for name in (QUICK if args.quick else CASES):
             for criterion in CRITERIA:
                 for route in ("warm", "cold"):
-                    got = versus(old, lambda tree, a=(name, criterion, route, args.points):
-                                 call(tree, "bench_pareto_warm", "landed_case", *a),
-                                 repeats, long=10.0)
-                    rows.append(row(f"{name}, {criterion}, {route}", got,
-                                    f"last point: this {got['this']['solver']}, landed "
-                                    f"{got['landed']['solver']}"))
-                    print(rows[-1], flush=True)
-    lines = table("Pareto frontiers, warm and cold, against the landed version",
-                  "bench_pareto_warm.py", args.landed,
-                  [f"{args.points} tolerances from 1% of the unconstrained optimum's "
-                   "deviation to all of it; warm = pareto_frontier, cold = optimize_policy "
-                   "per tolerance; each in a fresh process after a small warm-up solve, "
-                   f"median of up to {repeats} runs per tree (1 if a first run took over "
-                   "10 s), the trees alternating; values: the sum of the frontier's "
-                   "utilities (relative 1e-6)"], rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+                    got = compare(old, "bench_pareto_warm",
+                                  (name, criterion, route, args.points), repeats,
+                                  timeout=args.timeout)
+                    table.add(f"{name}, {criterion}, {route}", got, key="solver")
 
 
 def main() -> None:
@@ -137,10 +130,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--points", type=int, default=11)
     parser.add_argument("--out", default=str(OUT))
-    parser.add_argument("--landed", default=None, metavar="REV",
-                        help="time each route on the package at REV beside this one "
-                             "(pareto_warm_vs_landed.txt)")
-    parser.add_argument("--repeats", type=int, default=3, help="with --landed")
+    add_arguments(parser, "pareto_warm_vs_landed.txt")
     args = parser.parse_args()
     if args.landed:
         landed_main(args)

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _landed import call, landed_tree, row, table, versus
+from _landed import Table, add_arguments, compare, landed_tree
 from _provenance import provenance
 from threadpoolctl import threadpool_limits
 
@@ -124,23 +124,16 @@ def landed_main(args, cases, sizes) -> None:
              for n, d, L in cases]
             + [(f"meritocracy n = {n:,}, {kind}", (kind, n)) for n in sizes
                for kind in ("rows", "decisions")])
-    rows = []
-    with landed_tree(args.landed) as old:
-        for label, a in todo:
-            got = versus(old, lambda tree, a=a: call(tree, "bench_smoothness", "landed_case",
-                                                     *a), repeats, long=10.0)
-            rows.append(row(label, got, f"this: {got['this']['note']}; landed: "
-                                        f"{got['landed']['note']}" if a[0] == "bias" else ""))
-            print(rows[-1], flush=True)
-    lines = table("The group side of smoothness against the landed version",
+    table = Table(out, "The group side of smoothness against the landed version",
                   "bench_smoothness.py", args.landed,
                   ["seconds end to end, one BLAS thread, in a fresh process after a small "
-                   f"warm-up; median of up to {repeats} runs per tree (1 if a first run "
-                   "took over 10 s), the trees alternating; values: the bias LP's optimum "
-                   "(relative 1e-6), the count of violating pairs"], rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+                   f"warm-up; median of up to {repeats} runs per tree (1 if a first run took "
+                   "over 10 s), the trees alternating; values: the bias LP's optimum "
+                   "(relative 1e-6), the count of violating pairs"])
+    with landed_tree(args.landed) as old:
+        for label, a in todo:
+            got = compare(old, "bench_smoothness", a, repeats, timeout=args.timeout)
+            table.add(label, got, key="note" if a[0] == "bias" else None)
 
 
 OUT = Path(__file__).parent / "results" / "smoothness.txt"
@@ -150,10 +143,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the two smallest cases, n = 1e5")
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--landed", default=None, metavar="REV",
-                    help="time each case on the package at REV beside this one "
-                         "(smoothness_vs_landed.txt)")
-    ap.add_argument("--repeats", type=int, default=3, help="with --landed")
+    add_arguments(ap, "smoothness_vs_landed.txt")
     args = ap.parse_args()
     cases, sizes = (CASES[:2], MERIT_SIZES[:1]) if args.quick else (CASES, MERIT_SIZES)
     if args.landed:

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _landed import call, landed_tree, row, table, versus
+from _landed import Table, add_arguments, compare, landed_tree
 
 import fairdecide as fd
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
@@ -90,36 +90,25 @@ def landed_case(i: int) -> dict:
 def landed_main(args) -> None:
     """The softmax solve of each case on the landed tree and this one."""
     out = Path(args.out) if args.out else OUT.with_name("softmax_vs_lp_vs_landed.txt")
-    rows = []
-    with landed_tree(args.landed) as old:
-        for i, (name, _, crit, eps, _, starts) in enumerate(cases()):
-            got = versus(old, lambda tree, i=i: call(tree, "bench_softmax_vs_lp",
-                                                     "landed_case", i), args.repeats,
-                         long=10.0)
-            rows.append(row(f"{name}, {crit.label} ({crit.measure}), eps {eps:g}, "
-                            f"{starts} starts", got, f"this: {got['this']['note']}; landed: "
-                            f"{got['landed']['note']}"))
-            print(rows[-1], flush=True)
-    lines = table("Linear-softmax (gradient route) solves against the landed version",
+    table = Table(out, "Linear-softmax (gradient route) solves against the landed version",
                   "bench_softmax_vs_lp.py", args.landed,
                   ["the softmax solve of each case (random_state=0, max_iter=500), in a "
-                   "fresh process after a small warm-up; median of up to "
-                   f"{args.repeats} runs per tree (1 if a first run took over 10 s), the "
-                   "trees alternating; values: the objectives (relative 1e-6), or the sum "
-                   "of the smallest deviations reached where the tolerance is infeasible"],
-                  rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+                   f"fresh process after a small warm-up; median of up to {args.repeats} runs "
+                   "per tree (1 if a first run took over 10 s), the trees alternating; "
+                   "values: the objectives (relative 1e-6), or the sum of the smallest "
+                   "deviations reached where the tolerance is infeasible"])
+    with landed_tree(args.landed) as old:
+        for i, (name, _, crit, eps, _, starts) in enumerate(cases()):
+            got = compare(old, "bench_softmax_vs_lp", (i,), args.repeats,
+                          timeout=args.timeout)
+            table.add(f"{name}, {crit.label} ({crit.measure}), eps {eps:g}, {starts} starts",
+                      got, key="note")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None, help=f"default: {OUT.relative_to(ROOT)}")
-    parser.add_argument("--landed", default=None, metavar="REV",
-                        help="time each softmax solve on the package at REV beside this "
-                             "one (softmax_vs_lp_vs_landed.txt)")
-    parser.add_argument("--repeats", type=int, default=3, help="with --landed")
+    add_arguments(parser, "softmax_vs_lp_vs_landed.txt")
     args = parser.parse_args()
     if args.landed:
         landed_main(args)

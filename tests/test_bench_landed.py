@@ -52,6 +52,9 @@ def test_versus_alternates_and_takes_medians():
     assert versus(old, lambda t: {"seconds": 1.0, "value": 1.0 + 1e-7}, 1)["agree"]
     assert got["repeats"] == 3
     assert "| 3 | no (1 landed, 1.00001 this) |" in row("case", got)
+    both = {**got, "landed": {**got["landed"], "solver": "a"}, "this": {**got["this"],
+                                                                         "solver": "b"}}
+    assert row("case", both, key="solver").endswith("| this: b; landed: a |")
 
 
 def test_versus_runs_a_long_case_once():
@@ -65,3 +68,16 @@ def test_versus_runs_a_long_case_once():
     got = versus(Path("/landed"), run, 5, long=10.0)
     assert len(calls) == 2 and got["repeats"] == 1
     assert len(versus(Path("/landed"), run, 3)["landed"]) and len(calls) == 2 + 6
+
+
+def test_a_run_past_its_timeout_is_stopped_and_reported_as_longer(tmp_path):
+    """A fresh process past its timeout is killed; the row says the landed run took more
+    than the timeout, bounds the ratio by it, and compares no values."""
+    assert fresh(tmp_path, "import time; time.sleep(30)", timeout=0.5)["stopped"] == 0.5
+    got = versus(Path("/landed"), lambda tree: (
+        {"seconds": 2.0, "value": 1.0, "solver": "b"} if tree == TREE else
+        {"seconds": float("inf"), "value": float("nan"), "stopped": 100.0}), 3, long=10.0)
+    assert got["repeats"] == 1 and got["agree"] is None
+    assert row("case", got, key="solver") == (
+        "| case | > 100 | 2.000 | < 0.02 | 1 | - (a run stopped) | this: b; landed: stopped "
+        "after 100 s |")
