@@ -28,6 +28,12 @@ posterior fitted on 20 x cells logged rows (SOLVERS.md's belief benchmark), and 
 ``--compas K ...`` the Bayesian-fairness experiment's program (COMPAS, balance,
 group-blind, posterior of the whole data) at lambda 0.5 and 1.
 
+With ``--landed REV`` the default route of each case (``optimize_policy`` end to end, the
+belief built first, untimed) runs instead in fresh processes on the package at git
+revision REV and on this one, alternating (``--repeats`` times, once for a case over
+10 s), into beliefs_vs_landed.txt: median seconds, the ratio this / landed, whether the
+objectives agree (relative 1e-6) and each tree's solver.
+
 Usage::
 
     python benchmarks/bench_beliefs.py                       # 300 and 1000 cells, K = 32
@@ -35,6 +41,8 @@ Usage::
     python benchmarks/bench_beliefs.py --sizes 1000 --epsilon --match-lam  # lam beside
         # the constraint form at the deviation lam's optimum reached
     FAIRDECIDE_DATA=... python benchmarks/bench_beliefs.py --sizes --compas 32 128 512 2048
+    FAIRDECIDE_DATA=... python benchmarks/bench_beliefs.py --landed 79b1da6 \
+        --epsilon 0.05 0.03 0.01 --lams 0.5 --compas 32 128 512 --repeats 3
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _landed import Table, add_arguments, compare, landed_tree
 from scipy.optimize import linprog
 
 import fairdecide as fd
@@ -129,6 +138,44 @@ def run_case(name, problem, belief, crits, blind, kw, args):
             f"{d.get('cuts', '-')} | {res.solver.split(':')[0]} |")
 
 
+def landed_case(kind: str, size: int, K: int, kw: dict) -> dict:
+    """The default route on one case ("tabular": n_x = size; "compas"), timed end to end
+    after a small warm-up solve (for --landed: run in a fresh process on either tree's
+    package)."""
+    fd.optimize_policy(*make_tabular_problem(20, 2, 3, 2, random_state=1), fd.Independence(),
+                       epsilon=0.01)
+    problem, belief, crits, blind = tabular_case(size, K) if kind == "tabular" else (
+        compas_case(K))
+    t0 = time.perf_counter()
+    res = fd.optimize_policy(problem, belief, crits, group_blind=blind, **kw)
+    return {"seconds": time.perf_counter() - t0, "value": float(res.objective),
+            "solver": res.solver.split(":")[0]}
+
+
+def landed_main(args, sizes, ks) -> None:
+    """The default route of each case on the landed tree and this one."""
+    out = Path(args.out) if args.out != str(OUT) else OUT.with_name("beliefs_vs_landed.txt")
+    repeats = 1 if args.quick else args.repeats
+    todo = [(f"independence {n_x} x 4 x 5, K = {K}", ("tabular", n_x, K), kw)
+            for n_x in sizes for K in ks
+            for kw in [{"epsilon": e} for e in args.epsilon] + [{"lam": x} for x in args.lams]]
+    todo += [(f"COMPAS balance, K = {K}", ("compas", 0, K), {"lam": lam / (1 + lam)})
+             for K in args.compas for lam in (0.5, 1.0)]
+    table = Table(out, "Beliefs: the default route against the landed version",
+                  "bench_beliefs.py", args.landed,
+                  ["optimize_policy end to end (the belief built first, untimed) in a fresh "
+                   f"process after a small warm-up; median of up to {repeats} runs per tree (1 "
+                   "if a first run took over 10 s), the trees alternating; values: the "
+                   "objectives (relative 1e-6); note: the route each tree's default took "
+                   "(OptimizeResult.solver)"])
+    with landed_tree(args.landed) as old:
+        for label, (kind, size, K), kw in todo:
+            got = compare(old, "bench_beliefs", (kind, size, K, kw), repeats,
+                          timeout=args.timeout)
+            tradeoff = ", ".join(f"{k}={v:.6g}" for k, v in kw.items())
+            table.add(f"{label}, {tradeoff}", got, key="solver")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -143,9 +190,13 @@ def main() -> None:
                         help="after each lam, the constraint form at the deviation the "
                              "penalty's optimum reached (penalty and constraint alike)")
     parser.add_argument("--out", default=str(OUT))
+    add_arguments(parser, "beliefs_vs_landed.txt")
     args = parser.parse_args()
     sizes = args.sizes if args.sizes is not None else ([100] if args.quick else [300, 1000])
     ks = args.scenarios or ([8] if args.quick else [32])
+    if args.landed:
+        landed_main(args, sizes, ks)
+        return
     lines = [
         f"# {Path(__file__).name}: beliefs, the scenario-cut solver beside the whole program",
         f"# command: python benchmarks/{Path(__file__).name} {shlex.join(sys.argv[1:])}",

@@ -22,7 +22,15 @@ itself, from the returned policy's rows and the people's groups alone: the offer
 optimum computed here from each group's sorted gains (``reference_utility``); a failed
 check stops the run.
 
-Usage: python benchmarks/bench_capacity.py [--quick] [--sizes N ...] [--out FILE]
+With ``--landed REV`` the script instead times each program (end to end, one thread)
+on the package at git revision REV and on this one, each solve in a fresh process after
+the same warm-up, alternating, ``--repeats`` times; it writes the medians, their ratio
+this / landed and whether the objectives agree (relative 1e-6) to capacity_vs_landed.txt.
+
+Usage::
+
+    python benchmarks/bench_capacity.py [--quick] [--sizes N ...] [--out FILE]
+    python benchmarks/bench_capacity.py --landed 79b1da6 --repeats 5
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _landed import Table, add_arguments, compare, landed_tree
 from _provenance import provenance
 from threadpoolctl import threadpool_limits
 
@@ -138,6 +147,37 @@ def run(n: int, repeats: int) -> list[str]:
     return lines
 
 
+def landed_case(n: int, name: str) -> dict:
+    """One program of CASES at size n, timed end to end after the warm-up solve, on one
+    thread (for --landed: run in a fresh process on either tree's package)."""
+    criteria, eps = next((c, e) for label, c, e in CASES if label == name)
+    world = population(n)
+    with threadpool_limits(limits=1):
+        fd.optimize_policy(PROBLEM, population(1000), criteria, epsilon=eps)
+        t0 = time.perf_counter()
+        res = fd.optimize_policy(PROBLEM, world, criteria, epsilon=eps)
+        seconds = time.perf_counter() - t0
+    check(res, world, capacity=name != "parity only")
+    return {"seconds": seconds, "value": float(res.objective), "solver": res.solver}
+
+
+def landed_main(args, sizes: list[int]) -> None:
+    """Each program at each size on the landed tree and this one (capacity_vs_landed)."""
+    out = args.out if args.out != OUT else OUT.with_name("capacity_vs_landed.txt")
+    repeats = 1 if args.quick else args.repeats
+    table = Table(out, "Capacity-constrained fair selection against the landed version",
+                  "bench_capacity.py", args.landed,
+                  [f"optimize_policy end to end, one thread, in a fresh process after a warm-up "
+                   f"solve at n = 1000; median of {repeats} runs per tree, the trees alternating; "
+                   "values: the objectives (relative 1e-6); every result checked against "
+                   "reference_utility"])
+    with landed_tree(args.landed) as old:
+        for n in sizes:
+            for name, _, _ in CASES:
+                got = compare(old, "bench_capacity", (n, name), repeats, timeout=args.timeout)
+                table.add(f"n = {n:.0e}, {name}", got, key="solver")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 1e4 and 1e5 only")
@@ -145,8 +185,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3,
                         help="solves of each program per size (median and fastest shown)")
     parser.add_argument("--out", type=Path, default=OUT)
+    add_arguments(parser, "capacity_vs_landed.txt", repeats=None)
     args = parser.parse_args()
     sizes = [10_000, 100_000] if args.quick else [int(s) for s in args.sizes]
+    if args.landed:
+        landed_main(args, sizes)
+        return
     lines = [
         *provenance("Capacity-constrained fair selection of a fixed population (issue 26)",
                     "bench_capacity.py"),

@@ -5,7 +5,8 @@ tree and this one alternating in the same run.
 Each case is the shape the chain's declaration names for its solver
 (fairdecide/optimize/engine/chain.py; tests/test_chain.py builds the same shapes small):
 a penalised belief over many scenarios (term-ipm; and COMPAS group-blind at K = 2048,
-lam 0.5, term-ipm-compas: 49,152 terms over 141 columns), a belief under epsilon (scenarios),
+lam 0.5, term-ipm-compas: 49,152 terms over 141 columns; it needs the COMPAS file,
+FAIRDECIDE_DATA or a download), a belief under epsilon (scenarios),
 a large single world (structured), a large belief (unit-ipm), a small world (highs-ds),
 Lipschitz pairs (constraint generation, warm HiGHS), and a warm Pareto frontier. The
 figure is the median of ``--repeats`` fresh-process runs after one warm-up solve in each
@@ -20,15 +21,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
-import numpy as np
-from _landed import TREE, landed_tree
+from _landed import fresh, landed_tree, versus
 from _provenance import provenance
 
 OUT = Path(__file__).parent / "results" / "chain.txt"
@@ -112,17 +107,8 @@ else:  # a frontier: the sum of its utilities
 print(json.dumps({"seconds": seconds, "value": value, "solver": solver}))
 """
 
-CASES = ["term-ipm", "term-ipm-compas", "scenarios", "structured", "unit-ipm", "highs-ds", "lipschitz",
-         "frontier"]
-
-
-def fresh(tree: Path, name: str, scale: float) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run([sys.executable, "-c", ONE_CASE, name, str(scale)], env=env,
-                         cwd=tempfile.gettempdir(), capture_output=True, text=True)
-    if out.returncode:
-        raise SystemExit(f"{name} on {tree} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+CASES = ["term-ipm", "term-ipm-compas", "scenarios", "structured", "unit-ipm", "highs-ds",
+         "lipschitz", "frontier"]
 
 
 def main() -> None:
@@ -140,24 +126,15 @@ def main() -> None:
              "| this solver |", "|---|---|---|---|---|---|"]
     with landed_tree(args.landed) as old:
         for name in args.cases:
-            times: dict[str, list[float]] = {"landed": [], "this": []}
-            values: dict[str, float] = {}
-            solver = ""
-            for _ in range(repeats):  # alternate, so that load falls on both alike
-                for label, tree in (("landed", old), ("this", TREE)):
-                    got = fresh(tree, name, scale)
-                    times[label].append(got["seconds"])
-                    values[label] = got["value"]
-                    if label == "this":
-                        solver = got["solver"]
-            a, b = np.median(times["landed"]), np.median(times["this"])
-            agree = abs(values["this"] - values["landed"]) <= 1e-7 * max(
-                1.0, abs(values["landed"]))
-            lines.append(f"| {name} | {a:.3f} | {b:.3f} | {b / a:.2f} | {agree} | "
-                         f"{solver[:70]} |")
+            got = versus(old, lambda tree, name=name: fresh(tree, ONE_CASE, name, scale),
+                         repeats, rel=1e-7)
+            a, b = got["landed_s"], got["this_s"]
+            lines.append(f"| {name} | {a:.3f} | {b:.3f} | {b / a:.2f} | {got['agree']} | "
+                         f"{got['this']['solver'][:70]} |")
             print(lines[-1], flush=True)
-            if not agree:
-                raise SystemExit(f"{name}: values differ: {values}")
+            if not got["agree"]:
+                raise SystemExit(f"{name}: values differ: {got['landed']['value']} landed, "
+                                 f"{got['this']['value']} this")
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

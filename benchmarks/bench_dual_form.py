@@ -13,16 +13,27 @@ program), and every pair generation's last program carries (recorded from a run 
 - ``DualForm`` unfolded (a dual row per policy column);
 - ``DualForm`` folded (pi_i0 = 1 - pi_i1: a dual row per person, the default).
 
-The optima must agree. Usage::
+The optima must agree. With ``--landed REV`` the script instead runs each form on each
+program (the pairs found once, here, and handed to both trees through a file, so both
+solve the same program), and ``optimize_policy`` end to end with ``Lipschitz`` (its
+constraint generation, the public route these forms serve), in fresh processes on the
+package at git revision REV and on this one, alternating, into
+lipschitz_dual_form_vs_landed.txt. The forms are the engine's (``HighsModel``,
+``DualForm``: not public names, but the same signatures in both trees here).
+
+Usage::
 
     FAIRDECIDE_DATA=/work/shared/data python benchmarks/bench_dual_form.py
     FAIRDECIDE_DATA=/work/shared/data python benchmarks/bench_dual_form.py --quick
+    FAIRDECIDE_DATA=/work/shared/data python benchmarks/bench_dual_form.py --landed 79b1da6
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -32,12 +43,15 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _landed import Table, add_arguments, compare, landed_tree
 from bench_lipschitz import ROOT, adult_world, preamble, started
 
 import fairdecide as fd
 from fairdecide.criteria._pairs import PairMetric, nearest_pairs
 from fairdecide.optimize.engine.dual_form import DualForm
 from fairdecide.optimize.engine.highs_model import HighsModel
+
+OUT = ROOT / "benchmarks" / "results" / "lipschitz_dual_form.txt"
 
 
 class _Recording(fd.Lipschitz):
@@ -90,35 +104,102 @@ def timed(model) -> tuple[float, bool]:
     return time.perf_counter() - t0, ok
 
 
+FORMS = ("row form, dual simplex", "dual, unfolded", "dual, folded")
+
+
+def solve_form(world, L: float, pairs: np.ndarray, form: str):
+    """The built model of ``form`` for the pair program (unsolved), and the program's
+    number of pairs."""
+    c, lb, ub, A_ub, b_ub, A_eq, b_eq, m = program(world, L, pairs)
+    n = len(lb) // 2
+    if form == FORMS[0]:
+        model = HighsModel.from_rows(c, lb, ub, A_ub, b_ub, A_eq, b_eq)
+        model.set_method("highs-ds")
+        return model, m
+    fold = None if form == FORMS[1] else np.arange(2 * n).reshape(n, 2)
+    eq, rhs = (A_eq, b_eq) if fold is None else (A_eq[n:], b_eq[n:])
+    return DualForm(c, lb, ub, A_ub, b_ub, eq, rhs, fold=fold), m
+
+
+def landed_case(n: int, L: float, form: str, pairs_file: str = "") -> dict:
+    """One form on the pairs in ``pairs_file``, or (form "optimize_policy") the public
+    route end to end, timed after a small warm-up (for --landed: run in a fresh process
+    on either tree's package)."""
+    warnings.simplefilter("ignore", FutureWarning)
+    _, world = adult_world(n)
+    rng = np.random.default_rng(0)  # the warm-up: 200 people, two features
+    q = rng.uniform(size=200)
+    fd.optimize_policy(fd.DecisionProblem.classification(2),
+                       fd.SampleWorld(rng.normal(size=(200, 2)), np.arange(200) % 2,
+                                      np.c_[1 - q, q]), fd.Lipschitz(constant=L), epsilon=0.0)
+    if form == "optimize_policy":
+        t0 = time.perf_counter()
+        res = fd.optimize_policy(fd.DecisionProblem.classification(2), world,
+                                 fd.Lipschitz(constant=L), epsilon=0.0)
+        return {"seconds": time.perf_counter() - t0, "value": float(res.objective),
+                "solver": res.solver}
+    model, _ = solve_form(world, L, np.load(pairs_file), form)
+    secs, ok = timed(model)
+    if not ok:
+        raise SystemExit(f"{form}: not optimal")
+    return {"seconds": secs, "value": float(model.objective),
+            "solver": f"{model.iterations:,} iterations"}
+
+
+def landed_main(args, n: int) -> None:
+    """Each form on each program, and the public route, on the landed tree and this one."""
+    out = (Path(args.out) if args.out != str(OUT)
+           else OUT.with_name("lipschitz_dual_form_vs_landed.txt"))
+    repeats = 1 if args.quick else args.repeats
+    _, world = adult_world(n)
+    table = Table(out, "A Lipschitz program in three forms, and its public route, against "
+                  "the landed version", "bench_dual_form.py", args.landed,
+                  [f"the first {n:,} Adult people, L = {args.constant:g}; pairs found once by "
+                   "this tree and handed to both; each form solved cold in a fresh process "
+                   f"after a small warm-up; median of up to {repeats} runs per tree (1 if a "
+                   "first run took over 10 s), the trees alternating; values: the objectives "
+                   "(relative 1e-6); note: HiGHS's iterations, or the route",
+                   f"FAIRDECIDE_DATA={os.environ.get('FAIRDECIDE_DATA', '')}"])
+    with landed_tree(args.landed) as old, tempfile.TemporaryDirectory() as tmp:
+        for i, (label, pairs) in enumerate(
+                pair_sets(world, args.constant, args.neighbours).items()):
+            np.save(f"{tmp}/{i}.npy", pairs)
+            m = program(world, args.constant, pairs)[-1]
+            for form in FORMS:
+                got = compare(old, "bench_dual_form",
+                              (n, args.constant, form, f"{tmp}/{i}.npy"), repeats,
+                              timeout=args.timeout)
+                table.add(f"{label} ({m:,}), {form}", got, key="solver")
+        got = compare(old, "bench_dual_form", (n, args.constant, "optimize_policy"), repeats,
+                      timeout=args.timeout)
+        table.add("optimize_policy(Lipschitz) end to end", got, key="solver")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--constant", type=float, default=0.2)
     parser.add_argument("--neighbours", type=int, default=12)
     parser.add_argument("--quick", action="store_true", help="n = 1000")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results"
-                                             / "lipschitz_dual_form.txt"))
+    parser.add_argument("--out", default=str(OUT))
+    add_arguments(parser, "lipschitz_dual_form_vs_landed.txt")
     args = parser.parse_args()
     n = 1000 if args.quick else args.n
+    if args.landed:
+        landed_main(args, n)
+        return
     run = started()
     _, world = adult_world(n)
     head = (f"{'pairs':<34} {'form':<24} {'seconds':>8} {'basis rows':>10} "
             f"{'iterations':>10} {'objective':>16} {'rel diff':>9}")
     lines = [head, "-" * len(head)]
     for label, pairs in pair_sets(world, args.constant, args.neighbours).items():
-        c, lb, ub, A_ub, b_ub, A_eq, b_eq, m = program(world, args.constant, pairs)
-        model = HighsModel.from_rows(c, lb, ub, A_ub, b_ub, A_eq, b_eq)
-        model.set_method("highs-ds")
-        secs, ok = timed(model)
-        rows = [("row form, dual simplex", secs, ok, model.iterations, model.objective,
-                 model.n_rows)]
-        for name, fold in (("dual, unfolded", None),
-                           ("dual, folded", np.arange(2 * n).reshape(n, 2))):
-            eq, rhs = (A_eq, b_eq) if fold is None else (A_eq[n:], b_eq[n:])
-            form = DualForm(c, lb, ub, A_ub, b_ub, eq, rhs, fold=fold)
-            secs, ok = timed(form)
-            rows.append((name, secs, ok, form.iterations, form.objective,
-                         form.model.n_rows))
+        rows = []
+        for name in FORMS:
+            model, m = solve_form(world, args.constant, pairs, name)
+            secs, ok = timed(model)
+            rows.append((name, secs, ok, model.iterations, model.objective,
+                         getattr(model, "model", model).n_rows))
         best = rows[0][4]
         label = f"{label} ({m:,})"
         for name, secs, ok, it, obj, basis in rows:

@@ -109,6 +109,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _frontier_report import comparison, plot_frontiers, report
+from _landed import Table, add_arguments, compare, landed_tree
 from bench_fairlearn import (
     ERROR_PARITY_MISSING,
     Split,
@@ -302,6 +303,56 @@ def merged(new: pd.DataFrame, csv: Path, datasets: list[str], labels: list[str]
     return pd.concat([old, new], ignore_index=True)
 
 
+LANDED_TOLERANCES = (0.0, 0.01, 0.05)
+
+
+def landed_case(data: str, constraint: str, key: str, seed: int) -> dict:
+    """The fits of one fairdecide family at LANDED_TOLERANCES on one split, timed as
+    :func:`run` times them (the base model's fit included), after a small untimed fit,
+    one thread (for --landed: run in a fresh process on either tree's package); value:
+    the sum of the test accuracies."""
+    warnings.filterwarnings("ignore", category=UserWarning)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    method = METHODS[key]
+    X, y, z = FRAMES[data]()
+    s = make_split(data, X, y, z, None, seed=seed)
+    small = dataclasses.replace(s, X_train=s.X_train[:600], y_train=s.y_train[:600],
+                                z_train=s.z_train[:600])
+    seconds, value, statuses = 0.0, 0.0, set()
+    with threadpool_limits(limits=1):
+        method.fit(small, constraint, 0.05, seed)
+        for t in LANDED_TOLERANCES:
+            p, secs, status = method.fit(s, constraint, t, seed)
+            seconds, value = seconds + secs, value + accuracy(p, s.y_test)
+            statuses.add(status)
+    return {"seconds": seconds, "value": float(value), "status": ", ".join(sorted(statuses))}
+
+
+def landed_main(args) -> None:
+    """Each fairdecide family's fits on each data set and constraint, on the landed tree
+    and this one (OUT_vs_landed.txt)."""
+    keys = [k for k in args.methods if METHODS[k].label in FAMILIES]
+    datasets = args.datasets or (["COMPAS", "German"] if args.quick else list(FRAMES))
+    repeats = 1 if args.quick else args.repeats
+    table = Table(Path(f"{args.out}_vs_landed.txt"),
+                  "Fair classifiers' fit times against the landed version",
+                  "bench_frontier.py", args.landed,
+                  ["FairPolicyClassifier fits (the base model's fit included) at t = "
+                   f"{', '.join(f'{t:g}' for t in LANDED_TOLERANCES)} on seed {SEEDS[0]}'s "
+                   "split, summed, one thread, in a fresh process after a small untimed fit; "
+                   f"median of up to {repeats} runs per tree (1 if a first run took over "
+                   "10 s), the trees alternating; values: the sum of the test accuracies "
+                   "(relative 1e-6)"])
+    with landed_tree(args.landed) as old:
+        for data in datasets:
+            for constraint in ("DP", "EO"):
+                for key in keys:
+                    got = compare(old, "bench_frontier", (data, constraint, key, SEEDS[0]),
+                                  repeats, timeout=args.timeout)
+                    table.add(f"{data} {constraint}, {METHODS[key].label}", got,
+                              key="status")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
@@ -319,7 +370,11 @@ def main() -> None:
     parser.add_argument("--figure", nargs="*", default=None,
                         help="more copies of the figure (default docs/images/frontier.png, "
                              "none with --quick)")
+    add_arguments(parser, "OUT_vs_landed.txt (the fairdecide families' fits only)")
     args = parser.parse_args()
+    if args.landed:
+        landed_main(args)
+        return
     if args.compare:
         out = Path(args.out)
         lines = comparison(pd.read_csv(args.compare), pd.read_csv(out.with_suffix(".csv")),

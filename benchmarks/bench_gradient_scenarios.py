@@ -10,9 +10,16 @@ Problem: 1,000 people with three features and two groups, P(y = 1 | x) logistic,
 belief of K scenarios that perturb it (normal noise, sd 0.1, clipped), prediction with
 accuracy utility, a linear-softmax policy reading the group, separation <= 0.04.
 
+With ``--landed REV`` each case (both forms) runs instead in fresh processes on the
+package at git revision REV and on this one, alternating (``--repeats`` times, once for a
+case over 10 s), into gradient_scenarios_vs_landed.txt: median seconds, the ratio this /
+landed and whether the objectives agree (relative 1e-6; a local optimum of SLSQP from
+the same starts, so a changed path can move it a little: the table then says so).
+
 Usage::
 
     python benchmarks/bench_gradient_scenarios.py [--quick] [--out FILE]
+    python benchmarks/bench_gradient_scenarios.py --landed 79b1da6 --repeats 3
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _landed import Table, add_arguments, compare, landed_tree
 
 import fairdecide as fd
 import fairdecide.optimize.routes.gradient_program as program
@@ -53,13 +61,49 @@ def solve(b: fd.Belief, exact: bool) -> tuple[float, fd.OptimizeResult]:
         program.EPIGRAPH_LIMIT = limit
 
 
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "results" / "gradient_scenarios.txt"
+
+
+def landed_case(n: int, K: int, aggregate: str, exact: bool) -> dict:
+    """One form of one case, timed after a small warm-up solve (for --landed: run in a
+    fresh process on either tree's package)."""
+    solve(belief(50, 2, aggregate), exact)
+    seconds, res = solve(belief(n, K, aggregate), exact)
+    return {"seconds": seconds, "value": float(res.objective),
+            "note": f"U {res.utility:.5f}, separation {res.deviations['separation']:.6f}"}
+
+
+def landed_main(args, n: int, cases) -> None:
+    """Each case and form on the landed tree and this one."""
+    out = Path(args.out) if args.out else OUT.with_name("gradient_scenarios_vs_landed.txt")
+    repeats = 1 if args.quick else args.repeats
+    table = Table(out, "Gradient route, many scenarios, against the landed version",
+                  "bench_gradient_scenarios.py", args.landed,
+                  ["separation <= 0.04, LinearSoftmaxPolicy(include_z=True), random_state=0; "
+                   "optimize_policy end to end in a fresh process after a small warm-up; "
+                   f"median of up to {repeats} runs per tree (1 if a first run took over "
+                   "10 s), the trees alternating; values: the objectives (relative 1e-6)"])
+    with landed_tree(args.landed) as old:
+        for K, aggregate in cases:
+            for exact in (True, False):
+                got = compare(old, "bench_gradient_scenarios", (n, K, aggregate, exact),
+                              repeats, timeout=args.timeout)
+                table.add(f"n = {n}, K = {K}, {aggregate}, "
+                          f"{'epigraph' if exact else 'smoothed'}", got, key="note")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    parser.add_argument("--out", default="benchmarks/results/gradient_scenarios.txt")
+    parser.add_argument("--out", default=None, help=f"default: {OUT.relative_to(ROOT)}")
+    add_arguments(parser, "gradient_scenarios_vs_landed.txt")
     args = parser.parse_args()
     n, cases = (200, [(12, "mean")]) if args.quick else (
         1000, [(20, "worst"), (50, "mean")])
+    if args.landed:
+        landed_main(args, n, cases)
+        return
     lines = ["Gradient route, many scenarios: exact epigraph form vs smoothed upper bound",
              "", f"command: python benchmarks/bench_gradient_scenarios.py"
              f"{' --quick' if args.quick else ''}",
@@ -84,8 +128,9 @@ def main() -> None:
                  "verified on its decision tables (separation <= 0.04 + tol).")
     text = "\n".join(lines)
     print(text)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text + "\n")
+    out = Path(args.out) if args.out else OUT
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + "\n")
 
 
 if __name__ == "__main__":

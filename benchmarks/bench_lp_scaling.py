@@ -33,17 +33,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _landed import TREE, landed_tree
+from _landed import TREE, fresh, landed_tree
 from scipy.optimize import linprog
 
 from fairdecide import Belief, Independence, Separation, TabularWorld, optimize_policy
@@ -70,15 +65,6 @@ res = optimize_policy(problem, belief, crit, epsilon=eps)
 print(json.dumps({"seconds": time.perf_counter() - t0, "objective": res.objective,
                   "solver": res.solver}))
 """
-
-
-def fresh_process(tree: Path, n_x: int, n_z: int, n_a: int, kind: str) -> dict:
-    """The default route on the package at ``tree``, in a fresh process (ONE_CASE)."""
-    env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run([sys.executable, "-c", ONE_CASE, str(n_x), str(n_z), str(n_a),
-                          kind, str(EPSILON)], env=env, cwd=tempfile.gettempdir(), check=True,
-                         capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def raw_solve(prog, method: str, time_limit: float) -> tuple[float, float, str]:
@@ -130,7 +116,8 @@ def one_case(n_x: int, n_z: int, n_a: int, kind: str, K: int, time_limit: float,
         "utility": res.utility,
     }
     if landed is not None and K == 1:
-        now, old = (fresh_process(t, n_x, n_z, n_a, kind) for t in (TREE, landed))
+        now, old = (fresh(t, ONE_CASE, n_x, n_z, n_a, kind, EPSILON)
+                    for t in (TREE, landed))
         row.update(default_s=now["seconds"], landed_s=old["seconds"],
                    landed_solver=old["solver"],
                    landed_rel_diff=abs(now["objective"] - old["objective"])

@@ -38,7 +38,14 @@ vertex methods' optima are checked to agree to 1e-7 (results/matching_methods.tx
 stable programs are written over the market's rotations
 (fairdecide/assignment/_rotations.py); optimize_matching solves them by the dual simplex.
 
+With ``--landed REV`` the script instead times deferred acceptance and each program of
+parts 2 and 3 (``fd.optimize_matching`` end to end, the gap found as above, untimed) in
+fresh processes on the package at git revision REV and on this one, alternating
+(``--repeats`` times, once for a case over 10 s), into matching_vs_landed.txt: median
+seconds, the ratio this / landed and whether the utilities agree (relative 1e-6).
+
 Usage: python benchmarks/bench_matching.py [--quick] [--repeats R] [--out FILE] [--methods]
+       python benchmarks/bench_matching.py --landed 79b1da6 --repeats 3
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _landed import Table, add_arguments, compare, landed_tree
 from _provenance import provenance
 from threadpoolctl import threadpool_limits
 
@@ -156,12 +164,10 @@ def check(res, mk: fd.MatchingMarket, z: np.ndarray, gap: float | None) -> dict:
     return {"utility": utility, "gap": prog_gap, "blocking": float(np.mean(blocking))}
 
 
-def lp_rows(n: int, m: int, repeats: int, lattice: bool = False) -> list[str]:
-    mk, z = (lattice_market if lattice else market)(n, m)
-    da = fd.deferred_acceptance(mk)
-    U = np.where(mk.acceptable, m - mk.candidate_rank, 0)
-    da_utility = float(U[np.flatnonzero(da >= 0), da[da >= 0]].sum())
-    lines = []
+def programs(mk: fd.MatchingMarket, z: np.ndarray, lattice: bool) -> list[tuple]:
+    """(label, stability, gap) of each program of a market: stable and unstable, without
+    and with the gap (on a lattice market the smallest a stable lottery meets; where a
+    stable lottery cannot meet it, the smallest it can, named in the label)."""
     target = GAP
     if lattice:  # the fairest stable lottery: the smallest gap any stable lottery meets
         try:
@@ -169,18 +175,29 @@ def lp_rows(n: int, m: int, repeats: int, lattice: bool = False) -> list[str]:
             target = 0.0
         except fd.InfeasibleToleranceError as exc:
             target = round(exc.smallest["programme_gap"], 4) + 1e-4
-    cases = [("stable", True, None), (f"stable + gap {target:.4f}", True, target),
-             ("unstable", False, None), (f"unstable + gap {target:.4f}", False, target)]
-    for name, stability, gap in cases:
-        label = name
+    out = []
+    for name, stability, gap in [
+            ("stable", True, None), (f"stable + gap {target:.4f}", True, target),
+            ("unstable", False, None), (f"unstable + gap {target:.4f}", False, target)]:
         try:
             fd.optimize_matching(mk, groups=z, programme_gap=gap, stability=stability)
         except fd.InfeasibleToleranceError as exc:  # solve at the smallest feasible gap
             gap = exc.smallest["programme_gap"] + 1e-9
-            label = f"stable + smallest gap {gap:.4f} ({target} infeasible)"
+            name = f"stable + smallest gap {gap:.4f} ({target} infeasible)"
+        out.append((name, stability, gap))
+    return out
+
+
+def lp_rows(n: int, m: int, repeats: int, lattice: bool = False) -> list[str]:
+    mk, z = (lattice_market if lattice else market)(n, m)
+    da = fd.deferred_acceptance(mk)
+    U = np.where(mk.acceptable, m - mk.candidate_rank, 0)
+    da_utility = float(U[np.flatnonzero(da >= 0), da[da >= 0]].sum())
+    lines = []
+    for label, stability, gap in programs(mk, z, lattice):
         res, secs = timed(lambda s=stability, g=gap: fd.optimize_matching(
             mk, groups=z, programme_gap=g, stability=s), repeats)
-        if name == "stable":
+        if label == "stable":
             Xda = np.zeros_like(res.X)
             Xda[np.flatnonzero(da >= 0), da[da >= 0]] = 1.0
             assert np.abs(res.X - Xda).max() <= TOL, "stable optimum differs from DA"
@@ -197,6 +214,50 @@ def lp_rows(n: int, m: int, repeats: int, lattice: bool = False) -> list[str]:
         for label, res, secs in rows:
             lines.append(_row(n, m, label, res, secs, mk, z, gap, da_utility))
     return lines
+
+
+def landed_case(n: int, m: int, lattice: bool, i: int) -> dict:
+    """Program i of :func:`programs` (i = -1: deferred acceptance) of a market, timed end
+    to end on one thread after a small warm-up (for --landed: run in a fresh process on
+    either tree's package)."""
+    with threadpool_limits(limits=1):
+        fd.optimize_matching(market(50, 5)[0])
+        mk, z = (lattice_market if lattice else market)(n, m)
+        if i < 0:
+            t0 = time.perf_counter()
+            da = fd.deferred_acceptance(mk)
+            seconds = time.perf_counter() - t0
+            U = np.where(mk.acceptable, m - mk.candidate_rank, 0)
+            return {"seconds": seconds, "method": "",
+                    "value": float(U[np.flatnonzero(da >= 0), da[da >= 0]].sum())}
+        _, stability, gap = programs(mk, z, lattice)[i]
+        t0 = time.perf_counter()
+        res = fd.optimize_matching(mk, groups=z, programme_gap=gap, stability=stability)
+        return {"seconds": time.perf_counter() - t0, "value": float(res.utility),
+                "method": res.method}
+
+
+def landed_main(args, sizes, lattice_sizes) -> None:
+    """Deferred acceptance and each program on the landed tree and this one."""
+    out = args.out if args.out != OUT else OUT.with_name("matching_vs_landed.txt")
+    repeats = 1 if args.quick else args.repeats
+    table = Table(out, "Stable and fair matchings against the landed version",
+                  "bench_matching.py", args.landed,
+                  ["markets as in matching.txt (lattice: many stable matchings); "
+                   "fd.deferred_acceptance, or fd.optimize_matching end to end, one thread, "
+                   f"in a fresh process after a small warm-up; median of up to {repeats} runs "
+                   "per tree (1 if a first run took over 10 s), the trees alternating; "
+                   "values: the utilities (relative 1e-6); note: MatchingResult.method"])
+    with landed_tree(args.landed) as old, threadpool_limits(limits=1):
+        for lattice, grid in ((False, sizes), (True, lattice_sizes)):
+            for n, m in grid:
+                mk, z = (lattice_market if lattice else market)(n, m)
+                labels = ["deferred acceptance"] + [p[0] for p in programs(mk, z, lattice)]
+                for i, label in enumerate(labels, start=-1):
+                    got = compare(old, "bench_matching", (n, m, lattice, i), repeats,
+                                  timeout=args.timeout)
+                    table.add(f"{'lattice ' if lattice else ''}{n} x {m}, {label}", got,
+                              key="method" if i >= 0 else None)
 
 
 def _row(n, m, label, res, secs, mk, z, gap, da_utility) -> str:
@@ -304,12 +365,16 @@ def main() -> None:
                         help="--methods: markets to measure, e.g. 1000x50")
     parser.add_argument("--which", nargs="+", choices=list(METHODS), metavar="METHOD",
                         help=f"--methods: a subset of {list(METHODS)}")
+    add_arguments(parser, "matching_vs_landed.txt", repeats=None)
     args = parser.parse_args()
     if args.methods:
         methods_main(args)
         return
     sizes = SIZES[:2] if args.quick else SIZES
     lattice_sizes = LATTICE_SIZES[:1] if args.quick else LATTICE_SIZES
+    if args.landed:
+        landed_main(args, sizes, lattice_sizes)
+        return
     try:
         import matching
         anchor = f"matching {matching.__version__}"

@@ -14,7 +14,15 @@ generation, and the exact meritocracy count.
 
 One BLAS thread (threadpoolctl); one run each.
 
-Usage: python benchmarks/bench_smoothness.py [--quick] [--out FILE]
+With ``--landed REV`` each case runs instead in fresh processes on the package at git
+revision REV and on this one, alternating (``--repeats`` times, once for a case over
+10 s), into smoothness_vs_landed.txt: median seconds end to end, the ratio this / landed
+and whether the values (the bias LP's optimum; the count) agree.
+
+Usage::
+
+    python benchmarks/bench_smoothness.py [--quick] [--out FILE]
+    python benchmarks/bench_smoothness.py --landed 79b1da6 --repeats 3
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _landed import Table, add_arguments, compare, landed_tree
 from _provenance import provenance
 from threadpoolctl import threadpool_limits
 
@@ -36,13 +45,29 @@ CASES = [(150, 2, 1.0), (2000, 3, 0.5), (2000, 3, 2.0), (5000, 5, 0.3), (10_000,
 MERIT_SIZES = [100_000, 1_000_000]
 
 
+def bias_input(n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """n x d normal features and S, a noisy threshold on the first."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d))
+    return X, X[:, 0] + 0.5 * rng.normal(size=n) > 0
+
+
+def merit_input(n: int) -> dict:
+    """Each input of the meritocracy count at size n: (argument, worths, expected)."""
+    rng = np.random.default_rng(1)
+    worth = rng.normal(size=n)
+    p = rng.uniform(size=n)
+    decisions = (rng.uniform(size=n) < 0.5).astype(int)
+    n1 = int(decisions.sum())
+    return {"rows": (np.c_[1 - p, p], worth, n * (n - 1) / 4),
+            "decisions": (decisions, worth, n1 * (n - n1) / 2)}
+
+
 def bias_rows(cases: list[tuple[int, int, float]]) -> list[str]:
     out = ["| n | d | L | rounds | pairs in final LP | LP s | search s | total s | "
            "largest violation | value |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for n, d, L in cases:
-        rng = np.random.default_rng(0)
-        X = rng.normal(size=(n, d))
-        S = X[:, 0] + 0.5 * rng.normal(size=n) > 0
+        X, S = bias_input(n, d)
         t0 = time.perf_counter()
         res = worst_case_bias(X, S, ~S, L)
         total = time.perf_counter() - t0
@@ -58,13 +83,7 @@ def bias_rows(cases: list[tuple[int, int, float]]) -> list[str]:
 def merit_rows(sizes: list[int]) -> list[str]:
     out = ["| n | input | seconds | violating pairs | expected |", "|---:|---|---:|---:|---:|"]
     for n in sizes:
-        rng = np.random.default_rng(1)
-        worth = rng.normal(size=n)
-        p = rng.uniform(size=n)
-        decisions = (rng.uniform(size=n) < 0.5).astype(int)
-        n1 = int(decisions.sum())
-        for name, arg, expected in (("rows", np.c_[1 - p, p], n * (n - 1) / 4),
-                                    ("decisions", decisions, n1 * (n - n1) / 2)):
+        for name, (arg, worth, expected) in merit_input(n).items():
             t0 = time.perf_counter()
             res = meritocracy(arg, worth, max_pairs=10)
             seconds = time.perf_counter() - t0
@@ -77,13 +96,59 @@ def merit_rows(sizes: list[int]) -> list[str]:
     return out
 
 
+def landed_case(kind: str, n: int, d: int = 0, L: float = 0.0) -> dict:
+    """worst_case_bias on (n, d, L), or (kind "rows" / "decisions") one meritocracy count
+    at n, timed end to end on one thread after a small warm-up (for --landed: run in a
+    fresh process on either tree's package)."""
+    with threadpool_limits(1):
+        X, S = bias_input(50, 2)
+        worst_case_bias(X, S, ~S, 1.0)
+        if kind == "bias":
+            X, S = bias_input(n, d)
+            t0 = time.perf_counter()
+            res = worst_case_bias(X, S, ~S, L)
+            return {"seconds": time.perf_counter() - t0, "value": float(res.value),
+                    "note": f"{res.rounds} rounds, {res.n_pairs:,} pairs"}
+        arg, worth, _ = merit_input(n)[kind]
+        t0 = time.perf_counter()
+        res = meritocracy(arg, worth, max_pairs=10)
+        return {"seconds": time.perf_counter() - t0, "value": float(res.n_violations),
+                "note": ""}
+
+
+def landed_main(args, cases, sizes) -> None:
+    """Each case on the landed tree and this one (smoothness_vs_landed.txt)."""
+    out = (args.out if args.out != OUT else OUT.with_name("smoothness_vs_landed.txt"))
+    repeats = 1 if args.quick else args.repeats
+    todo = ([(f"worst_case_bias n = {n:,}, d = {d}, L = {L}", ("bias", n, d, L))
+             for n, d, L in cases]
+            + [(f"meritocracy n = {n:,}, {kind}", (kind, n)) for n in sizes
+               for kind in ("rows", "decisions")])
+    table = Table(out, "The group side of smoothness against the landed version",
+                  "bench_smoothness.py", args.landed,
+                  ["seconds end to end, one BLAS thread, in a fresh process after a small "
+                   f"warm-up; median of up to {repeats} runs per tree (1 if a first run took "
+                   "over 10 s), the trees alternating; values: the bias LP's optimum "
+                   "(relative 1e-6), the count of violating pairs"])
+    with landed_tree(args.landed) as old:
+        for label, a in todo:
+            got = compare(old, "bench_smoothness", a, repeats, timeout=args.timeout)
+            table.add(label, got, key="note" if a[0] == "bias" else None)
+
+
+OUT = Path(__file__).parent / "results" / "smoothness.txt"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the two smallest cases, n = 1e5")
-    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results"
-                    / "smoothness.txt")
+    ap.add_argument("--out", type=Path, default=OUT)
+    add_arguments(ap, "smoothness_vs_landed.txt")
     args = ap.parse_args()
     cases, sizes = (CASES[:2], MERIT_SIZES[:1]) if args.quick else (CASES, MERIT_SIZES)
+    if args.landed:
+        landed_main(args, cases, sizes)
+        return
     load = os.getloadavg()[0]
     with threadpool_limits(1):
         bias, merit = bias_rows(cases), merit_rows(sizes)
