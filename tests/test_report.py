@@ -583,3 +583,23 @@ def test_private_report_without_utility_spends_the_budget_on_the_group_table():
     width = {k: (r.rates["P(a | z)"]["high"] - r.rates["P(a | z)"]["low"]).mean()
              for k, r in (("alone", rep), ("full", full))}
     assert width["alone"] < width["full"]
+
+
+def test_a_release_whose_noisy_total_is_not_positive_gives_the_whole_utility_range():
+    """At a tiny budget the raw noisy total of a release can be 0 or negative (seen in a
+    run: sum W T / sum T divided by zero). The value then says nothing: the whole range
+    [min U, max U], centred, and no warning (warnings are errors here)."""
+    from types import SimpleNamespace
+
+    from fairdecide.report.alternative import linear_value
+
+    problem, _ = make_bail_problem()
+    U = problem.utility
+    W = np.broadcast_to(U, (2, *U.shape)).astype(float)
+    for total in (0.0, -3.0):
+        raw = np.zeros(W.shape)
+        raw[0, 0, 0], raw[1, 1, 1] = 5.0, total - 5.0
+        release = SimpleNamespace(values=raw, noise_variance=2.0)
+        value, lo, hi = linear_value(W, np.zeros(W.shape), release, 0.95, problem)
+        assert (lo, hi) == (U.min(), U.max())
+        assert value == (U.min() + U.max()) / 2

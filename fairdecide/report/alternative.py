@@ -45,12 +45,17 @@ def linear_value(W: np.ndarray, table: np.ndarray, release: Any, level: float,
     """A value linear in a count table, sum W T / sum T, with the delta-method interval
     of :func:`tables.linear_value`: from the exact table, or from the raw (unclipped)
     private release and its noise variance; clipped to [min U, max U], where a utility
-    per person lies whatever the noise did."""
+    per person lies whatever the noise did (all of it, centred, when the release's noisy
+    total is not positive)."""
     raw = table if release is None else np.asarray(release.values, dtype=float)
     var = 0.0 if release is None else float(release.noise_variance)
     U = problem.utility
-    return tuple(float(np.clip(v, U.min(), U.max()))
-                 for v in tb.linear_value(W, raw, var, level))
+    lo, hi = float(U.min()), float(U.max())
+    if float(raw.sum()) <= 0:
+        # a private release whose noisy total is not positive says nothing about the
+        # mean (sum W T / sum T would divide by zero or flip sign): the whole range
+        return (lo + hi) / 2, lo, hi
+    return tuple(float(np.clip(v, lo, hi)) for v in tb.linear_value(W, raw, var, level))
 
 
 def logged_row(est: dict, releases: dict, problem: Any, criteria: pd.DataFrame,
