@@ -90,10 +90,10 @@ class ColumnNormal:
             S = self.G[i:i + BLOCK] * root[i:i + BLOCK, None]
             M += S.T @ S                # numpy hands S.T @ S to BLAS's syrk
         self.GPG = M.copy()             # G^T P^-1 G, for the step (direction)
-        first = np.arange(N) * k
+        first, inv0 = np.arange(N) * k, 1.0 / dp[:, 0]
         for a in range(k):              # K: 1 / d_u0 over each unit's block ...
             for b in range(k):
-                M[first + a, first + b] += 1.0 / dp[:, 0]
+                M[first + a, first + b] += inv0
         M[np.diag_indices(n)] += 1.0 / self.d_free.ravel()   # ... and 1 / d_ua on its diagonal
         self.chol = cholesky(M, max(float(M.diagonal().max(initial=0.0)), 1.0))
 
