@@ -37,6 +37,18 @@ def random_market(seed: int, n_max: int = 6, m_max: int = 3, complete: bool = Fa
                                                       cap_max + 1, m))
 
 
+def full_market(rng: np.random.Generator, programmes: tuple[int, int],
+                places: tuple[int, int]) -> fd.MatchingMarket:
+    """Complete lists and a place for everyone (many stable matchings): a number of
+    programmes in ``programmes`` and places in ``places`` each (numpy's half-open
+    ranges), random lists on both sides."""
+    m = int(rng.integers(*programmes))
+    cap = rng.integers(*places, m)
+    n = int(cap.sum())
+    return fd.MatchingMarket([rng.permutation(m).tolist() for _ in range(n)],
+                             [rng.permutation(n).tolist() for _ in range(m)], cap)
+
+
 def latin_market(n: int = 4) -> fd.MatchingMarket:
     """Candidate i ranks programmes i, i+1, ... (mod n); programme j ranks candidates j+1,
     j+2, ..., j: n stable matchings (the cyclic shifts), one place each."""
@@ -119,12 +131,7 @@ def test_every_closed_set_is_stable_where_the_second_kind_of_precedence_binds(se
     imply (found by search: 6 of the first 400 such markets). Every closed set's
     matching has no blocking pair (counted by definition), and no two are the same;
     without those pairs some set closed under the rest is unstable."""
-    rng = np.random.default_rng(seed)
-    m = int(rng.integers(3, 6))
-    cap = rng.integers(1, 5, m)
-    n = int(cap.sum())
-    market = fd.MatchingMarket([rng.permutation(m).tolist() for _ in range(n)],
-                               [rng.permutation(n).tolist() for _ in range(m)], cap)
+    market = full_market(np.random.default_rng(seed), (3, 6), (1, 5))
     _, found = _closed_set_matchings(market)
     assert len(found) == len(set(found))
     for a in found:
@@ -140,12 +147,8 @@ def test_the_rotations_closed_sets_are_exactly_the_stable_matchings(seed, comple
     market (every matching, its blocking pairs counted by definition) comes from exactly
     one closed set."""
     rng = np.random.default_rng(seed)
-    if complete:  # a place for everyone, complete lists: many stable matchings
-        m = int(rng.integers(2, 4))
-        cap = rng.integers(1, 3, m)
-        n = int(cap.sum())
-        market = fd.MatchingMarket([rng.permutation(m).tolist() for _ in range(n)],
-                                   [rng.permutation(n).tolist() for _ in range(m)], cap)
+    if complete:
+        market = full_market(rng, (2, 4), (1, 3))
     else:
         market = random_market(seed, n_max=6, m_max=3)
     _, found = _closed_set_matchings(market)
@@ -376,11 +379,8 @@ def test_many_stable_matchings_against_the_full_polytope_lp(seed):
     whose occupant changed earlier (the poset's second kind of precedence) bind here:
     without them a 100 x 10 market's answer failed its stability check."""
     rng = np.random.default_rng(seed)
-    m = int(rng.integers(3, 6))
-    cap = rng.integers(2, 5, m)
-    n = int(cap.sum())
-    market = fd.MatchingMarket([rng.permutation(m).tolist() for _ in range(n)],
-                               [rng.permutation(n).tolist() for _ in range(m)], cap)
+    market = full_market(rng, (3, 6), (2, 5))
+    n, m = market.n_candidates, market.n_programmes
     U = rng.random((n, m))
     groups = np.arange(n) % 2
     free = recomputed_deviations(fd.optimize_matching(market, U).X, groups, [])
