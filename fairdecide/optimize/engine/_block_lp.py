@@ -31,9 +31,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.optimize.engine.highs_model import HighsModel
+from fairdecide.optimize.engine.working_set import WorkingSet, elastic_columns
 
-__all__ = ["BlockLP", "RestrictedModel", "add_move_columns", "block_structure",
-           "unit_simplices"]
+__all__ = ["BlockLP", "RestrictedModel", "block_structure", "unit_simplices"]
 
 
 @dataclass
@@ -124,64 +124,36 @@ def block_structure(program: Any) -> BlockLP | str:
 class RestrictedModel:
     """The HiGHS model over the other columns, the elastic columns and the moves of the
     working units (see the module). The units with ``present[u]`` are in the model, at
-    their anchors until they join the working set.
-
-    Each working unit's moves are scaled by its size t_u (the mean 1-norm of its move
-    columns): HiGHS sees z = t_u delta, with columns and costs of order one, so its
-    dual tolerance (1e-9) is relative to each unit's stake rather than absolute (a
-    cell of weight 1e-5 would otherwise be optimal only to 1e-4 of its own costs).
+    their anchors until they join the working set
+    (:class:`~fairdecide.optimize.engine.working_set.WorkingSet`, scaled: HiGHS sees
+    z = t_u delta, with columns and costs of order one, so its dual tolerance (1e-9) is
+    relative to each unit's stake rather than absolute; a cell of weight 1e-5 would
+    otherwise be optimal only to 1e-4 of its own costs).
     """
 
     def __init__(self, lp: BlockLP, anchors: np.ndarray, present: np.ndarray,
                  penalty: float, time_limit: float | None = None) -> None:
-        self.lp = lp
-        self.anchors, self.penalty = anchors, float(penalty)
+        self.lp, self.penalty = lp, float(penalty)
         self.act, self.constant = lp.anchored(anchors, present)
-        act, m = self.act, lp.n_rows
-        # elastic columns: +e on rows that can be too low, -e on rows that can be too high
-        up_rows, down_rows = np.flatnonzero(np.isfinite(lp.lo)), np.flatnonzero(np.isfinite(lp.hi))
-        E = sp.hstack([_unit_columns(up_rows, m, 1.0), _unit_columns(down_rows, m, -1.0)],
-                      format="csc")
+        E = elastic_columns(lp.lo, lp.hi)
         self.n_v, self.n_e = lp.G_v.shape[1], E.shape[1]
-        A = sp.hstack([lp.G_v, E], format="csc")
         self.model = HighsModel(np.concatenate([lp.c_v, np.full(self.n_e, self.penalty)]),
                                 np.concatenate([lp.l_v, np.zeros(self.n_e)]),
                                 np.concatenate([lp.u_v, np.full(self.n_e, np.inf)]),
-                                A, lp.lo - act, lp.hi - act, time_limit)
-        self.units = np.zeros(0, dtype=np.int64)     # working units, in column order
-        self.size = np.zeros(0)                      # their t_u
+                                sp.hstack([lp.G_v, E], format="csc"),
+                                lp.lo - self.act, lp.hi - self.act, time_limit)
+        self.work = WorkingSet(self.model, lp.G_pi, lp.n_actions, anchors, lp.c_pi,
+                               scaled=True)
+        self.work.track(np.arange(lp.n_rows), sp.identity(lp.n_rows, format="csr"))
         self.iterations = 0
 
     @property
-    def n_moves(self) -> int:
-        return len(self.units) * (self.lp.n_actions - 1)
-
-    def _moves(self, units: np.ndarray) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
-        """The move columns (coupling rows x moves, unscaled), their costs, and the
-        units' sizes t_u."""
-        lp, n_a = self.lp, self.lp.n_actions
-        M, move_cols, from_cols = move_columns(lp.G_pi, self.anchors, units, n_a)
-        flat = lp.c_pi.reshape(-1)
-        cost = flat[move_cols] - flat[from_cols]
-        norm = np.add.reduceat(np.abs(M.data), M.indptr[:-1]) if M.nnz else np.zeros(
-            M.shape[1])
-        norm = np.where(np.diff(M.indptr) > 0, norm, 0.0)
-        size = np.maximum(norm, np.abs(cost)).reshape(len(units), n_a - 1).mean(axis=1)
-        return M, cost, np.where(size > 0, size, 1.0)
+    def anchors(self) -> np.ndarray:
+        return self.work.anchors
 
     def add_units(self, units: np.ndarray) -> None:
         """Let ``units`` (fixed until now) move away from their anchors."""
-        n_a = self.lp.n_actions
-        units = np.asarray(units, dtype=np.int64)
-        if not len(units):
-            return
-        M, cost, size = self._moves(units)
-        per_col = np.repeat(size, n_a - 1)
-        add_move_columns(self.model, len(units), n_a,
-                         [(np.arange(self.lp.n_rows), M @ sp.diags(1.0 / per_col))],
-                         cost / per_col, per_col, size)
-        self.units = np.concatenate([self.units, units])
-        self.size = np.concatenate([self.size, size])
+        self.work.free(units)
 
     def reanchor(self, units: np.ndarray, new: np.ndarray) -> None:
         """Move ``units``, not working yet, to anchors ``new`` before they join the
@@ -210,37 +182,29 @@ class RestrictedModel:
         """Take ``lp`` (this model's program followed by new super-units, whose members
         are already at ``anchors``, one per new super-unit) and let the new super-units
         move; their indices."""
-        new = np.arange(self.lp.n_units, lp.n_units)
         self.lp = lp
-        self.anchors = np.concatenate([self.anchors, anchors])
+        new = self.work.extend(lp.G_pi, anchors, lp.c_pi)
         self.add_units(new)
         return new
 
     def retire(self, units: np.ndarray) -> None:
         """Hold the moves of working ``units`` at zero (a bin whose members now move
         on their own)."""
-        n_a = self.lp.n_actions
-        pos = np.flatnonzero(np.isin(self.units, units))
-        cols = (self.n_v + self.n_e + pos[:, None] * (n_a - 1) + np.arange(n_a - 1)).ravel()
-        zero = np.zeros(len(cols))
-        self.model.set_col_bounds(cols, zero, zero)
+        self.work.retire(units)
 
     def set_costs(self, phase_one: bool, penalty: float | None = None) -> None:
         """Phase one (only the elastic columns cost, 1 each) or the program's costs
         with elastic ``penalty``."""
         if penalty is not None:
             self.penalty = float(penalty)
-        n = self.n_v + self.n_e + self.n_moves
+        n = self.n_v + self.n_e + self.work.n_moves
         cost = np.zeros(n)
         if phase_one:
             cost[self.n_v: self.n_v + self.n_e] = 1.0
         else:
             cost[: self.n_v] = self.lp.c_v
             cost[self.n_v: self.n_v + self.n_e] = self.penalty
-            if len(self.units):
-                _, move_cost, _ = self._moves(self.units)
-                cost[self.n_v + self.n_e:] = move_cost / np.repeat(self.size,
-                                                                   self.lp.n_actions - 1)
+            cost[self.work.cols.reshape(-1)] = self.work.move_costs()
         self.model.set_costs(np.arange(n), cost)
 
     def solve(self) -> tuple[bool, str]:
@@ -260,73 +224,8 @@ class RestrictedModel:
         return self.model.objective
 
     def solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Other columns v, elastic values, the moves delta (working units x (n_a - 1))
-        and the coupling rows' duals."""
+        """Other columns v, elastic values, every unit's policy row and the coupling
+        rows' duals."""
         x = self.model.values()
         y = self.model.row_duals()[: self.lp.n_rows]
-        v, e = x[: self.n_v], x[self.n_v: self.n_v + self.n_e]
-        z = x[self.n_v + self.n_e:].reshape(len(self.units), self.lp.n_actions - 1)
-        return v, e, z / self.size[:, None], y
-
-    def policy_rows(self, moves: np.ndarray) -> np.ndarray:
-        """Every unit's row: its anchor, minus what the working units moved away."""
-        return rows_from_moves(self.lp.n_units, self.lp.n_actions, self.anchors, self.units,
-                               moves)
-
-
-def other_actions(n_a: int) -> np.ndarray:
-    """Row b: the actions other than b, in order (a unit anchored at b moves its mass to
-    these, one column each)."""
-    return np.array([[a for a in range(n_a) if a != b] for b in range(n_a)], dtype=np.int64)
-
-
-def move_columns(G: sp.spmatrix, anchors: np.ndarray, units: np.ndarray, n_a: int
-                 ) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
-    """The restricted masters' move columns: for each of ``units`` (anchored at
-    ``anchors[u]``) and each other action a, the column of G (rows x policy columns
-    u n_a + a) minus its anchor's, the change of G pi when the unit moves mass from its
-    anchor to a; with the policy columns moved to and from (both (k (n_a - 1),))."""
-    to = (units[:, None] * n_a + other_actions(n_a)[anchors[units]]).ravel()
-    frm = np.repeat(units * n_a + anchors[units], n_a - 1)
-    return (G[:, to] - G[:, frm]).tocsc(), to, frm
-
-
-def add_move_columns(model: HighsModel, k: int, n_a: int,
-                     blocks: list[tuple[np.ndarray, sp.spmatrix]], cost: np.ndarray,
-                     upper: np.ndarray, unit_upper: np.ndarray) -> np.ndarray:
-    """Append the n_a - 1 move columns of each of ``k`` units to a restricted master:
-    their entries ``mat`` on the model's rows ``rows`` for each (rows, mat) of
-    ``blocks`` (mat: len(rows) x k (n_a - 1)), and with more than two actions a new row
-    per unit, the sum of its moves at most ``unit_upper``; the columns' indices."""
-    n = k * (n_a - 1)
-    blocks = list(blocks)
-    if n_a > 2:
-        rows = model.add_rows(sp.csr_matrix((k, model.n_cols)), np.full(k, -np.inf),
-                              unit_upper)
-        blocks.append((rows, sp.csc_matrix(
-            (np.ones(n), np.repeat(np.arange(k), n_a - 1), np.arange(n + 1)), shape=(k, n))))
-    A = None
-    for rows, mat in blocks:  # each block's rows moved to the model's, blocks summed
-        mat = sp.csc_matrix(mat)
-        part = sp.csc_matrix((mat.data, rows[mat.indices], mat.indptr), shape=(model.n_rows, n))
-        A = part if A is None else A + part
-    return model.add_cols(A, cost, np.zeros(n), upper)
-
-
-def rows_from_moves(n_units: int, n_a: int, anchors: np.ndarray, units: np.ndarray,
-                    moves: np.ndarray) -> np.ndarray:
-    """Every unit's row of a restricted master's solution: its anchor, minus what the
-    working ``units`` moved away (``moves``: (len(units), n_a - 1), in the order of
-    :func:`other_actions`)."""
-    pi = np.zeros((n_units, n_a))
-    pi[np.arange(n_units), anchors] = 1.0
-    if len(units):
-        pi[units[:, None], other_actions(n_a)[anchors[units]]] = moves
-        pi[units, anchors[units]] = 1.0 - moves.sum(axis=1)
-    return pi
-
-
-def _unit_columns(rows: np.ndarray, m: int, sign: float) -> sp.csc_matrix:
-    """One column per row in ``rows`` with ``sign`` there."""
-    return sp.csc_matrix((np.full(len(rows), sign), (rows, np.arange(len(rows)))),
-                         shape=(m, len(rows)))
+        return x[: self.n_v], x[self.n_v: self.n_v + self.n_e], self.work.policy(x), y

@@ -47,7 +47,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
-from fairdecide.optimize.engine._block_lp import add_move_columns, move_columns, rows_from_moves
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, HighsModel
 from fairdecide.optimize.engine.rounds import (
     ELASTIC_COST,
@@ -56,6 +55,7 @@ from fairdecide.optimize.engine.rounds import (
     Rounds,
     gap_shares,
 )
+from fairdecide.optimize.engine.working_set import WorkingSet, elastic_columns
 from fairdecide.optimize.program._scenario_terms import NotSuited, Terms, record
 from fairdecide.optimize.program.assembly import Assembly, RowBlocks
 
@@ -162,7 +162,7 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
         model, layout = _initial_model(asm, terms, prog, m_fixed, time_limit)
         state = _State(model, layout["util_row0"], K, n_m, n_a, B, prog.U_m, anchors,
                        m_fixed)
-        state.free(units)
+        state.work.free(units)
         if cuts is not None:
             state.add_cuts(*cuts)
         return state, layout
@@ -179,7 +179,7 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
         if not ok:
             return f"its master was not solved ({status})"
         x, y = model.values(), model.row_duals()
-        pi = state.policy(x)
+        pi = state.work.policy(x)
         m = B @ pi.reshape(-1)
         new = []
         for c, t in enumerate(terms):
@@ -190,21 +190,21 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
         # pricing: each scenario's marginal priced by the master's duals, then every
         # fixed unit's reduced costs against its anchor
         d = (BT @ state.marginal_prices(y)).reshape(N, n_a)
-        viol, gap = gap_shares(d, state.anchors, state.in_work)
+        viol, gap = gap_shares(d, state.work.anchors, state.work.in_work)
         objective = model.objective
         if rounds.next(objective, gap, violated=bool(new),
                        new_cuts=sum(len(n[0]) for n in new),
-                       working_units=len(state.working)):
+                       working_units=len(state.work.units)):
             break
         join = np.flatnonzero(viol > rounds.unit_threshold(N))
         stalled = stalled + 1 if (not len(join) and objective == last) else 0
-        reanchor = len(state.working) - anchored >= REANCHOR
+        reanchor = len(state.work.units) - anchored >= REANCHOR
         # the master is as hard as the whole program: too many units work, the gap
         # falls too slowly, or its simplex stalled from the warm basis
         scale = max(1.0, abs(objective))
-        diverged = (diverged + 1 if N > WORKING_MIN and len(state.working)
+        diverged = (diverged + 1 if N > WORKING_MIN and len(state.work.units)
                     and gap > DIVERGED * scale else 0)
-        crowded = len(state.working) > max(WORKING_MIN, WORKING_SHARE * N) or (
+        crowded = len(state.work.units) > max(WORKING_MIN, WORKING_SHARE * N) or (
             reanchor and gap > PROGRESS * scale) or model.cold_restarts or diverged >= 2 or (
             diverged and gap > SEVERE * scale)
         why = rounds.stop_reason()
@@ -217,7 +217,7 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
         last = objective
         if len(join) > JOIN_MAX:  # the most violated first: the duals move as they join
             join = join[np.argsort(-viol[join], kind="stable")[:JOIN_MAX]]
-        moved = state.moved(pi)
+        moved = state.work.moved(pi)
         if reanchor and len(moved):
             # re-anchor: units the master moved whole sit at their new action, only the
             # fractional ones stay free, the cuts (valid everywhere) are kept
@@ -225,9 +225,9 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
             frac = np.flatnonzero(pi.max(axis=1) < 1.0 - 1e-9)
             cuts = (state.cut_target, state.G, state.cut_h)
             state, layout = start(np.argmax(pi, axis=1), np.union1d(frac, join), cuts)
-            model, anchored, restarts = state.model, len(state.working), restarts + 1
+            model, anchored, restarts = state.model, len(state.work.units), restarts + 1
         else:
-            state.free(join)
+            state.work.free(join)
         if new:
             state.add_cuts(np.concatenate([n[0] for n in new]),
                            sp.vstack([n[1] for n in new], format="csr"),
@@ -236,7 +236,7 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
     elastic = float(x[asm.n:asm.n + n_e].sum())
     if elastic > FEASIBLE * layout["scale"]:
         return "its certified master still uses elastic columns (the tolerance may be infeasible)"
-    details = {"working_units": int(state.in_work.sum()), "units": N,
+    details = {"working_units": int(state.work.in_work.sum()), "units": N,
                "cuts": state.n_cuts, "restarts": restarts,
                "seconds": time.perf_counter() - t0,
                "highs_seconds": seconds + model.seconds,
@@ -260,11 +260,9 @@ def _initial_model(asm: _Master, terms: list[Terms], prog: Any, m_fixed: np.ndar
     cost = np.zeros(n0)
     for col, val in asm.costs.items():
         cost[col] = val
-    # elastic columns: -e on every trade-off row, and +e as well on its equalities
-    rows = np.concatenate([np.arange(m_ub + m_eq), m_ub + np.arange(m_eq)])
-    vals = np.concatenate([-np.ones(m_ub + m_eq), np.ones(m_eq)])
-    n_e = len(rows)
-    E = sp.csr_matrix((vals, (rows, np.arange(n_e))), shape=(m_ub + m_eq, n_e))
+    lo_top = np.concatenate([np.full(m_ub, -np.inf), b_eq])
+    E = elastic_columns(lo_top, np.concatenate([b_ub, b_eq]))
+    n_e = E.shape[1]
     top = sp.hstack([sp.vstack([A_ub, A_eq]), E])
     # s columns of the summing criteria, after the elastic ones
     s_cols, blocks, n_s = [], [], 0
@@ -299,37 +297,25 @@ def _initial_model(asm: _Master, terms: list[Terms], prog: Any, m_fixed: np.ndar
 
 class _State:
     """The master's growing parts: its cuts (target column, g over the K marginals, h)
-    and the working units' moves."""
+    and the working units (a
+    :class:`~fairdecide.optimize.engine.working_set.WorkingSet` over the marginals
+    B pi, read by the utility rows and every cut)."""
 
     def __init__(self, model: HighsModel, util_row0: int, K: int, n_m: int, n_a: int,
                  B: sp.csr_matrix, U_m: np.ndarray, anchors: np.ndarray,
                  m_fixed: np.ndarray) -> None:
-        self.model, self.util_row0, self.K, self.n_m, self.n_a = model, util_row0, K, n_m, n_a
-        self.B, self.U_m, self.anchors, self.m_fixed = B, U_m, anchors, m_fixed
-        self.Ublock = sp.kron(sp.identity(K), U_m[None, :], format="csr")  # (K, K n_m)
+        self.model, self.util_row0, self.K, self.U_m = model, util_row0, K, U_m
+        self.work, self.m_fixed = WorkingSet(model, B, n_a, anchors), m_fixed
+        Ublock = sp.kron(sp.identity(K), U_m[None, :], format="csr")      # (K, K n_m)
+        self.work.track(util_row0 + np.arange(K), -Ublock)
         self.cut_rows = np.zeros(0, dtype=np.int64)
         self.G = sp.csr_matrix((0, K * n_m))
         self.cut_target = np.zeros(0, dtype=np.int64)
         self.cut_h = np.zeros(0)
-        self.working = np.zeros(0, dtype=np.int64)
-        self.move_cols = np.zeros((0, n_a - 1), dtype=np.int64)
-        self.B_moves = sp.csc_matrix((K * n_m, 0))
-        self.in_work = np.zeros(B.shape[1] // n_a, dtype=bool)
 
     @property
     def n_cuts(self) -> int:
         return len(self.cut_rows)
-
-    def policy(self, x: np.ndarray) -> np.ndarray:
-        """Every unit's row: its anchor, less what the working units moved away."""
-        return rows_from_moves(len(self.anchors), self.n_a, self.anchors, self.working,
-                               np.clip(x[self.move_cols], 0.0, None))
-
-    def moved(self, pi: np.ndarray) -> np.ndarray:
-        """Working units whose row is a vertex other than their anchor."""
-        u = self.working
-        return u[(pi[u].max(axis=1) >= 1.0 - 1e-9) & (np.argmax(pi[u], axis=1)
-                                                       != self.anchors[u])]
 
     def marginal_prices(self, y: np.ndarray) -> np.ndarray:
         """The price of every scenario's marginal (K n_m,): nu_k U plus the cuts' duals
@@ -339,35 +325,14 @@ class _State:
             Y += self.G.T @ y[self.cut_rows]
         return Y
 
-    def free(self, units: np.ndarray) -> None:
-        """Let ``units`` move mass from their anchors: a row (n_a > 2) and n_a - 1
-        columns each, with their entries in the utility rows and every cut."""
-        if not len(units):
-            return
-        n_a, k = self.n_a, len(units)
-        Bm = move_columns(self.B, self.anchors, units, n_a)[0]  # (K n_m, moves)
-        blocks = [(self.util_row0 + np.arange(self.K), -(self.Ublock @ Bm))]
-        if self.n_cuts:
-            blocks.append((self.cut_rows, -(self.G @ Bm)))
-        n = Bm.shape[1]
-        idx = add_move_columns(self.model, k, n_a, blocks, np.zeros(n), np.ones(n),
-                               np.ones(k))
-        self.move_cols = np.vstack([self.move_cols, idx.reshape(k, n_a - 1)])
-        self.working = np.concatenate([self.working, units])
-        self.B_moves = sp.hstack([self.B_moves, Bm], format="csc")
-        self.in_work[units] = True
-
     def add_cuts(self, target: np.ndarray, G: sp.csr_matrix, h: np.ndarray) -> None:
         """Rows x[target] - g . (the moves' marginal) >= g . m_fixed + h."""
         model, n = self.model, len(target)
         A = sp.csr_matrix((np.ones(n), (np.arange(n), target)), shape=(n, model.n_cols))
-        if len(self.working):
-            coo = sp.coo_matrix(G @ self.B_moves)                  # (n, moves)
-            A = A - sp.csr_matrix((coo.data, (coo.row, self.move_cols.reshape(-1)[coo.col])),
-                                  shape=(n, model.n_cols))
+        A = A + self.work.map_rows(np.zeros(n, dtype=np.int64), -G)
         rows = model.add_rows(A, G @ self.m_fixed + h, np.full(n, np.inf))
+        self.work.track(rows, -G)
         self.cut_rows = np.concatenate([self.cut_rows, rows])
         self.G = sp.vstack([self.G, G], format="csr")
         self.cut_target = np.concatenate([self.cut_target, target])
         self.cut_h = np.concatenate([self.cut_h, h])
-

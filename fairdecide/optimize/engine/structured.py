@@ -130,8 +130,6 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
     present[first] = True
     model = RestrictedModel(model_lp, anchors, present, PENALTY, time_limit=time_limit)
     model.add_units(first)
-    in_work = np.zeros(N, dtype=bool)
-    in_work[first[first < N]] = True
     phase_one, raises, iterations = False, 0, 0
     rounds = Rounds("structured", time_limit=time_limit, scale=lp.scale)
     while True:
@@ -139,13 +137,13 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
         iterations += model.iterations
         if not ok:
             return _not_ok(f"a restricted program was {status}", details, iterations)
-        v, e, moves, y = model.solution()
-        rows = model.policy_rows(moves)
+        v, e, rows, y = model.solution()
         own = np.where(member >= 0, member, np.arange(N))
         d = (lp.c_pi if not phase_one else 0.0) - (lp.G_piT @ y).reshape(N, n_a)
         viol, gap = gap_shares(d, rows[own], lp.inert)
         value = model.objective
         value += 0.0 if phase_one else model.constant
+        in_work = model.work.in_work[:N]  # (bins come after the units)
         if rounds.next(value, gap, working_units=int(in_work.sum()), phase_one=phase_one):
             elastic = float(e.sum())
             if elastic <= FEASIBLE:
@@ -173,14 +171,8 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
         split = np.unique(member[bad & (member >= 0)])
         loose = np.flatnonzero(bad & (member < 0))
         if len(split):
-            alone = _split(model, member, split, d, details)
-            model.add_units(alone)
-            in_work[alone] = True
-        if len(loose):
-            model.add_units(loose)
-            in_work[loose] = True
-    rows = model.policy_rows(moves)
-    own = np.where(member >= 0, member, np.arange(N))
+            model.add_units(_split(model, member, split, d, details))
+        model.add_units(loose)
     x = np.concatenate([rows[own].reshape(-1), v])
     objective = float(program.c @ x)
     details.update(working_units=int(in_work.sum()), elastic_penalty=model.penalty,
