@@ -38,6 +38,7 @@ import scipy.sparse as sp
 
 from fairdecide.assignment._setup import RankingSetup
 from fairdecide.optimize.engine.highs_model import HighsModel, method_by_size
+from fairdecide.optimize.engine.master import Master
 from fairdecide.optimize.engine.rounds import Rounds
 
 #: A piece of F counts as violated (its cut joins the master) when the hypograph
@@ -214,7 +215,7 @@ def solve_counts(setup: RankingSetup, criteria: list, epsilon: np.ndarray,
     A = sp.vstack([S, Dm, Ac, A0]).tocsr()
     lo = np.r_[J, np.zeros(NC), lo_c, np.full(len(b0), -np.inf)].astype(float)
     hi = np.r_[J, np.ones(NC), hi_c, b0].astype(float)
-    model = HighsModel(c, lb, ub, A, lo, hi)
+    model = Master(c, lb, ub, A, lo, hi)
     model.set_method("highs-ds")
     # the master loop's one stopping rule (optimize/engine/rounds.py): a cut loop is
     # certified when no piece is violated beyond CUT_TOL

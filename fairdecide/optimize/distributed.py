@@ -60,7 +60,7 @@ from fairdecide.frame_world import (
 )
 from fairdecide.optimize.engine._unit_pass import vertex_part
 from fairdecide.optimize.engine.chain import choose_for_units
-from fairdecide.optimize.engine.highs_model import HighsModel
+from fairdecide.optimize.engine.master import Master
 from fairdecide.optimize.engine.rounds import Rounds
 from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.routes.base import RouteResult
@@ -221,14 +221,16 @@ def solve_distributed(session: DistributedSession) -> RouteResult:
     A_eq = program.A_eq.tocsr()[n_free:, n_pi:]  # marginal rows first, then the rest
     A_ub = program.A_ub.tocsr()[:, n_pi:]
     c_rest, lb, ub = program.c[n_pi:], program.lb[n_pi:], program.ub[n_pi:]
-    # the master, kept warm in one HiGHS model: the other columns (marginals, deviations,
+    # the master (engine/master.py), kept warm: the other columns (marginals, deviations,
     # the trade-off's) first, then the vertex columns as they price out; rows: the
     # inequalities, then the equalities (marginal definitions first) and a convexity row
     # per block; eq is where the equalities' duals start
     n_rest, n_eq, eq = A_eq.shape[1], A_eq.shape[0], A_ub.shape[0]
-    model = HighsModel.from_rows(
-        c_rest, lb, ub, A_ub, program.b_ub, sp.vstack([A_eq, sp.csr_matrix((n_blocks, n_rest))]),
-        np.concatenate([program.b_eq[n_free:], np.ones(n_blocks)]))
+    b_eq = np.concatenate([program.b_eq[n_free:], np.ones(n_blocks)])
+    model = Master(c_rest, lb, ub,
+                   sp.vstack([A_ub, A_eq, sp.csr_matrix((n_blocks, n_rest))]),
+                   np.concatenate([np.full(eq, -np.inf), b_eq]),
+                   np.concatenate([program.b_ub, b_eq]))
     model.set_method("highs-ds")
     n_in = 0  # vertex columns in the model
 

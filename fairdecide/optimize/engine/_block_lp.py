@@ -30,8 +30,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide.optimize.engine.highs_model import HighsModel
-from fairdecide.optimize.engine.working_set import WorkingSet, elastic_columns
+from fairdecide.optimize.engine.master import Master
 
 __all__ = ["BlockLP", "RestrictedModel", "block_structure", "unit_simplices"]
 
@@ -121,11 +120,11 @@ def block_structure(program: Any) -> BlockLP | str:
                    np.asarray(program.ub[n_pi:], float), scale, inert)
 
 
-class RestrictedModel:
-    """The HiGHS model over the other columns, the elastic columns and the moves of the
-    working units (see the module). The units with ``present[u]`` are in the model, at
-    their anchors until they join the working set
-    (:class:`~fairdecide.optimize.engine.working_set.WorkingSet`, scaled: HiGHS sees
+class RestrictedModel(Master):
+    """The structured solver's master: the other columns, the elastic columns of every
+    coupling row and the moves of the working units (see the module). The units with
+    ``present[u]`` are in the model, at their anchors until they join the working set
+    (:class:`~fairdecide.optimize.engine.master.WorkingSet`, scaled: HiGHS sees
     z = t_u delta, with columns and costs of order one, so its dual tolerance (1e-9) is
     relative to each unit's stake rather than absolute; a cell of weight 1e-5 would
     otherwise be optimal only to 1e-4 of its own costs).
@@ -133,27 +132,17 @@ class RestrictedModel:
 
     def __init__(self, lp: BlockLP, anchors: np.ndarray, present: np.ndarray,
                  penalty: float, time_limit: float | None = None) -> None:
-        self.lp, self.penalty = lp, float(penalty)
+        self.lp = lp
         self.act, self.constant = lp.anchored(anchors, present)
-        E = elastic_columns(lp.lo, lp.hi)
-        self.n_v, self.n_e = lp.G_v.shape[1], E.shape[1]
-        self.model = HighsModel(np.concatenate([lp.c_v, np.full(self.n_e, self.penalty)]),
-                                np.concatenate([lp.l_v, np.zeros(self.n_e)]),
-                                np.concatenate([lp.u_v, np.full(self.n_e, np.inf)]),
-                                sp.hstack([lp.G_v, E], format="csc"),
-                                lp.lo - self.act, lp.hi - self.act, time_limit)
-        self.work = WorkingSet(self.model, lp.G_pi, lp.n_actions, anchors, lp.c_pi,
-                               scaled=True)
-        self.work.track(np.arange(lp.n_rows), sp.identity(lp.n_rows, format="csr"))
-        self.iterations = 0
+        super().__init__(lp.c_v, lp.l_v, lp.u_v, lp.G_v, lp.lo - self.act, lp.hi - self.act,
+                         elastic=np.ones(lp.n_rows, dtype=bool), penalty=penalty,
+                         time_limit=time_limit)
+        work = self.working_set(lp.G_pi, lp.n_actions, anchors, lp.c_pi, scaled=True)
+        work.track(np.arange(lp.n_rows), sp.identity(lp.n_rows, format="csr"))
 
     @property
     def anchors(self) -> np.ndarray:
         return self.work.anchors
-
-    def add_units(self, units: np.ndarray) -> None:
-        """Let ``units`` (fixed until now) move away from their anchors."""
-        self.work.free(units)
 
     def reanchor(self, units: np.ndarray, new: np.ndarray) -> None:
         """Move ``units``, not working yet, to anchors ``new`` before they join the
@@ -174,7 +163,7 @@ class RestrictedModel:
         self.constant += cost_new - cost_old
         self.act = self.act + delta
         rows = np.flatnonzero(delta)
-        self.model.set_row_bounds(rows, lp.lo[rows] - self.act[rows],
+        self.set_row_bounds(rows, lp.lo[rows] - self.act[rows],
                                   lp.hi[rows] - self.act[rows])
         self.anchors[units] = new
 
@@ -184,48 +173,12 @@ class RestrictedModel:
         move; their indices."""
         self.lp = lp
         new = self.work.extend(lp.G_pi, anchors, lp.c_pi)
-        self.add_units(new)
+        self.work.free(new)
         return new
-
-    def retire(self, units: np.ndarray) -> None:
-        """Hold the moves of working ``units`` at zero (a bin whose members now move
-        on their own)."""
-        self.work.retire(units)
-
-    def set_costs(self, phase_one: bool, penalty: float | None = None) -> None:
-        """Phase one (only the elastic columns cost, 1 each) or the program's costs
-        with elastic ``penalty``."""
-        if penalty is not None:
-            self.penalty = float(penalty)
-        n = self.n_v + self.n_e + self.work.n_moves
-        cost = np.zeros(n)
-        if phase_one:
-            cost[self.n_v: self.n_v + self.n_e] = 1.0
-        else:
-            cost[: self.n_v] = self.lp.c_v
-            cost[self.n_v: self.n_v + self.n_e] = self.penalty
-            cost[self.work.cols.reshape(-1)] = self.work.move_costs()
-        self.model.set_costs(np.arange(n), cost)
-
-    def solve(self) -> tuple[bool, str]:
-        """Run HiGHS; returns (optimal, status word). ``iterations`` are the last
-        solve's."""
-        before = self.model.iterations
-        ok, status = self.model.solve()
-        self.iterations = self.model.iterations - before
-        return ok, status
-
-    @property
-    def seconds(self) -> float:
-        return self.model.seconds
-
-    @property
-    def objective(self) -> float:
-        return self.model.objective
 
     def solution(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Other columns v, elastic values, every unit's policy row and the coupling
         rows' duals."""
-        x = self.model.values()
-        y = self.model.row_duals()[: self.lp.n_rows]
-        return x[: self.n_v], x[self.n_v: self.n_v + self.n_e], self.work.policy(x), y
+        x = self.values()
+        return (x[: self.n_x], self.elastic(x), self.work.policy(x),
+                self.row_duals()[: self.lp.n_rows])

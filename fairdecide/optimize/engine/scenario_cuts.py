@@ -47,7 +47,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.criteria.base import Criterion
-from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, HighsModel
+from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL
+from fairdecide.optimize.engine.master import Master
 from fairdecide.optimize.engine.rounds import (
     ELASTIC_COST,
     ELASTIC_ZERO,
@@ -55,7 +56,6 @@ from fairdecide.optimize.engine.rounds import (
     Rounds,
     gap_shares,
 )
-from fairdecide.optimize.engine.working_set import WorkingSet, elastic_columns
 from fairdecide.optimize.program._scenario_terms import NotSuited, Terms, record
 from fairdecide.optimize.program.assembly import Assembly, RowBlocks
 
@@ -232,8 +232,7 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
             state.add_cuts(np.concatenate([n[0] for n in new]),
                            sp.vstack([n[1] for n in new], format="csr"),
                            np.concatenate([n[2] for n in new]))
-    n_e = layout["n_e"]
-    elastic = float(x[asm.n:asm.n + n_e].sum())
+    elastic = float(model.elastic(x).sum())
     if elastic > FEASIBLE * layout["scale"]:
         return "its certified master still uses elastic columns (the tolerance may be infeasible)"
     details = {"working_units": int(state.work.in_work.sum()), "units": N,
@@ -248,7 +247,7 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
 
 
 def _initial_model(asm: _Master, terms: list[Terms], prog: Any, m_fixed: np.ndarray,
-                   time_limit: float | None) -> tuple[HighsModel, dict[str, Any]]:
+                   time_limit: float | None) -> tuple[Master, dict[str, Any]]:
     """The first master: the trade-off's rows with elastic columns, the utility rows
     u_k = U . m_k, and for each criterion summing absolute values one variable per
     value with f_ck = sum_r weight_r s_r (the cuts come later)."""
@@ -260,17 +259,13 @@ def _initial_model(asm: _Master, terms: list[Terms], prog: Any, m_fixed: np.ndar
     cost = np.zeros(n0)
     for col, val in asm.costs.items():
         cost[col] = val
-    lo_top = np.concatenate([np.full(m_ub, -np.inf), b_eq])
-    E = elastic_columns(lo_top, np.concatenate([b_ub, b_eq]))
-    n_e = E.shape[1]
-    top = sp.hstack([sp.vstack([A_ub, A_eq]), E])
-    # s columns of the summing criteria, after the elastic ones
+    # s columns of the summing criteria, after the trade-off's
     s_cols, blocks, n_s = [], [], 0
     for c, t in enumerate(terms):
         if t.kind != "sum":
             s_cols.append(None)
             continue
-        idx = n0 + n_e + n_s + np.arange(len(t.d))
+        idx = n0 + n_s + np.arange(len(t.d))
         s_cols.append(idx)
         # row (c, k): f_ck - sum_r weight_r s_r = 0
         r = np.concatenate([np.arange(K), t.scenario])
@@ -278,34 +273,35 @@ def _initial_model(asm: _Master, terms: list[Terms], prog: Any, m_fixed: np.ndar
         v = np.concatenate([np.ones(K), -t.weight])
         blocks.append((r, col, v))
         n_s += len(t.d)
-    n_cols = n0 + n_e + n_s
-    top = sp.hstack([top, sp.csr_matrix((m_ub + m_eq, n_s))])
+    n_cols = n0 + n_s
+    top = sp.hstack([sp.vstack([A_ub, A_eq]), sp.csr_matrix((m_ub + m_eq, n_s))])
     util = sp.csr_matrix((np.ones(K), (np.arange(K), np.arange(K))), shape=(K, n_cols))
     fdef = [sp.csr_matrix((v, (r, col)), shape=(K, n_cols)) for r, col, v in blocks]
-    A0 = sp.vstack([top, util, *fdef], format="csc")
     u_fixed = m_fixed.reshape(K, -1) @ prog.U_m
     n_f = K * len(fdef)
     lo0 = np.concatenate([np.full(m_ub, -np.inf), b_eq, u_fixed, np.zeros(n_f)])
     hi0 = np.concatenate([b_ub, b_eq, u_fixed, np.zeros(n_f)])
-    model = HighsModel(
-        np.concatenate([cost, np.full(n_e, PENALTY * scale), np.zeros(n_s)]),
-        np.concatenate([*asm.lb_parts, np.zeros(n_e + n_s)]),
-        np.concatenate([*asm.ub_parts, np.full(n_e + n_s, np.inf)]),
-        A0, lo0, hi0, time_limit)
-    return model, {"util_row0": m_ub + m_eq, "n_e": n_e, "s_cols": s_cols, "scale": scale}
+    model = Master(np.concatenate([cost, np.zeros(n_s)]),
+                   np.concatenate([*asm.lb_parts, np.zeros(n_s)]),
+                   np.concatenate([*asm.ub_parts, np.full(n_s, np.inf)]),
+                   sp.vstack([top, util, *fdef], format="csc"), lo0, hi0,
+                   elastic=np.arange(len(lo0)) < m_ub + m_eq, penalty=PENALTY * scale,
+                   time_limit=time_limit)
+    return model, {"util_row0": m_ub + m_eq, "s_cols": s_cols, "scale": scale}
 
 
 class _State:
     """The master's growing parts: its cuts (target column, g over the K marginals, h)
     and the working units (a
-    :class:`~fairdecide.optimize.engine.working_set.WorkingSet` over the marginals
+    :class:`~fairdecide.optimize.engine.master.WorkingSet` over the marginals
     B pi, read by the utility rows and every cut)."""
 
-    def __init__(self, model: HighsModel, util_row0: int, K: int, n_m: int, n_a: int,
+    def __init__(self, master: Master, util_row0: int, K: int, n_m: int, n_a: int,
                  B: sp.csr_matrix, U_m: np.ndarray, anchors: np.ndarray,
                  m_fixed: np.ndarray) -> None:
-        self.model, self.util_row0, self.K, self.U_m = model, util_row0, K, U_m
-        self.work, self.m_fixed = WorkingSet(model, B, n_a, anchors), m_fixed
+        self.model, self.util_row0, self.K, self.U_m = master, util_row0, K, U_m
+        self.m_fixed = m_fixed
+        self.work = master.working_set(B, n_a, anchors)
         Ublock = sp.kron(sp.identity(K), U_m[None, :], format="csr")      # (K, K n_m)
         self.work.track(util_row0 + np.arange(K), -Ublock)
         self.cut_rows = np.zeros(0, dtype=np.int64)

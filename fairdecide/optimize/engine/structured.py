@@ -129,14 +129,13 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
     present = np.zeros(model_lp.n_units, dtype=bool)
     present[first] = True
     model = RestrictedModel(model_lp, anchors, present, PENALTY, time_limit=time_limit)
-    model.add_units(first)
-    phase_one, raises, iterations = False, 0, 0
+    model.work.free(first)
+    phase_one, raises = False, 0
     rounds = Rounds("structured", time_limit=time_limit, scale=lp.scale)
     while True:
         ok, status = model.solve()
-        iterations += model.iterations
         if not ok:
-            return _not_ok(f"a restricted program was {status}", details, iterations)
+            return _not_ok(f"a restricted program was {status}", details, model.iterations)
         v, e, rows, y = model.solution()
         own = np.where(member >= 0, member, np.arange(N))
         d = (lp.c_pi if not phase_one else 0.0) - (lp.G_piT @ y).reshape(N, n_a)
@@ -149,7 +148,7 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
             if elastic <= FEASIBLE:
                 if phase_one:  # feasible after all: back to the costs, a larger penalty
                     phase_one = False
-                    model.set_costs(False, model.penalty * PENALTY_STEP)
+                    model.set_phase(False, model.penalty * PENALTY_STEP)
                     continue
                 break
             if phase_one:  # certified least elastic total > 0: infeasible
@@ -157,22 +156,22 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
                 return StructuredRun(None, np.nan, False,
                                      f"infeasible (phase one certified an elastic total "
                                      f"of {elastic:.3g} on the coupling rows)",
-                                     infeasible=True, iterations=iterations,
+                                     infeasible=True, iterations=model.iterations,
                                      details=details)
             raises += 1
             if raises > PENALTY_RAISES:
-                return _not_ok("the elastic penalty kept rising", details, iterations)
+                return _not_ok("the elastic penalty kept rising", details, model.iterations)
             phase_one = True
-            model.set_costs(True)
+            model.set_phase(True)
             continue
         if (why := rounds.stop_reason()) is not None:
-            return _not_ok(why, details, iterations)
+            return _not_ok(why, details, model.iterations)
         bad = (viol > rounds.unit_threshold(len(active))) & ~in_work
         split = np.unique(member[bad & (member >= 0)])
         loose = np.flatnonzero(bad & (member < 0))
         if len(split):
-            model.add_units(_split(model, member, split, d, details))
-        model.add_units(loose)
+            model.work.free(_split(model, member, split, d, details))
+        model.work.free(loose)
     x = np.concatenate([rows[own].reshape(-1), v])
     objective = float(program.c @ x)
     details.update(working_units=int(in_work.sum()), elastic_penalty=model.penalty,
@@ -182,7 +181,7 @@ def solve_structured(program: Any, time_limit: float | None = None) -> Structure
     # as duals of the whole program to the stopping rule
     m_ub = program.A_ub.shape[0]
     ub_duals = y[lp.n_rows - m_ub:] / lp.scale if m_ub else np.zeros(0)
-    return StructuredRun(x, objective, True, "optimal", iterations=iterations,
+    return StructuredRun(x, objective, True, "optimal", iterations=model.iterations,
                          details=details, certificate=rounds.certificate,
                          ub_duals=ub_duals)
 
@@ -195,7 +194,7 @@ def _split(model: RestrictedModel, member: np.ndarray, split: np.ndarray,
     ``member`` and returns the members that move on their own."""
     freed = np.flatnonzero(np.isin(member, split))
     parent = member[freed]
-    model.retire(split)
+    model.work.retire(split)
     member[freed] = -1
     best = np.argmin(d[freed], axis=1)
     model.reanchor(freed, best)

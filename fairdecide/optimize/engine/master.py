@@ -1,7 +1,21 @@
-"""The restricted masters' policy: units at anchors, a working set that moves, and the
-elastic columns that keep a master feasible. Written once, for the structured solver's
-master (:class:`~fairdecide.optimize.engine._block_lp.RestrictedModel`) and the scenario
-cuts' (:mod:`fairdecide.optimize.engine.scenario_cuts`).
+"""The one restricted master: a HiGHS model kept warm round after round, the elastic
+columns that keep it feasible, and the policy as units at anchors with a working set that
+moves.
+
+:class:`Master` is the master of every decomposition that keeps its own: the structured
+solver's (:class:`~fairdecide.optimize.engine._block_lp.RestrictedModel`), the scenario
+cuts' (:mod:`fairdecide.optimize.engine.scenario_cuts`), the distributed solver's vertex
+columns (:mod:`fairdecide.optimize.distributed`) and the ranking cut loop's
+(:mod:`fairdecide.assignment._ranking_lp`). Each loop grows it (cuts as rows, units or
+vertices as columns) and stops on the master loop's one rule
+(:mod:`fairdecide.optimize.engine.rounds`). Constraint generation of Lipschitz pairs and
+the smoothness bias keep theirs as its dual
+(:class:`~fairdecide.optimize.engine.dual_form.DualForm`, a cut is a dual column).
+
+**Elastic columns.** Rows marked elastic get an artificial column per side that can be
+violated (:func:`elastic_columns`), of cost ``penalty``: the master is never infeasible,
+and a solution using them is not a solution of the program. Phase one
+(:meth:`Master.set_phase`) prices them alone.
 
 A policy program's units each choose a row on the simplex, and a master sees the policy
 only through a linear **image** P pi: the coupling rows G_pi pi (structured), or the
@@ -20,12 +34,14 @@ relative to each unit's stake.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.optimize.engine.highs_model import HighsModel
 
-__all__ = ["WorkingSet", "elastic_columns", "move_columns", "other_actions",
+__all__ = ["Master", "WorkingSet", "elastic_columns", "move_columns", "other_actions",
            "rows_from_moves"]
 
 
@@ -82,6 +98,74 @@ def rows_from_moves(n_units: int, n_a: int, anchors: np.ndarray, units: np.ndarr
     return pi
 
 
+class Master(HighsModel):
+    """min c.x + penalty sum(e) (+ the working moves' costs)  s.t.
+    lo <= A x + E e (+ moves) <= hi,  lb <= x <= ub: a
+    :class:`~fairdecide.optimize.engine.highs_model.HighsModel` (kept warm, grown by
+    rows and columns) with elastic columns and a working set (see the module).
+
+    Parameters
+    ----------
+    c, lb, ub : ndarray of shape (n,)
+    A : sparse matrix of shape (m, n)
+    lo, hi : ndarray of shape (m,)
+    elastic : ndarray of bool, shape (m,), optional
+        The rows with elastic columns (none without).
+    penalty : float, default=0
+        Their cost.
+    time_limit : float, optional
+        Seconds allowed to each solve.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> master = Master(np.array([1.0]), np.zeros(1), np.full(1, np.inf),
+    ...                 sp.csr_matrix([[1.0]]), np.array([2.0]), np.array([np.inf]),
+    ...                 elastic=np.array([True]), penalty=10.0)
+    >>> master.solve(), round(master.objective, 9), master.elastic(master.values()).tolist()
+    ((True, 'optimal'), 2.0, [0.0])
+    """
+
+    def __init__(self, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, A: Any,
+                 lo: np.ndarray, hi: np.ndarray, *, elastic: np.ndarray | None = None,
+                 penalty: float = 0.0, time_limit: float | None = None) -> None:
+        A = sp.csc_matrix(A)
+        rows = np.zeros(A.shape[0], dtype=bool) if elastic is None else np.asarray(elastic)
+        E = elastic_columns(np.where(rows, lo, -np.inf), np.where(rows, hi, np.inf))
+        self.c, self.penalty = np.asarray(c, dtype=float), float(penalty)
+        self.n_x, self.n_e = A.shape[1], E.shape[1]
+        super().__init__(np.concatenate([self.c, np.full(self.n_e, self.penalty)]),
+                         np.concatenate([lb, np.zeros(self.n_e)]),
+                         np.concatenate([ub, np.full(self.n_e, np.inf)]),
+                         sp.hstack([A, E], format="csc"), lo, hi, time_limit)
+        self.work: WorkingSet | None = None
+
+    def working_set(self, image: sp.spmatrix, n_actions: int, anchors: np.ndarray,
+                    cost: np.ndarray | None = None, scaled: bool = False) -> WorkingSet:
+        """The policy's units at ``anchors`` (a :class:`WorkingSet` over this master)."""
+        self.work = WorkingSet(self, image, n_actions, anchors, cost, scaled)
+        return self.work
+
+    def elastic(self, x: np.ndarray) -> np.ndarray:
+        """The elastic columns' values in a solution ``x``."""
+        return x[self.n_x: self.n_x + self.n_e]
+
+    def set_phase(self, phase_one: bool, penalty: float | None = None) -> None:
+        """Phase one (only the elastic columns cost, 1 each) or the program's costs
+        with elastic ``penalty``."""
+        if penalty is not None:
+            self.penalty = float(penalty)
+        cost = np.zeros(self.n_cols)
+        if phase_one:
+            cost[self.n_x: self.n_x + self.n_e] = 1.0
+        else:
+            cost[: self.n_x] = self.c
+            cost[self.n_x: self.n_x + self.n_e] = self.penalty
+            if self.work is not None:
+                cost[self.work.cols.reshape(-1)] = self.work.move_costs()
+        self.set_costs(np.arange(len(cost)), cost)
+
+
 class WorkingSet:
     """The anchors and working units of a restricted master kept in ``model`` (see the
     module).
@@ -122,12 +206,6 @@ class WorkingSet:
     @property
     def n_moves(self) -> int:
         return len(self.units) * (self.n_a - 1)
-
-    def fixed_image(self, present: np.ndarray | None = None) -> np.ndarray:
-        """P at the anchors of the units (all, or those ``present``)."""
-        units = np.arange(self.n_units) if present is None else np.flatnonzero(present)
-        cols = units * self.n_a + self.anchors[units]
-        return np.asarray(self.image[:, cols].sum(axis=1)).ravel()
 
     def map_rows(self, rows: np.ndarray, L: sp.spmatrix) -> sp.csr_matrix:
         """Master ``rows`` that read the image through ``L`` (len(rows) x n_image): the
