@@ -115,3 +115,42 @@ def test_elastic_columns_price_an_infeasible_pair_of_rows():
     master.set_phase(False, penalty=100.0)
     assert master.solve()[0]
     assert master.objective == pytest.approx(100.0)
+
+
+def test_a_stalled_warm_start_restarts_in_a_fresh_instance(monkeypatch):
+    """A warm re-solve stopped by the iteration limit is solved again cold in a new
+    HiGHS instance with the model's options and every row and column added since: the
+    optimum is linprog's on the LP written out here, and the restart is counted. (A new
+    instance, not clearSolver: HiGHS 1.16 stalled after clearSolver on a scenario-cut
+    master, see HighsModel.solve.)"""
+    from fairdecide.optimize.engine import highs_model
+    from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, HighsModel
+
+    rng = np.random.default_rng(5)
+    n, m = 30, 12
+    A = rng.uniform(0.1, 1.0, size=(m, n))
+    b = A.sum(axis=1) * 0.4
+    model = HighsModel(rng.normal(size=n), np.zeros(n), np.ones(n), A,
+                       np.full(m, -np.inf), b)
+    model.set_method("highs-ds")
+    assert model.solve()[0]
+    # a row and a column added, every cost changed: the warm solve has work to do
+    row = rng.uniform(0.1, 1.0, size=n)
+    model.add_rows(row[None, :], np.array([-np.inf]), np.array([row.sum() * 0.3]))
+    col = rng.uniform(0.1, 1.0, size=m + 1)
+    model.add_cols(sp.csc_matrix(col[:, None]), np.array([-1.0]), np.zeros(1), np.ones(1))
+    c = rng.normal(size=n + 1)
+    model.set_costs(np.arange(n + 1), c)
+    monkeypatch.setattr(highs_model, "WARM_ITERATIONS", 0)
+    monkeypatch.setattr(highs_model, "WARM_ITERATIONS_MIN", 1)
+    first = model.h
+    ok, status = model.solve()
+    assert ok, status
+    assert model.cold_restarts == 1 and model.h is not first
+    assert model.h.getOptionValue("primal_feasibility_tolerance")[1] == FEASIBILITY_TOL
+    assert model.h.getOptionValue("simplex_strategy")[1] == 1
+    dense = np.column_stack([np.vstack([A, row]), col])
+    ref = linprog(c, A_ub=dense, b_ub=np.r_[b, row.sum() * 0.3], bounds=[(0, 1)] * (n + 1),
+                  method="highs")
+    assert ref.status == 0
+    assert model.objective == pytest.approx(ref.fun, abs=1e-9)
