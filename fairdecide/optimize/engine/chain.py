@@ -45,6 +45,14 @@ STRUCTURED_MIN_COLUMNS = 5_000
 #: ... and the most coupling rows per unit: beyond, the program is "a few dense rows over
 #: many simplices" (e.g. Lipschitz pairs written out) and HiGHS is better.
 STRUCTURED_MAX_ROWS_PER_UNIT = 0.25
+#: The unit interior point on a belief with more than two actions from this many policy
+#: columns, whatever HiGHS's size rule (measured on single worlds) says: beside HiGHS's
+#: dual simplex on beliefs of 100 and 200 x 4 x 5 cells (2,000 and 4,000 policy columns,
+#: 2,648-4,968 variables, 8 and 32 scenarios) it took 0.02-0.84 of the time (separation
+#: under epsilon 10% of its top: 0.22 against 3.5 s); at 600 policy columns (30 x 4 x 5)
+#: 0.71-2.04 (benchmarks/results/belief_method.txt). Two actions stay with the size rule
+#: (0.55-2.34 there, tens of milliseconds either way).
+BELIEF_IPM_MIN_COLUMNS = 2_000
 #: The term interior point: its dense matrix is over the policy's free columns (n^3 / 3
 #: flops a step), at most this many ...
 TERM_MAX_COLUMNS = 2_000
@@ -176,6 +184,13 @@ def _large_belief(case: Case) -> str | None:
     return "HiGHS's size rule picks the dual simplex" if case.simplex_by_size else None
 
 
+def _unit_ipm_default(case: Case) -> str | None:
+    if (case.n_scenarios > 1 and case.n_actions > 2
+            and case.n_policy_columns >= BELIEF_IPM_MIN_COLUMNS):
+        return None
+    return _large_belief(case)
+
+
 def _simplex_default(case: Case) -> str | None:
     return None if case.simplex_by_size else (
         f"{case.n_variables} variables and {case.n_actions} actions: the interior point by "
@@ -219,7 +234,8 @@ SOLVERS: tuple[Solver, ...] = (
            "Mehrotra's interior point over unit blocks with a dense border "
            "(fairdecide.optimize.engine.unit_ipm)",
            "its primal-dual gap and the unit simplices' Lagrangian gap",
-           _structured_cannot, _large_belief),
+           _structured_cannot, _unit_ipm_default,
+           {"belief_min_columns": BELIEF_IPM_MIN_COLUMNS}),
     Solver("highs-ipm-no-crossover", "program",
            "HiGHS's interior point stopped at its gap, without crossover",
            "HiGHS's gap and the unit simplices' Lagrangian gap", _kl, _large_belief,
