@@ -10,6 +10,7 @@ in the same run as the change.
 - :func:`versus`: one case on the landed tree and this one, alternating, ``repeats`` times
   each: median seconds, the ratio this / landed and whether the values agree;
 - :func:`compare`: :func:`versus` of a script's ``landed_case`` through :func:`call`;
+- :func:`runs`: the sentence a table's notes say of how :func:`compare` ran its cases;
 - :func:`table`, :class:`Table`: the ``<table>_vs_landed.txt`` file those rows make,
   with its provenance, written again after each row;
 - :func:`add_arguments`: a script's ``--landed REV`` (and ``--repeats``).
@@ -27,6 +28,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
+
+#: A case whose first run took longer than this (seconds) runs once per tree
+#: (:func:`compare`); values agree within REL (:func:`agree`).
+LONG, REL = 10.0, 1e-6
 
 TREE = Path(__file__).resolve().parents[1]
 BENCH = TREE / "benchmarks"
@@ -96,7 +101,7 @@ def agree(a: float, b: float, rel: float = 1e-6) -> bool:
     return bool(abs(a - b) <= rel * max(1.0, abs(b)))
 
 
-def versus(old: Path, run, repeats: int, rel: float = 1e-6, long: float = np.inf) -> dict:
+def versus(old: Path, run, repeats: int, rel: float = REL, long: float = np.inf) -> dict:
     """``run(tree)`` (a fresh-process case returning at least ``seconds`` and ``value``)
     on the landed tree ``old`` and on this one, in turn, ``repeats`` times each (once
     only if the first run on either tree took more than ``long`` seconds): the median
@@ -121,11 +126,25 @@ def versus(old: Path, run, repeats: int, rel: float = 1e-6, long: float = np.inf
 
 
 def compare(old: Path, module: str, args: Sequence, repeats: int,
-            long: float = 10.0, timeout: float | None = None) -> dict:
+            long: float = LONG, timeout: float | None = None) -> dict:
     """:func:`versus` of ``module.landed_case(*args)`` run by :func:`call` (once per tree
     if a first run takes more than ``long`` seconds; a run stopped after ``timeout``)."""
     return versus(old, lambda tree: call(tree, module, "landed_case", *args,
                                          timeout=timeout), repeats, long=long)
+
+
+def runs(repeats: int, values: str) -> str:
+    """How :func:`compare` ran each case, for a table's notes: ``values`` names what
+    was compared.
+
+    Examples
+    --------
+    >>> runs(3, "the objectives")[-38:]
+    'values: the objectives (relative 1e-6)'
+    """
+    rel = f"{REL:.0e}".replace("e-0", "e-")
+    return (f"median of up to {repeats} runs per tree (1 if a first run took over {LONG:g} "
+            f"s), the trees alternating; values: {values} (relative {rel})")
 
 
 def add_arguments(parser, out_name: str, repeats: int | None = 3) -> None:

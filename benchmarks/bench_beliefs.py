@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _landed import Table, add_arguments, compare, landed_tree
+from _landed import Table, add_arguments, compare, landed_tree, runs
 from scipy.optimize import linprog
 
 import fairdecide as fd
@@ -164,10 +164,8 @@ def landed_main(args, sizes, ks) -> None:
     table = Table(out, "Beliefs: the default route against the landed version",
                   "bench_beliefs.py", args.landed,
                   ["optimize_policy end to end (the belief built first, untimed) in a fresh "
-                   f"process after a small warm-up; median of up to {repeats} runs per tree (1 "
-                   "if a first run took over 10 s), the trees alternating; values: the "
-                   "objectives (relative 1e-6); note: the route each tree's default took "
-                   "(OptimizeResult.solver)"])
+                   f"process after a small warm-up; {runs(repeats, 'the objectives')}; note: "
+                   "the route each tree's default took (OptimizeResult.solver)"])
     with landed_tree(args.landed) as old:
         for label, (kind, size, K), kw in todo:
             got = compare(old, "bench_beliefs", (kind, size, K, kw), repeats,

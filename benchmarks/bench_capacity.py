@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _landed import Table, add_arguments, compare, landed_tree
+from _landed import Table, add_arguments, compare, landed_tree, runs
 from _provenance import provenance
 from threadpoolctl import threadpool_limits
 
@@ -168,9 +168,8 @@ def landed_main(args, sizes: list[int]) -> None:
     table = Table(out, "Capacity-constrained fair selection against the landed version",
                   "bench_capacity.py", args.landed,
                   [f"optimize_policy end to end, one thread, in a fresh process after a warm-up "
-                   f"solve at n = 1000; median of {repeats} runs per tree, the trees alternating; "
-                   "values: the objectives (relative 1e-6); every result checked against "
-                   "reference_utility"])
+                   f"solve at n = 1000; {runs(repeats, 'the objectives')}; every result checked "
+                   "against reference_utility"])
     with landed_tree(args.landed) as old:
         for n in sizes:
             for name, _, _ in CASES:

@@ -43,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _landed import Table, add_arguments, compare, landed_tree
+from _landed import Table, add_arguments, compare, landed_tree, runs
 from bench_lipschitz import ROOT, adult_world, preamble, started
 
 import fairdecide as fd
@@ -156,9 +156,8 @@ def landed_main(args, n: int) -> None:
                   "the landed version", "bench_dual_form.py", args.landed,
                   [f"the first {n:,} Adult people, L = {args.constant:g}; pairs found once by "
                    "this tree and handed to both; each form solved cold in a fresh process "
-                   f"after a small warm-up; median of up to {repeats} runs per tree (1 if a "
-                   "first run took over 10 s), the trees alternating; values: the objectives "
-                   "(relative 1e-6); note: HiGHS's iterations, or the route",
+                   f"after a small warm-up; {runs(repeats, 'the objectives')}; note: HiGHS's "
+                   "iterations, or the route",
                    f"FAIRDECIDE_DATA={os.environ.get('FAIRDECIDE_DATA', '')}"])
     with landed_tree(args.landed) as old, tempfile.TemporaryDirectory() as tmp:
         for i, (label, pairs) in enumerate(

@@ -109,7 +109,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _frontier_report import comparison, plot_frontiers, report
-from _landed import Table, add_arguments, compare, landed_tree
+from _landed import Table, add_arguments, compare, landed_tree, runs
 from bench_fairlearn import (
     ERROR_PARITY_MISSING,
     Split,
@@ -340,9 +340,7 @@ def landed_main(args) -> None:
                   ["FairPolicyClassifier fits (the base model's fit included) at t = "
                    f"{', '.join(f'{t:g}' for t in LANDED_TOLERANCES)} on seed {SEEDS[0]}'s "
                    "split, summed, one thread, in a fresh process after a small untimed fit; "
-                   f"median of up to {repeats} runs per tree (1 if a first run took over "
-                   "10 s), the trees alternating; values: the sum of the test accuracies "
-                   "(relative 1e-6)"])
+                   + runs(repeats, "the sum of the test accuracies")])
     with landed_tree(args.landed) as old:
         for data in datasets:
             for constraint in ("DP", "EO"):

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _landed import Table, add_arguments, compare, landed_tree
+from _landed import Table, add_arguments, compare, landed_tree, runs
 
 import fairdecide as fd
 import fairdecide.optimize.routes.gradient_program as program
@@ -82,8 +82,7 @@ def landed_main(args, n: int, cases) -> None:
                   "bench_gradient_scenarios.py", args.landed,
                   ["separation <= 0.04, LinearSoftmaxPolicy(include_z=True), random_state=0; "
                    "optimize_policy end to end in a fresh process after a small warm-up; "
-                   f"median of up to {repeats} runs per tree (1 if a first run took over "
-                   "10 s), the trees alternating; values: the objectives (relative 1e-6)"])
+                   + runs(repeats, "the objectives")])
     with landed_tree(args.landed) as old:
         for K, aggregate in cases:
             for exact in (True, False):

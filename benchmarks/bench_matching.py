@@ -61,7 +61,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from _landed import Table, add_arguments, compare, landed_tree
+from _landed import Table, add_arguments, compare, landed_tree, runs
 from _provenance import provenance
 from threadpoolctl import threadpool_limits
 
@@ -245,9 +245,8 @@ def landed_main(args, sizes, lattice_sizes) -> None:
                   "bench_matching.py", args.landed,
                   ["markets as in matching.txt (lattice: many stable matchings); "
                    "fd.deferred_acceptance, or fd.optimize_matching end to end, one thread, "
-                   f"in a fresh process after a small warm-up; median of up to {repeats} runs "
-                   "per tree (1 if a first run took over 10 s), the trees alternating; "
-                   "values: the utilities (relative 1e-6); note: MatchingResult.method"])
+                   f"in a fresh process after a small warm-up; {runs(repeats, 'the utilities')}; "
+                   "note: MatchingResult.method"])
     with landed_tree(args.landed) as old, threadpool_limits(limits=1):
         for lattice, grid in ((False, sizes), (True, lattice_sizes)):
             for n, m in grid:

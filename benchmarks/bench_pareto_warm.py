@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _landed import Table, add_arguments, compare, landed_tree
+from _landed import Table, add_arguments, compare, landed_tree, runs
 
 import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem, sample_logged_data
@@ -111,10 +111,9 @@ def landed_main(args) -> None:
                   "bench_pareto_warm.py", args.landed,
                   [f"{args.points} tolerances from 1% of the unconstrained optimum's "
                    "deviation to all of it; warm = pareto_frontier, cold = optimize_policy per "
-                   "tolerance; each in a fresh process after a small warm-up solve, median of "
-                   f"up to {repeats} runs per tree (1 if a first run took over 10 s), the trees "
-                   "alternating; values: the sum of the frontier's utilities (relative 1e-6); "
-                   "note: the route of the last point"])
+                   "tolerance; each in a fresh process after a small warm-up solve, "
+                   + runs(repeats, "the sum of the frontier's utilities")
+                   + "; note: the route of the last point"])
     with landed_tree(args.landed) as old:
         for name in (QUICK if args.quick else CASES):
             for criterion in CRITERIA:

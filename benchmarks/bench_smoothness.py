@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _landed import Table, add_arguments, compare, landed_tree
+from _landed import Table, add_arguments, compare, landed_tree, runs
 from _provenance import provenance
 from threadpoolctl import threadpool_limits
 
@@ -127,9 +127,8 @@ def landed_main(args, cases, sizes) -> None:
     table = Table(out, "The group side of smoothness against the landed version",
                   "bench_smoothness.py", args.landed,
                   ["seconds end to end, one BLAS thread, in a fresh process after a small "
-                   f"warm-up; median of up to {repeats} runs per tree (1 if a first run took "
-                   "over 10 s), the trees alternating; values: the bias LP's optimum "
-                   "(relative 1e-6), the count of violating pairs"])
+                   "warm-up; " + runs(repeats, "the bias LP's optimum")
+                   + ", the count of violating pairs"])
     with landed_tree(args.landed) as old:
         for label, a in todo:
             got = compare(old, "bench_smoothness", a, repeats, timeout=args.timeout)

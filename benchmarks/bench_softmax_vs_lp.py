@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _landed import Table, add_arguments, compare, landed_tree
+from _landed import Table, add_arguments, compare, landed_tree, runs
 
 import fairdecide as fd
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
@@ -93,10 +93,10 @@ def landed_main(args) -> None:
     table = Table(out, "Linear-softmax (gradient route) solves against the landed version",
                   "bench_softmax_vs_lp.py", args.landed,
                   ["the softmax solve of each case (random_state=0, max_iter=500), in a "
-                   f"fresh process after a small warm-up; median of up to {args.repeats} runs "
-                   "per tree (1 if a first run took over 10 s), the trees alternating; "
-                   "values: the objectives (relative 1e-6), or the sum of the smallest "
-                   "deviations reached where the tolerance is infeasible"])
+                   "fresh process after a small warm-up; "
+                   + runs(args.repeats, "the objectives")
+                   + ", or the sum of the smallest deviations reached where the tolerance is "
+                   "infeasible"])
     with landed_tree(args.landed) as old:
         for i, (name, _, crit, eps, _, starts) in enumerate(cases()):
             got = compare(old, "bench_softmax_vs_lp", (i,), args.repeats,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from _landed import TREE, call, fresh, row, versus
+from _landed import TREE, call, compare, fresh, row, runs, versus
 
 PRINT_PACKAGE = ("import json, fairdecide; "
                  "print(json.dumps([fairdecide.MARK, fairdecide.__file__]))")
@@ -81,3 +81,17 @@ def test_a_run_past_its_timeout_is_stopped_and_reported_as_longer(tmp_path):
     assert row("case", got, key="solver") == (
         "| case | > 100 | 2.000 | < 0.02 | 1 | - (a run stopped) | this: b; landed: stopped "
         "after 100 s |")
+
+
+def test_the_tables_runner_sentence_states_what_compare_does():
+    """Every ``*_vs_landed.txt`` note says how its cases ran through runs(): the number
+    of seconds after which compare runs a case once, and the relative agreement versus
+    checks, read here from their signatures."""
+    import inspect
+
+    long = inspect.signature(compare).parameters["long"].default
+    rel = inspect.signature(versus).parameters["rel"].default
+    said = runs(5, "the objectives")
+    assert said.startswith("median of up to 5 runs per tree")
+    assert f"first run took over {long:g} s" in said
+    assert said.endswith(f"values: the objectives (relative {rel:.0e})".replace("e-0", "e-"))
