@@ -28,19 +28,13 @@ from pathlib import Path
 
 import numpy as np
 from _provenance import provenance
+from bench_beliefs import tabular_belief
 
 import fairdecide as fd
-from fairdecide.datasets import make_tabular_problem, sample_logged_data
+from fairdecide.datasets import make_tabular_problem
 
 OUT = Path(__file__).parent / "results" / "belief_method.txt"
 SOLVERS = ("highs-ds", "unit-ipm")
-
-
-def belief(n_x: int, n_a: int, K: int):
-    problem, world = make_tabular_problem(n_x, 4, n_a, 2, random_state=0)
-    data = sample_logged_data(world, problem, 20 * n_x * 4, random_state=0)
-    post = fd.DirichletPosterior(prior=0.5).fit(data, problem)
-    return problem, fd.Belief.from_posterior(post, K, random_state=0)
 
 
 def timed(problem, world, crit, kw: dict, solver: str) -> tuple[float, float, int]:
@@ -65,7 +59,7 @@ def main() -> None:
     lines = ["| belief | trade-off | variables | dual simplex s | unit IPM s | IPM / simplex "
              "| objective rel. diff |", "|---|---|---|---|---|---|---|"]
     for n_x, n_a, K in sizes:
-        problem, world = belief(n_x, n_a, K)
+        problem, world = tabular_belief(n_x, K, n_a)
         for crit in (fd.Independence(), fd.Separation()):
             top = fd.optimize_policy(problem, world, crit, lam=0.0).deviations[crit.label]
             for kw in ({"epsilon": 0.1 * top}, {"epsilon": 0.5 * top}, {"lam": 0.5}):

@@ -31,9 +31,10 @@ from pathlib import Path
 
 import numpy as np
 from _landed import Table, add_arguments, compare, landed_tree, runs
+from bench_beliefs import tabular_belief
 
 import fairdecide as fd
-from fairdecide.datasets import make_tabular_problem, sample_logged_data
+from fairdecide.datasets import make_tabular_problem
 from fairdecide.optimize import pareto_frontier
 
 OUT = Path(__file__).parent / "results" / "pareto_warm.txt"
@@ -45,10 +46,7 @@ def world_case(n_x: int, n_z: int):
 
 
 def belief_case(n_x: int, K: int):
-    problem, world = make_tabular_problem(n_x, 4, 5, 2, random_state=0)
-    data = sample_logged_data(world, problem, 20 * n_x * 4, random_state=0)
-    post = fd.DirichletPosterior(prior=0.5).fit(data, problem)
-    return problem, fd.Belief.from_posterior(post, K, random_state=0)
+    return tabular_belief(n_x, K)
 
 
 CASES = {"world 200 x 4 x 5": lambda: world_case(200, 4),
