@@ -204,7 +204,7 @@ class WorkingSet:
         self.size = np.zeros(0)                              # t_u (1 unscaled)
         self.moves_image = sp.csc_matrix((self.image.shape[0], 0))
         self._map_rows = np.zeros(0, dtype=np.int64)
-        self._maps: list[sp.spmatrix] = []
+        self._maps = sp.csr_matrix((0, self.image.shape[0]))  # L of _map_rows, stacked
 
     @property
     def n_units(self) -> int:
@@ -229,7 +229,7 @@ class WorkingSet:
         """Register master ``rows`` reading the image through ``L``: every later move
         enters them."""
         self._map_rows = np.concatenate([self._map_rows, np.asarray(rows, dtype=np.int64)])
-        self._maps.append(sp.csr_matrix(L))
+        self._maps = sp.vstack([self._maps, sp.csr_matrix(L)], format="csr")
 
     def free(self, units: np.ndarray) -> None:
         """Let ``units`` (fixed until now) move away from their anchors: n_a - 1 columns
@@ -242,8 +242,7 @@ class WorkingSet:
         cost = np.zeros(M.shape[1]) if self.cost is None else self.cost[to] - self.cost[frm]
         size = self._sizes(M, cost) if self.scaled else np.ones(k)
         per_col = np.repeat(size, n_a - 1)
-        mapped = (sp.vstack(self._maps, format="csr") @ (M @ sp.diags(1.0 / per_col))
-                  if self._maps else sp.csc_matrix((0, M.shape[1])))
+        mapped = self._maps @ (M @ sp.diags(1.0 / per_col))
         idx = _add_moves(self.model, k, n_a, self._map_rows, mapped, cost / per_col, per_col,
                          size)
         self.cols = np.vstack([self.cols, idx.reshape(k, n_a - 1)])
