@@ -17,6 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from fairdecide.beliefs import Belief
+from fairdecide.confidence import ConfidenceSet
 from fairdecide.criteria import (
     Capabilities,
     Capacity,
@@ -124,6 +125,7 @@ __all__ = [
     "Capabilities",
     "Capacity",
     "ConditionalIndependence",
+    "ConfidenceSet",
     "Criterion",
     "DecisionProblem",
     "DecisionTable",

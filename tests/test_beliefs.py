@@ -302,7 +302,7 @@ def test_chance_and_belief_errors():
     with pytest.raises(FairdecideError, match=r"chance_delta must lie in \(0, 1\)"):
         optimize_policy(problem, belief, Independence(), epsilon=0.1, chance_delta=1.0)
     _, world = make_bail_problem()
-    with pytest.raises(FairdecideError, match="World such as TabularWorld, or a Belief"):
+    with pytest.raises(FairdecideError, match="TabularWorld, a Belief or a ConfidenceSet"):
         optimize_policy(problem, [world], Independence(), epsilon=0.1)
 
 

@@ -52,7 +52,8 @@ def test_wrong_objects():
     with pytest.raises(FairdecideError, match="problem must be a DecisionProblem"):
         optimize_policy(np.eye(2), WORLD)
     with pytest.raises(FairdecideError,
-                       match="world must be a World such as TabularWorld, or a Belief"):
+                       match="world must be a World such as TabularWorld, a Belief or a "
+                             "ConfidenceSet"):
         optimize_policy(PROBLEM, {"p_xz": 1})
     with pytest.raises(FairdecideError, match=r"criteria\[1\] is the unknown criterion name"):
         optimize_policy(PROBLEM, WORLD, [Independence(), "parity"], epsilon=0.1)

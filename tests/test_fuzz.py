@@ -554,6 +554,20 @@ def _entries() -> list[Entry]:
         E("Belief.confidence_set", fd.Belief.confidence_set,
           {"posterior": POSTERIOR, "delta": 0.1, "n_scenarios": 4, "random_state": 0},
           {"posterior": "object", "delta": "real", "n_scenarios": "size"}),
+        E("ConfidenceSet.from_data", fd.ConfidenceSet.from_data,
+          {"data": CDATA, "problem": CLS, "delta": 0.1, "population": None},
+          {"data": "object", "problem": "object", "delta": "real",
+           "population": "array"}, accepts={"population": {"none"}}),
+        E("ConfidenceSet", fd.ConfidenceSet,
+          {"center": CWORLD, "radius": np.full(CWORLD.p_y.shape[:-1], 0.2),
+           "population_radius": 0.1, "delta": 0.1},
+          {"center": "object", "radius": "array", "population_radius": "real",
+           "delta": "real"}),
+        E("optimize_policy (ConfidenceSet)", lambda world, epsilon: fd.optimize_policy(
+            CLS, world, fd.Independence(), epsilon=epsilon),
+          {"world": fd.ConfidenceSet.from_data(CDATA, CLS, population=CWORLD),
+           "epsilon": 0.1}, {"world": "object", "epsilon": "real"},
+          accepts={"epsilon": {"inf"}}),  # inf switches the tolerance off
         E("DirichletPosterior", lambda prior, factorization: fd.DirichletPosterior(
             prior, factorization).fit(CDATA, CLS),
           {"prior": 0.5, "factorization": "joint"},

@@ -68,6 +68,14 @@ class Capabilities:
         For parametric policies it imposes smooth constraints on the parameters
         (:meth:`Criterion.parameter_constraints`) that certify it, instead of gradient
         terms of the group marginal (Lipschitz: a bound on the weight differences).
+    outcome_free : bool
+        The deviation never reads the outcome y (independence, capacities, Lipschitz):
+        it is the same in every world with the same population, so a decision over a
+        :class:`~fairdecide.confidence.ConfidenceSet` certifies it exactly.
+    largest_rate_gap : bool
+        The deviation is max_{a, z != z'} |P(a | z) - P(a | z')| (independence, "max",
+        pairwise: Fairlearn's demographic parity difference), which a program over a
+        confidence set with an estimated population bounds over all its populations.
     """
 
     reads: Literal["marginal", "rows"] = "marginal"
@@ -77,6 +85,8 @@ class Capabilities:
     gradient: bool = False
     cuts: bool = False
     parametric: bool = False
+    outcome_free: bool = False
+    largest_rate_gap: bool = False
 
     def __post_init__(self) -> None:
         check_choice(self.reads, "reads", ("marginal", "rows"))
@@ -203,6 +213,13 @@ class Criterion(abc.ABC):
         from fairdecide.table import decision_table
 
         return self.deviation_from_table(decision_table(policy, world, problem), problem)
+
+    def deviation_over_populations(self, bounds: Any) -> float | None:
+        """An upper bound of the deviation over every population of a
+        :class:`~fairdecide.confidence.ConfidenceSet`, from the exact ranges ``bounds``
+        (:class:`~fairdecide.confidence.PopulationBounds`) of the policy's rates; None
+        when the criterion states none (its guarantee is then not certified)."""
+        return None
 
 
 #: The criteria that have a name, by name: each preset registers itself (:func:`named`)

@@ -148,8 +148,10 @@ class Capacity(Criterion):
                 + (" per group" if self.per_group else ""))
 
     def capabilities(self, problem: DecisionProblem) -> Capabilities:
-        """Reads the group marginal; linear for every problem; gives gradient terms."""
-        return Capabilities(reads="marginal", linear=True, program=True, gradient=True)
+        """Reads the group marginal (not its outcomes); linear for every problem; gives
+        gradient terms."""
+        return Capabilities(reads="marginal", linear=True, program=True, gradient=True,
+                            outcome_free=True)
 
     # ------------------------------------------------------------------ structure
     def share_rows(self, M: np.ndarray, problem: DecisionProblem) -> np.ndarray:

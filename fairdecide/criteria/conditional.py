@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from fairdecide._validation import as_labels, check_choice, check_instance
 from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
-from fairdecide.criteria.divergences import MEASURES, _block_divergence
+from fairdecide.criteria.divergences import MEASURES, _block_divergence, rate_gap_bound
 from fairdecide.criteria.terms import MarginalTerms, conditional_terms
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
@@ -156,7 +156,11 @@ class ConditionalIndependence(Criterion):
         linear = self.given is None or (
             self.given == "outcome" and not problem.outcome_depends_on_action)
         return Capabilities(reads="marginal", linear=linear, program=True,
-                            cone=self.measure == "kl", gradient=True)
+                            cone=self.measure == "kl", gradient=True,
+                            outcome_free="outcome" not in (self.target, self.given),
+                            largest_rate_gap=(self.target, self.given, self.measure,
+                                              self.reference) == ("action", None, "max",
+                                                                  "pairwise"))
 
     def __repr__(self) -> str:
         named = "" if self.name is None else f", name={self.name!r}"
@@ -245,6 +249,22 @@ class ConditionalIndependence(Criterion):
     def deviation_from_table(self, table: DecisionTable, problem: DecisionProblem) -> float:
         """The deviation F from a decision table (through its group marginal)."""
         return self.deviation_from_marginal(table.group_marginal(), problem)
+
+    def deviation_over_populations(self, bounds: Any) -> float | None:
+        """Independence ("tv", "max"): the gaps' ranges over the populations; exact for
+        ``measure="max", reference="pairwise"`` (two groups' rates share no parameter),
+        an upper bound otherwise. None for other criteria and "kl"."""
+        if self.target != "action" or self.given is not None or self.measure == "kl":
+            return None
+        if self.reference == "pairwise":
+            zi, zj = np.triu_indices(len(bounds.lo), 1)
+            return rate_gap_bound(bounds.lo[zi], bounds.hi[zi], bounds.lo[zj],
+                                  bounds.hi[zj], np.ones(len(zi)), self.measure,
+                                  self.measure == "max")
+        weight = bounds.group_hi if self.weighting == "group" else np.ones(len(bounds.lo))
+        return rate_gap_bound(bounds.lo, bounds.hi, bounds.action_lo[None],
+                              bounds.action_hi[None], weight, self.measure,
+                              self.measure == "max")
 
     def breakdown(self, policy: Policy, world: World, problem: DecisionProblem
                   ) -> pd.DataFrame:

@@ -151,9 +151,9 @@ class Lipschitz(Criterion):
 
     def capabilities(self, problem: DecisionProblem) -> Capabilities:
         """Reads the policy rows and the units' features; linear; by default its pair
-        rows are cuts, generated as they are violated."""
+        rows are cuts, generated as they are violated. Never reads the outcome."""
         return Capabilities(reads="rows", linear=True, program=True, cuts=self.pairs is None,
-                            parametric=self.pairs is None)
+                            parametric=self.pairs is None, outcome_free=True)
 
     # ------------------------------------------------------------------ measuring
     @property

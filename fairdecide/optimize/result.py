@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -84,6 +85,11 @@ class OptimizeResult:
         ``tolerance_prices``: for each criterion the utility one more unit of its
         tolerance would buy, d U* / d epsilon_c (a supergradient where U* has a kink).
     verification : Verification
+    guarantee : Guarantee or None
+        Over a :class:`~fairdecide.confidence.ConfidenceSet`: the set's level 1 - delta,
+        the certified lower bound of the true value and upper bounds of the deviations
+        (:class:`~fairdecide.optimize.guarantee.Guarantee`); ``utility`` and
+        ``deviations`` are then the policy's at the set's centre (the estimate).
     """
 
     policy: Policy
@@ -95,6 +101,7 @@ class OptimizeResult:
     solver: str
     stats: dict = field(default_factory=dict)
     verification: Verification | None = None
+    guarantee: Any = None
 
     def summary(self) -> str:
         """A readable report of the result."""
@@ -226,6 +233,8 @@ class OptimizeResult:
             word = "certified" if cert["certified"] else "could NOT certify"
             lines.append(f"{cert['solver']} {word} optimality: duality gap {cert['gap']:.3g} "
                          f"(bound {cert['bound']:.3g}).")
+        if self.guarantee is not None:
+            lines.extend(self.guarantee.sentences())
         v = self.verification
         if v is not None:
             lines.append(f"The utility and every deviation were recomputed from the "

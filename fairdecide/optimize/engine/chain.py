@@ -87,6 +87,8 @@ class Case:
     #: the policy columns lie in [0, 1] (no trust region): unit simplices
     unit_simplices: bool = False
     coupling_rows: int = 0
+    #: the value is a worst case over a confidence set: dual rows per unit
+    robust: bool = False
 
     @classmethod
     def of_program(cls, prog: Any) -> Case:
@@ -98,7 +100,8 @@ class Case:
         return cls("program", int(prog.n_scenarios), n_a, n_pi,
                    n_variables=int(prog.n_variables), kl=bool(prog.kl), n_units=N,
                    unit_simplices=simplices,
-                   coupling_rows=int(prog.A_eq.shape[0] - N + prog.A_ub.shape[0]))
+                   coupling_rows=int(prog.A_eq.shape[0] - N + prog.A_ub.shape[0]),
+                   robust=bool(prog.robust))
 
     @property
     def simplex_by_size(self) -> bool:
@@ -164,7 +167,9 @@ def _kl(case: Case) -> str | None:
 
 
 def _structured_cannot(case: Case) -> str | None:
-    return _kl(case) or ("no unit blocks" if not case.n_units else None)
+    return _kl(case) or ("no unit blocks" if not case.n_units else None) or (
+        "a worst case over a confidence set (its dual rows per unit are not coupling "
+        "rows)" if case.robust else None)
 
 
 def _structured_default(case: Case) -> str | None:

@@ -118,6 +118,7 @@ class Assembly:
         #: the inequality rows whose right-hand side is a criterion's tolerance
         self.tolerance_rows: list[int] = []
         self.tolerance_of: list[int] = []  # the criterion of each tolerance row
+        self._robust: Columns | None = None
 
     @classmethod
     def extending(cls, prog: Any, n_existing: int) -> Assembly:
@@ -141,8 +142,16 @@ class Assembly:
             self.costs[int(col)] = self.costs.get(int(col), 0.0) + float(val)
 
     def scenario_utility(self, k: int, scale: float = 1.0) -> Columns:
-        """Columns and coefficients of scenario k's expected utility (times ``scale``)."""
-        return self.m_cols[k], scale * self.prog.U_m
+        """Columns and coefficients of scenario k's expected utility (times ``scale``);
+        over a confidence set, of its worst case (the rows of
+        :mod:`~fairdecide.optimize.program.robust_value`, written once)."""
+        if self.prog.confidence is None:
+            return self.m_cols[k], scale * self.prog.U_m
+        if self._robust is None:
+            from fairdecide.optimize.program.robust_value import robust_utility
+
+            self._robust = robust_utility(self)
+        return self._robust[0], scale * self._robust[1]
 
     # ------------------------------------------------------------------ trade-off rows
     def maximize(self, value: Callable[[int], Columns]) -> None:

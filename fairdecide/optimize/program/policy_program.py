@@ -66,6 +66,8 @@ class Program:
     tolerance_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: the criterion whose tolerance each of those rows bounds
     tolerance_of: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: the value is a worst case over a confidence set (dual rows per unit)
+    robust: bool = False
 
     @property
     def n_variables(self) -> int:
@@ -101,22 +103,26 @@ class PolicyProgram:
     policy_class : type, default=TabularPolicy
         A free policy class: ``free_layout(units, group_blind)`` says which free row each
         unit uses, ``from_unit_rows(units, rows)`` builds the policy.
+    confidence : ConfidenceSet, optional
+        Maximise the worst value over this set (the belief is then its centre alone).
     """
 
     def __init__(self, problem: DecisionProblem, belief: Belief, group_blind: bool,
-                 policy_class: Any = TabularPolicy) -> None:
+                 policy_class: Any = TabularPolicy, confidence: Any = None) -> None:
         self.problem, self.group_blind = problem, bool(group_blind)
         self.worlds = list(belief.worlds)
         self.weights = np.asarray(belief.weights, dtype=float)
         self.aggregate = belief.aggregate
         self.policy_class = policy_class
+        self.confidence = confidence
+        #: units of zero weight get the best action's row unless a criterion reads the
+        #: rows themselves (Lipschitz) or a confidence set may move weight onto them:
+        #: then their rows are the program's
+        self.keep_unit_rows = confidence is not None and not confidence.population_given
         self.units = units = self.worlds[0].units()
         n_a, n_y, n_z = problem.n_actions, problem.n_outcomes, units.n_groups
         self.n_a, self.n_y, self.n_z = n_a, n_y, n_z
         self.free_of_unit, self.n_free = policy_class.free_layout(units, group_blind)
-        #: units of zero weight get the best action's row unless a criterion reads the
-        #: rows themselves (Lipschitz): then their rows are the program's
-        self.keep_unit_rows = False
         self.n_pi = self.n_free * n_a
         self.n_m = n_z * n_a * n_y
         self.K = len(self.worlds)
@@ -190,6 +196,12 @@ class PolicyProgram:
         pi = np.clip(pi, 0.0, None)
         return pi / pi.sum(axis=1, keepdims=True), viol
 
+    def over_populations(self, crit: Criterion) -> bool:
+        """Whether ``crit`` is written over every population of the confidence set (its
+        declared largest rate gap) rather than at the set's centre."""
+        return (self.confidence is not None and not self.confidence.population_given
+                and crit.capabilities(self.problem).largest_rate_gap)
+
     # ------------------------------------------------------------------ building
     def build(self, criteria: Sequence[Criterion], tradeoff: Tradeoff, *,
               point: np.ndarray | None = None, how: Expansion = "exact",
@@ -221,7 +233,12 @@ class PolicyProgram:
             for k in range(self.K):
                 f = int(asm.new_vars(1)[0])
                 row.append(f)
-                crit.add_rows(CriterionBlock(asm, k, f, point), how)
+                if self.over_populations(crit):
+                    from fairdecide.optimize.program.robust_value import robust_rate_gap
+
+                    robust_rate_gap(asm, f)
+                else:
+                    crit.add_rows(CriterionBlock(asm, k, f, point), how)
             f_index.append(row)
         asm.F = np.array(f_index, dtype=int).reshape(len(criteria), self.K)
         tradeoff.write(asm)
@@ -240,7 +257,8 @@ class PolicyProgram:
                        [list(map(int, r)) for r in asm.F], asm.kl, n_actions=self.n_a,
                        n_units=self.n_free, n_scenarios=self.K,
                        tolerance_rows=np.asarray(asm.tolerance_rows, dtype=np.int64),
-                       tolerance_of=np.asarray(asm.tolerance_of, dtype=np.int64))
+                       tolerance_of=np.asarray(asm.tolerance_of, dtype=np.int64),
+                       robust=self.confidence is not None)
 
 
 def _marginal_map(vals: np.ndarray, group: np.ndarray, free_of_unit: np.ndarray,

@@ -7,15 +7,18 @@ parametric family), and a route's answer verified on the decision tables into an
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from fairdecide._validation import as_bool, as_int, as_real, check_instance, check_random_state
 from fairdecide.beliefs import Belief
+from fairdecide.confidence import ConfidenceSet
 from fairdecide.criteria.base import as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.engine.chain import resolve_solver
+from fairdecide.optimize.guarantee import certify_over_set, check_set_criteria
 from fairdecide.optimize.program.policy_program import PolicyProgram
 from fairdecide.optimize.program.shorthand import make_tradeoff
 from fairdecide.optimize.program.tradeoff import Tradeoff
@@ -39,7 +42,12 @@ def finish(session: Any, found: RouteResult) -> OptimizeResult:
                                    session.criteria, session.names, session.tradeoff,
                                    found.solver_values, found.violation, session.tol,
                                    session.utility_tol)
-    return _result(session, found.status, policy, verification)
+    if getattr(session, "prog", None) is None or session.prog.confidence is None:
+        return _result(session, found.status, policy, verification)
+    guarantee, objective = certify_over_set(session, policy, verification,
+                                            found.solver_values)
+    return replace(_result(session, found.status, policy, verification),
+                   objective=objective, guarantee=guarantee)
 
 
 def common_input(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple, tol: Any,
@@ -59,9 +67,12 @@ def tabular_session(problem: Any, world: Any, criteria: Any, tradeoff_args: tupl
     belief, crits, tradeoff = common_input(problem, world, criteria, tradeoff_args, tol,
                                            max_iter)
     solver = resolve_solver(solver)
+    confidence = world if isinstance(world, ConfidenceSet) else None
+    if confidence is not None:
+        check_set_criteria(problem, crits, resolve_names(crits))
     t0 = time.perf_counter()
     prog = PolicyProgram(problem, belief, as_bool(group_blind, "group_blind"),
-                         belief.worlds[0].free_policy())
+                         belief.worlds[0].free_policy(), confidence)
     session = Session(prog, crits, resolve_names(crits), tradeoff, belief, solver,
                       float(tol), int(max_iter))
     session.stats["build_seconds"] = time.perf_counter() - t0
@@ -85,6 +96,10 @@ def parametric_session(problem: Any, world: Any, criteria: Any, tradeoff_args: t
                        group_blind: Any, solver: Any, tol: Any, max_iter: Any,
                        family: ParametricPolicy, n_restarts: Any, random_state: Any
                        ) -> ParametricSession:
+    if isinstance(world, ConfidenceSet):
+        raise FairdecideError(
+            "a ConfidenceSet is solved over the world's free (tabular) policy; drop policy= "
+            "(a parametric family over a confidence set is not supported)")
     belief, crits, tradeoff = common_input(problem, world, criteria, tradeoff_args, tol,
                                            max_iter)
     check_parametric_settings(as_bool(group_blind, "group_blind"), solver, tradeoff.chance_delta,
@@ -123,9 +138,11 @@ def as_belief(problem: Any, world: Any) -> Belief:
         belief = Belief.plug_in(world)
     elif isinstance(world, Belief):
         belief = world
+    elif isinstance(world, ConfidenceSet):  # the program takes the set; tables its centre
+        belief = Belief.plug_in(world.center, label="the confidence set's centre")
     else:
         raise FairdecideError(
-            f"world must be a World such as TabularWorld, or a Belief; got "
+            f"world must be a World such as TabularWorld, a Belief or a ConfidenceSet; got "
             f"{type(world).__name__}")
     for w in belief.worlds:
         w.check_problem(problem)

@@ -1,0 +1,307 @@
+"""Confidence sets for a tabular world, with stated coverage: the book's high-probability
+decision max_pi min_{theta in Theta_hat} V(pi, theta).
+
+A :class:`ConfidenceSet` is a product of L1 balls, one per outcome conditional
+P(y | x, z) (prediction problems) or P(y | a, x, z) (interventions), intersected with
+the simplex, and, when the population is estimated, one around P(z) and one around each
+group's P(x | z):
+
+    Theta_hat = { theta : ||theta_c - theta_hat_c||_1 <= r_c for every conditional c,
+                          ||P(.) - P_hat(.)||_1 <= r_0 over the groups,
+                          ||P(. | z) - P_hat(. | z)||_1 <= r_z for every group z }.
+
+The population is split by group so that what a group is made of, P(x | z), has its own
+parameters: a group's rate P(a | z) = sum_x P(x | z) pi(a | x, z) is then linear in them,
+and its range over the set is exact (:class:`PopulationBounds`).
+
+**Coverage** (:meth:`ConfidenceSet.from_data`). For a multinomial over m outcomes
+estimated from n draws, Weissman et al. (2003, "Inequalities for the L1 deviation of the
+empirical distribution") bound P(||p_hat - p||_1 >= r) <= (2^m - 2) exp(-n r^2 / 2), so
+
+    r(n, m, d) = sqrt(2 (ln(2^m - 2) - ln d) / n)
+
+holds each ball with probability at least 1 - d, whatever p. The set holds the truth
+with probability at least 1 - delta (over the data) by the union bound: each of the C
+estimated multinomials (the conditionals with data, and P(z) and each P(x | z) when the
+population is estimated) gets d = delta / C. Given the counts, each conditional's draws
+are independent multinomial draws, so the bound holds conditionally on which cells were
+seen, and so unconditionally. A conditional without data is not estimated at all: its
+ball is the whole simplex (r = 2), which spends none of delta. With two outcomes the
+bound is Hoeffding's; it is loose by a constant against Clopper-Pearson intervals, but
+one bound serves any m.
+
+**Worst case** (:func:`worst_in_ball`). Utility is linear in theta for a fixed policy,
+and the minimum of c . theta over one ball moves mass min(r / 2, 1 - theta_hat_j*) to
+the cheapest outcome j* from the dearest ones in turn. The optimiser writes the same
+minimum as a linear program through duality
+(:mod:`fairdecide.optimize.program.robust_value`); :meth:`ConfidenceSet.worst_value`
+computes it in closed form, and the two are checked against each other on every result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fairdecide._validation import as_float_array, as_real, check_instance
+from fairdecide.exceptions import FairdecideError
+from fairdecide.world import TabularWorld
+
+if TYPE_CHECKING:
+    from fairdecide.data import LoggedData
+    from fairdecide.policies.base import Policy
+    from fairdecide.problem import DecisionProblem
+
+__all__ = ["ConfidenceSet", "PopulationBounds", "weissman_radius", "worst_in_ball"]
+
+
+def weissman_radius(n: Any, m: int, delta: float) -> np.ndarray:
+    """The L1 radius r holding an m-outcome multinomial estimated from n draws with
+    probability at least 1 - delta (Weissman et al. 2003): sqrt(2 (ln(2^m - 2) -
+    ln delta) / n); 2 (the whole simplex) where n = 0.
+
+    Examples
+    --------
+    >>> float(weissman_radius(1000, 2, 0.05).round(4))
+    0.0859
+    """
+    n = np.asarray(n, dtype=float)
+    if m < 2:
+        raise FairdecideError(f"a multinomial needs at least 2 outcomes, got {m}")
+    log_terms = m * np.log(2.0) + np.log1p(-2.0 ** (1 - m))  # ln(2^m - 2), stably
+    with np.errstate(divide="ignore"):
+        r = np.sqrt(2.0 * (log_terms - np.log(delta)) / n)
+    return np.where(n > 0, np.minimum(r, 2.0), 2.0)
+
+
+def worst_in_ball(cost: np.ndarray, center: np.ndarray, radius: np.ndarray) -> np.ndarray:
+    """argmin of cost . theta over {theta in the simplex, ||theta - center||_1 <= radius},
+    for each row (last axis: outcomes): mass min(radius / 2, 1 - center_j*) moved to the
+    cheapest outcome j* from the dearest ones in turn.
+
+    Examples
+    --------
+    >>> worst_in_ball(np.array([1.0, 0.0, 2.0]), np.array([0.5, 0.2, 0.3]), np.array(0.4))
+    array([0.4, 0.4, 0.2])
+    """
+    cost, center = np.asarray(cost, dtype=float), np.asarray(center, dtype=float)
+    shape = np.broadcast_shapes(cost.shape, center.shape)
+    c = np.broadcast_to(cost, shape).reshape(-1, shape[-1])
+    theta = np.broadcast_to(center, shape).reshape(-1, shape[-1]).copy()
+    r = np.broadcast_to(np.asarray(radius, dtype=float), shape[:-1]).reshape(-1)
+    rows = np.arange(len(theta))
+    cheapest = np.argmin(c, axis=1)
+    move = np.minimum(r / 2.0, 1.0 - theta[rows, cheapest])
+    theta[rows, cheapest] += move
+    left = move.copy()
+    for j in np.argsort(-c, axis=1, kind="stable").T:  # dearest first
+        take = np.where(j == cheapest, 0.0, np.minimum(left, theta[rows, j]))
+        theta[rows, j] -= take
+        left -= take
+    return theta.reshape(shape)
+
+
+@dataclass(frozen=True)
+class PopulationBounds:
+    """Exact ranges over a confidence set's populations of what a fixed policy's
+    independence reads: ``lo`` <= P(a | z) <= ``hi`` (n_z, n_a), ``action_lo`` <= P(a) <=
+    ``action_hi`` (n_a,) and P(z) <= ``group_hi`` (n_z,). Each is the optimum of one
+    linear function over the product of balls (a bound on both ends at once is not
+    implied: P(a | z) and P(a) share parameters)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    action_lo: np.ndarray
+    action_hi: np.ndarray
+    group_hi: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class ConfidenceSet:
+    """A set of tabular worlds holding the true one with probability at least 1 - delta.
+
+    Pass it as the world to :func:`~fairdecide.optimize_policy`: the policy then
+    maximises its worst value over the set (an exact linear program), and
+    ``result.guarantee`` states what holds for it with probability 1 - delta.
+
+    Parameters
+    ----------
+    center : TabularWorld
+        The estimate theta_hat (maximum likelihood).
+    radius : ndarray
+        The L1 radius of each outcome conditional, shape ``center.p_y.shape[:-1]``.
+    group_radius : float, default=0
+        The L1 radius around the centre's P(z); 0 when the population is given.
+    cell_radius : ndarray of shape (n_z,), optional
+        The L1 radius around each group's P(x | z); default 0 (the population given).
+    delta : float
+        The set misses the truth with probability at most delta.
+    method : str
+        How the radii were set, for reports.
+
+    Examples
+    --------
+    >>> from fairdecide import ConfidenceSet, DecisionProblem, LoggedData
+    >>> problem = DecisionProblem.classification(2)
+    >>> data = LoggedData(x=[0, 0, 1, 1] * 50, z=[0, 1, 0, 1] * 50, y=[0, 1, 1, 1] * 50)
+    >>> cs = ConfidenceSet.from_data(data, problem, delta=0.1)
+    >>> cs.radius.shape, round(cs.level, 2), cs.contains(cs.center)
+    ((2, 2), 0.9, True)
+    """
+
+    center: TabularWorld
+    radius: np.ndarray
+    group_radius: float = 0.0
+    cell_radius: Any = None
+    delta: float = 0.1
+    method: str = "given"
+
+    def __post_init__(self) -> None:
+        check_instance(self.center, "center", TabularWorld, "a TabularWorld")
+        r = as_float_array(self.radius, "radius")
+        if r.shape != self.center.p_y.shape[:-1] or np.any(r < 0):
+            raise FairdecideError(
+                f"radius must be non-negative, one per outcome conditional, shape "
+                f"{self.center.p_y.shape[:-1]}; got shape {r.shape}")
+        n_z = self.center.n_z
+        rz = np.zeros(n_z) if self.cell_radius is None else as_float_array(
+            self.cell_radius, "cell_radius", ndim=1)
+        if rz.shape != (n_z,) or np.any(rz < 0):
+            raise FairdecideError(
+                f"cell_radius must be {n_z} non-negative numbers (one per group), got "
+                f"{self.cell_radius!r}")
+        object.__setattr__(self, "radius", np.minimum(r, 2.0))
+        object.__setattr__(self, "cell_radius", np.minimum(rz, 2.0))
+        object.__setattr__(self, "group_radius", min(2.0, as_real(
+            self.group_radius, "group_radius", low=0)))
+        object.__setattr__(self, "delta", as_real(self.delta, "delta", low=0, high=1,
+                                                  low_open=True, high_open=True))
+
+    @property
+    def level(self) -> float:
+        """The coverage 1 - delta."""
+        return 1.0 - self.delta
+
+    @property
+    def population_given(self) -> bool:
+        """Whether the population P(x, z) is known (its balls have radius 0)."""
+        return self.group_radius == 0 and not np.any(self.cell_radius > 0)
+
+    @classmethod
+    def from_data(cls, data: LoggedData, problem: DecisionProblem, delta: float = 0.1, *,
+                  population: Any = None) -> ConfidenceSet:
+        """Weissman L1 balls around the maximum-likelihood world, simultaneous at level
+        1 - delta by the union bound (see the module).
+
+        Parameters
+        ----------
+        data : LoggedData
+        problem : DecisionProblem
+        delta : float in (0, 1), default=0.1
+        population : TabularWorld or array of shape (n_x, n_z), optional
+            A known population P(x, z) (a census; the people to be decided about): its
+            balls have radius 0. Default: estimated from the data, with P(z) and each
+            P(x | z) in a ball.
+        """
+        from fairdecide.models.counts import TabularCounts
+
+        delta = as_real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+        counts = TabularCounts.from_data(data, problem)
+        p_xz, p_y = counts.mle_parameters(0.0)
+        n_c = counts.n_y.sum(axis=-1)
+        n_x, n_z = p_xz.shape
+        known = population is not None
+        if known:
+            p_xz = _population(population, p_xz.shape)
+        estimated = 0 if known else (n_z > 1) + n_z * (n_x > 1)
+        d = delta / max(int(np.count_nonzero(n_c)) + estimated, 1)
+        radius = weissman_radius(n_c, problem.n_outcomes, d)
+        if known:
+            r0, rz = 0.0, np.zeros(n_z)
+        else:
+            n_group = counts.n_xz.sum(axis=0)
+            r0 = float(weissman_radius(n_group.sum(), n_z, d)) if n_z > 1 else 0.0
+            rz = weissman_radius(n_group, n_x, d) if n_x > 1 else np.zeros(n_z)
+        center = TabularWorld(p_xz, p_y, x_labels=counts.x_labels,
+                              group_labels=counts.group_labels)
+        return cls(center, radius, r0, rz, delta, "Weissman L1 balls, union bound")
+
+    # ------------------------------------------------------------------ reading
+    def contains(self, world: TabularWorld, slack: float = 1e-12) -> bool:
+        """Whether ``world`` lies in the set (same cells, groups and outcome shape)."""
+        check_instance(world, "world", TabularWorld, "a TabularWorld")
+        if world.p_y.shape != self.center.p_y.shape:
+            raise FairdecideError(
+                f"world's p_y has shape {world.p_y.shape}, the set's {self.center.p_y.shape}")
+        d = np.abs(world.p_y - self.center.p_y).sum(axis=-1)
+        d0 = np.abs(world.p_z - self.center.p_z).sum()
+        dz = np.abs(world.p_xz / world.p_z - self.center.p_xz / self.center.p_z).sum(axis=0)
+        return bool(np.all(d <= self.radius + slack) and d0 <= self.group_radius + slack
+                    and np.all(dz <= self.cell_radius + slack))
+
+    def unit_worst(self, rows: np.ndarray, problem: DecisionProblem
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """For policy rows pi(a | u) of shape (n_units, n_actions): each unit's worst
+        expected utility g_u over its conditionals, and the worst outcome table
+        (n_units, n_actions, n_outcomes) that attains it."""
+        U, n_a = problem.utility, problem.n_actions
+        hat = self.center.p_y.reshape(len(rows), *self.center.p_y.shape[2:])
+        r = self.radius.reshape(len(rows), *self.radius.shape[2:])
+        if self.center.outcome_depends_on_action:  # one conditional per (u, a)
+            theta = worst_in_ball(np.broadcast_to(U, hat.shape), hat, r)
+        else:  # one per u, priced by the policy's mix of actions
+            theta = np.repeat(worst_in_ball(rows @ U, hat, r)[:, None, :], n_a, axis=1)
+        return np.einsum("ua,uay,ay->u", rows, theta, U), theta
+
+    def population_min(self, values: np.ndarray) -> tuple[np.ndarray, float]:
+        """min over the set's populations of sum_{x,z} P(x, z) values[x, z], nested: each
+        group's P(x | z) at its worst, then P(z). Returns each group's worst mean (n_z,)
+        and the minimum."""
+        center = self.center
+        cond = (center.p_xz / center.p_z).T  # (n_z, n_x): P(x | z)
+        v = np.asarray(values, dtype=float).T
+        per_group = np.einsum("zx,zx->z", worst_in_ball(v, cond, self.cell_radius), v)
+        worst_z = worst_in_ball(per_group, center.p_z, np.asarray(self.group_radius))
+        return per_group, float(worst_z @ per_group)
+
+    def worst_value(self, policy: Policy, problem: DecisionProblem) -> float:
+        """min over the set of the policy's expected utility, in closed form (independent
+        of the optimiser's linear program)."""
+        units = self.center.units()
+        g, _ = self.unit_worst(policy.proba(units), problem)
+        return self.population_min(g.reshape(self.center.n_x, self.center.n_z))[1]
+
+    def population_bounds(self, policy: Policy) -> PopulationBounds:
+        """The exact ranges of P(a | z), P(a) and P(z) over the set's populations for
+        ``policy`` (they do not depend on the outcomes)."""
+        rows = policy.proba(self.center.units())
+        n_x, n_z = self.center.n_x, self.center.n_z
+        pi = rows.reshape(n_x, n_z, -1).transpose(2, 0, 1)  # (n_a, n_x, n_z)
+        lo = np.array([self.population_min(p)[0] for p in pi]).T  # (n_z, n_a)
+        hi = -np.array([self.population_min(-p)[0] for p in pi]).T
+        p_z, r0 = self.center.p_z, np.asarray(self.group_radius)
+        a_lo = np.array([worst_in_ball(c, p_z, r0) @ c for c in lo.T])
+        a_hi = np.array([-(worst_in_ball(-c, p_z, r0) @ -c) for c in hi.T])
+        return PopulationBounds(lo, hi, a_lo, a_hi, np.minimum(1.0, p_z + r0 / 2))
+
+    def __repr__(self) -> str:
+        pop = ("given population" if self.population_given else
+               f"population radii {self.group_radius:.3g} (groups), "
+               f"{self.cell_radius.min():.3g}-{self.cell_radius.max():.3g} (cells)")
+        return (f"ConfidenceSet(level {self.level:g}, {self.radius.size} conditionals, "
+                f"radii {self.radius.min():.3g}-{self.radius.max():.3g}, {pop})")
+
+
+def _population(population: Any, shape: tuple[int, int]) -> np.ndarray:
+    p = population.p_xz if isinstance(population, TabularWorld) else as_float_array(
+        population, "population", ndim=2)
+    if p.shape != shape:
+        raise FairdecideError(
+            f"population must be P(x, z) of shape {shape} (the data's cells and groups), "
+            f"got {p.shape}")
+    if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-6:
+        raise FairdecideError("population must be a distribution: non-negative, summing "
+                              "to one")
+    return p

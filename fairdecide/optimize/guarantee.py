@@ -1,0 +1,123 @@
+"""What a decision optimised over a confidence set is guaranteed, checked independently.
+
+:func:`certify_over_set` recomputes the returned policy's worst value over the set in
+closed form (:meth:`~fairdecide.confidence.ConfidenceSet.worst_value`, not the
+program's dual rows), checks that it is the optimum the program reported, and states
+the guarantee: with probability at least 1 - delta over the data, the policy's true
+expected utility is at least that value, and each deviation that does not read the
+outcome is at most its value at the estimate when the population is given (it is the
+same in every world of the set), or at most the bound the criterion states over the
+set's populations (:meth:`~fairdecide.criteria.Criterion.deviation_over_populations`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fairdecide.exceptions import FairdecideError, VerificationError
+
+__all__ = ["Guarantee", "certify_over_set", "check_set_criteria"]
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """What holds for the policy with probability at least ``level`` over the data.
+
+    Attributes
+    ----------
+    level : float
+        1 - delta: the confidence set holds the true world at least this often.
+    value : float
+        Certified lower bound of the policy's true expected utility (its worst value
+        over the set).
+    deviations : dict[str, float or None]
+        Certified upper bound of each criterion's true deviation; None where the set
+        does not certify it (``uncertified`` says why).
+    method : str
+        How the set was built.
+    uncertified : dict[str, str]
+        For each deviation without a bound, why.
+    """
+
+    level: float
+    value: float
+    deviations: dict[str, float | None]
+    method: str
+    uncertified: dict[str, str] = field(default_factory=dict)
+
+    def sentences(self) -> list[str]:
+        """The guarantee in words a non-specialist can read."""
+        pct = f"{100 * self.level:.3g}%"
+        lines = [f"With probability at least {pct} over the data, this policy's true "
+                 f"expected utility is at least {self.value:.4g} (its worst case over a "
+                 f"confidence set: {self.method})."]
+        for name, bound in self.deviations.items():
+            if bound is not None:
+                lines.append(f"Its {name} deviation is at most {bound:.4g} in every world of "
+                             "that set, so also in the true one with that probability.")
+            else:
+                lines.append(f"Its {name} deviation is NOT certified: "
+                             f"{self.uncertified[name]}.")
+        return lines
+
+
+def check_set_criteria(problem: Any, criteria: list, names: list[str]) -> None:
+    """Refuse criteria a confidence set cannot certify yet: those that read the outcome
+    (separation, sufficiency: their worst case over the set is not linear) or are
+    generated as cuts."""
+    for crit, name in zip(criteria, names, strict=True):
+        caps = crit.capabilities(problem)
+        if not caps.outcome_free or caps.cuts:
+            raise FairdecideError(
+                f"criterion {name!r} cannot be certified over a ConfidenceSet yet: only "
+                "criteria that do not read the outcome (Independence, Capacity) are; "
+                "for others optimise over a Belief (Belief.confidence_set: the worst of "
+                "posterior draws, not a guarantee)")
+
+
+def certify_over_set(session: Any, policy: Any, verification: Any,
+                     solver_values: dict | None) -> tuple[Guarantee, float]:
+    """The guarantee of ``policy`` over the session's confidence set, and the
+    trade-off's objective at its worst value; raises if the program's optimum is not
+    the closed-form worst value."""
+    cs, tradeoff, belief = session.prog.confidence, session.tradeoff, session.belief
+    value = cs.worst_value(policy, session.problem)
+    F = np.array([verification.scenario_deviations[n] for n in session.names]
+                 ).reshape(len(session.names), 1)
+    merit = tradeoff.merit(np.array([value]), F, belief)
+    checks = verification.checks
+    if solver_values is not None and "objective" in solver_values:
+        checks["worst value over the set matches the program's optimum"] = bool(
+            abs(merit - float(solver_values["objective"])) <= session.utility_tol)
+    floor = getattr(tradeoff, "utility_min", None)
+    if floor is not None:
+        checks["worst value over the set meets the utility floor"] = bool(
+            value >= floor - session.utility_tol)
+    failed = [k for k, ok in checks.items() if not ok]
+    if failed:
+        raise VerificationError(
+            f"the policy optimised over the confidence set failed verification "
+            f"({'; '.join(failed)}): worst value {value:.9g}; try solver='highs'")
+    bounds: dict[str, float | None] = {}
+    why: dict[str, str] = {}
+    ranges = None if cs.population_given else cs.population_bounds(policy)
+    for crit, name in zip(session.criteria, session.names, strict=True):
+        bounds[name] = (float(verification.deviations[name]) if ranges is None
+                        else crit.deviation_over_populations(ranges))
+        if bounds[name] is None:
+            why[name] = ("it depends on the population P(x, z), which the set estimates, "
+                         "and this criterion states no bound over it. Pass population= "
+                         "(a known P(x, z)) to ConfidenceSet.from_data to certify it")
+    if solver_values is not None and ranges is not None and session.names:
+        f = np.asarray(solver_values["f"], dtype=float).reshape(len(session.names), -1)
+        for c, (crit, name) in enumerate(zip(session.criteria, session.names, strict=True)):
+            if session.prog.over_populations(crit):
+                if not bounds[name] <= f[c, 0] + session.tol:
+                    raise VerificationError(
+                        f"{name}: its worst case over the set's populations, {bounds[name]:.9g}"
+                        f", exceeds the program's bound {f[c, 0]:.9g}; try solver='highs'")
+    guarantee = Guarantee(cs.level, value, bounds, cs.method, why)
+    return guarantee, tradeoff.objective(np.array([value]), F, belief)

@@ -1,0 +1,115 @@
+"""The worst expected utility over a confidence set, as linear rows of the program.
+
+For a :class:`~fairdecide.confidence.ConfidenceSet` the value of free rows pi is
+
+    V(pi) = min_{P in B_0} sum_u P_u g_u(pi),
+    g_u(pi) = sum_{c of u} min_{theta_c in B_c} sum_{a in c} pi_ua U_a . theta_c,
+
+B_c = {theta in the simplex, ||theta - theta_hat_c||_1 <= r_c}. Each inner minimum is
+the linear program min w . theta s.t. 1 . theta = 1, |theta - theta_hat| <= t,
+1 . t <= r, theta, t >= 0, whose dual is
+
+    max_{mu, s, lam}  mu + theta_hat . s - r lam   s.t.  mu + s_j <= w_j,  |s_j| <= lam,
+
+so maximising V over pi is one linear program in (pi, mu, s, lam): the dual's
+constraints are rows, its objective is the value (the epigraph of the book's maximin,
+without enumerating the set's vertices). In an intervention each conditional is one
+(unit, action) pair and w = pi_ua U_a: the minimum is pi_ua times a number
+(:func:`~fairdecide.confidence.worst_in_ball`), a price on the policy column and no rows.
+The population's balls are the same dual twice more (:func:`ball_duals`): over the
+cells of each group (P(x | z)), then over the groups (P(z)); a given population weighs
+the values by P(x | z) and P(z) and writes no rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fairdecide.confidence import worst_in_ball
+
+__all__ = ["ball_duals", "robust_rate_gap", "robust_utility"]
+
+
+def ball_duals(asm: Any, cols: np.ndarray, vals: np.ndarray, center: np.ndarray,
+               radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The minimum over B balls of center . theta-weighted children, as dual rows.
+
+    Ball b has n children, child i the linear expression vals[b, i] . x[cols[b, i]]
+    (``cols``, ``vals`` of shape (B, n, w)). Writes mu_b + s_bi - child_bi <= 0 and
+    |s_bi| <= lam_b, and returns the columns and coefficients (B, n + 2) of
+    mu_b + center_b . s_b - radius_b lam_b, which is at most min_{q in ball b} q . child_b
+    for every feasible (mu, s, lam) and equal to it at the best. Balls of radius 0 write
+    nothing: their minimum is center_b . child_b, returned as (B, n w)."""
+    B, n, w = cols.shape
+    if not np.any(radius > 0):
+        return cols.reshape(B, n * w), (center[:, :, None] * vals).reshape(B, n * w)
+    mu = asm.new_vars(B, -np.inf)
+    s = asm.new_vars(B * n, -np.inf)
+    lam = asm.new_vars(B)
+    rows = np.arange(B * n)
+    asm.ub.add(np.repeat(rows, 2 + w),
+               np.column_stack([np.repeat(mu, n), s, cols.reshape(B * n, w)]).reshape(-1),
+               np.column_stack([np.ones((B * n, 2)), -vals.reshape(B * n, w)]).reshape(-1),
+               np.zeros(B * n))
+    for sign in (1.0, -1.0):
+        asm.ub.add(np.repeat(rows, 2), np.column_stack([s, np.repeat(lam, n)]).reshape(-1),
+                   np.tile([sign, -1.0], B * n), np.zeros(B * n))
+    return (np.column_stack([mu, s.reshape(B, n), lam]),
+            np.column_stack([np.ones(B), center, -radius]))
+
+
+def robust_utility(asm: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Write the dual rows of the set's worst value into ``asm`` and return the columns
+    and coefficients whose sum is that value (maximised by the trade-off)."""
+    prog = asm.prog
+    cs, U = prog.confidence, prog.problem.utility
+    n_x, n_z, n_a, n_y = cs.center.n_x, cs.center.n_z, prog.n_a, prog.n_y
+    n_u = n_x * n_z
+    pi = asm.pi_cols[prog.free_of_unit]  # (n_u, n_a): each unit's policy columns
+    hat = cs.center.p_y.reshape(n_u, *cs.center.p_y.shape[2:])
+    r = cs.radius.reshape(n_u, *cs.radius.shape[2:])
+    # each unit's worst value g_u as a linear expression (columns, coefficients)
+    if cs.center.outcome_depends_on_action:  # pi_ua times the (u, a) ball's minimum
+        g_cols = pi
+        g_vals = np.einsum("uay,ay->ua", worst_in_ball(np.broadcast_to(U, hat.shape), hat,
+                                                       r), U)
+    else:  # a ball over the outcomes, child j = sum_a U[a, j] pi_ua
+        g_cols, g_vals = ball_duals(asm, np.repeat(pi[:, None, :], n_y, axis=1),
+                                    np.broadcast_to(U.T, (n_u, n_y, n_a)), hat, r)
+    # the population: each group's P(x | z), then P(z) (units are x-major)
+    w = g_cols.shape[1]
+    by_group = (g_cols.reshape(n_x, n_z, w).transpose(1, 0, 2),
+                g_vals.reshape(n_x, n_z, w).transpose(1, 0, 2))
+    cond = (cs.center.p_xz / cs.center.p_z).T
+    h_cols, h_vals = ball_duals(asm, *by_group, cond, cs.cell_radius)
+    v_cols, v_vals = ball_duals(asm, h_cols[None], h_vals[None], cs.center.p_z[None],
+                                np.array([cs.group_radius]))
+    return v_cols.reshape(-1), v_vals.reshape(-1)
+
+
+def robust_rate_gap(asm: Any, f: int) -> None:
+    """f >= max_{a, z != z'} P(a | z) - P(a | z') for every population of the set: with
+    hi_az the largest and lo_az the smallest rate over group z's ball around P(x | z)
+    (disjoint balls, so the worst gap is hi_az - lo_az'), each written by its dual
+    (:func:`ball_duals`; the largest as minus the smallest of -rate), exact at the best."""
+    prog = asm.prog
+    cs = prog.confidence
+    n_x, n_z, n_a = cs.center.n_x, cs.center.n_z, prog.n_a
+    pi = asm.pi_cols[prog.free_of_unit].reshape(n_x, n_z, n_a)
+    cols = pi.transpose(1, 2, 0).reshape(n_z * n_a, n_x, 1)  # ball (z, a), child x
+    cond = np.repeat((cs.center.p_xz / cs.center.p_z).T, n_a, axis=0)
+    radius = np.repeat(cs.cell_radius, n_a)
+    lo = ball_duals(asm, cols, np.ones(cols.shape), cond, radius)
+    neg_hi = ball_duals(asm, cols, -np.ones(cols.shape), cond, radius)
+    zi, zj = np.nonzero(~np.eye(n_z, dtype=bool))
+    for a in range(n_a):
+        hi_b, lo_b = zi * n_a + a, zj * n_a + a
+        width = lo[0].shape[1] + neg_hi[0].shape[1] + 1
+        # -f - neg_hi_{z a} - lo_{z' a} <= 0
+        asm.ub.add(np.repeat(np.arange(len(zi)), width),
+                   np.column_stack([np.full(len(zi), f), neg_hi[0][hi_b],
+                                    lo[0][lo_b]]).reshape(-1),
+                   np.column_stack([-np.ones(len(zi)), -neg_hi[1][hi_b],
+                                    -lo[1][lo_b]]).reshape(-1), np.zeros(len(zi)))

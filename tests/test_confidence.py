@@ -1,0 +1,327 @@
+"""Decisions certified over a confidence set (issue 42): the closed-form worst case
+against scipy's linprog, the robust optimum against an independent LP over the set's
+vertex worlds, the coverage of the Weissman sets by simulation, and the guarantee."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+from scipy.optimize import linprog
+
+import fairdecide as fd
+from fairdecide.confidence import weissman_radius, worst_in_ball
+from fairdecide.datasets import make_tabular_problem
+from fairdecide.datasets.synthetic import sample_logged_data
+
+#: HiGHS's default feasibility tolerance (1e-7) would let the reference LP move more
+#: mass than a ball of radius 1e-7 holds
+TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
+def ball_min(c: np.ndarray, h: np.ndarray, r: float) -> float:
+    """min c . theta over the simplex and ||theta - h||_1 <= r, as an LP in (theta, t)."""
+    m = len(c)
+    eye = np.eye(m)
+    A_ub = np.block([[eye, -eye], [-eye, -eye], [np.zeros((1, m)), np.ones((1, m))]])
+    b_ub = np.concatenate([h, -h, [r]])
+    A_eq = np.concatenate([np.ones(m), np.zeros(m)])[None]
+    res = linprog(np.concatenate([c, np.zeros(m)]), A_ub, b_ub, A_eq, [1.0],
+                  bounds=[(0, None)] * (2 * m), method="highs", options=TIGHT)
+    return float(res.fun)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 5), st.integers(0, 10_000), st.floats(0.0, 2.5))
+def test_worst_in_ball_is_the_linear_programs_minimum(m, seed, r):
+    rng = np.random.RandomState(seed)
+    c, h = rng.normal(size=m), rng.dirichlet(np.ones(m) * 0.5)
+    theta = worst_in_ball(c, h, np.array(r))
+    assert theta.min() >= -1e-12 and abs(theta.sum() - 1) <= 1e-12
+    assert np.abs(theta - h).sum() <= min(r, 2) + 1e-12
+    assert c @ theta == pytest.approx(ball_min(c, h, min(r, 2.0)), abs=1e-9)
+
+
+def test_weissman_radius_is_hoeffding_for_two_outcomes_and_two_without_data():
+    # two outcomes: ||p_hat - p||_1 = 2 |p_hat_1 - p_1|; Hoeffding: 2 exp(-2 n t^2)
+    n, d = 400, 0.05
+    t = np.sqrt(np.log(2 / d) / (2 * n))
+    assert weissman_radius(n, 2, d) == pytest.approx(2 * t)
+    assert weissman_radius([0, 3], 3, 0.1)[0] == 2.0
+
+
+def _vertex_worlds(cs: fd.ConfidenceSet) -> list[fd.TabularWorld]:
+    """Every world whose binary conditionals sit at an end of their interval."""
+    hat, r = cs.center.p_y, cs.radius
+    lo = np.clip(hat[..., 1] - r / 2, 0, 1)
+    hi = np.clip(hat[..., 1] + r / 2, 0, 1)
+    worlds = []
+    for ends in itertools.product((0, 1), repeat=lo.size):
+        p1 = np.where(np.array(ends).reshape(lo.shape) == 1, hi, lo)
+        worlds.append(fd.TabularWorld(cs.center.p_xz, np.stack([1 - p1, p1], axis=-1)))
+    return worlds
+
+
+def _maximin_lp(problem, worlds, independence_eps=None):
+    """max_pi min_k V(pi, world_k) over tabular policies, written out for linprog, with
+    |P(a=1 | z) - P(a=1 | z')| <= eps (two groups) when asked."""
+    w = worlds[0].p_xz.reshape(-1)
+    n_u, n_a, U = len(w), problem.n_actions, problem.utility
+    n = n_u * n_a + 1  # pi (unit-major), t
+    A_ub, b_ub = [], []
+    for world in worlds:
+        p_y = world.outcome_table(n_a).reshape(n_u, n_a, -1)
+        row = np.zeros(n)
+        row[:-1] = -(w[:, None] * np.einsum("uay,ay->ua", p_y, U)).reshape(-1)
+        row[-1] = 1.0
+        A_ub.append(row), b_ub.append(0.0)
+    if independence_eps is not None:
+        p_xz = worlds[0].p_xz
+        z = np.tile(np.arange(p_xz.shape[1]), p_xz.shape[0])
+        share = np.zeros((2, n))
+        for u in range(n_u):
+            share[z[u], u * n_a + 1] = w[u] / p_xz[:, z[u]].sum()
+        A_ub += [share[0] - share[1], share[1] - share[0]]
+        b_ub += [independence_eps] * 2
+    A_eq = np.zeros((n_u, n))
+    for u in range(n_u):
+        A_eq[u, u * n_a:(u + 1) * n_a] = 1.0
+    c = np.zeros(n)
+    c[-1] = -1.0
+    res = linprog(c, np.array(A_ub), b_ub, A_eq, np.ones(n_u),
+                  bounds=[(0, 1)] * (n - 1) + [(None, None)], method="highs", options=TIGHT)
+    assert res.status == 0
+    return -res.fun
+
+
+def _small(seed: int, n_rows: int = 60):
+    problem, world = make_tabular_problem(2, 2, 2, 2, random_state=seed)
+    data = sample_logged_data(world, problem, n_rows, random_state=seed)
+    return problem, world, data
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_robust_optimum_equals_an_lp_over_the_sets_vertex_worlds(seed):
+    problem, world, data = _small(seed)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2, population=world)
+    res = fd.optimize_policy(problem, cs)
+    worlds = _vertex_worlds(cs)  # 2^4 worlds
+    assert res.guarantee.value == pytest.approx(_maximin_lp(problem, worlds), abs=1e-8)
+    # the returned policy's worst case is its worst vertex world's value
+    worst = min(fd.expected_utility(res.policy, w, problem) for w in worlds)
+    assert res.guarantee.value == pytest.approx(worst, abs=1e-8)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_robust_optimum_with_independence_equals_the_vertex_lp(seed):
+    problem, world, data = _small(seed)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2, population=world)
+    # max_a |P(a | z) - P(a | z')|: with two actions, the test LP's one difference
+    parity = fd.Independence(measure="max", reference="pairwise")
+    res = fd.optimize_policy(problem, cs, parity, epsilon=0.02)
+    expected = _maximin_lp(problem, _vertex_worlds(cs), independence_eps=0.02)
+    assert res.guarantee.value == pytest.approx(expected, abs=1e-8)
+    # with the population given, independence is the same in every world of the set,
+    # the true one included
+    (bound,) = res.guarantee.deviations.values()
+    true_dev = parity.deviation(res.policy, world, problem)
+    assert true_dev == pytest.approx(bound, abs=1e-12)
+    assert bound <= 0.02 + 1e-9
+
+
+def test_intervention_robust_value_is_the_nominal_value_in_the_worst_world():
+    problem, world = make_tabular_problem(3, 2, 2, 2, outcome_depends_on_action=True,
+                                          random_state=3)
+    data = sample_logged_data(world, problem, 200, random_state=0)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1, population=world)
+    res = fd.optimize_policy(problem, cs)
+    # each (cell, action) conditional at its own worst: a fixed world, solved plainly
+    U = problem.utility
+    worst = np.stack([[[ _argmin(U[a], cs.center.p_y[x, z, a], cs.radius[x, z, a])
+                         for a in range(2)] for z in range(2)] for x in range(3)])
+    plain = fd.optimize_policy(problem, fd.TabularWorld(world.p_xz, worst))
+    assert res.guarantee.value == pytest.approx(plain.utility, abs=1e-8)
+
+
+def _argmin(c, h, r):
+    """The minimiser of c . theta over the ball, two outcomes: the ball is the interval
+    |p_1 - h_1| <= r / 2 of [0, 1], and a linear function is least at one of its ends."""
+    ends = [np.array([1 - p, p]) for p in (max(0.0, h[1] - r / 2), min(1.0, h[1] + r / 2))]
+    return min(ends, key=lambda theta: c @ theta)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 1000))
+def test_worst_value_with_an_estimated_population_is_a_nested_lp(seed):
+    problem, _, data = _small(seed % 7, 80)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1)
+    rng = np.random.RandomState(seed)
+    policy = fd.TabularPolicy(rng.dirichlet(np.ones(2), size=(2, 2)))
+    rows = policy.proba(cs.center.units())
+    U = problem.utility
+    g = np.array([ball_min(rows[u] @ U, cs.center.p_y.reshape(4, 2)[u],
+                           cs.radius.reshape(-1)[u]) for u in range(4)])
+    g = g.reshape(2, 2)  # (x, z)
+    cond = cs.center.p_xz / cs.center.p_z
+    per_group = [ball_min(g[:, z], cond[:, z], cs.cell_radius[z]) for z in range(2)]
+    expected = ball_min(np.array(per_group), cs.center.p_z, cs.group_radius)
+    assert cs.worst_value(policy, problem) == pytest.approx(expected, abs=1e-9)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 1000))
+def test_no_policy_is_worth_more_over_the_set_than_the_certified_optimum(seed):
+    problem, _, data = _small(seed % 5, 80)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1)
+    res = fd.optimize_policy(problem, cs)
+    rng = np.random.RandomState(seed)
+    for _ in range(20):
+        other = fd.TabularPolicy(rng.dirichlet(np.ones(2) * 0.3, size=(2, 2)))
+        assert cs.worst_value(other, problem) <= res.guarantee.value + 1e-9
+    assert cs.worst_value(res.policy, problem) == pytest.approx(res.guarantee.value)
+
+
+def test_the_weissman_set_covers_the_truth_at_least_one_minus_delta_of_the_time():
+    problem, world = make_tabular_problem(6, 2, 2, 3, random_state=1)
+    delta, reps = 0.2, 300
+    held = sum(fd.ConfidenceSet.from_data(
+        sample_logged_data(world, problem, 300, random_state=i), problem,
+        delta=delta).contains(world) for i in range(reps))
+    # the lower end of a 99.9% Clopper-Pearson interval for the coverage is above 1 - delta
+    low = stats.beta.ppf(0.0005, held, reps - held + 1) if held < reps else (
+        0.0005 ** (1 / reps))
+    assert low >= 1 - delta
+
+
+def test_guarantee_in_words_and_the_criteria_it_refuses():
+    problem, _, data = _small(0)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1)
+    budget = fd.Capacity(1, at_most=0.6)
+    res = fd.optimize_policy(problem, cs, budget, epsilon=0.0)
+    text = res.explain()
+    assert "at least 90%" in text and "NOT certified" in text
+    assert list(res.guarantee.deviations.values()) == [None]
+    assert res.utility >= res.guarantee.value  # the centre lies in the set
+    with pytest.raises(fd.FairdecideError, match=r"separation.*ConfidenceSet"):
+        fd.optimize_policy(problem, cs, fd.Separation(), epsilon=0.1)
+    with pytest.raises(fd.FairdecideError, match="policy="):
+        fd.optimize_policy(problem, cs, policy=fd.LinearSoftmaxPolicy())
+    with pytest.raises(fd.FairdecideError, match="population"):
+        fd.ConfidenceSet.from_data(data, problem, population=np.ones((3, 2)) / 6)
+
+
+def _population_vertices(cs: fd.ConfidenceSet) -> list[np.ndarray]:
+    """Every P(x, z) of two cells and two groups whose P(z = 1) and P(x = 1 | z) sit at
+    an end of their intervals (the balls of two-point distributions)."""
+    def ends(h, r):
+        return (max(0.0, h - r / 2), min(1.0, h + r / 2))
+
+    p_z, cond = cs.center.p_z, cs.center.p_xz[1] / cs.center.p_z
+    out = []
+    for z1 in ends(p_z[1], cs.group_radius):
+        for c0 in ends(cond[0], cs.cell_radius[0]):
+            for c1 in ends(cond[1], cs.cell_radius[1]):
+                pz, c = np.array([1 - z1, z1]), np.array([c0, c1])
+                out.append(np.stack([(1 - c) * pz, c * pz]))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_robust_rate_gap_with_an_estimated_population_equals_the_vertex_lp(seed):
+    problem, _, data = _small(seed, 120)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.3)
+    dpd = fd.Independence(measure="max", reference="pairwise")
+    eps = 0.05
+    res = fd.optimize_policy(problem, cs, dpd, epsilon=eps)
+    # value and parity are multilinear in (P(z), P(x | z), theta): extreme at vertices
+    outcome_worlds = _vertex_worlds(cs)
+    value_lp = _vertex_lp(problem, [(p, w.p_y) for p in _population_vertices(cs)
+                                    for w in outcome_worlds], eps)
+    assert res.guarantee.value == pytest.approx(value_lp, abs=1e-7)
+    (bound,) = res.guarantee.deviations.values()
+    worst_gap = max(dpd.deviation(res.policy, fd.TabularWorld(p, cs.center.p_y), problem)
+                    for p in _population_vertices(cs))
+    assert bound == pytest.approx(worst_gap, abs=1e-9) and bound <= eps + 1e-9
+
+
+def _vertex_lp(problem, worlds, eps):
+    """max_pi min over (P(x, z), P(y | x, z)) pairs of V, with the two groups' rates of
+    action 1 within eps in every population of the list, written out for linprog."""
+    n_u, n_a, U = 4, 2, problem.utility
+    n = n_u * n_a + 1
+    A_ub, b_ub = [], []
+    for p_xz, p_y in worlds:
+        row = np.zeros(n)
+        row[:-1] = -(p_xz.reshape(-1)[:, None] * (p_y.reshape(n_u, -1) @ U.T)).reshape(-1)
+        row[-1] = 1.0
+        A_ub.append(row), b_ub.append(0.0)
+        share = np.zeros((2, n))
+        for u in range(n_u):
+            share[u % 2, u * n_a + 1] = p_xz.reshape(-1)[u] / p_xz[:, u % 2].sum()
+        A_ub += [share[0] - share[1], share[1] - share[0]]
+        b_ub += [eps, eps]
+    A_eq = np.kron(np.eye(n_u), np.ones(n_a))
+    A_eq = np.hstack([A_eq, np.zeros((n_u, 1))])
+    c = np.zeros(n)
+    c[-1] = -1.0
+    res = linprog(c, np.array(A_ub), b_ub, A_eq, np.ones(n_u),
+                  bounds=[(0, 1)] * (n - 1) + [(None, None)], method="highs", options=TIGHT)
+    assert res.status == 0
+    return -res.fun
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10_000))
+def test_population_bounds_are_the_ranges_of_the_rates(seed):
+    problem, world = make_tabular_problem(4, 3, 3, 2, random_state=seed % 11)
+    data = sample_logged_data(world, problem, 200, random_state=seed)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2)
+    rng = np.random.RandomState(seed)
+    policy = fd.TabularPolicy(rng.dirichlet(np.ones(3), size=(4, 3)))
+    b = cs.population_bounds(policy)
+    cond = cs.center.p_xz / cs.center.p_z
+    for z in range(3):
+        for a in range(3):
+            v = policy.table[:, z, a]
+            assert b.lo[z, a] == pytest.approx(ball_min(v, cond[:, z], cs.cell_radius[z]),
+                                               abs=1e-9)
+            assert b.hi[z, a] == pytest.approx(-ball_min(-v, cond[:, z], cs.cell_radius[z]),
+                                               abs=1e-9)
+    # the pooled rate P(a) = sum_z P(z) P(a | z): its least value over P(z)'s ball
+    for a in range(3):
+        assert b.action_lo[a] == pytest.approx(
+            ball_min(b.lo[:, a], cs.center.p_z, cs.group_radius), abs=1e-9)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10_000))
+def test_stated_independence_bounds_hold_in_random_worlds_of_the_set(seed):
+    problem, world = make_tabular_problem(4, 3, 2, 2, random_state=seed % 7)
+    data = sample_logged_data(world, problem, 300, random_state=seed)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2)
+    rng = np.random.RandomState(seed)
+    policy = fd.TabularPolicy(rng.dirichlet(np.ones(2), size=(4, 3)))
+    ranges = cs.population_bounds(policy)
+    crits = [fd.Independence(), fd.Independence(measure="max"),
+             fd.Independence(weighting="group"), fd.Independence(reference="pairwise"),
+             fd.Independence(measure="max", reference="pairwise")]
+    bounds = [c.deviation_over_populations(ranges) for c in crits]
+    for _ in range(30):  # a population inside every ball: a point of each ball
+        p_z = _inside(cs.center.p_z, cs.group_radius, rng)
+        cond = np.stack([_inside(cs.center.p_xz[:, z] / cs.center.p_z[z],
+                                 cs.cell_radius[z], rng) for z in range(3)], axis=1)
+        w = fd.TabularWorld(cond * p_z, cs.center.p_y)
+        assert cs.contains(w)
+        for c, bound in zip(crits, bounds, strict=True):
+            assert c.deviation(policy, w, problem) <= bound + 1e-12
+
+
+def _inside(h, r, rng):
+    """A random distribution within L1 distance r of h."""
+    q = rng.dirichlet(np.ones(len(h)))
+    t = min(1.0, r / max(np.abs(q - h).sum(), 1e-300)) * rng.uniform()
+    return (1 - t) * h + t * q
