@@ -1,7 +1,7 @@
 """The documentation's code runs, and the site's pages stay complete.
 
 - The ```python blocks of each user guide, docs/how_to_add_a_criterion.md,
-  docs/optimization.md and docs/evaluation.md run
+  docs/optimization.md, docs/evaluation.md and docs/uncertainty.md run
   verbatim, in order, in one namespace per page (later blocks use earlier names), as
   README.md's do (tests/test_readme.py). A block fails its page's test by raising.
 - The criterion of how_to_add_a_criterion.md is under fifty lines of code.
@@ -38,6 +38,7 @@ RUN_PAGES = [
     "how_to_add_a_criterion.md",
     "optimization.md",
     "evaluation.md",
+    "uncertainty.md",
 ]
 
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
