@@ -14,7 +14,7 @@ from scipy import stats
 from scipy.optimize import linprog
 
 import fairdecide as fd
-from fairdecide.confidence import weissman_radius, worst_in_ball
+from fairdecide.confidence import clopper_pearson, weissman_radius, worst_in_ball
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.datasets.synthetic import sample_logged_data
 
@@ -56,7 +56,7 @@ def test_weissman_radius_is_hoeffding_for_two_outcomes_and_two_without_data():
 
 def _vertex_worlds(cs: fd.ConfidenceSet) -> list[fd.TabularWorld]:
     """Every world whose binary conditionals sit at an end of their interval."""
-    hat, r = cs.center.p_y, cs.radius
+    hat, r = cs.ball_center, cs.radius
     lo = np.clip(hat[..., 1] - r / 2, 0, 1)
     hi = np.clip(hat[..., 1] + r / 2, 0, 1)
     worlds = []
@@ -141,7 +141,7 @@ def test_intervention_robust_value_is_the_nominal_value_in_the_worst_world():
     res = fd.optimize_policy(problem, cs)
     # each (cell, action) conditional at its own worst: a fixed world, solved plainly
     U = problem.utility
-    worst = np.stack([[[ _argmin(U[a], cs.center.p_y[x, z, a], cs.radius[x, z, a])
+    worst = np.stack([[[ _argmin(U[a], cs.ball_center[x, z, a], cs.radius[x, z, a])
                          for a in range(2)] for z in range(2)] for x in range(3)])
     plain = fd.optimize_policy(problem, fd.TabularWorld(world.p_xz, worst))
     assert res.guarantee.value == pytest.approx(plain.utility, abs=1e-8)
@@ -163,7 +163,7 @@ def test_worst_value_with_an_estimated_population_is_a_nested_lp(seed):
     policy = fd.TabularPolicy(rng.dirichlet(np.ones(2), size=(2, 2)))
     rows = policy.proba(cs.center.units())
     U = problem.utility
-    g = np.array([ball_min(rows[u] @ U, cs.center.p_y.reshape(4, 2)[u],
+    g = np.array([ball_min(rows[u] @ U, cs.ball_center.reshape(4, 2)[u],
                            cs.radius.reshape(-1)[u]) for u in range(4)])
     g = g.reshape(2, 2)  # (x, z)
     cond = cs.center.p_xz / cs.center.p_z
@@ -325,3 +325,38 @@ def _inside(h, r, rng):
     q = rng.dirichlet(np.ones(len(h)))
     t = min(1.0, r / max(np.abs(q - h).sum(), 1e-300)) * rng.uniform()
     return (1 - t) * h + t * q
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 60), st.integers(1, 60), st.floats(0.001, 0.5))
+def test_clopper_pearson_is_scipys_exact_interval(k, n, d):
+    k = min(k, n)
+    lo, hi = clopper_pearson(k, n, d)
+    ref = stats.binomtest(k, n).proportion_ci(confidence_level=1 - d, method="exact")
+    assert float(lo) == pytest.approx(ref.low, abs=1e-9)
+    assert float(hi) == pytest.approx(ref.high, abs=1e-9)
+
+
+def test_the_clopper_pearson_set_covers_binary_truths_and_holds_the_estimate():
+    problem, world = make_tabular_problem(6, 2, 2, 2, random_state=2)
+    delta, reps, held = 0.2, 300, 0
+    for i in range(reps):
+        cs = fd.ConfidenceSet.from_data(sample_logged_data(world, problem, 200,
+                                                           random_state=i), problem,
+                                        delta=delta)
+        assert cs.contains(cs.center)  # the maximum-likelihood world lies inside
+        held += cs.contains(world)
+    low = stats.beta.ppf(0.0005, held, reps - held + 1) if held < reps else (
+        0.0005 ** (1 / reps))
+    assert low >= 1 - delta
+    narrower = fd.ConfidenceSet.from_data(sample_logged_data(world, problem, 200,
+                                                             random_state=0), problem)
+    wider = fd.ConfidenceSet.from_data(sample_logged_data(world, problem, 200,
+                                                          random_state=0), problem,
+                                       outcomes="weissman")
+    seen = wider.radius < 2
+    assert np.all(narrower.radius[seen] < wider.radius[seen])
+    with pytest.raises(fd.FairdecideError, match="two outcomes"):
+        problem3, world3 = make_tabular_problem(2, 2, 2, 3, random_state=0)
+        fd.ConfidenceSet.from_data(sample_logged_data(world3, problem3, 50, random_state=0),
+                                   problem3, outcomes="clopper-pearson")

@@ -68,7 +68,7 @@ def robust_utility(asm: Any) -> tuple[np.ndarray, np.ndarray]:
     n_x, n_z, n_a, n_y = cs.center.n_x, cs.center.n_z, prog.n_a, prog.n_y
     n_u = n_x * n_z
     pi = asm.pi_cols[prog.free_of_unit]  # (n_u, n_a): each unit's policy columns
-    hat = cs.center.p_y.reshape(n_u, *cs.center.p_y.shape[2:])
+    hat = cs.ball_center.reshape(n_u, *cs.ball_center.shape[2:])
     r = cs.radius.reshape(n_u, *cs.radius.shape[2:])
     # each unit's worst value g_u as a linear expression (columns, coefficients)
     if cs.center.outcome_depends_on_action:  # pi_ua times the (u, a) ball's minimum
