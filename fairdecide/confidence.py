@@ -283,8 +283,9 @@ class ConfidenceSet:
         center = TabularWorld(p_xz, p_y, x_labels=counts.x_labels,
                               group_labels=counts.group_labels)
         return cls(center, radius, r0, rz, delta,
-                   f"{how} for the outcomes, Weissman L1 balls for the population "
-                   f"{'(given)' if known else ''}, union bound".replace(" ,", ","),
+                   f"{how} for the outcomes, "
+                   f"{'the population given' if known else 'Weissman L1 balls for the population'}"
+                   ", union bound",
                    ball_center)
 
     # ------------------------------------------------------------------ reading

@@ -214,6 +214,24 @@ class Criterion(abc.ABC):
 
         return self.deviation_from_table(decision_table(policy, world, problem), problem)
 
+    def over_set(self, confidence: Any, problem: DecisionProblem) -> Criterion | None:
+        """This criterion in a program over a
+        :class:`~fairdecide.confidence.ConfidenceSet`: itself when its deviation does not
+        read the outcome, or a criterion bounded over the set's worlds; None when it
+        cannot be certified over the set."""
+        caps = self.capabilities(problem)
+        return self if caps.outcome_free and not caps.cuts else None
+
+    def certified_over(self, confidence: Any, policy: Any, at_center: float) -> float | None:
+        """An upper bound of the deviation of ``policy`` over every world of
+        ``confidence`` (``at_center``: its deviation at the set's centre); None when
+        none is stated. For a criterion that does not read the outcome it is
+        ``at_center`` with the population given, else
+        :meth:`deviation_over_populations`."""
+        if confidence.population_given:
+            return at_center
+        return self.deviation_over_populations(confidence.population_bounds(policy))
+
     def deviation_over_populations(self, bounds: Any) -> float | None:
         """An upper bound of the deviation over every population of a
         :class:`~fairdecide.confidence.ConfidenceSet`, from the exact ranges ``bounds``

@@ -9,7 +9,7 @@ import numpy as np
 
 from fairdecide._validation import as_labels, check_choice, check_instance
 from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
-from fairdecide.criteria.divergences import MEASURES, _block_divergence, rate_gap_bound
+from fairdecide.criteria.divergences import MEASURES, _block_divergence
 from fairdecide.criteria.terms import MarginalTerms, conditional_terms
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
@@ -251,20 +251,21 @@ class ConditionalIndependence(Criterion):
         return self.deviation_from_marginal(table.group_marginal(), problem)
 
     def deviation_over_populations(self, bounds: Any) -> float | None:
-        """Independence ("tv", "max"): the gaps' ranges over the populations; exact for
-        ``measure="max", reference="pairwise"`` (two groups' rates share no parameter),
-        an upper bound otherwise. None for other criteria and "kl"."""
-        if self.target != "action" or self.given is not None or self.measure == "kl":
-            return None
-        if self.reference == "pairwise":
-            zi, zj = np.triu_indices(len(bounds.lo), 1)
-            return rate_gap_bound(bounds.lo[zi], bounds.hi[zi], bounds.lo[zj],
-                                  bounds.hi[zj], np.ones(len(zi)), self.measure,
-                                  self.measure == "max")
-        weight = bounds.group_hi if self.weighting == "group" else np.ones(len(bounds.lo))
-        return rate_gap_bound(bounds.lo, bounds.hi, bounds.action_lo[None],
-                              bounds.action_hi[None], weight, self.measure,
-                              self.measure == "max")
+        """Independence ("tv", "max") over a set's populations
+        (:func:`~fairdecide.criteria.over_set.independence_over_populations`)."""
+        from fairdecide.criteria.over_set import independence_over_populations
+
+        return independence_over_populations(self, bounds)
+
+    def over_set(self, confidence: Any, problem: DecisionProblem) -> Criterion | None:
+        """Separation as the largest pairwise gap is bounded over the set's worlds by
+        cuts (:class:`~fairdecide.criteria.over_set.SetSeparation`)."""
+        from fairdecide.criteria.over_set import set_separation
+
+        if (self.target, self.given, self.measure, self.reference) == (
+                "action", "outcome", "max", "pairwise") and self.given_values is None:
+            return set_separation(self, confidence, problem)
+        return super().over_set(confidence, problem)
 
     def breakdown(self, policy: Policy, world: World, problem: DecisionProblem
                   ) -> pd.DataFrame:

@@ -19,7 +19,7 @@ import numpy as np
 
 from fairdecide.exceptions import FairdecideError, VerificationError
 
-__all__ = ["Guarantee", "certify_over_set", "check_set_criteria"]
+__all__ = ["Guarantee", "certify_over_set", "set_criteria"]
 
 
 @dataclass(frozen=True)
@@ -64,18 +64,24 @@ class Guarantee:
         return lines
 
 
-def check_set_criteria(problem: Any, criteria: list, names: list[str]) -> None:
-    """Refuse criteria a confidence set cannot certify yet: those that read the outcome
-    (separation, sufficiency: their worst case over the set is not linear) or are
-    generated as cuts."""
+def set_criteria(problem: Any, criteria: list, names: list[str], confidence: Any
+                 ) -> list:
+    """Each criterion as the program over ``confidence`` takes it
+    (:meth:`~fairdecide.criteria.Criterion.over_set`); refuses those a set cannot
+    certify yet."""
+    out = []
     for crit, name in zip(criteria, names, strict=True):
-        caps = crit.capabilities(problem)
-        if not caps.outcome_free or caps.cuts:
+        over = crit.over_set(confidence, problem)
+        if over is None:
             raise FairdecideError(
-                f"criterion {name!r} cannot be certified over a ConfidenceSet yet: only "
-                "criteria that do not read the outcome (Independence, Capacity) are; "
-                "for others optimise over a Belief (Belief.confidence_set: the worst of "
-                "posterior draws, not a guarantee)")
+                f"criterion {name!r} cannot be certified over this ConfidenceSet yet: "
+                "criteria that do not read the outcome (Independence, Capacity) are, and "
+                "separation as the largest pairwise gap (Separation(measure='max', "
+                "reference='pairwise')) with the population given and two outcomes in a "
+                "prediction problem; for others optimise over a Belief "
+                "(Belief.confidence_set: the worst of posterior draws, not a guarantee)")
+        out.append(over)
+    return out
 
 
 def certify_over_set(session: Any, policy: Any, verification: Any,
@@ -103,21 +109,20 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
             f"({'; '.join(failed)}): worst value {value:.9g}; try solver='highs'")
     bounds: dict[str, float | None] = {}
     why: dict[str, str] = {}
-    ranges = None if cs.population_given else cs.population_bounds(policy)
     for crit, name in zip(session.criteria, session.names, strict=True):
-        bounds[name] = (float(verification.deviations[name]) if ranges is None
-                        else crit.deviation_over_populations(ranges))
+        bounds[name] = crit.certified_over(cs, policy, float(verification.deviations[name]))
         if bounds[name] is None:
             why[name] = ("it depends on the population P(x, z), which the set estimates, "
                          "and this criterion states no bound over it. Pass population= "
                          "(a known P(x, z)) to ConfidenceSet.from_data to certify it")
-    if solver_values is not None and ranges is not None and session.names:
+    if solver_values is not None and session.names:
         f = np.asarray(solver_values["f"], dtype=float).reshape(len(session.names), -1)
         for c, (crit, name) in enumerate(zip(session.criteria, session.names, strict=True)):
-            if session.prog.over_populations(crit):
-                if not bounds[name] <= f[c, 0] + session.tol:
-                    raise VerificationError(
-                        f"{name}: its worst case over the set's populations, {bounds[name]:.9g}"
-                        f", exceeds the program's bound {f[c, 0]:.9g}; try solver='highs'")
+            # the program bounded it over the whole set (not only stated afterwards)?
+            held = cs.population_given or session.prog.over_populations(crit)
+            if held and bounds[name] > f[c, 0] + session.tol:
+                raise VerificationError(
+                    f"{name}: its worst case over the set, {bounds[name]:.9g}, exceeds the "
+                    f"program's bound {f[c, 0]:.9g}; try solver='highs'")
     guarantee = Guarantee(cs.level, value, bounds, cs.method, why)
     return guarantee, tradeoff.objective(np.array([value]), F, belief)

@@ -224,13 +224,17 @@ def unseen_cuts(cuts: np.ndarray, pool: np.ndarray) -> np.ndarray:
     --------
     >>> unseen_cuts(np.array([[0, 1], [1, 2]]), np.array([[1, 2]])).tolist()
     [[0, 1]]
+    >>> wide = np.ones((2, 300), dtype=np.int64) * 11  # 12 ** 300 overflows a float
+    >>> wide[1, 0] = 0
+    >>> unseen_cuts(wide, wide[:1]).shape
+    (1, 300)
     """
     if not len(cuts) or not len(pool):
         return cuts
     cuts, pool = np.asarray(cuts, dtype=np.int64), np.asarray(pool, dtype=np.int64)
     base = int(max(cuts.max(), pool.max())) + 1  # rows as integers, k-digit in base
-    weights = base ** np.arange(cuts.shape[1] - 1, -1, -1, dtype=np.int64)
-    if float(base) ** cuts.shape[1] >= 2.0**63:  # too wide for int64 keys: rows as bytes
+    if cuts.shape[1] * np.log2(max(base, 2)) >= 63:  # too wide for int64 keys: bytes
         seen = {r.tobytes() for r in pool}
         return cuts[np.array([r.tobytes() not in seen for r in cuts], dtype=bool)]
+    weights = base ** np.arange(cuts.shape[1] - 1, -1, -1, dtype=np.int64)
     return cuts[~np.isin(cuts @ weights, pool @ weights)]

@@ -18,7 +18,7 @@ from fairdecide.confidence import ConfidenceSet
 from fairdecide.criteria.base import as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.engine.chain import resolve_solver
-from fairdecide.optimize.guarantee import certify_over_set, check_set_criteria
+from fairdecide.optimize.guarantee import certify_over_set, set_criteria
 from fairdecide.optimize.program.policy_program import PolicyProgram
 from fairdecide.optimize.program.shorthand import make_tradeoff
 from fairdecide.optimize.program.tradeoff import Tradeoff
@@ -69,7 +69,7 @@ def tabular_session(problem: Any, world: Any, criteria: Any, tradeoff_args: tupl
     solver = resolve_solver(solver)
     confidence = world if isinstance(world, ConfidenceSet) else None
     if confidence is not None:
-        check_set_criteria(problem, crits, resolve_names(crits))
+        crits = set_criteria(problem, crits, resolve_names(crits), confidence)
     t0 = time.perf_counter()
     prog = PolicyProgram(problem, belief, as_bool(group_blind, "group_blind"),
                          belief.worlds[0].free_policy(), confidence)

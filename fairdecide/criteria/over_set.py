@@ -1,0 +1,216 @@
+"""Separation certified over a confidence set: the worst world found exactly, as cuts.
+
+Separation as the largest gap between two groups' rates given the outcome,
+
+    F(pi, theta) = max_{y, a, z != z'} P(a | y, z) - P(a | y, z'),
+    P(a | y, z) = sum_x w_xz t_x pi(a | x, z) / sum_x w_xz t_x,   t_x = P(y | x, z),
+
+reads the outcome through a ratio, so its worst case over a
+:class:`~fairdecide.confidence.ConfidenceSet` is not one linear program. With the
+population given (w fixed) and two outcomes, each t_x lies in an interval (the set's
+Clopper-Pearson interval of the cell, or its mirror for y = 0), the groups' intervals are
+disjoint parameters, and for a fixed policy the largest (smallest) rate of a group is a
+linear-fractional program over a box: its optimum puts the cells whose pi(a | x, z)
+exceeds the optimal ratio at their upper ends and the others at their lower ends, so the
+exact adversary sorts the cells and scans the n + 1 thresholds (:func:`extreme_rates`).
+
+For a fixed world the gap is linear in pi, so the constraint over the whole set is one
+linear row per vertex world: :class:`SetSeparation` declares them as cuts, and the
+constraint-generation route (:mod:`fairdecide.optimize.engine.generation`) adds the worst
+world's rows while the current policy violates them; its last search, over every
+(y, a, z, z'), is the exact worst case over the set and certifies the result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from fairdecide.criteria.base import Capabilities, Criterion, CutSearch, Expansion, ProgramBlock
+from fairdecide.criteria.divergences import rate_gap_bound
+
+if TYPE_CHECKING:
+    from fairdecide.problem import DecisionProblem
+    from fairdecide.table import DecisionTable
+    from fairdecide.units import Units
+
+__all__ = ["SetSeparation", "extreme_rates", "independence_over_populations",
+           "set_separation"]
+
+#: A group whose outcome mass can fall to this in some world of the set has no rate there.
+MASS_TOL = 1e-12
+
+
+def extreme_rates(v: np.ndarray, c: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                  largest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """max (or min) over t in the box [lo, hi] of sum c t v / sum c t, for each row
+    (arrays of shape (R, n), c >= 0), and the optimal t's pattern (True: at hi). Rows
+    whose mass sum c t can reach zero are optimised over the t that keep it positive.
+
+    Examples
+    --------
+    >>> rate, at_hi = extreme_rates(np.array([[1.0, 0.0]]), np.ones((1, 2)),
+    ...                             np.full((1, 2), 0.2), np.full((1, 2), 0.6), True)
+    >>> float(rate[0]), at_hi.tolist()
+    (0.75, [[True, False]])
+    """
+    R, n = v.shape
+    order = np.argsort(-v if largest else v, axis=1, kind="stable")
+    rows = np.arange(R)[:, None]
+    vs, cs, los, his = v[rows, order], c[rows, order], lo[rows, order], hi[rows, order]
+    zero = np.zeros((R, 1))
+    # top k cells at hi, the rest at lo, for k = 0..n
+    num = (np.hstack([zero, np.cumsum(cs * his * vs, axis=1)])
+           + np.hstack([np.cumsum((cs * los * vs)[:, ::-1], axis=1)[:, ::-1], zero]))
+    den = (np.hstack([zero, np.cumsum(cs * his, axis=1)])
+           + np.hstack([np.cumsum((cs * los)[:, ::-1], axis=1)[:, ::-1], zero]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.where(den > MASS_TOL, num / np.where(den > 0, den, 1.0), np.nan)
+    ratio = np.where(np.isnan(ratio), -np.inf if largest else np.inf, ratio)
+    k = np.argmax(ratio, axis=1) if largest else np.argmin(ratio, axis=1)
+    at_hi = np.zeros((R, n), dtype=bool)
+    at_hi[rows, order] = np.arange(n)[None, :] < k[:, None]
+    return ratio[np.arange(R), k], at_hi & (c > 0)
+
+
+@dataclass(frozen=True, eq=False)
+class SetSeparation(Criterion):
+    """A separation criterion (``measure="max", reference="pairwise"``) bounded over
+    every world of a confidence set with a given population and two outcomes (see the
+    module); built by ``criterion.over_set(confidence_set, problem)``, not by users.
+
+    Cuts are integer rows (y, a, z, z', the pattern of z's cells at their upper ends,
+    the pattern of z''s): the row P(a | y, z) - P(a | y, z') <= f in that world."""
+
+    base: Criterion
+    weight: np.ndarray  # (n_x, n_z): P(x, z)
+    lo: np.ndarray  # (2, n_x, n_z): the ends of P(y | x, z) for y = 0, 1
+    hi: np.ndarray
+    cuts: np.ndarray | None = None
+
+    @property
+    def label(self) -> str:
+        return self.base.label
+
+    def capabilities(self, problem: DecisionProblem) -> Capabilities:
+        """Reads the policy rows; linear for a fixed world; its worlds are cuts."""
+        return Capabilities(reads="rows", linear=True, program=True, cuts=True)
+
+    def deviation_from_table(self, table: DecisionTable, problem: DecisionProblem) -> float:
+        """The separation of the table's own world (the set's centre, in a result)."""
+        return self.base.deviation_from_table(table, problem)
+
+    # ------------------------------------------------------------------ the adversary
+    def _extremes(self, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Largest and smallest P(a | y, z) over the set, shape (2, n_a, n_z), and their
+        patterns (2, n_a, n_z, n_x)."""
+        n_x, n_z = self.weight.shape
+        n_a = rows.shape[1]
+        pi = rows.reshape(n_x, n_z, n_a).transpose(2, 1, 0)  # (n_a, n_z, n_x)
+        shape = (2, n_a, n_z, n_x)
+        v = np.broadcast_to(pi[None], shape).reshape(-1, n_x)
+        c = np.broadcast_to(self.weight.T[None, None], shape).reshape(-1, n_x)
+        lo = np.broadcast_to(self.lo.transpose(0, 2, 1)[:, None], shape).reshape(-1, n_x)
+        hi = np.broadcast_to(self.hi.transpose(0, 2, 1)[:, None], shape).reshape(-1, n_x)
+        top, top_at = extreme_rates(v, c, lo, hi, True)
+        low, low_at = extreme_rates(v, c, lo, hi, False)
+        return (top.reshape(shape[:3]), low.reshape(shape[:3]), top_at.reshape(shape),
+                low_at.reshape(shape))
+
+    def worst(self, rows: np.ndarray) -> float:
+        """The exact largest separation gap over every world of the set."""
+        top, low, _, _ = self._extremes(rows)
+        gaps = top[:, :, :, None] - low[:, :, None, :]  # (y, a, z, z')
+        n_z = top.shape[2]
+        gaps[:, :, np.arange(n_z), np.arange(n_z)] = -np.inf
+        finite = gaps[np.isfinite(gaps)]
+        return max(0.0, float(finite.max())) if finite.size else 0.0
+
+    def initial_cuts(self, units: Units) -> np.ndarray:
+        return np.zeros((0, 4 + 2 * self.weight.shape[0]), dtype=np.int64)
+
+    def violated_cuts(self, rows: np.ndarray, units: Units, threshold: float,
+                      per_unit: int, touching: np.ndarray | None = None) -> CutSearch:
+        """Every (y, a, z, z') whose worst world's gap exceeds ``threshold``, with that
+        world; the search is always over all of them (``touching`` is ignored)."""
+        top, low, top_at, low_at = self._extremes(rows)
+        n_z = top.shape[2]
+        gaps = top[:, :, :, None] - low[:, :, None, :]
+        gaps[:, :, np.arange(n_z), np.arange(n_z)] = -np.inf
+        gaps = np.where(np.isfinite(gaps), gaps, -np.inf)
+        y, a, z, z2 = np.nonzero(gaps > threshold)
+        cuts = np.column_stack([y, a, z, z2, top_at[y, a, z], low_at[y, a, z2]])
+        finite = gaps[np.isfinite(gaps)]
+        worst = float(finite.max()) if finite.size else 0.0
+        return CutSearch(cuts.astype(np.int64), max(0.0, worst), int(np.isfinite(gaps).sum()))
+
+    def with_cuts(self, cuts: np.ndarray) -> SetSeparation:
+        return dataclasses.replace(self, cuts=np.asarray(cuts, dtype=np.int64))
+
+    def add_rows(self, block: ProgramBlock, how: Expansion) -> None:
+        """Each cut's row sum_x c_x pi(a | x, z) - sum_x c'_x pi(a | x, z') - f <= 0,
+        c_x = w_xz t_x / sum w t in the cut's world."""
+        cuts = self.cuts if self.cuts is not None else self.initial_cuts(None)
+        if not len(cuts):
+            return
+        n_x, n_z = self.weight.shape
+        y, a, z, z2 = cuts[:, 0], cuts[:, 1], cuts[:, 2], cuts[:, 3]
+        rates = []
+        for g, at in ((z, cuts[:, 4:4 + n_x]), (z2, cuts[:, 4 + n_x:])):
+            t = np.where(at == 1, self.hi[y][np.arange(len(y)), :, g],
+                         self.lo[y][np.arange(len(y)), :, g])
+            c = self.weight[:, g].T * t
+            rates.append(c / c.sum(axis=1, keepdims=True))
+        units = np.arange(n_x)[None, :] * n_z  # unit of (x, z) is x * n_z + z
+        pi_cols = block.pi_cols[block.free_of_unit]  # (n_u, n_a)
+        cols = np.hstack([pi_cols[units + z[:, None], a[:, None]],
+                          pi_cols[units + z2[:, None], a[:, None]]])
+        vals = np.hstack([rates[0], -rates[1]])
+        k = len(cuts)
+        mat = sp.csr_matrix((np.append(vals.reshape(-1), -np.ones(k)),
+                             (np.append(np.repeat(np.arange(k), 2 * n_x), np.arange(k)),
+                              np.append(np.arange(2 * n_x * k), 2 * n_x * k + np.arange(k)))),
+                            shape=(k, 2 * n_x * k + k))
+        block.add_ub_dense(mat, np.append(cols.reshape(-1), np.full(k, block.f)),
+                           np.zeros(k))
+
+    def certified_over(self, confidence: Any, policy: Any, at_center: float) -> float:
+        return self.worst(policy.proba(confidence.center.units()))
+
+
+def set_separation(base: Criterion, confidence: Any, problem: DecisionProblem
+                   ) -> SetSeparation | None:
+    """``base`` (a separation: largest gap, pairwise) bounded over ``confidence``, or None
+    when the set is not of the kind the adversary solves exactly (population given, a
+    prediction problem, two outcomes)."""
+    center = confidence.center
+    if (not confidence.population_given or center.outcome_depends_on_action
+            or problem.n_outcomes != 2):
+        return None
+    p1 = confidence.ball_center[..., 1]
+    lo1 = np.clip(p1 - confidence.radius / 2, 0.0, 1.0)
+    hi1 = np.clip(p1 + confidence.radius / 2, 0.0, 1.0)
+    return SetSeparation(base, center.p_xz, np.stack([1 - hi1, lo1]),
+                         np.stack([1 - lo1, hi1]))
+
+
+def independence_over_populations(crit: Any, bounds: Any) -> float | None:
+    """An upper bound of an independence criterion ("tv", "max"; ``crit`` a
+    :class:`~fairdecide.criteria.ConditionalIndependence`) over every population of a
+    confidence set, from the exact ranges ``bounds`` of the policy's rates: exact for
+    ``measure="max", reference="pairwise"`` (two groups' rates share no parameter), an
+    upper bound otherwise; None for other criteria and "kl"."""
+    if crit.target != "action" or crit.given is not None or crit.measure == "kl":
+        return None
+    if crit.reference == "pairwise":
+        zi, zj = np.triu_indices(len(bounds.lo), 1)
+        return rate_gap_bound(bounds.lo[zi], bounds.hi[zi], bounds.lo[zj], bounds.hi[zj],
+                              np.ones(len(zi)), crit.measure, crit.measure == "max")
+    weight = bounds.group_hi if crit.weighting == "group" else np.ones(len(bounds.lo))
+    return rate_gap_bound(bounds.lo, bounds.hi, bounds.action_lo[None],
+                          bounds.action_hi[None], weight, crit.measure,
+                          crit.measure == "max")
