@@ -43,12 +43,14 @@ computes it in closed form, and the two are checked against each other on every 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fairdecide._validation import (
+    as_bool,
     as_float_array,
     as_real,
     check_choice,
@@ -172,6 +174,10 @@ class ConfidenceSet:
         The centre of each outcome conditional's ball, shape ``center.p_y.shape``
         (default ``center.p_y``): an interval that is not symmetric around the estimate
         (Clopper-Pearson) is the ball around its midpoint.
+    optimistic : bool, default=False
+        The book's optimistic twin, max over the policy and the set's worlds (for a
+        policy that will collect data): a policy's value is then its best over the set
+        (:meth:`as_optimistic`). Needs the population given.
 
     Examples
     --------
@@ -190,6 +196,7 @@ class ConfidenceSet:
     delta: float = 0.1
     method: str = "given"
     ball_center: Any = None
+    optimistic: bool = False
 
     def __post_init__(self) -> None:
         check_instance(self.center, "center", TabularWorld, "a TabularWorld")
@@ -217,6 +224,20 @@ class ConfidenceSet:
             self.group_radius, "group_radius", low=0)))
         object.__setattr__(self, "delta", as_real(self.delta, "delta", low=0, high=1,
                                                   low_open=True, high_open=True))
+        object.__setattr__(self, "optimistic", as_bool(self.optimistic, "optimistic"))
+        if self.optimistic and not self.population_given:
+            raise FairdecideError(
+                "the optimistic twin takes a given population (its best value over an "
+                "estimated one is not a linear program): build the set with population=")
+
+    def as_optimistic(self) -> ConfidenceSet:
+        """The same set read optimistically: a policy's value is its best over the set
+        (max_pi max_theta V, the book's twin of the maximin for a policy that will
+        collect data). Exact where each conditional is read by one action
+        (interventions); in a prediction problem the program maximises the per-action
+        bound sum_a pi_a max_theta U_a . theta, an upper bound whose gap to the policy's
+        true best value is reported in ``result.guarantee.gap`` (0 without criteria)."""
+        return dataclasses.replace(self, optimistic=True)
 
     @property
     def level(self) -> float:
@@ -301,18 +322,19 @@ class ConfidenceSet:
         return bool(np.all(d <= self.radius + slack) and d0 <= self.group_radius + slack
                     and np.all(dz <= self.cell_radius + slack))
 
-    def unit_worst(self, rows: np.ndarray, problem: DecisionProblem
+    def unit_worst(self, rows: np.ndarray, problem: DecisionProblem, best: bool = False
                    ) -> tuple[np.ndarray, np.ndarray]:
         """For policy rows pi(a | u) of shape (n_units, n_actions): each unit's worst
-        expected utility g_u over its conditionals, and the worst outcome table
-        (n_units, n_actions, n_outcomes) that attains it."""
-        U, n_a = problem.utility, problem.n_actions
+        (``best``: best) expected utility g_u over its conditionals, and the outcome
+        table (n_units, n_actions, n_outcomes) that attains it."""
+        U, n_a, sign = problem.utility, problem.n_actions, -1.0 if best else 1.0
         hat = self.ball_center.reshape(len(rows), *self.ball_center.shape[2:])
         r = self.radius.reshape(len(rows), *self.radius.shape[2:])
         if self.center.outcome_depends_on_action:  # one conditional per (u, a)
-            theta = worst_in_ball(np.broadcast_to(U, hat.shape), hat, r)
+            theta = worst_in_ball(sign * np.broadcast_to(U, hat.shape), hat, r)
         else:  # one per u, priced by the policy's mix of actions
-            theta = np.repeat(worst_in_ball(rows @ U, hat, r)[:, None, :], n_a, axis=1)
+            theta = np.repeat(worst_in_ball(sign * rows @ U, hat, r)[:, None, :], n_a,
+                              axis=1)
         return np.einsum("ua,uay,ay->u", rows, theta, U), theta
 
     def population_min(self, values: np.ndarray) -> tuple[np.ndarray, float]:
@@ -332,6 +354,14 @@ class ConfidenceSet:
         units = self.center.units()
         g, _ = self.unit_worst(policy.proba(units), problem)
         return self.population_min(g.reshape(self.center.n_x, self.center.n_z))[1]
+
+    def value(self, policy: Policy, problem: DecisionProblem) -> float:
+        """The policy's value over the set as the set reads it: its worst
+        (:meth:`worst_value`) or, optimistic, its best, in closed form."""
+        if not self.optimistic:
+            return self.worst_value(policy, problem)
+        g, _ = self.unit_worst(policy.proba(self.center.units()), problem, best=True)
+        return float(self.center.unit_weights() @ g)
 
     def population_bounds(self, policy: Policy) -> PopulationBounds:
         """The exact ranges of P(a | z), P(a) and P(z) over the set's populations for

@@ -447,3 +447,42 @@ def test_a_stated_bound_above_epsilon_is_reported_not_raised():
     (bound,) = res.guarantee.deviations.values()
     assert bound > 0.01 and res.deviations["independence"] <= 0.01 + 1e-9
     assert f"at most {bound:.4g}" in res.explain()
+
+
+def _best(c, h, r):
+    """The maximiser of c . theta over a two-outcome ball (see _argmin)."""
+    return _argmin(-np.asarray(c), h, r)
+
+
+def test_optimistic_twin_in_an_intervention_is_the_plain_optimum_of_the_best_world():
+    problem, world = make_tabular_problem(3, 2, 2, 2, outcome_depends_on_action=True,
+                                          random_state=4)
+    data = sample_logged_data(world, problem, 200, random_state=1)
+    cs = fd.ConfidenceSet.from_data(data, problem, population=world).as_optimistic()
+    for crit, kw in ((None, {}), (fd.Independence(), {"epsilon": 0.02})):
+        res = fd.optimize_policy(problem, cs, crit, **kw)
+        U = problem.utility
+        best = np.stack([[[_best(U[a], cs.ball_center[x, z, a], cs.radius[x, z, a])
+                           for a in range(2)] for z in range(2)] for x in range(3)])
+        plain = fd.optimize_policy(problem, fd.TabularWorld(world.p_xz, best), crit, **kw)
+        assert res.guarantee.value == pytest.approx(plain.utility, abs=1e-8)
+        assert res.guarantee.optimistic and res.guarantee.gap == 0.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_optimistic_twin_in_a_prediction_problem_brackets_the_best_vertex_world(seed):
+    problem, world, data = _small(seed)
+    cs = fd.ConfidenceSet.from_data(data, problem, population=world).as_optimistic()
+    parity = fd.Independence(measure="max", reference="pairwise")
+    for crit, kw in ((None, {}), (parity, {"epsilon": 0.01})):
+        res = fd.optimize_policy(problem, cs, crit, **kw)
+        # max_pi max_theta V = max over the vertex worlds of each world's plain optimum
+        # (independence does not read theta)
+        best = max(fd.optimize_policy(problem, w, crit, **kw).utility
+                   for w in _vertex_worlds(cs))
+        g = res.guarantee
+        assert g.value - 1e-8 <= best <= g.value + g.gap + 1e-8
+        if crit is None:
+            assert g.gap <= 1e-9 and g.value == pytest.approx(best, abs=1e-8)
+    with pytest.raises(fd.FairdecideError, match="population"):
+        fd.ConfidenceSet.from_data(data, problem).as_optimistic()

@@ -40,6 +40,12 @@ class Guarantee:
         How the set was built.
     uncertified : dict[str, str]
         For each deviation without a bound, why.
+    optimistic : bool
+        The set was read optimistically (``ConfidenceSet.as_optimistic``): ``value`` is
+        then the policy's best value over the set, a bound from above, not a guarantee.
+    gap : float
+        Optimistic: how much more the trade-off's objective of any policy could reach
+        over the set than this one's (0 where the program is exact).
     """
 
     level: float
@@ -47,13 +53,23 @@ class Guarantee:
     deviations: dict[str, float | None]
     method: str
     uncertified: dict[str, str] = field(default_factory=dict)
+    optimistic: bool = False
+    gap: float = 0.0
 
     def sentences(self) -> list[str]:
         """The guarantee in words a non-specialist can read."""
         pct = f"{100 * self.level:.3g}%"
-        lines = [f"With probability at least {pct} over the data, this policy's true "
-                 f"expected utility is at least {self.value:.4g} (its worst case over a "
-                 f"confidence set: {self.method})."]
+        if self.optimistic:
+            lines = [f"In the most favourable world of a confidence set that holds the "
+                     f"truth with probability at least {pct} ({self.method}), this "
+                     f"policy's expected utility would be {self.value:.4g}: the optimistic "
+                     "twin of the maximin, a value to collect data with, not a guarantee; "
+                     f"no policy's objective over the set exceeds this one's by more than "
+                     f"{self.gap:.3g}."]
+        else:
+            lines = [f"With probability at least {pct} over the data, this policy's true "
+                     f"expected utility is at least {self.value:.4g} (its worst case over "
+                     f"a confidence set: {self.method})."]
         for name, bound in self.deviations.items():
             if bound is not None:
                 lines.append(f"Its {name} deviation is at most {bound:.4g} in every world of "
@@ -90,14 +106,20 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
     trade-off's objective at its worst value; raises if the program's optimum is not
     the closed-form worst value."""
     cs, tradeoff, belief = session.prog.confidence, session.tradeoff, session.belief
-    value = cs.worst_value(policy, session.problem)
+    value = cs.value(policy, session.problem)
     F = np.array([verification.scenario_deviations[n] for n in session.names]
                  ).reshape(len(session.names), 1)
     merit = tradeoff.merit(np.array([value]), F, belief)
     checks = verification.checks
+    gap = 0.0
     if solver_values is not None and "objective" in solver_values:
-        checks["worst value over the set matches the program's optimum"] = bool(
-            abs(merit - float(solver_values["objective"])) <= session.utility_tol)
+        # optimistic in a prediction problem, the program's optimum bounds the best
+        # objective from below (the merit is minimised): the policy's own is above it
+        gap = merit - float(solver_values["objective"])
+        loose = cs.optimistic and not cs.center.outcome_depends_on_action
+        checks["value over the set matches the program's optimum"] = bool(
+            -session.utility_tol <= gap if loose else abs(gap) <= session.utility_tol)
+        gap = max(gap, 0.0) if loose else 0.0
     floor = getattr(tradeoff, "utility_min", None)
     if floor is not None:
         checks["worst value over the set meets the utility floor"] = bool(
@@ -106,7 +128,7 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
     if failed:
         raise VerificationError(
             f"the policy optimised over the confidence set failed verification "
-            f"({'; '.join(failed)}): worst value {value:.9g}; try solver='highs'")
+            f"({'; '.join(failed)}): value over the set {value:.9g}; try solver='highs'")
     bounds: dict[str, float | None] = {}
     why: dict[str, str] = {}
     for crit, name in zip(session.criteria, session.names, strict=True):
@@ -124,5 +146,5 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
                 raise VerificationError(
                     f"{name}: its worst case over the set, {bounds[name]:.9g}, exceeds the "
                     f"program's bound {f[c, 0]:.9g}; try solver='highs'")
-    guarantee = Guarantee(cs.level, value, bounds, cs.method, why)
+    guarantee = Guarantee(cs.level, value, bounds, cs.method, why, cs.optimistic, gap)
     return guarantee, tradeoff.objective(np.array([value]), F, belief)

@@ -87,7 +87,7 @@ class Case:
     #: the policy columns lie in [0, 1] (no trust region): unit simplices
     unit_simplices: bool = False
     coupling_rows: int = 0
-    #: the value is a worst case over a confidence set: dual rows per unit
+    #: a confidence set's dual rows (per unit and group) beside the coupling rows
     robust: bool = False
 
     @classmethod
@@ -168,8 +168,8 @@ def _kl(case: Case) -> str | None:
 
 def _structured_cannot(case: Case) -> str | None:
     return _kl(case) or ("no unit blocks" if not case.n_units else None) or (
-        "a worst case over a confidence set (its dual rows per unit are not coupling "
-        "rows)" if case.robust else None)
+        "a confidence set's dual rows (per unit, not coupling rows)" if case.robust
+        else None)
 
 
 def _structured_default(case: Case) -> str | None:

@@ -119,6 +119,8 @@ class Assembly:
         self.tolerance_rows: list[int] = []
         self.tolerance_of: list[int] = []  # the criterion of each tolerance row
         self._robust: Columns | None = None
+        #: whether rows of a confidence set's duals were written (Program.robust)
+        self.wrote_duals = False
 
     @classmethod
     def extending(cls, prog: Any, n_existing: int) -> Assembly:

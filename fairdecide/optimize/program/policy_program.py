@@ -66,7 +66,7 @@ class Program:
     tolerance_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: the criterion whose tolerance each of those rows bounds
     tolerance_of: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    #: the value is a worst case over a confidence set (dual rows per unit)
+    #: rows of a confidence set's duals (per unit and group) beside the coupling rows
     robust: bool = False
 
     @property
@@ -258,7 +258,7 @@ class PolicyProgram:
                        n_units=self.n_free, n_scenarios=self.K,
                        tolerance_rows=np.asarray(asm.tolerance_rows, dtype=np.int64),
                        tolerance_of=np.asarray(asm.tolerance_of, dtype=np.int64),
-                       robust=self.confidence is not None)
+                       robust=asm.wrote_duals)
 
 
 def _marginal_map(vals: np.ndarray, group: np.ndarray, free_of_unit: np.ndarray,

@@ -16,6 +16,9 @@ constraints are rows, its objective is the value (the epigraph of the book's max
 without enumerating the set's vertices). In an intervention each conditional is one
 (unit, action) pair and w = pi_ua U_a: the minimum is pi_ua times a number
 (:func:`~fairdecide.confidence.worst_in_ball`), a price on the policy column and no rows.
+Optimistic (the book's twin, max over the set), each action's best over its ball prices
+its column: exact in an intervention, an upper bound of the policy's best value in a
+prediction problem (the actions of a unit share its ball), whose gap the result reports.
 The population's balls are the same dual twice more (:func:`ball_duals`): over the
 cells of each group (P(x | z)), then over the groups (P(z)); a given population weighs
 the values by P(x | z) and P(z) and writes no rows.
@@ -45,6 +48,7 @@ def ball_duals(asm: Any, cols: np.ndarray, vals: np.ndarray, center: np.ndarray,
     B, n, w = cols.shape
     if not np.any(radius > 0):
         return cols.reshape(B, n * w), (center[:, :, None] * vals).reshape(B, n * w)
+    asm.wrote_duals = True
     mu = asm.new_vars(B, -np.inf)
     s = asm.new_vars(B * n, -np.inf)
     lam = asm.new_vars(B)
@@ -71,7 +75,14 @@ def robust_utility(asm: Any) -> tuple[np.ndarray, np.ndarray]:
     hat = cs.ball_center.reshape(n_u, *cs.ball_center.shape[2:])
     r = cs.radius.reshape(n_u, *cs.radius.shape[2:])
     # each unit's worst value g_u as a linear expression (columns, coefficients)
-    if cs.center.outcome_depends_on_action:  # pi_ua times the (u, a) ball's minimum
+    if cs.optimistic:  # pi_ua times the best of U_a over its ball (see as_optimistic)
+        shape = (n_u, n_a, n_y)
+        hat_a = np.broadcast_to(hat.reshape(n_u, -1, n_y), shape)
+        r_a = np.broadcast_to(r.reshape(n_u, -1), shape[:2])
+        g_cols = pi
+        g_vals = np.einsum("uay,ay->ua", worst_in_ball(-np.broadcast_to(U, shape), hat_a,
+                                                       r_a), U)
+    elif cs.center.outcome_depends_on_action:  # pi_ua times the (u, a) ball's minimum
         g_cols = pi
         g_vals = np.einsum("uay,ay->ua", worst_in_ball(np.broadcast_to(U, hat.shape), hat,
                                                        r), U)
