@@ -88,9 +88,14 @@ def _maximin_lp(problem, worlds, independence_eps=None):
             share[z[u], u * n_a + 1] = w[u] / p_xz[:, z[u]].sum()
         A_ub += [share[0] - share[1], share[1] - share[0]]
         b_ub += [independence_eps] * 2
-    A_eq = np.zeros((n_u, n))
-    for u in range(n_u):
-        A_eq[u, u * n_a:(u + 1) * n_a] = 1.0
+    return _max_t(A_ub, b_ub, n_u, n_a)
+
+
+def _max_t(A_ub: list, b_ub: list, n_u: int, n_a: int) -> float:
+    """max t over (pi, t), pi one distribution per unit (unit-major columns, t last),
+    subject to the rows A_ub x <= b_ub."""
+    n = n_u * n_a + 1
+    A_eq = np.hstack([np.kron(np.eye(n_u), np.ones(n_a)), np.zeros((n_u, 1))])
     c = np.zeros(n)
     c[-1] = -1.0
     res = linprog(c, np.array(A_ub), b_ub, A_eq, np.ones(n_u),
@@ -265,24 +270,23 @@ def _vertex_lp(problem, worlds, eps):
             share[u % 2, u * n_a + 1] = p_xz.reshape(-1)[u] / p_xz[:, u % 2].sum()
         A_ub += [share[0] - share[1], share[1] - share[0]]
         b_ub += [eps, eps]
-    A_eq = np.kron(np.eye(n_u), np.ones(n_a))
-    A_eq = np.hstack([A_eq, np.zeros((n_u, 1))])
-    c = np.zeros(n)
-    c[-1] = -1.0
-    res = linprog(c, np.array(A_ub), b_ub, A_eq, np.ones(n_u),
-                  bounds=[(0, 1)] * (n - 1) + [(None, None)], method="highs", options=TIGHT)
-    assert res.status == 0
-    return -res.fun
+    return _max_t(A_ub, b_ub, n_u, n_a)
+
+
+def _estimated_case(seed: int, n_a: int, n_rows: int):
+    """A set with an estimated population over 4 cells and 3 groups, a random policy of
+    ``n_a`` actions, and the generator that drew it."""
+    problem, world = make_tabular_problem(4, 3, n_a, 2, random_state=seed % 11)
+    data = sample_logged_data(world, problem, n_rows, random_state=seed)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2)
+    rng = np.random.RandomState(seed)
+    return problem, cs, fd.TabularPolicy(rng.dirichlet(np.ones(n_a), size=(4, 3))), rng
 
 
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 10_000))
 def test_population_bounds_are_the_ranges_of_the_rates(seed):
-    problem, world = make_tabular_problem(4, 3, 3, 2, random_state=seed % 11)
-    data = sample_logged_data(world, problem, 200, random_state=seed)
-    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2)
-    rng = np.random.RandomState(seed)
-    policy = fd.TabularPolicy(rng.dirichlet(np.ones(3), size=(4, 3)))
+    _, cs, policy, _ = _estimated_case(seed, 3, 200)
     b = cs.population_bounds(policy)
     cond = cs.center.p_xz / cs.center.p_z
     for z in range(3):
@@ -301,11 +305,7 @@ def test_population_bounds_are_the_ranges_of_the_rates(seed):
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 10_000))
 def test_stated_independence_bounds_hold_in_random_worlds_of_the_set(seed):
-    problem, world = make_tabular_problem(4, 3, 2, 2, random_state=seed % 7)
-    data = sample_logged_data(world, problem, 300, random_state=seed)
-    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2)
-    rng = np.random.RandomState(seed)
-    policy = fd.TabularPolicy(rng.dirichlet(np.ones(2), size=(4, 3)))
+    problem, cs, policy, rng = _estimated_case(seed, 2, 300)
     ranges = cs.population_bounds(policy)
     crits = [fd.Independence(), fd.Independence(measure="max"),
              fd.Independence(weighting="group"), fd.Independence(reference="pairwise"),
@@ -405,13 +405,7 @@ def _separation_lp(problem, worlds, eps):
                 rate[z, u * n_a + 1] = w.reshape(-1)[u] * p_y[u, y] / mass
             A_ub += [rate[0] - rate[1], rate[1] - rate[0]]
             b_ub += [eps, eps]
-    A_eq = np.hstack([np.kron(np.eye(n_u), np.ones(n_a)), np.zeros((n_u, 1))])
-    c = np.zeros(n)
-    c[-1] = -1.0
-    res = linprog(c, np.array(A_ub), b_ub, A_eq, np.ones(n_u),
-                  bounds=[(0, 1)] * (n - 1) + [(None, None)], method="highs", options=TIGHT)
-    assert res.status == 0
-    return -res.fun
+    return _max_t(A_ub, b_ub, n_u, n_a)
 
 
 @pytest.mark.parametrize("seed", range(4))
