@@ -52,11 +52,14 @@ import numpy as np
 from fairdecide._validation import (
     as_bool,
     as_float_array,
+    as_int,
     as_real,
     check_choice,
     check_distribution,
     check_instance,
+    check_random_state,
 )
+from fairdecide.balls import clopper_pearson, weissman_radius, worst_in_ball
 from fairdecide.exceptions import FairdecideError
 from fairdecide.world import TabularWorld
 
@@ -67,70 +70,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ConfidenceSet", "PopulationBounds", "clopper_pearson", "weissman_radius",
            "worst_in_ball"]
-
-
-def weissman_radius(n: Any, m: int, delta: float) -> np.ndarray:
-    """The L1 radius r holding an m-outcome multinomial estimated from n draws with
-    probability at least 1 - delta (Weissman et al. 2003): sqrt(2 (ln(2^m - 2) -
-    ln delta) / n); 2 (the whole simplex) where n = 0.
-
-    Examples
-    --------
-    >>> float(weissman_radius(1000, 2, 0.05).round(4))
-    0.0859
-    """
-    n = np.asarray(n, dtype=float)
-    if m < 2:
-        raise FairdecideError(f"a multinomial needs at least 2 outcomes, got {m}")
-    log_terms = m * np.log(2.0) + np.log1p(-2.0 ** (1 - m))  # ln(2^m - 2), stably
-    with np.errstate(divide="ignore"):
-        r = np.sqrt(2.0 * (log_terms - np.log(delta)) / n)
-    return np.where(n > 0, np.minimum(r, 2.0), 2.0)
-
-
-def clopper_pearson(k: Any, n: Any, delta: float) -> tuple[np.ndarray, np.ndarray]:
-    """The exact (Clopper-Pearson) interval holding a binomial proportion with
-    probability at least 1 - delta, from k successes in n trials; [0, 1] where n = 0.
-
-    Examples
-    --------
-    >>> [round(float(v), 4) for v in clopper_pearson(5, 100, 0.05)]
-    [0.0164, 0.1128]
-    """
-    from scipy import stats
-
-    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lo = np.where(k > 0, stats.beta.ppf(delta / 2, k, n - k + 1), 0.0)
-        hi = np.where(k < n, stats.beta.ppf(1 - delta / 2, k + 1, n - k), 1.0)
-    return np.where(n > 0, lo, 0.0), np.where(n > 0, hi, 1.0)
-
-
-def worst_in_ball(cost: np.ndarray, center: np.ndarray, radius: np.ndarray) -> np.ndarray:
-    """argmin of cost . theta over {theta in the simplex, ||theta - center||_1 <= radius},
-    for each row (last axis: outcomes): mass min(radius / 2, 1 - center_j*) moved to the
-    cheapest outcome j* from the dearest ones in turn.
-
-    Examples
-    --------
-    >>> worst_in_ball(np.array([1.0, 0.0, 2.0]), np.array([0.5, 0.2, 0.3]), np.array(0.4))
-    array([0.4, 0.4, 0.2])
-    """
-    cost, center = np.asarray(cost, dtype=float), np.asarray(center, dtype=float)
-    shape = np.broadcast_shapes(cost.shape, center.shape)
-    c = np.broadcast_to(cost, shape).reshape(-1, shape[-1])
-    theta = np.broadcast_to(center, shape).reshape(-1, shape[-1]).copy()
-    r = np.broadcast_to(np.asarray(radius, dtype=float), shape[:-1]).reshape(-1)
-    rows = np.arange(len(theta))
-    cheapest = np.argmin(c, axis=1)
-    move = np.minimum(r / 2.0, 1.0 - theta[rows, cheapest])
-    theta[rows, cheapest] += move
-    left = move.copy()
-    for j in np.argsort(-c, axis=1, kind="stable").T:  # dearest first
-        take = np.where(j == cheapest, 0.0, np.minimum(left, theta[rows, j]))
-        theta[rows, j] -= take
-        left -= take
-    return theta.reshape(shape)
 
 
 @dataclass(frozen=True)
@@ -174,6 +113,9 @@ class ConfidenceSet:
         The centre of each outcome conditional's ball, shape ``center.p_y.shape``
         (default ``center.p_y``): an interval that is not symmetric around the estimate
         (Clopper-Pearson) is the ball around its midpoint.
+    credible : bool, default=False
+        The set is a posterior credible region (:meth:`from_posterior`): its level is a
+        posterior probability, not a coverage over data sets.
     optimistic : bool, default=False
         The book's optimistic twin, max over the policy and the set's worlds (for a
         policy that will collect data): a policy's value is then its best over the set
@@ -196,6 +138,7 @@ class ConfidenceSet:
     delta: float = 0.1
     method: str = "given"
     ball_center: Any = None
+    credible: bool = False
     optimistic: bool = False
 
     def __post_init__(self) -> None:
@@ -309,6 +252,60 @@ class ConfidenceSet:
                    ", union bound",
                    ball_center)
 
+    @classmethod
+    def from_posterior(cls, posterior: Any, delta: float = 0.1, *, population: Any = None,
+                       n_draws: int = 4000, random_state: Any = None) -> ConfidenceSet:
+        """The credible region of a fitted ``DirichletPosterior`` (``factorization=
+        "joint"``, two outcomes) in the same shapes: posterior probability at least
+        about 1 - delta, a Bayesian reading of the set rather than a frequentist coverage.
+
+        The factors are independent a posteriori (each conditional is Beta; P(z) and
+        each P(x | z) are Dirichlet by aggregation), so regions of credibility
+        (1 - d_i) multiply: the outcomes share 1 - delta / 2 as equal-tailed Beta
+        intervals (exact), the population's 1 + n_z balls the other half, each the
+        L1 ball around the posterior mean whose radius is the (1 - d_i) quantile of
+        ``n_draws`` posterior draws' distances (Monte Carlo, approximate). With
+        ``population=`` given, the outcomes take all of delta.
+        """
+        from scipy import stats
+
+        from fairdecide.models.dirichlet import DirichletPosterior
+
+        check_instance(posterior, "posterior", DirichletPosterior, "a DirichletPosterior")
+        if not hasattr(posterior, "counts_") or posterior.factorization != "joint":
+            raise FairdecideError(
+                "posterior must be a DirichletPosterior(factorization='joint') fitted to "
+                "the data")
+        delta = as_real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+        alpha = posterior._alpha()
+        a_y, a_xz = alpha["p_y"], alpha["p_xz"]
+        if a_y.shape[-1] != 2:
+            raise FairdecideError(
+                f"from_posterior takes two outcomes (Beta intervals), got {a_y.shape[-1]}; "
+                "use ConfidenceSet.from_data for more")
+        center = posterior.mean_world()
+        known = population is not None
+        share = delta if known else delta / 2
+        d = 1.0 - (1.0 - share) ** (1.0 / a_y[..., 0].size)
+        lo = stats.beta.ppf(d / 2, a_y[..., 1], a_y[..., 0])
+        hi = stats.beta.ppf(1 - d / 2, a_y[..., 1], a_y[..., 0])
+        ball_center = np.stack([1 - (lo + hi) / 2, (lo + hi) / 2], axis=-1)
+        n_x, n_z = a_xz.shape
+        if known:
+            r0, rz = 0.0, np.zeros(n_z)
+            center = TabularWorld(_population(population, (n_x, n_z)), center.p_y,
+                                  x_labels=center.x_labels, group_labels=center.group_labels)
+        else:
+            rng = check_random_state(random_state)
+            n_draws = as_int(n_draws, "n_draws", minimum=100)
+            d0 = 1.0 - (1.0 - share) ** (1.0 / (1 + n_z))
+            r0 = _credible_radius(a_xz.sum(axis=0), d0, n_draws, rng)
+            rz = np.array([_credible_radius(a_xz[:, z], d0, n_draws, rng)
+                           for z in range(n_z)])
+        return cls(center, hi - lo, r0, rz, delta,
+                   "Dirichlet posterior credible region (Beta intervals, union of "
+                   "independent factors)", ball_center, credible=True)
+
     # ------------------------------------------------------------------ reading
     def contains(self, world: TabularWorld, slack: float = 1e-12) -> bool:
         """Whether ``world`` lies in the set (same cells, groups and outcome shape)."""
@@ -395,3 +392,13 @@ def _population(population: Any, shape: tuple[int, int]) -> np.ndarray:
         raise FairdecideError("population must be a distribution: non-negative, summing "
                               "to one")
     return p
+
+
+def _credible_radius(alpha: np.ndarray, d: float, n_draws: int, rng: Any) -> float:
+    """The (1 - d) quantile of ||p - mean||_1 under Dirichlet(alpha), by ``n_draws``
+    draws (the higher order statistic: never below the empirical quantile)."""
+    if len(alpha) < 2:
+        return 0.0
+    draws = rng.dirichlet(alpha, size=n_draws)
+    dist = np.abs(draws - alpha / alpha.sum()).sum(axis=1)
+    return float(min(2.0, np.quantile(dist, 1.0 - d, method="higher")))

@@ -480,3 +480,26 @@ def test_optimistic_twin_in_a_prediction_problem_brackets_the_best_vertex_world(
             assert g.gap <= 1e-9 and g.value == pytest.approx(best, abs=1e-8)
     with pytest.raises(fd.FairdecideError, match="population"):
         fd.ConfidenceSet.from_data(data, problem).as_optimistic()
+
+
+def test_the_posterior_credible_region_holds_its_posterior_mass():
+    problem, world = make_tabular_problem(8, 2, 2, 2, random_state=5)
+    data = sample_logged_data(world, problem, 400, random_state=0)
+    post = fd.DirichletPosterior(prior=1.0).fit(data, problem)
+    cs = fd.ConfidenceSet.from_posterior(post, 0.2, random_state=0)
+    a = post._alpha()["p_y"]
+    d = 1 - (1 - 0.1) ** (1 / a[..., 0].size)  # half of delta over the 16 conditionals
+    lo, hi = stats.beta.interval(1 - d, a[..., 1], a[..., 0])
+    assert np.allclose(cs.ball_center[..., 1], (lo + hi) / 2) and np.allclose(cs.radius,
+                                                                              hi - lo)
+    # posterior draws inside: 1 - delta, up to Monte Carlo error on the population's radii
+    n = 2000
+    inside = sum(cs.contains(w) for w in post.sample(n, random_state=1))
+    assert inside / n >= 0.8 - 3 * np.sqrt(0.8 * 0.2 / n)
+    res = fd.optimize_policy(problem, cs, fd.Independence(measure="max",
+                                                          reference="pairwise"),
+                             epsilon=0.05)
+    assert res.guarantee.credible and "Under the posterior" in res.explain()
+    with pytest.raises(fd.FairdecideError, match="joint"):
+        fd.ConfidenceSet.from_posterior(
+            fd.DirichletPosterior(factorization="papers").fit(data, problem))

@@ -46,6 +46,8 @@ class Guarantee:
     gap : float
         Optimistic: how much more the trade-off's objective of any policy could reach
         over the set than this one's (0 where the program is exact).
+    credible : bool
+        The set is a posterior credible region: ``level`` is a posterior probability.
     """
 
     level: float
@@ -55,6 +57,7 @@ class Guarantee:
     uncertified: dict[str, str] = field(default_factory=dict)
     optimistic: bool = False
     gap: float = 0.0
+    credible: bool = False
 
     def sentences(self) -> list[str]:
         """The guarantee in words a non-specialist can read."""
@@ -66,6 +69,11 @@ class Guarantee:
                      "twin of the maximin, a value to collect data with, not a guarantee; "
                      f"no policy's objective over the set exceeds this one's by more than "
                      f"{self.gap:.3g}."]
+        elif self.credible:
+            lines = [f"Under the posterior, with probability about {pct}, this policy's "
+                     f"expected utility is at least {self.value:.4g} (its worst case over "
+                     f"a credible region: {self.method}; a Bayesian statement, not a "
+                     "coverage over data sets)."]
         else:
             lines = [f"With probability at least {pct} over the data, this policy's true "
                      f"expected utility is at least {self.value:.4g} (its worst case over "
@@ -146,5 +154,6 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
                 raise VerificationError(
                     f"{name}: its worst case over the set, {bounds[name]:.9g}, exceeds the "
                     f"program's bound {f[c, 0]:.9g}; try solver='highs'")
-    guarantee = Guarantee(cs.level, value, bounds, cs.method, why, cs.optimistic, gap)
+    guarantee = Guarantee(cs.level, value, bounds, cs.method, why, cs.optimistic, gap,
+                          cs.credible)
     return guarantee, tradeoff.objective(np.array([value]), F, belief)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide.confidence import worst_in_ball
+from fairdecide.balls import worst_in_ball
 
 __all__ = ["ball_duals", "robust_rate_gap", "robust_utility"]
 
