@@ -251,21 +251,17 @@ class ConditionalIndependence(Criterion):
         return self.deviation_from_marginal(table.group_marginal(), problem)
 
     def deviation_over_populations(self, bounds: Any) -> float | None:
-        """Independence ("tv", "max") over a set's populations
-        (:func:`~fairdecide.criteria.over_set.independence_over_populations`)."""
-        from fairdecide.criteria.over_set import independence_over_populations
+        """Independence over a set's populations (:mod:`fairdecide.criteria.over_set`)."""
+        from fairdecide.criteria import over_set
 
-        return independence_over_populations(self, bounds)
+        return over_set.independence_over_populations(self, bounds)
 
     def over_set(self, confidence: Any, problem: DecisionProblem) -> Criterion | None:
-        """Separation as the largest pairwise gap is bounded over the set's worlds by
-        cuts (:class:`~fairdecide.criteria.over_set.SetSeparation`)."""
-        from fairdecide.criteria.over_set import set_separation
+        """Separation as the largest pairwise gap is bounded over the set by cuts."""
+        from fairdecide.criteria import over_set
 
-        if (self.target, self.given, self.measure, self.reference) == (
-                "action", "outcome", "max", "pairwise") and self.given_values is None:
-            return set_separation(self, confidence, problem)
-        return super().over_set(confidence, problem)
+        return over_set.set_separation(self, confidence, problem) or super().over_set(
+            confidence, problem)
 
     def breakdown(self, policy: Policy, world: World, problem: DecisionProblem
                   ) -> pd.DataFrame:

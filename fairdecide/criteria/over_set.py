@@ -184,11 +184,13 @@ class SetSeparation(Criterion):
 
 def set_separation(base: Criterion, confidence: Any, problem: DecisionProblem
                    ) -> SetSeparation | None:
-    """``base`` (a separation: largest gap, pairwise) bounded over ``confidence``, or None
-    when the set is not of the kind the adversary solves exactly (population given, a
-    prediction problem, two outcomes)."""
+    """``base`` bounded over ``confidence`` when it is a separation as the largest
+    pairwise gap and the set is of the kind the adversary solves exactly (population
+    given, a prediction problem, two outcomes); None otherwise."""
     center = confidence.center
-    if (not confidence.population_given or center.outcome_depends_on_action
+    if ((base.target, base.given, base.measure, base.reference, base.given_values) != (
+            "action", "outcome", "max", "pairwise", None)
+            or not confidence.population_given or center.outcome_depends_on_action
             or problem.n_outcomes != 2):
         return None
     p1 = confidence.ball_center[..., 1]
