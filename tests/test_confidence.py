@@ -503,3 +503,15 @@ def test_the_posterior_credible_region_holds_its_posterior_mass():
     with pytest.raises(fd.FairdecideError, match="joint"):
         fd.ConfidenceSet.from_posterior(
             fd.DirichletPosterior(factorization="papers").fit(data, problem))
+
+
+def test_the_frontier_over_a_set_reports_the_certified_value_of_each_tolerance():
+    problem, world = make_tabular_problem(6, 2, 2, 2, random_state=7)
+    data = sample_logged_data(world, problem, 300, random_state=1)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1, population=world)
+    front = fd.pareto_frontier(problem, cs, fd.Independence(), epsilons=[0.0, 0.02, 0.04])
+    assert front["certified value"].is_monotonic_increasing
+    for eps, value in zip(front["epsilon"], front["certified value"], strict=True):
+        alone = fd.optimize_policy(problem, cs, fd.Independence(), epsilon=eps)
+        assert value == pytest.approx(alone.guarantee.value, abs=1e-9)
+    assert np.allclose(front["certified deviation"], front["deviation"])  # given population

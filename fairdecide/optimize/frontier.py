@@ -48,6 +48,10 @@ def pareto_frontier(
     DataFrame
         Columns ``epsilon``, ``utility``, ``deviation``, ``status`` and ``solver``, one
         row per tolerance. Utility is non-decreasing in epsilon for convex criteria.
+        Over a :class:`~fairdecide.confidence.ConfidenceSet`, ``utility`` and
+        ``deviation`` are at the set's centre and the columns ``certified value`` (the
+        maximised worst value, non-decreasing) and, where certified, ``certified
+        deviation`` follow.
 
     Notes
     -----
@@ -92,7 +96,16 @@ def pareto_frontier(
     found = [res if res is not None else
              optimize_policy(problem, world, criterion, epsilon=float(eps), **kwargs)
              for eps, res in zip(epsilons, found, strict=True)]
-    return result_table([{"epsilon": float(eps), "utility": res.utility,
-                          "deviation": res.deviations[criterion.label],
-                          "status": res.status, "solver": res.solver}
+    return result_table([_row(float(eps), res, criterion.label)
                          for eps, res in zip(epsilons, found, strict=True)])
+
+
+def _row(eps: float, res: Any, name: str) -> dict[str, Any]:
+    """One tolerance's row; over a ConfidenceSet also what its guarantee certifies."""
+    row = {"epsilon": eps, "utility": res.utility, "deviation": res.deviations[name],
+           "status": res.status, "solver": res.solver}
+    if res.guarantee is not None:
+        row["certified value"] = res.guarantee.value
+        if res.guarantee.deviations[name] is not None:
+            row["certified deviation"] = res.guarantee.deviations[name]
+    return row
