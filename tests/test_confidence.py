@@ -515,3 +515,21 @@ def test_the_frontier_over_a_set_reports_the_certified_value_of_each_tolerance()
         alone = fd.optimize_policy(problem, cs, fd.Independence(), epsilon=eps)
         assert value == pytest.approx(alone.guarantee.value, abs=1e-9)
     assert np.allclose(front["certified deviation"], front["deviation"])  # given population
+
+
+def test_the_estimator_and_optimize_policy_certify_the_same_value():
+    rng = np.random.RandomState(0)
+    X = np.round(rng.normal(size=(2000, 2))).clip(-1, 2)  # cells are the rows' values
+    z = rng.randint(0, 2, 2000)
+    y = (X[:, 0] + 0.5 * z + rng.normal(size=2000) > 0).astype(int)
+    parity = fd.Independence(measure="max", reference="pairwise")
+    clf = fd.FairPolicyClassifier(policy="tabular", criteria=[parity], epsilon=0.05,
+                                  uncertainty="certified").fit(X, y, sensitive_features=z)
+    problem = fd.DecisionProblem.classification(2)
+    cs = fd.ConfidenceSet.from_data(fd.LoggedData(x=[tuple(r) for r in X], z=z, y=y),
+                                    problem, delta=0.1)
+    direct = fd.optimize_policy(problem, cs, parity, epsilon=0.05)
+    assert clf.result_.guarantee.value == pytest.approx(direct.guarantee.value, abs=1e-9)
+    assert clf.result_.guarantee.deviations == pytest.approx(direct.guarantee.deviations)
+    with pytest.raises(fd.FairdecideError, match="policy='tabular'"):
+        fd.FairPolicyClassifier(uncertainty="certified").fit(X, y, sensitive_features=z)

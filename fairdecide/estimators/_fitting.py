@@ -12,6 +12,7 @@ from sklearn.preprocessing import StandardScaler
 
 from fairdecide._validation import as_bool, as_int, as_real, check_random_state
 from fairdecide.beliefs import Belief
+from fairdecide.confidence import ConfidenceSet
 from fairdecide.criteria import Criterion
 from fairdecide.criteria.base import as_criteria
 from fairdecide.data import LoggedData
@@ -34,7 +35,9 @@ SCORE_BINS = (20, 200)
 #: Folds of the score family's cross-fitted scores when n_folds is not set: three fits
 #: of the scorer, nearly all of the family's fit time (new rows get their mean).
 SCORE_FOLDS = 3
-UNCERTAINTY = ("plug-in", "mean", "worst")
+UNCERTAINTY = ("plug-in", "mean", "worst", "certified")
+#: The confidence set's delta under uncertainty="certified" (as the maximin's under "worst")
+CERTIFIED_DELTA = 0.1
 
 
 def tradeoff(estimator: Any, criteria: list[Criterion]) -> dict[str, Any]:
@@ -114,8 +117,14 @@ def _check_settings(est: Any, prediction: bool) -> tuple[str, str, int]:
     family = family_of(est, prediction)
     if est.uncertainty not in UNCERTAINTY:
         raise FairdecideError(
-            f"uncertainty must be one of {UNCERTAINTY} (the plug-in model, or the mean or "
-            f"worst case over a belief's scenarios), got {est.uncertainty!r}")
+            f"uncertainty must be one of {UNCERTAINTY} (the plug-in model, the mean or "
+            "worst case over a belief's scenarios, or the worst case over a confidence "
+            f"set), got {est.uncertainty!r}")
+    if est.uncertainty == "certified" and family != "tabular":
+        raise FairdecideError(
+            f"uncertainty='certified' (the worst case over a ConfidenceSet of the cells' "
+            f"outcome probabilities) takes policy='tabular', got the {family!r} family; "
+            "set policy='tabular'")
     n_scen = as_int(est.n_scenarios, "n_scenarios", minimum=2)
     return family, est.uncertainty, n_scen
 
@@ -208,8 +217,12 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     data = logged(x)
     plug = (TabularWorld.from_data(data, problem, weights=sample_weight)
             if uncertainty == "plug-in" or a is not None else None)
-    world = plug if uncertainty == "plug-in" else _tabular_belief(data, problem, n_scen,
-                                                                  seed, uncertainty)
+    if uncertainty == "plug-in":
+        world = plug
+    elif uncertainty == "certified":  # result_.guarantee says what holds at 1 - delta
+        world = ConfidenceSet.from_data(data, problem, delta=CERTIFIED_DELTA)
+    else:
+        world = _tabular_belief(data, problem, n_scen, seed, uncertainty)
     if seen_as is not None or uncertainty == "worst":
         # the rows in the cells predict puts them in: one more scenario (with_labels)
         x_seen = x if seen_as is None else cells.codes(seen_as, warn=False)

@@ -96,13 +96,15 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         ``monotone`` orders the actions by how much their utility gains from the
         positive outcome, U(a, 1) - U(a, 0) (distinct for every action; otherwise no
         order is imposed).
-    uncertainty : {"plug-in", "mean", "worst"}, default="plug-in"
+    uncertainty : {"plug-in", "mean", "worst", "certified"}, default="plug-in"
         How the unknown outcome model is treated, in :class:`~fairdecide.Belief`'s words:
         the maximum-likelihood model plugged in as if known; the Bayesian decision, the
         mean over ``n_scenarios`` scenarios (bootstrap refits of ``outcome_model`` for
         "softmax", exact Dirichlet posterior draws for "tabular"), fairness included; or
         the worst case over them (maximin; for "softmax" the labelled rows are one more
-        scenario, so epsilon holds on them too).
+        scenario, so epsilon holds on them too). "certified" (``policy="tabular"``): the
+        worst case over a :class:`~fairdecide.ConfidenceSet` of the cells at delta 0.1,
+        with ``result_.guarantee`` stating what holds with probability 0.9.
     n_scenarios : int, default=32
         The package's one default (:data:`fairdecide._defaults.N_SCENARIOS`).
     outcome_model : scikit-learn classifier, optional
