@@ -222,7 +222,8 @@ class ConfidenceSet:
         n_x, n_z = p_xz.shape
         known = population is not None
         if known:
-            p_xz = _population(population, p_xz.shape)
+            p_xz = _population(population, p_xz.shape,
+                               (counts.x_labels, counts.group_labels))
         estimated = 0 if known else (n_z > 1) + n_z * (n_x > 1)
         d = delta / max(int(np.count_nonzero(n_c)) + estimated, 1)
         check_choice(outcomes, "outcomes", ("auto", "weissman", "clopper-pearson"))
@@ -293,7 +294,8 @@ class ConfidenceSet:
         n_x, n_z = a_xz.shape
         if known:
             r0, rz = 0.0, np.zeros(n_z)
-            center = TabularWorld(_population(population, (n_x, n_z)), center.p_y,
+            center = TabularWorld(_population(population, (n_x, n_z), (
+                center.x_labels, center.group_labels)), center.p_y,
                                   x_labels=center.x_labels, group_labels=center.group_labels)
         else:
             rng = check_random_state(random_state)
@@ -381,9 +383,19 @@ class ConfidenceSet:
                 f"radii {self.radius.min():.3g}-{self.radius.max():.3g}, {pop})")
 
 
-def _population(population: Any, shape: tuple[int, int]) -> np.ndarray:
+def _population(population: Any, shape: tuple[int, int], labels: tuple = ()) -> np.ndarray:
+    """P(x, z) of a given population, checked against the data's shape and (for a
+    world) its cell and group labels, ``labels`` = (x_labels, group_labels)."""
     p = population.p_xz if isinstance(population, TabularWorld) else as_float_array(
         population, "population", ndim=2)
+    if isinstance(population, TabularWorld) and labels and (
+            tuple(population.x_labels), tuple(population.group_labels)) != tuple(
+                map(tuple, labels)):
+        raise FairdecideError(
+            "population's cells and groups must be the data's, with the same labels in "
+            f"the same order: got {list(population.x_labels)[:5]}... and "
+            f"{list(population.group_labels)}, the data has {list(labels[0])[:5]}... and "
+            f"{list(labels[1])}")
     if p.shape != shape:
         raise FairdecideError(
             f"population must be P(x, z) of shape {shape} (the data's cells and groups), "

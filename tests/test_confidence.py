@@ -533,3 +533,10 @@ def test_the_estimator_and_optimize_policy_certify_the_same_value():
     assert clf.result_.guarantee.deviations == pytest.approx(direct.guarantee.deviations)
     with pytest.raises(fd.FairdecideError, match="policy='tabular'"):
         fd.FairPolicyClassifier(uncertainty="certified").fit(X, y, sensitive_features=z)
+
+
+def test_a_population_with_other_labels_is_refused_by_name():
+    problem, world, data = _small(0)
+    other = fd.TabularWorld(world.p_xz, world.p_y, x_labels=["b", "a"])
+    with pytest.raises(fd.FairdecideError, match="population's cells and groups"):
+        fd.ConfidenceSet.from_data(data, problem, population=other)
