@@ -317,50 +317,61 @@ class ConfidenceSet:
                 f"world's p_y has shape {world.p_y.shape}, the set's {self.center.p_y.shape}")
         d = np.abs(world.p_y - self.ball_center).sum(axis=-1)
         d0 = np.abs(world.p_z - self.center.p_z).sum()
-        dz = np.abs(world.p_xz / world.p_z - self.center.p_xz / self.center.p_z).sum(axis=0)
+        dz = np.abs(world.p_x_given_z - self.center.p_x_given_z).sum(axis=0)
         return bool(np.all(d <= self.radius + slack) and d0 <= self.group_radius + slack
                     and np.all(dz <= self.cell_radius + slack))
 
+    def action_values(self, problem: DecisionProblem, best: bool = False) -> np.ndarray:
+        """Each unit's and action's least (``best``: greatest) expected utility U_a .
+        theta over the ball the action reads, shape (n_units, n_actions): the (u, a)
+        conditional's in an intervention, the unit's own in a prediction problem (there
+        a bound per action, not the policy's mix)."""
+        U = problem.utility
+        n_u = self.center.n_x * self.center.n_z
+        shape = (n_u, problem.n_actions, problem.n_outcomes)
+        hat = np.broadcast_to(self.ball_center.reshape(n_u, -1, shape[2]), shape)
+        r = np.broadcast_to(self.radius.reshape(n_u, -1), shape[:2])
+        sign = -1.0 if best else 1.0
+        return np.einsum("uay,ay->ua", worst_in_ball(sign * np.broadcast_to(U, shape), hat,
+                                                     r), U)
+
     def unit_worst(self, rows: np.ndarray, problem: DecisionProblem, best: bool = False
-                   ) -> tuple[np.ndarray, np.ndarray]:
+                   ) -> np.ndarray:
         """For policy rows pi(a | u) of shape (n_units, n_actions): each unit's worst
-        (``best``: best) expected utility g_u over its conditionals, and the outcome
-        table (n_units, n_actions, n_outcomes) that attains it."""
-        U, n_a, sign = problem.utility, problem.n_actions, -1.0 if best else 1.0
-        hat = self.ball_center.reshape(len(rows), *self.ball_center.shape[2:])
-        r = self.radius.reshape(len(rows), *self.radius.shape[2:])
+        (``best``: best) expected utility g_u over its conditionals."""
         if self.center.outcome_depends_on_action:  # one conditional per (u, a)
-            theta = worst_in_ball(sign * np.broadcast_to(U, hat.shape), hat, r)
-        else:  # one per u, priced by the policy's mix of actions
-            theta = np.repeat(worst_in_ball(sign * rows @ U, hat, r)[:, None, :], n_a,
-                              axis=1)
-        return np.einsum("ua,uay,ay->u", rows, theta, U), theta
+            return (rows * self.action_values(problem, best)).sum(axis=1)
+        # one per u, priced by the policy's mix of actions
+        sign, U = -1.0 if best else 1.0, problem.utility
+        hat = self.ball_center.reshape(len(rows), -1)
+        theta = worst_in_ball(sign * rows @ U, hat, self.radius.reshape(-1))
+        return np.einsum("ua,uy,ay->u", rows, theta, U)
 
     def population_min(self, values: np.ndarray) -> tuple[np.ndarray, float]:
         """min over the set's populations of sum_{x,z} P(x, z) values[x, z], nested: each
         group's P(x | z) at its worst, then P(z). Returns each group's worst mean (n_z,)
         and the minimum."""
-        center = self.center
-        cond = (center.p_xz / center.p_z).T  # (n_z, n_x): P(x | z)
+        cond = self.center.p_x_given_z.T  # (n_z, n_x)
         v = np.asarray(values, dtype=float).T
         per_group = np.einsum("zx,zx->z", worst_in_ball(v, cond, self.cell_radius), v)
-        worst_z = worst_in_ball(per_group, center.p_z, np.asarray(self.group_radius))
+        worst_z = worst_in_ball(per_group, self.center.p_z, np.asarray(self.group_radius))
         return per_group, float(worst_z @ per_group)
 
     def worst_value(self, policy: Policy, problem: DecisionProblem) -> float:
         """min over the set of the policy's expected utility, in closed form (independent
         of the optimiser's linear program)."""
-        units = self.center.units()
-        g, _ = self.unit_worst(policy.proba(units), problem)
-        return self.population_min(g.reshape(self.center.n_x, self.center.n_z))[1]
+        return self._extreme_value(policy, problem, best=False)
 
     def value(self, policy: Policy, problem: DecisionProblem) -> float:
         """The policy's value over the set as the set reads it: its worst
         (:meth:`worst_value`) or, optimistic, its best, in closed form."""
-        if not self.optimistic:
-            return self.worst_value(policy, problem)
-        g, _ = self.unit_worst(policy.proba(self.center.units()), problem, best=True)
-        return float(self.center.unit_weights() @ g)
+        return self._extreme_value(policy, problem, best=self.optimistic)
+
+    def _extreme_value(self, policy: Policy, problem: DecisionProblem, best: bool) -> float:
+        # the population's worst over the units' extremes (an optimistic set's population
+        # is given: the balls have radius 0, and the nesting weighs by P(x, z))
+        g = self.unit_worst(policy.proba(self.center.units()), problem, best)
+        return self.population_min(g.reshape(self.center.n_x, self.center.n_z))[1]
 
     def population_bounds(self, policy: Policy) -> PopulationBounds:
         """The exact ranges of P(a | z), P(a) and P(z) over the set's populations for

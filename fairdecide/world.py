@@ -239,6 +239,11 @@ class TabularWorld(World):
         """Group probabilities P(z), shape (n_z,)."""
         return self.p_xz.sum(axis=0)
 
+    @property
+    def p_x_given_z(self) -> np.ndarray:
+        """What each group is made of, P(x | z), shape (n_x, n_z)."""
+        return self.p_xz / self.p_z
+
     def outcome_table(self, n_actions: int) -> np.ndarray:
         """P(y | a, x, z) with an action axis, shape (n_x, n_z, n_actions, n_outcomes)."""
         if self.outcome_depends_on_action:

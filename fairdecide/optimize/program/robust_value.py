@@ -30,8 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide.balls import worst_in_ball
-
 __all__ = ["ball_duals", "robust_rate_gap", "robust_utility"]
 
 
@@ -72,29 +70,19 @@ def robust_utility(asm: Any) -> tuple[np.ndarray, np.ndarray]:
     n_x, n_z, n_a, n_y = cs.center.n_x, cs.center.n_z, prog.n_a, prog.n_y
     n_u = n_x * n_z
     pi = asm.pi_cols[prog.free_of_unit]  # (n_u, n_a): each unit's policy columns
-    hat = cs.ball_center.reshape(n_u, *cs.ball_center.shape[2:])
-    r = cs.radius.reshape(n_u, *cs.radius.shape[2:])
     # each unit's worst value g_u as a linear expression (columns, coefficients)
-    if cs.optimistic:  # pi_ua times the best of U_a over its ball (see as_optimistic)
-        shape = (n_u, n_a, n_y)
-        hat_a = np.broadcast_to(hat.reshape(n_u, -1, n_y), shape)
-        r_a = np.broadcast_to(r.reshape(n_u, -1), shape[:2])
-        g_cols = pi
-        g_vals = np.einsum("uay,ay->ua", worst_in_ball(-np.broadcast_to(U, shape), hat_a,
-                                                       r_a), U)
-    elif cs.center.outcome_depends_on_action:  # pi_ua times the (u, a) ball's minimum
-        g_cols = pi
-        g_vals = np.einsum("uay,ay->ua", worst_in_ball(np.broadcast_to(U, hat.shape), hat,
-                                                       r), U)
+    if cs.optimistic or cs.center.outcome_depends_on_action:
+        # pi_ua times the extreme of U_a over the ball it reads (see as_optimistic)
+        g_cols, g_vals = pi, cs.action_values(prog.problem, best=cs.optimistic)
     else:  # a ball over the outcomes, child j = sum_a U[a, j] pi_ua
+        hat, r = cs.ball_center.reshape(n_u, n_y), cs.radius.reshape(n_u)
         g_cols, g_vals = ball_duals(asm, np.repeat(pi[:, None, :], n_y, axis=1),
                                     np.broadcast_to(U.T, (n_u, n_y, n_a)), hat, r)
     # the population: each group's P(x | z), then P(z) (units are x-major)
     w = g_cols.shape[1]
     by_group = (g_cols.reshape(n_x, n_z, w).transpose(1, 0, 2),
                 g_vals.reshape(n_x, n_z, w).transpose(1, 0, 2))
-    cond = (cs.center.p_xz / cs.center.p_z).T
-    h_cols, h_vals = ball_duals(asm, *by_group, cond, cs.cell_radius)
+    h_cols, h_vals = ball_duals(asm, *by_group, cs.center.p_x_given_z.T, cs.cell_radius)
     v_cols, v_vals = ball_duals(asm, h_cols[None], h_vals[None], cs.center.p_z[None],
                                 np.array([cs.group_radius]))
     return v_cols.reshape(-1), v_vals.reshape(-1)
@@ -110,7 +98,7 @@ def robust_rate_gap(asm: Any, f: int) -> None:
     n_x, n_z, n_a = cs.center.n_x, cs.center.n_z, prog.n_a
     pi = asm.pi_cols[prog.free_of_unit].reshape(n_x, n_z, n_a)
     cols = pi.transpose(1, 2, 0).reshape(n_z * n_a, n_x, 1)  # ball (z, a), child x
-    cond = np.repeat((cs.center.p_xz / cs.center.p_z).T, n_a, axis=0)
+    cond = np.repeat(cs.center.p_x_given_z.T, n_a, axis=0)
     radius = np.repeat(cs.cell_radius, n_a)
     lo = ball_duals(asm, cols, np.ones(cols.shape), cond, radius)
     neg_hi = ball_duals(asm, cols, -np.ones(cols.shape), cond, radius)
