@@ -122,13 +122,9 @@ class SetSeparation(Criterion):
                 low_at.reshape(shape))
 
     def worst(self, rows: np.ndarray) -> float:
-        """The exact largest separation gap over every world of the set."""
-        top, low, _, _ = self._extremes(rows)
-        gaps = top[:, :, :, None] - low[:, :, None, :]  # (y, a, z, z')
-        n_z = top.shape[2]
-        gaps[:, :, np.arange(n_z), np.arange(n_z)] = -np.inf
-        finite = gaps[np.isfinite(gaps)]
-        return max(0.0, float(finite.max())) if finite.size else 0.0
+        """The exact largest separation gap over every world of the set (the search of
+        :meth:`violated_cuts`, no cut asked for)."""
+        return self.violated_cuts(rows, None, np.inf, 0).max_violation
 
     def initial_cuts(self, units: Units) -> np.ndarray:
         return np.zeros((0, 4 + 2 * self.weight.shape[0]), dtype=np.int64)
@@ -139,7 +135,7 @@ class SetSeparation(Criterion):
         world; the search is always over all of them (``touching`` is ignored)."""
         top, low, top_at, low_at = self._extremes(rows)
         n_z = top.shape[2]
-        gaps = top[:, :, :, None] - low[:, :, None, :]
+        gaps = top[:, :, :, None] - low[:, :, None, :]  # (y, a, z, z')
         gaps[:, :, np.arange(n_z), np.arange(n_z)] = -np.inf
         gaps = np.where(np.isfinite(gaps), gaps, -np.inf)
         y, a, z, z2 = np.nonzero(gaps > threshold)
