@@ -44,6 +44,8 @@ class SessionBase(abc.ABC):
         self.utility_tol = tol * max(1.0, float(np.abs(problem.utility).max()))
         self.stats = stats
         self.solver_name = "none"
+        #: the ConfidenceSet the value is the worst case over (a free policy's session)
+        self.confidence: Any = None
 
     def certify(self, name: str, certificate: dict[str, Any]) -> None:
         """Keep ``certificate`` as ``result.certificates[name]`` ("optimality": the master
@@ -82,6 +84,7 @@ class Session(SessionBase):
                              "solve_seconds": 0.0, "linearisation_steps": 0,
                              "solver_iterations": 0})
         self.prog, self.solver = prog, solver
+        self.confidence = prog.confidence
         if any(c.reads == "rows" for c in self.capabilities):
             prog.keep_unit_rows = True
         self.last_program: Program | None = None

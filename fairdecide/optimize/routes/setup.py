@@ -42,7 +42,7 @@ def finish(session: Any, found: RouteResult) -> OptimizeResult:
                                    session.criteria, session.names, session.tradeoff,
                                    found.solver_values, found.violation, session.tol,
                                    session.utility_tol)
-    if getattr(session, "prog", None) is None or session.prog.confidence is None:
+    if session.confidence is None:
         return _result(session, found.status, policy, verification)
     guarantee, objective = certify_over_set(session, policy, verification,
                                             found.solver_values)
