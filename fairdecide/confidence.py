@@ -49,15 +49,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fairdecide._credible import credible_region, given_population
 from fairdecide._validation import (
     as_bool,
     as_float_array,
-    as_int,
     as_real,
     check_choice,
     check_distribution,
     check_instance,
-    check_random_state,
 )
 from fairdecide.balls import clopper_pearson, weissman_radius, worst_in_ball
 from fairdecide.exceptions import FairdecideError
@@ -222,7 +221,7 @@ class ConfidenceSet:
         n_x, n_z = p_xz.shape
         known = population is not None
         if known:
-            p_xz = _population(population, p_xz.shape,
+            p_xz = given_population(population, p_xz.shape,
                                (counts.x_labels, counts.group_labels))
         estimated = 0 if known else (n_z > 1) + n_z * (n_x > 1)
         d = delta / max(int(np.count_nonzero(n_c)) + estimated, 1)
@@ -268,43 +267,9 @@ class ConfidenceSet:
         ``n_draws`` posterior draws' distances (Monte Carlo, approximate). With
         ``population=`` given, the outcomes take all of delta.
         """
-        from scipy import stats
-
-        from fairdecide.models.dirichlet import DirichletPosterior
-
-        check_instance(posterior, "posterior", DirichletPosterior, "a DirichletPosterior")
-        if not hasattr(posterior, "counts_") or posterior.factorization != "joint":
-            raise FairdecideError(
-                "posterior must be a DirichletPosterior(factorization='joint') fitted to "
-                "the data")
-        delta = as_real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
-        alpha = posterior._alpha()
-        a_y, a_xz = alpha["p_y"], alpha["p_xz"]
-        if a_y.shape[-1] != 2:
-            raise FairdecideError(
-                f"from_posterior takes two outcomes (Beta intervals), got {a_y.shape[-1]}; "
-                "use ConfidenceSet.from_data for more")
-        center = posterior.mean_world()
-        known = population is not None
-        share = delta if known else delta / 2
-        d = 1.0 - (1.0 - share) ** (1.0 / a_y[..., 0].size)
-        lo = stats.beta.ppf(d / 2, a_y[..., 1], a_y[..., 0])
-        hi = stats.beta.ppf(1 - d / 2, a_y[..., 1], a_y[..., 0])
-        ball_center = np.stack([1 - (lo + hi) / 2, (lo + hi) / 2], axis=-1)
-        n_x, n_z = a_xz.shape
-        if known:
-            r0, rz = 0.0, np.zeros(n_z)
-            center = TabularWorld(_population(population, (n_x, n_z), (
-                center.x_labels, center.group_labels)), center.p_y,
-                                  x_labels=center.x_labels, group_labels=center.group_labels)
-        else:
-            rng = check_random_state(random_state)
-            n_draws = as_int(n_draws, "n_draws", minimum=100)
-            d0 = 1.0 - (1.0 - share) ** (1.0 / (1 + n_z))
-            r0 = _credible_radius(a_xz.sum(axis=0), d0, n_draws, rng)
-            rz = np.array([_credible_radius(a_xz[:, z], d0, n_draws, rng)
-                           for z in range(n_z)])
-        return cls(center, hi - lo, r0, rz, delta,
+        center, radius, r0, rz, ball_center = credible_region(
+            posterior, delta, population, n_draws, random_state)
+        return cls(center, radius, r0, rz, delta,
                    "Dirichlet posterior credible region (Beta intervals, union of "
                    "independent factors)", ball_center, credible=True)
 
@@ -392,36 +357,3 @@ class ConfidenceSet:
                f"{self.cell_radius.min():.3g}-{self.cell_radius.max():.3g} (cells)")
         return (f"ConfidenceSet(level {self.level:g}, {self.radius.size} conditionals, "
                 f"radii {self.radius.min():.3g}-{self.radius.max():.3g}, {pop})")
-
-
-def _population(population: Any, shape: tuple[int, int], labels: tuple = ()) -> np.ndarray:
-    """P(x, z) of a given population, checked against the data's shape and (for a
-    world) its cell and group labels, ``labels`` = (x_labels, group_labels)."""
-    p = population.p_xz if isinstance(population, TabularWorld) else as_float_array(
-        population, "population", ndim=2)
-    if isinstance(population, TabularWorld) and labels and (
-            tuple(population.x_labels), tuple(population.group_labels)) != tuple(
-                map(tuple, labels)):
-        raise FairdecideError(
-            "population's cells and groups must be the data's, with the same labels in "
-            f"the same order: got {list(population.x_labels)[:5]}... and "
-            f"{list(population.group_labels)}, the data has {list(labels[0])[:5]}... and "
-            f"{list(labels[1])}")
-    if p.shape != shape:
-        raise FairdecideError(
-            f"population must be P(x, z) of shape {shape} (the data's cells and groups), "
-            f"got {p.shape}")
-    if np.any(p < 0) or abs(p.sum() - 1.0) > 1e-6:
-        raise FairdecideError("population must be a distribution: non-negative, summing "
-                              "to one")
-    return p
-
-
-def _credible_radius(alpha: np.ndarray, d: float, n_draws: int, rng: Any) -> float:
-    """The (1 - d) quantile of ||p - mean||_1 under Dirichlet(alpha), by ``n_draws``
-    draws (the higher order statistic: never below the empirical quantile)."""
-    if len(alpha) < 2:
-        return 0.0
-    draws = rng.dirichlet(alpha, size=n_draws)
-    dist = np.abs(draws - alpha / alpha.sum()).sum(axis=1)
-    return float(min(2.0, np.quantile(dist, 1.0 - d, method="higher")))
