@@ -556,9 +556,10 @@ def _entries() -> list[Entry]:
           {"posterior": "object", "delta": "real", "n_scenarios": "size"}),
         E("ConfidenceSet.from_data", fd.ConfidenceSet.from_data,
           {"data": CDATA, "problem": CLS, "delta": 0.1, "population": None,
-           "outcomes": "auto"},
+           "outcomes": "auto", "pooled": False},
           {"data": "object", "problem": "object", "delta": "real",
-           "population": "array", "outcomes": "choice"}, accepts={"population": {"none"}}),
+           "population": "array", "outcomes": "choice", "pooled": "flag"},
+          accepts={"population": {"none"}}),
         E("ConfidenceSet.from_posterior", fd.ConfidenceSet.from_posterior,
           {"posterior": POSTERIOR, "delta": 0.1, "population": None, "n_draws": 500,
            "random_state": 0},
@@ -575,6 +576,10 @@ def _entries() -> list[Entry]:
           {"world": fd.ConfidenceSet.from_data(CDATA, CLS, population=CWORLD),
            "epsilon": 0.1}, {"world": "object", "epsilon": "real"},
           accepts={"epsilon": {"inf"}}),  # inf switches the tolerance off
+        E("optimize_policy (pooled ConfidenceSet)", lambda world, group_blind:
+          fd.optimize_policy(CLS, world, group_blind=group_blind),
+          {"world": fd.ConfidenceSet.from_data(CDATA, CLS, pooled=True),
+           "group_blind": True}, {"world": "object", "group_blind": "flag"}),
         E("DirichletPosterior", lambda prior, factorization: fd.DirichletPosterior(
             prior, factorization).fit(CDATA, CLS),
           {"prior": 0.5, "factorization": "joint"},

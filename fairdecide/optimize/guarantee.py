@@ -95,6 +95,11 @@ def set_criteria(problem: Any, criteria: list, names: list[str], confidence: Any
     certify yet."""
     out = []
     for crit, name in zip(criteria, names, strict=True):
+        if confidence.pooled and not crit.capabilities(problem).outcome_free:
+            raise FairdecideError(
+                f"criterion {name!r} reads the outcome in each group, which a set pooled "
+                "over the groups (pooled=True) does not bound: build the set with "
+                "pooled=False")
         over = crit.over_set(confidence, problem)
         if over is None:
             raise FairdecideError(

@@ -68,10 +68,16 @@ def tabular_session(problem: Any, world: Any, criteria: Any, tradeoff_args: tupl
                                            max_iter)
     solver = resolve_solver(solver)
     confidence = world if isinstance(world, ConfidenceSet) else None
+    group_blind = as_bool(group_blind, "group_blind")
     if confidence is not None:
+        if confidence.pooled and not group_blind:
+            raise FairdecideError(
+                "group_blind: this ConfidenceSet pools the outcomes over the groups of a "
+                "cell (pooled=True), which certifies group-blind policies only; pass "
+                "group_blind=True, or build the set with pooled=False")
         crits = set_criteria(problem, crits, resolve_names(crits), confidence)
     t0 = time.perf_counter()
-    prog = PolicyProgram(problem, belief, as_bool(group_blind, "group_blind"),
+    prog = PolicyProgram(problem, belief, group_blind,
                          belief.worlds[0].free_policy(), confidence)
     session = Session(prog, crits, resolve_names(crits), tradeoff, belief, solver,
                       float(tol), int(max_iter))

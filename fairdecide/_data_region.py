@@ -1,0 +1,72 @@
+"""The frequentist set of :meth:`~fairdecide.confidence.ConfidenceSet.from_data`: its
+balls from the data's counts, simultaneous by the union bound (the module
+:mod:`fairdecide.confidence` says why each bound holds)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fairdecide._credible import given_population
+from fairdecide._validation import as_bool, as_real, check_choice
+from fairdecide.balls import clopper_pearson, weissman_radius
+from fairdecide.exceptions import FairdecideError
+from fairdecide.world import TabularWorld
+
+__all__ = ["data_region"]
+
+
+def data_region(data: Any, problem: Any, delta: Any, population: Any, outcomes: Any,
+                pooled: Any) -> tuple:
+    """The arguments of ``ConfidenceSet(...)`` (centre, radii, delta, method, ball
+    centres, credible, optimistic, pooled) for ``ConfidenceSet.from_data``."""
+    from fairdecide.models.counts import TabularCounts
+
+    delta = as_real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
+    counts = TabularCounts.from_data(data, problem)
+    p_xz, p_y = counts.mle_parameters(0.0)
+    pooled = as_bool(pooled, "pooled")
+    n_y = counts.n_y.sum(axis=1, keepdims=True) if pooled else counts.n_y
+    n_c = n_y.sum(axis=-1)
+    n_x, n_z = p_xz.shape
+    if pooled:  # the cell's frequencies (the whole data's for a cell never seen)
+        tot = np.maximum(n_c[..., None], 1)
+        p_y = np.where(n_c[..., None] > 0, n_y / tot,
+                       p_y.mean(axis=1, keepdims=True))
+    known = population is not None
+    if known:
+        p_xz = given_population(population, p_xz.shape,
+                                (counts.x_labels, counts.group_labels))
+    estimated = 0 if known else (n_z > 1) + n_z * (n_x > 1)
+    d = delta / max(int(np.count_nonzero(n_c)) + estimated, 1)
+    check_choice(outcomes, "outcomes", ("auto", "weissman", "clopper-pearson"))
+    binary = problem.n_outcomes == 2
+    if outcomes == "clopper-pearson" and not binary:
+        raise FairdecideError(
+            f"outcomes='clopper-pearson' needs two outcomes, the problem has "
+            f"{problem.n_outcomes}; use 'weissman' (or 'auto')")
+    ball_center = None
+    if binary and outcomes != "weissman":
+        lo, hi = clopper_pearson(n_y[..., 1], n_c, d)
+        ball_center = np.stack([1 - (lo + hi) / 2, (lo + hi) / 2], axis=-1)
+        radius, how = hi - lo, "Clopper-Pearson intervals"
+    else:
+        radius, how = weissman_radius(n_c, problem.n_outcomes, d), "Weissman L1 balls"
+    if known:
+        r0, rz = 0.0, np.zeros(n_z)
+    else:
+        n_group = counts.n_xz.sum(axis=0)
+        r0 = float(weissman_radius(n_group.sum(), n_z, d)) if n_z > 1 else 0.0
+        rz = weissman_radius(n_group, n_x, d) if n_x > 1 else np.zeros(n_z)
+    if pooled:  # every group of a cell shares the cell's ball
+        def spread(a: Any) -> Any:
+            return None if a is None else np.repeat(a, n_z, axis=1)
+        p_y, radius, ball_center = spread(p_y), spread(radius), spread(ball_center)
+        how += " pooled over the groups of a cell (group-blind policies)"
+    center = TabularWorld(p_xz, p_y, x_labels=counts.x_labels,
+                          group_labels=counts.group_labels)
+    method = (f"{how} for the outcomes, "
+              f"{'the population given' if known else 'Weissman L1 balls for the population'}"
+              ", union bound")
+    return center, radius, r0, rz, delta, method, ball_center, False, False, pooled

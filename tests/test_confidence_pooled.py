@@ -1,0 +1,119 @@
+"""A confidence set pooled over the groups of a cell (``pooled=True``, issue 42): the
+certified optimum against an independent LP built from scipy's exact binomial intervals on
+the pooled counts, its coverage of a truth whose outcome depends on the group, and the
+inputs it refuses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.optimize import linprog
+
+import fairdecide as fd
+from fairdecide.datasets import sample_logged_data
+
+
+def _truth(seed: int, n_x: int = 4, n_z: int = 3) -> tuple[fd.DecisionProblem, fd.TabularWorld]:
+    """A prediction world whose P(y | x, z) differs by group (so pooling matters)."""
+    rng = np.random.RandomState(seed)
+    p_xz = rng.dirichlet(np.ones(n_x * n_z)).reshape(n_x, n_z)
+    p1 = rng.uniform(0.05, 0.95, size=(n_x, n_z))
+    world = fd.TabularWorld(p_xz, np.stack([1 - p1, p1], axis=-1))
+    return fd.DecisionProblem.classification(2), world
+
+
+def _pooled_intervals(data: fd.LoggedData, n_x: int, delta: float):
+    """scipy's exact (Clopper-Pearson) interval of P(y = 1 | x) from all the cell's rows,
+    each at level 1 - delta / (cells with data): the union bound over the cells."""
+    n = np.bincount(data.x, minlength=n_x)
+    k = np.bincount(data.x, weights=data.y, minlength=n_x).astype(int)
+    d = delta / np.count_nonzero(n)
+    lo, hi = np.zeros(n_x), np.ones(n_x)
+    for x in np.flatnonzero(n):
+        ci = stats.binomtest(k[x], n[x]).proportion_ci(1 - d, method="exact")
+        lo[x], hi[x] = ci.low, ci.high
+    return lo, hi
+
+
+def _group_blind_maximin(U: np.ndarray, p_x: np.ndarray, lo, hi) -> float:
+    """max over pi(a | x) of sum_x P(x) min_{p in [lo_x, hi_x]} sum_a pi_a E_p U(a, y):
+    the worst case sits at an end of each interval, so t_x <= the value at both ends."""
+    n_x, n_a = len(p_x), U.shape[0]
+    n_v = n_x * n_a + n_x  # pi, then t
+    c = np.zeros(n_v)
+    c[n_x * n_a:] = -p_x
+    A_ub, b_ub = [], []
+    for x in range(n_x):
+        for p in (lo[x], hi[x]):
+            row = np.zeros(n_v)
+            row[x * n_a:(x + 1) * n_a] = -(U @ np.array([1 - p, p]))
+            row[n_x * n_a + x] = 1.0
+            A_ub.append(row)
+            b_ub.append(0.0)
+    A_eq = np.zeros((n_x, n_v))
+    for x in range(n_x):
+        A_eq[x, x * n_a:(x + 1) * n_a] = 1.0
+    bounds = [(0, 1)] * (n_x * n_a) + [(None, None)] * n_x
+    res = linprog(c, np.array(A_ub), b_ub, A_eq, np.ones(n_x), bounds=bounds,
+                  method="highs")
+    return -float(res.fun)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pooled_certified_optimum_equals_the_lp_over_scipys_pooled_intervals(seed):
+    problem, truth = _truth(seed)
+    data = sample_logged_data(truth, problem, 300, random_state=seed)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1, population=truth,
+                                    pooled=True)
+    res = fd.optimize_policy(problem, cs, group_blind=True)
+    lo, hi = _pooled_intervals(data, truth.n_x, 0.1)
+    expected = _group_blind_maximin(problem.utility, truth.p_xz.sum(axis=1), lo, hi)
+    assert res.guarantee.value == pytest.approx(expected, abs=1e-7)
+    assert res.utility != pytest.approx(res.guarantee.value)  # the centre's, not the worst
+    # narrower than the set per (cell, group): the same data certify more
+    per_group = fd.optimize_policy(problem, fd.ConfidenceSet.from_data(
+        data, problem, delta=0.1, population=truth), group_blind=True)
+    assert res.guarantee.value > per_group.guarantee.value
+
+
+def test_the_pooled_set_covers_a_group_dependent_truth():
+    # P(y | x) of the truth is the P(z | x)-weighted mean of its groups' conditionals; the
+    # set must hold it (and the population) in at least 1 - delta of the data sets
+    problem, truth = _truth(5)
+    w = truth.p_xz / truth.p_xz.sum(axis=1, keepdims=True)
+    true_p1 = (w * truth.p_y[..., 1]).sum(axis=1)
+    reps, held, held_scipy = 200, 0, 0
+    for i in range(reps):
+        data = sample_logged_data(truth, problem, 150, random_state=100 + i)
+        cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2, pooled=True)
+        held += cs.contains(truth)
+        lo, hi = _pooled_intervals(data, truth.n_x, 0.2 / 2)  # less than the set's share
+        held_scipy += bool(np.all((lo <= true_p1) & (true_p1 <= hi)))
+    # 0.8 is the floor; a 99.9% binomial interval's lower end at p = 0.8 over 200 sets
+    floor = stats.binom.ppf(0.001, reps, 0.8)
+    assert held >= floor and held_scipy >= floor
+
+
+def test_a_pooled_set_refuses_what_it_cannot_certify():
+    problem, truth = _truth(1)
+    data = sample_logged_data(truth, problem, 200, random_state=3)
+    cs = fd.ConfidenceSet.from_data(data, problem, pooled=True)
+    with pytest.raises(fd.FairdecideError, match="group_blind=True"):
+        fd.optimize_policy(problem, cs)
+    with pytest.raises(fd.FairdecideError, match="reads the outcome"):
+        fd.optimize_policy(problem, cs, fd.Separation(measure="max", reference="pairwise"),
+                           epsilon=0.1, group_blind=True)
+    table = np.zeros((truth.n_x, truth.n_z, 2))
+    table[..., 0] = 1.0
+    table[0, 0] = [0.0, 1.0]  # treats group 0 of cell 0 apart
+    with pytest.raises(fd.FairdecideError, match="group-blind policies only"):
+        cs.worst_value(fd.TabularPolicy(table), problem)
+    with pytest.raises(fd.FairdecideError, match="pooled"):
+        fd.ConfidenceSet.from_data(data, problem, pooled="yes")
+    # an outcome-free criterion is certified, over the estimated populations too
+    res = fd.optimize_policy(problem, cs, fd.Independence(measure="max",
+                                                          reference="pairwise"),
+                             epsilon=0.2, group_blind=True)
+    assert res.guarantee.deviations["independence"] <= 0.2 + 1e-7
+    assert res.guarantee.value == pytest.approx(cs.worst_value(res.policy, problem))
