@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
     from fairdecide.optimize.api import optimize_policy
     from fairdecide.optimize.frontier import pareto_frontier
+    from fairdecide.optimize.guarantee import Guarantee, certify_policy
     from fairdecide.optimize.result import OptimizeResult
 
 __version__ = "0.1.0"
@@ -85,6 +86,8 @@ _LAZY = {
     "OptimizeResult": "fairdecide.optimize.result",
     "optimize_policy": "fairdecide.optimize.api",
     "pareto_frontier": "fairdecide.optimize.frontier",
+    "Guarantee": "fairdecide.optimize.guarantee",
+    "certify_policy": "fairdecide.optimize.guarantee",
     "BeliefEvaluation": "fairdecide.evaluation.belief",
     "evaluate_under_belief": "fairdecide.evaluation.belief",
     "BootstrapPosterior": "fairdecide.models.dirichlet",
@@ -135,6 +138,7 @@ __all__ = [
     "FairPolicyClassifier",
     "FairdecideError",
     "FrameWorld",
+    "Guarantee",
     "Independence",
     "InfeasibleToleranceError",
     "LinearSoftmaxPolicy",
@@ -162,6 +166,7 @@ __all__ = [
     "World",
     "best_utility_within",
     "blocking_pairs",
+    "certify_policy",
     "decision_table",
     "deferred_acceptance",
     "evaluate_under_belief",

@@ -37,7 +37,7 @@ def test_every_example_is_tested():
               "bail_from_compas_pymc.py", "fair_classifier_gridsearch_adult.py",
               "bail_policy_compas.py", "pareto_frontier_plot.py", "lipschitz_adult.py",
               "refer_option_adult.py", "capacity_adult.py", "capacity_compas.py",
-              "ranking_adult.py",
+              "ranking_adult.py", "certified_compas.py",
               "matching_school_choice.py", "open_bandit_zozotown.py"}
     # custom_criterion.py runs in tests/test_criterion_contract.py, open_bandit_zozotown.py
     # in tests/test_open_bandit.py.
@@ -61,6 +61,20 @@ def test_evaluate_compas_decisions(data_dir, tmp_path):
     # Two different policies: the logged decisions and their per-cell summary.
     acc = dict(re.findall(r"\n([^\n:]+):\n  accuracy (\d\.\d+)", out))
     assert acc["historical decisions (as logged)"] != acc["per-cell historical policy"]
+
+
+def test_certified_compas(data_dir, tmp_path):
+    out = run_example("certified_compas.py", tmp_path, data_dir)
+    cert = [float(v) for v in re.findall(r"certified accuracy (\d\.\d+) \(the estimate's "
+                                         r"(?:\d\.\d+)\)", out)]
+    est = [float(v) for v in re.findall(r"\(the estimate's (\d\.\d+)\)", out)]
+    by_group, pooled = cert
+    # pooling certifies more from the same rows, and a certificate is below the estimate
+    assert by_group < pooled <= est[1]
+    m = re.search(r"estimated accuracy (\d\.\d+), certified (\d\.\d+)", out)
+    const_est, const_cert = map(float, m.groups())
+    assert const_cert < pooled < const_est  # what the closing sentence says
+    assert "at most 0.1 in every world of that set" in out
 
 
 def test_compas_fair_policy(data_dir, tmp_path):

@@ -580,6 +580,12 @@ def _entries() -> list[Entry]:
           fd.optimize_policy(CLS, world, group_blind=group_blind),
           {"world": fd.ConfidenceSet.from_data(CDATA, CLS, pooled=True),
            "group_blind": True}, {"world": "object", "group_blind": "flag"}),
+        E("certify_policy", fd.certify_policy,
+          {"policy": fd.TabularPolicy.constant(CWORLD.n_x, CWORLD.n_z, [0.5, 0.5]),
+           "confidence": fd.ConfidenceSet.from_data(CDATA, CLS, population=CWORLD),
+           "problem": CLS, "criteria": fd.Independence()},
+          {"policy": "object", "confidence": "object", "problem": "object",
+           "criteria": "object"}),
         E("DirichletPosterior", lambda prior, factorization: fd.DirichletPosterior(
             prior, factorization).fit(CDATA, CLS),
           {"prior": 0.5, "factorization": "joint"},

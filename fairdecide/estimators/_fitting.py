@@ -220,7 +220,11 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     if uncertainty == "plug-in":
         world = plug
     elif uncertainty == "certified":  # result_.guarantee says what holds at 1 - delta
-        world = ConfidenceSet.from_data(data, problem, delta=CERTIFIED_DELTA)
+        # a group-blind policy reads P(y | x) only: one interval per cell, from all its
+        # rows (unless a criterion reads each group's outcomes)
+        pooled = bool(est.group_blind) and all(
+            c.capabilities(problem).outcome_free for c in criteria)
+        world = ConfidenceSet.from_data(data, problem, delta=CERTIFIED_DELTA, pooled=pooled)
     else:
         world = _tabular_belief(data, problem, n_scen, seed, uncertainty)
     if seen_as is not None or uncertainty == "worst":

@@ -103,8 +103,9 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         "softmax", exact Dirichlet posterior draws for "tabular"), fairness included; or
         the worst case over them (maximin; for "softmax" the labelled rows are one more
         scenario, so epsilon holds on them too). "certified" (``policy="tabular"``): the
-        worst case over a :class:`~fairdecide.ConfidenceSet` of the cells at delta 0.1,
-        with ``result_.guarantee`` stating what holds with probability 0.9.
+        worst case over a :class:`~fairdecide.ConfidenceSet` of the cells at delta 0.1
+        (pooled over the groups of a cell when ``group_blind`` and no criterion reads
+        the outcome), with ``result_.guarantee`` stating what holds with probability 0.9.
     n_scenarios : int, default=32
         The package's one default (:data:`fairdecide._defaults.N_SCENARIOS`).
     outcome_model : scikit-learn classifier, optional

@@ -19,7 +19,7 @@ import numpy as np
 
 from fairdecide.exceptions import FairdecideError, VerificationError
 
-__all__ = ["Guarantee", "certify_over_set", "set_criteria"]
+__all__ = ["Guarantee", "certify_over_set", "certify_policy", "set_criteria"]
 
 
 @dataclass(frozen=True)
@@ -142,14 +142,8 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
         raise VerificationError(
             f"the policy optimised over the confidence set failed verification "
             f"({'; '.join(failed)}): value over the set {value:.9g}; try solver='highs'")
-    bounds: dict[str, float | None] = {}
-    why: dict[str, str] = {}
-    for crit, name in zip(session.criteria, session.names, strict=True):
-        bounds[name] = crit.certified_over(cs, policy, float(verification.deviations[name]))
-        if bounds[name] is None:
-            why[name] = ("it depends on the population P(x, z), which the set estimates, "
-                         "and this criterion states no bound over it. Pass population= "
-                         "(a known P(x, z)) to ConfidenceSet.from_data to certify it")
+    bounds, why = deviation_bounds(cs, policy, session.criteria, session.names,
+                                   verification.deviations)
     if solver_values is not None and session.names:
         f = np.asarray(solver_values["f"], dtype=float).reshape(len(session.names), -1)
         for c, (crit, name) in enumerate(zip(session.criteria, session.names, strict=True)):
@@ -162,3 +156,84 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
     guarantee = Guarantee(cs.level, value, bounds, cs.method, why, cs.optimistic, gap,
                           cs.credible)
     return guarantee, tradeoff.objective(np.array([value]), F, belief)
+
+
+def deviation_bounds(cs: Any, policy: Any, criteria: list, names: list[str],
+                     at_center: dict) -> tuple[dict[str, float | None], dict[str, str]]:
+    """Each criterion's certified bound over ``cs`` for ``policy`` (criteria as
+    :func:`set_criteria` returns them; ``at_center`` their deviations at the centre), and
+    why a bound is missing."""
+    bounds: dict[str, float | None] = {}
+    why: dict[str, str] = {}
+    for crit, name in zip(criteria, names, strict=True):
+        bounds[name] = crit.certified_over(cs, policy, float(at_center[name]))
+        if bounds[name] is None:
+            why[name] = ("it depends on the population P(x, z), which the set estimates, "
+                         "and this criterion states no bound over it. Pass population= "
+                         "(a known P(x, z)) to ConfidenceSet.from_data to certify it")
+    return bounds, why
+
+
+def certify_policy(policy: Any, confidence: Any, problem: Any, criteria: Any = None
+                   ) -> Guarantee:
+    """What a given policy is guaranteed over a confidence set: any policy, not only
+    the maximin one (a deployed rule, a plug-in or Bayes policy, a hand-written one).
+
+    With probability at least 1 - delta over the data (the set's level), the policy's
+    true expected utility is at least min over the set of V(pi, theta) (closed form,
+    :meth:`~fairdecide.confidence.ConfidenceSet.worst_value`), and each criterion's
+    true deviation is at most its bound over the set, where the set certifies the
+    criterion (:meth:`~fairdecide.criteria.Criterion.over_set`); a criterion it does
+    not certify has no bound, and ``uncertified`` says why.
+
+    Parameters
+    ----------
+    policy : Policy
+        A policy over the set's cells and groups (group-blind for a ``pooled`` set).
+    confidence : ConfidenceSet
+    problem : DecisionProblem
+    criteria : Criterion or sequence of Criterion, optional
+
+    Returns
+    -------
+    Guarantee
+        Read optimistically if the set is (``ConfidenceSet.as_optimistic``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fairdecide as fd
+    >>> problem = fd.DecisionProblem.classification(2)
+    >>> data = fd.LoggedData(x=[0, 0, 1, 1] * 50, z=[0, 1, 0, 1] * 50,
+    ...                      y=[0, 1, 1, 1] * 50)
+    >>> cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1)
+    >>> always_1 = fd.TabularPolicy.constant(2, 2, [0.0, 1.0])
+    >>> g = fd.certify_policy(always_1, cs, problem, fd.Independence())
+    >>> round(g.value, 4) == round(cs.worst_value(always_1, problem), 4), g.deviations
+    (True, {'independence': 0.0})
+    """
+    from fairdecide._validation import check_instance
+    from fairdecide.confidence import ConfidenceSet
+    from fairdecide.criteria.base import as_criteria, resolve_names
+    from fairdecide.policies.base import Policy
+    from fairdecide.problem import DecisionProblem
+
+    check_instance(confidence, "confidence", ConfidenceSet, "a ConfidenceSet")
+    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
+    check_instance(policy, "policy", Policy, "a Policy over the set's cells and groups")
+    crits = as_criteria(criteria)
+    names = resolve_names(crits)
+    value = confidence.value(policy, problem)
+    over, kept, why = [], [], {}
+    for crit, name in zip(crits, names, strict=True):
+        try:
+            over.append(set_criteria(problem, [crit], [name], confidence)[0])
+            kept.append(name)
+        except FairdecideError as err:  # not certifiable: said, not raised
+            why[name] = str(err)
+    at_center = {n: c.deviation(policy, confidence.center, problem)
+                 for c, n in zip(crits, names, strict=True) if n in kept}
+    bounds, missing = deviation_bounds(confidence, policy, over, kept, at_center)
+    bounds.update({n: None for n in why})
+    return Guarantee(confidence.level, value, bounds, confidence.method, {**missing, **why},
+                     confidence.optimistic, 0.0, confidence.credible)

@@ -1,0 +1,189 @@
+"""The certified decision on the COMPAS semi-synthetic truth of the Bayesian-fairness
+experiment: how many rows before it beats the constant policy (issue 42, item 6), and its
+coverage on a real-sized problem (item 5).
+
+Truth: the posterior-mean world of all 7,214 COMPAS rows (the papers' factorisation,
+Dirichlet 0.5; ``bayesian_fairness.semi_synthetic_experiment``'s truth), 141 cells x 12
+groups, policies group-blind, utility = accuracy. Each replicate draws ``n`` rows from
+the truth; every policy's true value is computed exactly on the truth.
+
+Part A (``--science``; lambda = 0, value only): per n, the mean true value of
+- certified, pooled: ``ConfidenceSet.from_data(..., pooled=True)`` (one Clopper-Pearson
+  interval per cell, P(y | x), which is all a group-blind policy's value reads), the
+  population estimated, or given (the truth's P(x, z): the people to be decided about
+  are known, their outcomes not);
+- certified, per group: ``ConfidenceSet.from_data(...)`` (P(y | x, z) per cell and
+  group), the population estimated;
+- scenario maximin, Bayes (32 posterior draws) and plug-in, as the experiment fits them
+  (``bayesian_fairness.fit_policies``), the constant (majority) policy and the oracle
+  (optimal on the truth);
+and, for the certified ones, the mean certified value, how often the true value was
+below it, and how often the certified value itself was above the constant policy's true
+value (the data certify beating the constant).
+
+Part B (``--coverage``): ``--replicates`` data sets of ``--rows`` rows; the largest
+rate gap between groups (Fairlearn's demographic parity difference) within epsilon 0.1
+as the criterion; the certified policy (pooled, population estimated) on every data set,
+today's three treatments (scenario maximin, Bayes, plug-in; Dirichlet 0.5 posterior, 32
+draws) on the first ``--today`` of them; how often the true value is below the claimed
+value and the true gap above 0.1, with Clopper-Pearson 95% intervals.
+
+Usage::
+
+    FAIRDECIDE_DATA=... python benchmarks/bench_certified_semi.py --science
+    FAIRDECIDE_DATA=... python benchmarks/bench_certified_semi.py --coverage
+    FAIRDECIDE_DATA=... python benchmarks/bench_certified_semi.py --quick --out /tmp/s.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+from _provenance import provenance
+from bench_certified import interval
+
+import fairdecide as fd
+from fairdecide.datasets import sample_logged_data
+from fairdecide.experiments import bayesian_fairness as bf
+
+RESULTS = Path(__file__).parent / "results"
+DELTA, EPSILON, K = 0.1, 0.1, 32
+PARITY = fd.Independence(measure="max", reference="pairwise")
+
+
+def certified(data, problem, truth, crit=None, *, pooled=True, given=False):
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=DELTA, pooled=pooled,
+                                    population=truth if given else None)
+    kw = {"epsilon": EPSILON} if crit is not None else {}
+    res = fd.optimize_policy(problem, cs, crit, group_blind=True, **kw)
+    return res.policy, res.guarantee.value
+
+
+def today(name, data, problem, crit, seed):
+    """Today's treatments of theta under ``crit`` (the experiment's posterior)."""
+    post = fd.DirichletPosterior(bf.PRIOR, bf.FACTORIZATION, allow_empty_groups=True).fit(
+        data, problem)
+    world = {"plug-in": lambda: fd.Belief.plug_in(post.mean_world()),
+             "Bayes": lambda: fd.Belief.from_posterior(post, K, random_state=seed),
+             "scenario maximin": lambda: fd.Belief.confidence_set(post, DELTA, K,
+                                                                  random_state=seed)}[name]()
+    res = fd.optimize_policy(problem, world, crit, epsilon=EPSILON, group_blind=True)
+    return res.policy, res.utility
+
+
+def science(data, problem, truth, sizes, runs):
+    oracle = fd.optimize_policy(problem, truth, group_blind=True).utility
+    names = ("certified, pooled, population estimated", "certified, pooled, population given",
+             "certified, per group, population estimated", "scenario maximin", "Bayes",
+             "plug-in", "constant")
+    lines = [f"# oracle (optimal on the truth): {oracle:.4f}", "",
+             "| n | treatment | mean true value | mean certified value | true below certified "
+             "| true value above constant's | certified value above constant's true value |",
+             "|---|---|---|---|---|---|---|"]
+    for n in sizes:
+        rec = {m: {"true": [], "cert": [], "below": 0, "beat": 0, "cbeat": 0} for m in names}
+        for run in range(runs):
+            train = sample_logged_data(truth, problem, n, random_state=7919 * run + n)
+            fits = bf.fit_policies(train, problem, 0.0, n_scenarios=K, random_state=run,
+                                   methods=("plug-in", "Bayes", "maximin", "constant"))
+            const = fd.expected_utility(fits["constant"].policy, truth, problem)
+            for m in names:
+                if m.startswith("certified"):
+                    policy, cert = certified(train, problem, truth,
+                                             pooled="pooled" in m, given=m.endswith("given"))
+                else:
+                    policy, cert = fits["maximin" if m == "scenario maximin" else m].policy, None
+                v = fd.expected_utility(policy, truth, problem)
+                r = rec[m]
+                r["true"].append(v)
+                r["beat"] += v > const + 1e-9
+                if cert is not None:
+                    r["cert"].append(cert)
+                    r["below"] += v < cert - 1e-9
+                    r["cbeat"] += cert > const + 1e-9
+        for m in names:
+            r = rec[m]
+            cert = r["cert"]
+            mean_cert = f"{np.mean(cert):.4f}" if cert else "-"
+            below = f"{r['below']}/{runs}" if cert else "-"
+            cbeat = f"{r['cbeat']}/{runs}" if cert else "-"
+            lines.append(f"| {n} | {m} | {np.mean(r['true']):.4f} | {mean_cert} | {below} | "
+                         f"{r['beat']}/{runs} | {cbeat} |")
+        print("\n".join(lines[-len(names):]), flush=True)
+    return lines
+
+
+def coverage(data, problem, truth, rows, reps, n_today):
+    names = ("certified, pooled, population estimated", "scenario maximin", "Bayes",
+             "plug-in")
+    rec = {m: {"below": 0, "unfair": 0, "n": 0, "true": [], "claimed": [], "s": []}
+           for m in names}
+    for i in range(reps):
+        train = sample_logged_data(truth, problem, rows, random_state=5000 + i)
+        for m in names if i < n_today else names[:1]:
+            t0 = time.perf_counter()
+            policy, claimed = (certified(train, problem, truth, PARITY) if m.startswith(
+                "certified") else today(m, train, problem, PARITY, i))
+            r = rec[m]
+            r["s"].append(time.perf_counter() - t0)
+            v = fd.expected_utility(policy, truth, problem)
+            r["n"] += 1
+            r["below"] += v < claimed - 1e-9
+            r["unfair"] += PARITY.deviation(policy, truth, problem) > EPSILON + 1e-9
+            r["true"].append(v)
+            r["claimed"].append(claimed)
+    lines = ["| treatment | true value below claimed | true gap > epsilon | mean true value "
+             "| mean claimed value | median fit s |", "|---|---|---|---|---|---|"]
+    for m, r in rec.items():
+        lines.append(f"| {m} | {interval(r['below'], r['n'])} | "
+                     f"{interval(r['unfair'], r['n'])} | {np.mean(r['true']):.4f} | "
+                     f"{np.mean(r['claimed']):.4f} | {np.median(r['s']):.3f} |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--science", action="store_true")
+    parser.add_argument("--coverage", action="store_true")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sizes", type=int, nargs="+",
+                        default=[1000, 3000, 6000, 30000, 100000, 300000])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--rows", type=int, default=6000)
+    parser.add_argument("--replicates", type=int, default=500)
+    parser.add_argument("--today", type=int, default=100)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    if args.quick:
+        args.science, args.coverage = True, True
+        args.sizes, args.runs, args.replicates, args.today = [3000], 2, 4, 2
+    data, problem = bf.compas_data()
+    truth = fd.DirichletPosterior(bf.PRIOR, bf.FACTORIZATION).fit(data, problem).mean_world()
+    head = (f"# truth: the posterior-mean world of {data} (Dirichlet {bf.PRIOR}, the papers' "
+            f"factorisation); group-blind policies; delta {DELTA}; K = {K}")
+    if args.science:
+        lines = provenance("Certified decisions on the COMPAS semi-synthetic truth: rows to "
+                           "beat the constant policy (lambda = 0)", "bench_certified_semi.py")
+        lines += [head, f"# {args.runs} data sets per n (the same for every treatment)"]
+        lines += science(data, problem, truth, args.sizes, args.runs)
+        out = args.out or RESULTS / "certified_semi_science.txt"
+        out.write_text("\n".join(lines) + "\n")
+    if args.coverage:
+        lines = provenance("Coverage of the certified decision on the COMPAS semi-synthetic "
+                           "truth", "bench_certified_semi.py")
+        lines += [head, f"# {args.rows} rows per data set; {args.replicates} data sets for "
+                  f"the certified policy, the first {args.today} for today's treatments; "
+                  f"largest rate gap within {EPSILON}; Clopper-Pearson 95% intervals", ""]
+        lines += coverage(data, problem, truth, args.rows, args.replicates, args.today)
+        print("\n".join(lines), flush=True)
+        out = args.out or RESULTS / "certified_semi_coverage.txt"
+        if args.quick:
+            out = out.with_name(out.stem + "_coverage" + out.suffix)
+        out.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

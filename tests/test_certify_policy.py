@@ -1,0 +1,107 @@
+"""``certify_policy``: what any given policy is guaranteed over a confidence set, against
+the per-conditional worst case computed here from the set's intervals, and against the
+maximin result's own guarantee."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fairdecide as fd
+from fairdecide.datasets import make_tabular_problem, sample_logged_data
+
+SEP = fd.Separation(measure="max", reference="pairwise")
+
+
+def _case(seed: int, population: bool):
+    problem, truth = make_tabular_problem(4, 2, 2, 2, random_state=seed)
+    data = sample_logged_data(truth, problem, 400, random_state=seed)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1,
+                                    population=truth if population else None)
+    return problem, truth, data, cs
+
+
+def _worst_by_interval_ends(policy, cs, problem) -> float:
+    """Population given, two outcomes: each cell's value is linear in its P(y = 1),
+    which lies in [centre - r/2, centre + r/2] clipped to [0, 1]; the worst is at an end."""
+    pi = policy.table  # (n_x, n_z, n_a)
+    p1 = cs.ball_center[..., 1]
+    lo, hi = np.clip(p1 - cs.radius / 2, 0, 1), np.clip(p1 + cs.radius / 2, 0, 1)
+    U = problem.utility
+
+    def value(p):
+        theta = np.stack([1 - p, p], axis=-1)
+        return np.einsum("xza,ay,xzy->xz", pi, U, theta)
+
+    return float((cs.center.p_xz * np.minimum(value(lo), value(hi))).sum())
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_given_policys_certified_value_is_its_worst_at_the_interval_ends(seed):
+    problem, truth, data, cs = _case(seed, population=True)
+    plug = fd.optimize_policy(problem, fd.TabularWorld.from_data(data, problem),
+                              fd.Independence(), epsilon=0.05)
+    g = fd.certify_policy(plug.policy, cs, problem, fd.Independence())
+    assert g.value == pytest.approx(_worst_by_interval_ends(plug.policy, cs, problem),
+                                    abs=1e-10)
+    # population given: independence does not read the outcome, the same in every world
+    assert g.deviations["independence"] == pytest.approx(
+        fd.Independence().deviation(plug.policy, truth, problem), abs=1e-9)
+    # the maximin policy is certified at least as high as this one
+    best = fd.optimize_policy(problem, cs, fd.Independence(), epsilon=0.05)
+    assert best.guarantee.value >= g.value - 1e-9
+
+
+def test_certify_policy_repeats_the_maximin_results_guarantee():
+    problem, _truth, _data, cs = _case(3, population=True)
+    res = fd.optimize_policy(problem, cs, SEP, epsilon=0.1)
+    g = fd.certify_policy(res.policy, cs, problem, SEP)
+    assert g.value == pytest.approx(res.guarantee.value, abs=1e-9)
+    assert g.deviations["separation"] == pytest.approx(
+        res.guarantee.deviations["separation"], abs=1e-9)
+
+
+def test_what_the_set_does_not_certify_is_said_not_raised():
+    problem, _truth, _data, cs = _case(4, population=False)
+    always = fd.TabularPolicy.constant(cs.center.n_x, cs.center.n_z, [0.0, 1.0])
+    g = fd.certify_policy(always, cs, problem, [SEP, fd.Sufficiency()])
+    assert g.deviations == {"separation": None, "sufficiency": None}
+    assert "population given" in g.uncertified["separation"]
+    assert "cannot be certified" in g.uncertified["sufficiency"]
+    assert any("NOT certified" in s for s in g.sentences())
+    # a constant policy's worst value: every conditional at its worst end, the
+    # population at its worst too: below the estimate's
+    assert g.value <= fd.expected_utility(always, cs.center, problem) + 1e-12
+
+
+def test_certify_policy_names_a_wrong_argument():
+    problem, truth, _data, cs = _case(5, population=True)
+    always = fd.TabularPolicy.constant(cs.center.n_x, cs.center.n_z, [1.0, 0.0])
+    with pytest.raises(fd.FairdecideError, match="confidence"):
+        fd.certify_policy(always, truth, problem)
+    with pytest.raises(fd.FairdecideError, match="policy"):
+        fd.certify_policy(always.table, cs, problem)
+    with pytest.raises(fd.FairdecideError, match="problem"):
+        fd.certify_policy(always, cs, "accuracy")
+
+
+def test_a_group_blind_certified_estimator_pools_the_cells_outcomes():
+    rng = np.random.RandomState(1)
+    X = np.round(rng.normal(size=(2000, 2))).clip(-1, 2)
+    z = rng.randint(0, 3, 2000)
+    y = (X[:, 0] + 0.5 * z + rng.normal(size=2000) > 0).astype(int)
+    parity = fd.Independence(measure="max", reference="pairwise")
+    clf = fd.FairPolicyClassifier(policy="tabular", criteria=[parity], epsilon=0.1,
+                                  uncertainty="certified", group_blind=True
+                                  ).fit(X, y, sensitive_features=z)
+    problem = fd.DecisionProblem.classification(2)
+    data = fd.LoggedData(x=[tuple(r) for r in X], z=z, y=y)
+    pooled = fd.ConfidenceSet.from_data(data, problem, delta=0.1, pooled=True)
+    direct = fd.optimize_policy(problem, pooled, parity, epsilon=0.1, group_blind=True)
+    assert clf.result_.guarantee.value == pytest.approx(direct.guarantee.value, abs=1e-9)
+    assert "pooled" in clf.result_.guarantee.method
+    # separation reads each group's outcomes: the set is per cell and group
+    sep = fd.FairPolicyClassifier(policy="tabular", criteria=[SEP], epsilon=0.2,
+                                  uncertainty="certified", group_blind=True)
+    with pytest.raises(fd.FairdecideError, match="population given"):
+        sep.fit(X, y, sensitive_features=z)
