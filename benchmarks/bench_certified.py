@@ -52,6 +52,7 @@ from fairdecide.datasets import make_tabular_problem, sample_logged_data
 
 OUT = Path(__file__).parent / "results" / "certified.txt"
 COMPAS_OUT = Path(__file__).parent / "results" / "certified_compas.txt"
+REFITS_OUT = Path(__file__).parent / "results" / "certified_refits.txt"
 EPSILON, DELTA, K = 0.05, 0.1, 32
 PARITY = fd.Independence(measure="max", reference="pairwise")
 SEPARATION = fd.Separation(measure="max", reference="pairwise")
@@ -123,6 +124,60 @@ def compas(repeats: int, out: Path) -> None:
     out.write_text(text)
 
 
+def refits(reps: int, n: int, n_refits: int, out: Path) -> None:
+    """Coverage of ``ConfidenceSet.from_refits`` (a bootstrap band, approximate) on fixed
+    individuals whose outcome follows a logistic model of their features: well specified
+    (the fitted model, logistic regression on the features without the group, has the
+    truth's form) and two misspecifications (a group effect, a square term)."""
+    from fairdecide.models import IndividualOutcomeModel
+
+    rng = np.random.RandomState(0)
+    X, z = rng.normal(size=(n, 2)), rng.randint(0, 2, n)
+    X[:, 0] += 0.5 * z  # the groups differ in what the model sees
+    truths = {"well specified": X[:, 0] - 0.5 * X[:, 1],
+              "misspecified (a group effect the model does not see)":
+                  X[:, 0] - 0.5 * X[:, 1] + 0.5 * z,
+              "misspecified (x0^2 in the truth)": X[:, 0] ** 2 - 1}
+    lines = provenance("Coverage of the bootstrap band of a fitted outcome model "
+                       "(ConfidenceSet.from_refits)", "bench_certified.py")
+    lines += [f"# {n} fixed individuals, 2 groups; logistic regression on (x0, x1); "
+              f"{n_refits} refits per band; delta {DELTA}; {reps} outcome draws per truth; "
+              f"largest rate gap within {EPSILON}; intervals: Clopper-Pearson 95%", "",
+              "| truth | band holds the truth | true value below certified | true gap > "
+              "epsilon | mean true value | mean certified value | median s |",
+              "|---|---|---|---|---|---|---|"]
+    problem = fd.DecisionProblem.classification(2)
+    for label, logit in truths.items():
+        p1 = 1 / (1 + np.exp(-logit))
+        held = below = unfair = 0
+        true_v, cert, secs = [], [], []
+        for i in range(reps):
+            y = (np.random.RandomState(100 + i).uniform(size=n) < p1).astype(int)
+            t0 = time.perf_counter()
+            model = IndividualOutcomeModel().fit(X, z, y, problem)
+            cs = fd.ConfidenceSet.from_refits(model, DELTA, n_refits=n_refits,
+                                              random_state=i)
+            res = fd.optimize_policy(problem, cs, PARITY, epsilon=EPSILON)
+            secs.append(time.perf_counter() - t0)
+            own = (np.arange(n), z)
+            held += bool(np.all(2 * np.abs(cs.ball_center[own][:, 1] - p1)
+                                <= cs.radius[own] + 1e-12))
+            pi = res.policy.table[own]  # (n, 2)
+            value = float(np.mean(pi[:, 1] * p1 + pi[:, 0] * (1 - p1)))  # accuracy
+            rate = [pi[z == g, 1].mean() for g in (0, 1)]
+            below += value < res.guarantee.value - 1e-9
+            unfair += abs(rate[0] - rate[1]) > EPSILON + 1e-9
+            true_v.append(value)
+            cert.append(res.guarantee.value)
+        lines.append(f"| {label} | {interval(held, reps)} | {interval(below, reps)} | "
+                     f"{interval(unfair, reps)} | {np.mean(true_v):.4f} | "
+                     f"{np.mean(cert):.4f} | {np.median(secs):.2f} |")
+        print(lines[-1], flush=True)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out.write_text(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
@@ -131,7 +186,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--compas", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--refits", action="store_true",
+                        help="coverage of ConfidenceSet.from_refits instead")
     args = parser.parse_args()
+    if args.refits:
+        reps = 6 if args.quick else min(args.replicates, 200)
+        refits(reps, 1000, 40 if args.quick else 200,
+               REFITS_OUT if args.out == OUT else args.out)
+        return
     if args.compas:
         compas(args.repeats, COMPAS_OUT if args.out == OUT else args.out)
         return

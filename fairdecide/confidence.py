@@ -34,14 +34,10 @@ two outcomes (:func:`clopper_pearson`). The population's balls stay Weissman's, 
 bound serves any number of cells.
 
 **Pooled outcomes** (``pooled=True``). A group-blind policy's value reads the outcomes
-only through P(y | x) = sum_z P(z | x) P(y | x, z) (P(y | a, x) in an intervention):
-V = sum_{x,z} P(x, z) sum_a pi(a | x) U_a . P(y | x). Its set needs one ball per cell,
-estimated from all the cell's rows, instead of one per (cell, group): n_z times fewer
-conditionals to share delta, and more rows in each. The balls are stored per (x, z),
-all groups of a cell sharing one, and for a group-blind policy the minimum over them is
-the minimum over the pooled ball (the same ball, and a linear objective, gives the same
-minimiser in each group). Such a set certifies group-blind policies and criteria that
-do not read the outcome only.
+only through P(y | x) = sum_z P(z | x) P(y | x, z): one ball per cell, from all its rows,
+stored once per group (the same ball and a linear objective give the same minimiser in
+each group), certifies it, and criteria that do not read the outcome, with n_z times
+fewer conditionals to share delta.
 
 **Worst case** (:func:`worst_in_ball`). Utility is linear in theta for a fixed policy,
 and the minimum of c . theta over one ball moves mass min(r / 2, 1 - theta_hat_j*) to
@@ -61,6 +57,7 @@ import numpy as np
 
 from fairdecide._credible import credible_region
 from fairdecide._data_region import data_region
+from fairdecide._set_population import PopulationBounds, population_bounds
 from fairdecide._validation import (
     as_bool,
     as_float_array,
@@ -79,21 +76,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ConfidenceSet", "PopulationBounds", "clopper_pearson", "weissman_radius",
            "worst_in_ball"]
-
-
-@dataclass(frozen=True)
-class PopulationBounds:
-    """Exact ranges over a confidence set's populations of what a fixed policy's
-    independence reads: ``lo`` <= P(a | z) <= ``hi`` (n_z, n_a), ``action_lo`` <= P(a) <=
-    ``action_hi`` (n_a,) and P(z) <= ``group_hi`` (n_z,). Each is the optimum of one
-    linear function over the product of balls (a bound on both ends at once is not
-    implied: P(a | z) and P(a) share parameters)."""
-
-    lo: np.ndarray
-    hi: np.ndarray
-    action_lo: np.ndarray
-    action_hi: np.ndarray
-    group_hi: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,6 +115,9 @@ class ConfidenceSet:
         The outcome conditionals are P(y | x) (P(y | a, x)), shared by the groups of a
         cell (see the module): the set certifies group-blind policies, and criteria that
         do not read the outcome, only.
+    approximate : bool, default=False
+        The level is an approximation (:meth:`from_refits`: a bootstrap band), not a
+        bound.
 
     Examples
     --------
@@ -154,6 +139,7 @@ class ConfidenceSet:
     credible: bool = False
     optimistic: bool = False
     pooled: bool = False
+    approximate: bool = False
 
     def __post_init__(self) -> None:
         check_instance(self.center, "center", TabularWorld, "a TabularWorld")
@@ -183,6 +169,7 @@ class ConfidenceSet:
                                                   low_open=True, high_open=True))
         object.__setattr__(self, "optimistic", as_bool(self.optimistic, "optimistic"))
         object.__setattr__(self, "pooled", as_bool(self.pooled, "pooled"))
+        object.__setattr__(self, "approximate", as_bool(self.approximate, "approximate"))
         if self.pooled and not (np.ptp(hat, axis=1).max(initial=0) == 0
                                 and np.ptp(r, axis=1).max(initial=0) == 0):
             raise FairdecideError(
@@ -273,6 +260,49 @@ class ConfidenceSet:
                    "Dirichlet posterior credible region (Beta intervals, union of "
                    "independent factors)", ball_center, credible=True)
 
+    @classmethod
+    def from_refits(cls, model: Any, delta: float = 0.1, *, n_refits: int = 200,
+                    random_state: Any = None, weights: Any = None) -> ConfidenceSet:
+        """A simultaneous bootstrap band around a fitted
+        :class:`~fairdecide.models.IndividualOutcomeModel`'s probabilities for its
+        training individuals (approximate: see :mod:`fairdecide._refit_band`).
+
+        The set's cells are the individuals (cell i is individual i, in its own group;
+        ``weights`` their population weights, default 1/n each): the policy optimised
+        over it has one row per individual, ``res.policy.table[i, z_i]``, and the
+        guarantee reads "about 1 - delta" (a bootstrap approximation, not a bound).
+
+        Parameters
+        ----------
+        model : IndividualOutcomeModel
+            Fitted.
+        delta : float in (0, 1), default=0.1
+        n_refits : int, default=200
+            Bootstrap refits of the model; at least 1 / delta.
+        random_state : int or RandomState, optional
+        weights : array-like of shape (n,), optional
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import fairdecide as fd
+        >>> from fairdecide.models import IndividualOutcomeModel
+        >>> rng = np.random.RandomState(0)
+        >>> X, z = rng.normal(size=(300, 1)), rng.randint(0, 2, 300)
+        >>> y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+        >>> problem = fd.DecisionProblem.classification(2)
+        >>> model = IndividualOutcomeModel().fit(X, z, y, problem)
+        >>> cs = fd.ConfidenceSet.from_refits(model, n_refits=40, random_state=0)
+        >>> cs.center.n_x, cs.approximate
+        (300, True)
+        """
+        from fairdecide._refit_band import refit_band
+
+        center, radius = refit_band(model, delta, n_refits, random_state, weights)
+        return cls(center, radius, 0.0, None, delta,
+                   f"a bootstrap band over {n_refits} refits of the outcome model, "
+                   "simultaneous over the individuals (approximate)", approximate=True)
+
     # ------------------------------------------------------------------ reading
     def contains(self, world: TabularWorld, slack: float = 1e-12) -> bool:
         """Whether ``world`` lies in the set (same cells, groups and outcome shape)."""
@@ -360,21 +390,15 @@ class ConfidenceSet:
     def population_bounds(self, policy: Policy) -> PopulationBounds:
         """The exact ranges of P(a | z), P(a) and P(z) over the set's populations for
         ``policy`` (they do not depend on the outcomes)."""
-        rows = policy.proba(self.center.units())
-        n_x, n_z = self.center.n_x, self.center.n_z
-        pi = rows.reshape(n_x, n_z, -1).transpose(2, 0, 1)  # (n_a, n_x, n_z)
-        lo = np.array([self.population_min(p)[0] for p in pi]).T  # (n_z, n_a)
-        hi = -np.array([self.population_min(-p)[0] for p in pi]).T
-        p_z, r0 = self.center.p_z, np.asarray(self.group_radius)
-        a_lo = np.array([worst_in_ball(c, p_z, r0) @ c for c in lo.T])
-        a_hi = np.array([-(worst_in_ball(-c, p_z, r0) @ -c) for c in hi.T])
-        return PopulationBounds(lo, hi, a_lo, a_hi, np.minimum(1.0, p_z + r0 / 2))
+        return population_bounds(self, policy)
 
     def __repr__(self) -> str:
         pop = ("given population" if self.population_given else
                f"population radii {self.group_radius:.3g} (groups), "
                f"{self.cell_radius.min():.3g}-{self.cell_radius.max():.3g} (cells)")
-        n_c = self.radius.size // (self.center.n_z if self.pooled else 1)
-        return (f"ConfidenceSet(level {self.level:g}, {n_c} "
-                f"{'pooled ' if self.pooled else ''}conditionals, "
+        n_c = self.radius.size // (self.center.n_z if self.pooled or self.approximate
+                                   else 1)
+        kind = "pooled " if self.pooled else "individuals' " if self.approximate else ""
+        return (f"ConfidenceSet(level {self.level:g}{' (approximate)' * self.approximate}, "
+                f"{n_c} {kind}conditionals, "
                 f"radii {self.radius.min():.3g}-{self.radius.max():.3g}, {pop})")

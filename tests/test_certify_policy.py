@@ -105,3 +105,30 @@ def test_a_group_blind_certified_estimator_pools_the_cells_outcomes():
                                   uncertainty="certified", group_blind=True)
     with pytest.raises(fd.FairdecideError, match="population given"):
         sep.fit(X, y, sensitive_features=z)
+
+
+def test_a_certified_softmax_estimator_states_its_band_guarantee():
+    rng = np.random.RandomState(2)
+    n = 400
+    X, z = rng.normal(size=(n, 2)), rng.randint(0, 2, n)
+    X[:, 0] += 0.7 * z
+    y = (X[:, 0] + rng.normal(size=n) > 0).astype(int)
+    parity = fd.Independence(measure="max", reference="pairwise")
+    clf = fd.FairPolicyClassifier(policy="softmax", criteria=[parity], epsilon=0.1,
+                                  uncertainty="certified", n_scenarios=12,
+                                  random_state=0).fit(X, y, sensitive_features=z)
+    g = clf.result_.guarantee
+    assert g.approximate and "bootstrap band over 12 refits" in g.method
+    assert "about 90%" in g.sentences()[0]
+    # independence reads no outcome: over the band (the training people, given) its
+    # bound is the policy's own gap between the groups' rates on those people
+    rate1 = clf.predict_proba(X, sensitive_features=z)[:, 1]
+    gap = abs(rate1[z == 0].mean() - rate1[z == 1].mean())
+    assert g.deviations["independence"] == pytest.approx(gap, abs=1e-6)
+    assert 0.0 < g.value < 1.0
+    with pytest.raises(fd.FairdecideError, match="n_scenarios >= 10"):
+        fd.FairPolicyClassifier(policy="softmax", uncertainty="certified",
+                                n_scenarios=4).fit(X, y, sensitive_features=z)
+    with pytest.raises(fd.FairdecideError, match="'score' family"):
+        fd.FairPolicyClassifier(policy="score", uncertainty="certified").fit(
+            X, y, sensitive_features=z)

@@ -4,6 +4,7 @@ individuals."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,21 @@ SCORE_FOLDS = 3
 UNCERTAINTY = ("plug-in", "mean", "worst", "certified")
 #: The confidence set's delta under uncertainty="certified" (as the maximin's under "worst")
 CERTIFIED_DELTA = 0.1
+
+
+def band_guarantee(model: Any, policy: Any, problem: DecisionProblem, criteria: list,
+                   n_refits: int, seed: int, weights: Any) -> Any:
+    """The softmax family's certificate: its policy on the training individuals,
+    certified over the band of the same ``n_refits`` refits of the outcome model its
+    maximin was fitted on (:meth:`ConfidenceSet.from_refits`; approximate)."""
+    from fairdecide.optimize.guarantee import certify_policy
+    from fairdecide.policies.tabular import TabularPolicy
+
+    cs = ConfidenceSet.from_refits(model, CERTIFIED_DELTA, n_refits=n_refits,
+                                   random_state=seed, weights=weights)
+    rows = policy.proba(model.world(None, None, weights).units())  # (n, n_a)
+    table = np.repeat(rows[:, None, :], cs.center.n_z, axis=1)  # cell i is individual i
+    return certify_policy(TabularPolicy(table), cs, problem, criteria)
 
 
 def tradeoff(estimator: Any, criteria: list[Criterion]) -> dict[str, Any]:
@@ -120,12 +136,18 @@ def _check_settings(est: Any, prediction: bool) -> tuple[str, str, int]:
             f"uncertainty must be one of {UNCERTAINTY} (the plug-in model, the mean or "
             "worst case over a belief's scenarios, or the worst case over a confidence "
             f"set), got {est.uncertainty!r}")
-    if est.uncertainty == "certified" and family != "tabular":
+    if est.uncertainty == "certified" and family == "score":
         raise FairdecideError(
-            f"uncertainty='certified' (the worst case over a ConfidenceSet of the cells' "
-            f"outcome probabilities) takes policy='tabular', got the {family!r} family; "
-            "set policy='tabular'")
+            "uncertainty='certified' takes policy='tabular' (the worst case over a "
+            "ConfidenceSet of the cells) or 'softmax' (the maximin over the outcome "
+            "model's refits, certified over their band), got the 'score' family")
     n_scen = as_int(est.n_scenarios, "n_scenarios", minimum=2)
+    if est.uncertainty == "certified" and family == "softmax" and (
+            n_scen * CERTIFIED_DELTA < 1):
+        raise FairdecideError(
+            f"n_scenarios = {n_scen} refits cannot carry a band at delta "
+            f"{CERTIFIED_DELTA}: uncertainty='certified' with policy='softmax' needs "
+            f"n_scenarios >= {int(np.ceil(1 / CERTIFIED_DELTA))}")
     return family, est.uncertainty, n_scen
 
 
@@ -158,27 +180,32 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
                 Xs, z, y, problem, a, random_state=seed,
                 sample_weight=sample_weight if outcome_weight is None else outcome_weight)
 
-        plug = None
+        plug, model = None, None
+        # certified: the maximin over the refits, then certified over their band
+        mode = "worst" if uncertainty == "certified" else uncertainty
         if a is not None:  # an intervention: the outcome model per action
             model = fitted_model()
             plug = model.world(None, None, sample_weight)
-            world = plug if uncertainty == "plug-in" else Belief.from_refits(
-                model, n_scen, seed, uncertainty, sample_weight)
-        elif uncertainty == "plug-in" and any(map(reads_outcome, user)):
+            world = plug if mode == "plug-in" else Belief.from_refits(
+                model, n_scen, seed, mode, sample_weight)
+        elif mode == "plug-in" and any(map(reads_outcome, user)):
             # a criterion given y: computed on the labelled rows (_labels.py)
             world = label_world(Xs, z, y, n_groups, problem.n_outcomes, sample_weight)
-        elif uncertainty == "plug-in":  # independence reads no label: the model's world
+        elif mode == "plug-in":  # independence reads no label: the model's world
             world = fitted_model().world(None, None, sample_weight)
         else:
+            model = fitted_model()
             world = with_labels(
-                Belief.from_refits(fitted_model(), n_scen, seed, uncertainty, sample_weight),
-                label_world(Xs, z, y, n_groups, problem.n_outcomes, sample_weight),
-                uncertainty)
+                Belief.from_refits(model, n_scen, seed, mode, sample_weight),
+                label_world(Xs, z, y, n_groups, problem.n_outcomes, sample_weight), mode)
         pol = LinearSoftmaxPolicy(include_z=not est.group_blind, l2=as_real(
             est.l2, "l2", low=0.0))
         result = optimize_policy(problem, world, criteria, policy=pol,
                                  n_restarts=as_int(est.n_restarts, "n_restarts", minimum=1),
                                  random_state=seed, max_iter=est.max_iter, **trade)
+        if uncertainty == "certified":
+            result = dataclasses.replace(result, guarantee=band_guarantee(
+                model, result.policy, problem, user, n_scen, seed, sample_weight))
         return Fitted(result, family, scaler=scaler, criteria=user, world=plug)
     if sample_weight is not None and uncertainty != "plug-in":
         raise FairdecideError(

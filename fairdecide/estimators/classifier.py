@@ -102,10 +102,12 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         mean over ``n_scenarios`` scenarios (bootstrap refits of ``outcome_model`` for
         "softmax", exact Dirichlet posterior draws for "tabular"), fairness included; or
         the worst case over them (maximin; for "softmax" the labelled rows are one more
-        scenario, so epsilon holds on them too). "certified" (``policy="tabular"``): the
-        worst case over a :class:`~fairdecide.ConfidenceSet` of the cells at delta 0.1
+        scenario, so epsilon holds on them too). "certified": for "tabular" the worst
+        case over a :class:`~fairdecide.ConfidenceSet` of the cells at delta 0.1
         (pooled over the groups of a cell when ``group_blind`` and no criterion reads
-        the outcome), with ``result_.guarantee`` stating what holds with probability 0.9.
+        the outcome), with ``result_.guarantee`` stating what holds with probability
+        0.9; for "softmax" the maximin over the refits, certified over their band
+        (``ConfidenceSet.from_refits``; about 0.9, a bootstrap approximation).
     n_scenarios : int, default=32
         The package's one default (:data:`fairdecide._defaults.N_SCENARIOS`).
     outcome_model : scikit-learn classifier, optional

@@ -48,6 +48,8 @@ class Guarantee:
         over the set than this one's (0 where the program is exact).
     credible : bool
         The set is a posterior credible region: ``level`` is a posterior probability.
+    approximate : bool
+        The set's level is an approximation (a bootstrap band), not a bound.
     """
 
     level: float
@@ -58,6 +60,7 @@ class Guarantee:
     optimistic: bool = False
     gap: float = 0.0
     credible: bool = False
+    approximate: bool = False
 
     def sentences(self) -> list[str]:
         """The guarantee in words a non-specialist can read."""
@@ -74,6 +77,10 @@ class Guarantee:
                      f"expected utility is at least {self.value:.4g} (its worst case over "
                      f"a credible region: {self.method}; a Bayesian statement, not a "
                      "coverage over data sets)."]
+        elif self.approximate:
+            lines = [f"With probability about {pct} over the data (a bootstrap "
+                     "approximation, not a bound), this policy's true expected utility is "
+                     f"at least {self.value:.4g} (its worst case over {self.method})."]
         else:
             lines = [f"With probability at least {pct} over the data, this policy's true "
                      f"expected utility is at least {self.value:.4g} (its worst case over "
@@ -154,7 +161,7 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
                     f"{name}: its worst case over the set, {bounds[name]:.9g}, exceeds the "
                     f"program's bound {f[c, 0]:.9g}; try solver='highs'")
     guarantee = Guarantee(cs.level, value, bounds, cs.method, why, cs.optimistic, gap,
-                          cs.credible)
+                          cs.credible, cs.approximate)
     return guarantee, tradeoff.objective(np.array([value]), F, belief)
 
 
@@ -236,4 +243,4 @@ def certify_policy(policy: Any, confidence: Any, problem: Any, criteria: Any = N
     bounds, missing = deviation_bounds(confidence, policy, over, kept, at_center)
     bounds.update({n: None for n in why})
     return Guarantee(confidence.level, value, bounds, confidence.method, {**missing, **why},
-                     confidence.optimistic, 0.0, confidence.credible)
+                     confidence.optimistic, 0.0, confidence.credible, confidence.approximate)
