@@ -424,12 +424,11 @@ def test_separation_over_the_set_equals_the_vertex_lp(seed):
     assert res.certificates["separation"]["certified"]
 
 
-def test_separation_needs_a_given_population_and_says_so():
+def test_separation_in_other_forms_is_refused_by_name():
     problem, _, data = _small(0)
     cs = fd.ConfidenceSet.from_data(data, problem)
-    with pytest.raises(fd.FairdecideError, match="population given"):
-        fd.optimize_policy(problem, cs, fd.Separation(measure="max", reference="pairwise"),
-                           epsilon=0.1)
+    with pytest.raises(fd.FairdecideError, match="'separation' cannot be certified"):
+        fd.optimize_policy(problem, cs, fd.Separation(), epsilon=0.1)
 
 
 def test_a_stated_bound_above_epsilon_is_reported_not_raised():

@@ -14,6 +14,16 @@ linear-fractional program over a box: its optimum puts the cells whose pi(a | x,
 exceeds the optimal ratio at their upper ends and the others at their lower ends, so the
 exact adversary sorts the cells and scans the n + 1 thresholds (:func:`extreme_rates`).
 
+With the population estimated, each group's P(x | z) = p also lies in an L1 ball around
+its estimate, and the rate sum_x p_x t_x v_x / sum_x p_x t_x is bilinear in (p, t). Its
+largest value R* is the root of h(lam) = max_{p, t} sum_x p_x t_x (v_x - lam), which is
+exact in closed form: t_x at its upper end where v_x > lam, else at its lower end, then p
+the ball's vertex that moves mass to the largest coefficient (:func:`worst_in_ball`).
+Dinkelbach's iteration lam <- R(p, t) climbs to R* in a few steps
+(:func:`extreme_rates_over_population`); the population vertex is stored in the cut as
+integers (each cell unchanged, emptied, partly taken or receiving, which with the ball
+determines p: :func:`population_vertex`).
+
 For a fixed world the gap is linear in pi, so the constraint over the whole set is one
 linear row per vertex world: :class:`SetSeparation` declares them as cuts, and the
 constraint-generation route (:mod:`fairdecide.optimize.engine.generation`) adds the worst
@@ -30,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from fairdecide.balls import worst_in_ball
 from fairdecide.criteria.base import Capabilities, Criterion, CutSearch, Expansion, ProgramBlock
 from fairdecide.criteria.divergences import rate_gap_bound
 
@@ -38,8 +49,8 @@ if TYPE_CHECKING:
     from fairdecide.table import DecisionTable
     from fairdecide.units import Units
 
-__all__ = ["SetSeparation", "extreme_rates", "independence_over_populations",
-           "set_separation"]
+__all__ = ["SetSeparation", "extreme_rates", "extreme_rates_over_population",
+           "independence_over_populations", "population_vertex", "set_separation"]
 
 #: A group whose outcome mass can fall to this in some world of the set has no rate there.
 MASS_TOL = 1e-12
@@ -77,20 +88,91 @@ def extreme_rates(v: np.ndarray, c: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     return ratio[np.arange(R), k], at_hi & (c > 0)
 
 
+def population_code(h: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """The vertex ``p`` of an L1 ball around ``h`` that :func:`worst_in_ball` returns,
+    as integers per cell: 0 unchanged, 1 emptied, 2 partly taken, 3 receiving."""
+    code = np.zeros(p.shape, dtype=np.int64)
+    code[(p <= 0) & (h > 0)] = 1
+    code[(p > 0) & (p < h)] = 2
+    code[p > h] = 3
+    return code
+
+
+def population_vertex(h: np.ndarray, r: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """The population of :func:`population_code`'s ``code`` in the ball of radius ``r``
+    (R,) around ``h`` (R, n): the receiving cell gains m = min(r / 2, 1 - h_j), the
+    emptied cells lose all, the partly taken one the rest of m.
+
+    Examples
+    --------
+    >>> h = np.array([[0.5, 0.2, 0.3]])
+    >>> p = worst_in_ball(np.array([1.0, 0.0, 2.0]), h, np.array(0.4))
+    >>> np.allclose(population_vertex(h, np.array([0.4]), population_code(h, p)), p)
+    True
+    """
+    recv = code == 3
+    m = np.where(recv.any(axis=1), np.minimum(r / 2.0, 1.0 - (h * recv).sum(axis=1)), 0.0)
+    emptied = code == 1
+    rest = m - (h * emptied).sum(axis=1)
+    p = np.where(emptied, 0.0, h) + recv * m[:, None]
+    return np.where(code == 2, h - rest[:, None], p)
+
+
+def extreme_rates_over_population(v: np.ndarray, h: np.ndarray, r: np.ndarray,
+                                  lo: np.ndarray, hi: np.ndarray, largest: bool,
+                                  max_steps: int = 200
+                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """max (min) over p in the L1 ball of radius r (R,) around h (R, n), within the
+    simplex, and t in the box [lo, hi] of sum p t v / sum p t, per row (v in [0, 1]);
+    returns the rate, the pattern of t (True: at hi) and the population's
+    :func:`population_code`. Dinkelbach's iteration (see the module).
+
+    Examples
+    --------
+    >>> rate, at_hi, code = extreme_rates_over_population(
+    ...     np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]), np.array([0.2]),
+    ...     np.full((1, 2), 0.2), np.full((1, 2), 0.6), True)
+    >>> round(float(rate[0]), 4), at_hi.tolist(), code.tolist()
+    (0.8182, [[True, False]], [[3, 2]])
+    """
+    if not largest:  # min of R = 1 - max of the rate of 1 - v
+        rate, at_hi, code = extreme_rates_over_population(1.0 - v, h, r, lo, hi, True,
+                                                          max_steps)
+        return 1.0 - rate, at_hi, code
+    lam, _ = extreme_rates(v, h, lo, hi, True)  # the centre's population: a start
+    lam = np.where(np.isfinite(lam), lam, 0.0)
+    for _ in range(max_steps):
+        at_hi = v > lam[:, None]
+        t = np.where(at_hi, hi, lo)
+        p = worst_in_ball(-t * (v - lam[:, None]), h, r)
+        num, den = (p * t * v).sum(axis=1), (p * t).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            new = np.where(den > MASS_TOL, num / np.where(den > 0, den, 1.0), -np.inf)
+        if not np.any(new > lam + 1e-15):
+            break
+        lam = np.maximum(lam, new)
+    else:  # pragma: no cover - Dinkelbach's steps are finite here
+        raise RuntimeError("the separation adversary did not converge")
+    return new, at_hi & (h > 0), population_code(h, p)
+
+
 @dataclass(frozen=True, eq=False)
 class SetSeparation(Criterion):
     """A separation criterion (``measure="max", reference="pairwise"``) bounded over
     every world of a confidence set with a given population and two outcomes (see the
     module); built by ``criterion.over_set(confidence_set, problem)``, not by users.
 
-    Cuts are integer rows (y, a, z, z', the pattern of z's cells at their upper ends,
-    the pattern of z''s): the row P(a | y, z) - P(a | y, z') <= f in that world."""
+    Cuts are integer rows (y, a, z, z', z's cells, z''s cells), each cell coded 1 at
+    the upper end of its outcome interval (else 0) plus 2 times its population code
+    (:func:`population_code`; 0 with the population given): the row
+    P(a | y, z) - P(a | y, z') <= f in that world."""
 
     base: Criterion
-    weight: np.ndarray  # (n_x, n_z): P(x, z)
+    weight: np.ndarray  # (n_x, n_z): P(x | z) at the centre
     lo: np.ndarray  # (2, n_x, n_z): the ends of P(y | x, z) for y = 0, 1
     hi: np.ndarray
     cuts: np.ndarray | None = None
+    radius: np.ndarray | None = None  # (n_z,): the L1 radius of each P(x | z)
 
     @property
     def label(self) -> str:
@@ -116,8 +198,15 @@ class SetSeparation(Criterion):
         c = np.broadcast_to(self.weight.T[None, None], shape).reshape(-1, n_x)
         lo = np.broadcast_to(self.lo.transpose(0, 2, 1)[:, None], shape).reshape(-1, n_x)
         hi = np.broadcast_to(self.hi.transpose(0, 2, 1)[:, None], shape).reshape(-1, n_x)
-        top, top_at = extreme_rates(v, c, lo, hi, True)
-        low, low_at = extreme_rates(v, c, lo, hi, False)
+        if self.radius is None or not np.any(self.radius > 0):
+            top, top_at = extreme_rates(v, c, lo, hi, True)
+            low, low_at = extreme_rates(v, c, lo, hi, False)
+            top_at, low_at = top_at.astype(np.int64), low_at.astype(np.int64)
+        else:
+            r = np.broadcast_to(self.radius[None, None], shape[:3]).reshape(-1)
+            top, t_at, t_code = extreme_rates_over_population(v, c, r, lo, hi, True)
+            low, l_at, l_code = extreme_rates_over_population(v, c, r, lo, hi, False)
+            top_at, low_at = t_at + 2 * t_code, l_at + 2 * l_code
         return (top.reshape(shape[:3]), low.reshape(shape[:3]), top_at.reshape(shape),
                 low_at.reshape(shape))
 
@@ -157,9 +246,12 @@ class SetSeparation(Criterion):
         y, a, z, z2 = cuts[:, 0], cuts[:, 1], cuts[:, 2], cuts[:, 3]
         rates = []
         for g, at in ((z, cuts[:, 4:4 + n_x]), (z2, cuts[:, 4 + n_x:])):
-            t = np.where(at == 1, self.hi[y][np.arange(len(y)), :, g],
+            t = np.where(at % 2 == 1, self.hi[y][np.arange(len(y)), :, g],
                          self.lo[y][np.arange(len(y)), :, g])
-            c = self.weight[:, g].T * t
+            p = self.weight[:, g].T
+            if self.radius is not None and np.any(self.radius > 0):
+                p = population_vertex(p, self.radius[g], at // 2)
+            c = p * t
             rates.append(c / c.sum(axis=1, keepdims=True))
         units = np.arange(n_x)[None, :] * n_z  # unit of (x, z) is x * n_z + z
         pi_cols = block.pi_cols[block.free_of_unit]  # (n_u, n_a)
@@ -181,19 +273,18 @@ class SetSeparation(Criterion):
 def set_separation(base: Criterion, confidence: Any, problem: DecisionProblem
                    ) -> SetSeparation | None:
     """``base`` bounded over ``confidence`` when it is a separation as the largest
-    pairwise gap and the set is of the kind the adversary solves exactly (population
-    given, a prediction problem, two outcomes); None otherwise."""
+    pairwise gap and the set is of the kind the adversary solves exactly (a prediction
+    problem, two outcomes; the population given or in its balls); None otherwise."""
     center = confidence.center
     if ((base.target, base.given, base.measure, base.reference, base.given_values) != (
             "action", "outcome", "max", "pairwise", None)
-            or not confidence.population_given or center.outcome_depends_on_action
-            or problem.n_outcomes != 2):
+            or center.outcome_depends_on_action or problem.n_outcomes != 2):
         return None
     p1 = confidence.ball_center[..., 1]
     lo1 = np.clip(p1 - confidence.radius / 2, 0.0, 1.0)
     hi1 = np.clip(p1 + confidence.radius / 2, 0.0, 1.0)
-    return SetSeparation(base, center.p_xz, np.stack([1 - hi1, lo1]),
-                         np.stack([1 - lo1, hi1]))
+    return SetSeparation(base, center.p_x_given_z, np.stack([1 - hi1, lo1]),
+                         np.stack([1 - lo1, hi1]), radius=confidence.cell_radius)
 
 
 def independence_over_populations(crit: Any, bounds: Any) -> float | None:

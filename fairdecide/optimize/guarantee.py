@@ -113,8 +113,8 @@ def set_criteria(problem: Any, criteria: list, names: list[str], confidence: Any
                 f"criterion {name!r} cannot be certified over this ConfidenceSet yet: "
                 "criteria that do not read the outcome (Independence, Capacity) are, and "
                 "separation as the largest pairwise gap (Separation(measure='max', "
-                "reference='pairwise')) with the population given and two outcomes in a "
-                "prediction problem; for others optimise over a Belief "
+                "reference='pairwise')) with two outcomes in a prediction problem; for "
+                "others optimise over a Belief "
                 "(Belief.confidence_set: the worst of posterior draws, not a guarantee)")
         out.append(over)
     return out
