@@ -74,6 +74,17 @@ def today(name, data, problem, crit, seed):
     return res.policy, res.utility
 
 
+def claims(r: dict, runs: int) -> str:
+    """The table cells after the mean true value: mean certified value, true below
+    certified, true above the constant's, certified above the constant's true value
+    ("-" where the treatment certifies nothing)."""
+    has = bool(r["cert"])
+    cert = f"{np.mean(r['cert']):.4f}" if has else "-"
+    below = f"{r['below']}/{runs}" if has else "-"
+    cbeat = f"{r['cbeat']}/{runs}" if has else "-"
+    return f"{cert} | {below} | {r['beat']}/{runs} | {cbeat}"
+
+
 def science(data, problem, truth, sizes, runs):
     oracle = fd.optimize_policy(problem, truth, group_blind=True).utility
     names = ("certified, pooled, population estimated", "certified, pooled, population given",
@@ -106,13 +117,68 @@ def science(data, problem, truth, sizes, runs):
                     r["cbeat"] += cert > const + 1e-9
         for m in names:
             r = rec[m]
-            cert = r["cert"]
-            mean_cert = f"{np.mean(cert):.4f}" if cert else "-"
-            below = f"{r['below']}/{runs}" if cert else "-"
-            cbeat = f"{r['cbeat']}/{runs}" if cert else "-"
-            lines.append(f"| {n} | {m} | {np.mean(r['true']):.4f} | {mean_cert} | {below} | "
-                         f"{r['beat']}/{runs} | {cbeat} |")
+            lines.append(f"| {n} | {m} | {np.mean(r['true']):.4f} | {claims(r, runs)} |")
         print("\n".join(lines[-len(names):]), flush=True)
+    return lines
+
+
+SEPARATION = fd.Separation(measure="max", reference="pairwise")
+
+
+def balance_bound_factor(problem) -> int:
+    """Balance F = sum_y sum_z P(z | y) sum_a |P(a | y, z) - P(a | y)| is at most
+    n_y n_a G, G the largest pairwise separation gap: each |P(a | y, z) - P(a | y)| is a
+    P(z' | y)-mean of gaps between z and the other groups."""
+    return problem.n_outcomes * problem.n_actions
+
+
+def science_balance(data, problem, truth, sizes, runs, lambdas):
+    """lambda > 0: T = U - lambda F, F = balance. The certified policy maximises its
+    certified T, min U - lambda k max G over the set (per cell and group, population
+    estimated; k = balance_bound_factor), a lower bound of its true T with probability
+    1 - delta; beside the experiment's treatments and the constant policy (F = 0)."""
+    k = balance_bound_factor(problem)
+    names = ("certified", "scenario maximin", "Bayes", "plug-in", "constant")
+    lines = [f"# balance <= {k} x the largest pairwise separation gap (certified over the "
+             "set); certified T = certified value - lambda x that bound", "",
+             "| lambda | n | treatment | mean true T | mean certified T | true T below "
+             "certified | true T above constant's | certified T above constant's true T |",
+             "|---|---|---|---|---|---|---|---|"]
+    for lam_papers in lambdas:
+        lam = bf.lam_of(lam_papers)
+        oracle = bf.objective_value(fd.optimize_policy(
+            problem, truth, bf.balance(), lam=lam, group_blind=True).policy, truth, problem,
+            lam)[0]
+        lines.append(f"| {lam_papers:g} | - | oracle | {oracle:.4f} | - | - | - | - |")
+        mix = k * lam_papers / (1 + k * lam_papers)  # (1 - mix) U - mix G ~ U - k lambda G
+        for n in sizes:
+            rec = {m: {"T": [], "cert": [], "below": 0, "beat": 0, "cbeat": 0}
+                   for m in names}
+            for run in range(runs):
+                train = sample_logged_data(truth, problem, n, random_state=7919 * run + n)
+                fits = bf.fit_policies(train, problem, lam, n_scenarios=K, random_state=run,
+                                       methods=("plug-in", "Bayes", "maximin", "constant"))
+                cs = fd.ConfidenceSet.from_data(train, problem, delta=DELTA)
+                res = fd.optimize_policy(problem, cs, SEPARATION, lam=mix, group_blind=True)
+                const_T = bf.objective_value(fits["constant"].policy, truth, problem, lam)[0]
+                for m in names:
+                    policy = res.policy if m == "certified" else fits[
+                        "maximin" if m == "scenario maximin" else m].policy
+                    T = bf.objective_value(policy, truth, problem, lam)[0]
+                    r = rec[m]
+                    r["T"].append(T)
+                    r["beat"] += T > const_T + 1e-9
+                    if m in ("certified", "constant"):
+                        g = fd.certify_policy(policy, cs, problem, SEPARATION)
+                        cert = g.value - lam_papers * k * g.deviations["separation"]
+                        r["cert"].append(cert)
+                        r["below"] += T < cert - 1e-9
+                        r["cbeat"] += cert > const_T + 1e-9
+            for m in names:
+                r = rec[m]
+                lines.append(f"| {lam_papers:g} | {n} | {m} | {np.mean(r['T']):.4f} | "
+                             f"{claims(r, runs)} |")
+            print("\n".join(lines[-len(names):]), flush=True)
     return lines
 
 
@@ -155,10 +221,13 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=6000)
     parser.add_argument("--replicates", type=int, default=500)
     parser.add_argument("--today", type=int, default=100)
+    parser.add_argument("--balance", action="store_true",
+                        help="lambda > 0 (--lambdas): the certified T beside the others")
+    parser.add_argument("--lambdas", type=float, nargs="+", default=[0.5, 1.0])
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     if args.quick:
-        args.science, args.coverage = True, True
+        args.science, args.coverage, args.balance = True, True, True
         args.sizes, args.runs, args.replicates, args.today = [3000], 2, 4, 2
     data, problem = bf.compas_data()
     truth = fd.DirichletPosterior(bf.PRIOR, bf.FACTORIZATION).fit(data, problem).mean_world()
@@ -170,6 +239,15 @@ def main() -> None:
         lines += [head, f"# {args.runs} data sets per n (the same for every treatment)"]
         lines += science(data, problem, truth, args.sizes, args.runs)
         out = args.out or RESULTS / "certified_semi_science.txt"
+        out.write_text("\n".join(lines) + "\n")
+    if args.balance:
+        lines = provenance("Certified decisions on the COMPAS semi-synthetic truth with "
+                           "balance (lambda > 0)", "bench_certified_semi.py")
+        lines += [head, f"# {args.runs} data sets per n (the same for every treatment)"]
+        lines += science_balance(data, problem, truth, args.sizes, args.runs, args.lambdas)
+        out = args.out or RESULTS / "certified_semi_balance.txt"
+        if args.quick:
+            out = out.with_name(out.stem + "_balance" + out.suffix)
         out.write_text("\n".join(lines) + "\n")
     if args.coverage:
         lines = provenance("Coverage of the certified decision on the COMPAS semi-synthetic "

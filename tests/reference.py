@@ -648,3 +648,28 @@ def reference_optimum(problem, world, criteria=(), *, epsilon=None, lam=None, sl
     return ReferenceOptimum(float(objective), rows, float(agg_u),
                             {c.label: float(f) for c, f in zip(criteria, agg_f, strict=True)},
                             dual_norm, maximised, binding)
+
+
+def interval_maximin(U, weights, lo, hi) -> float:
+    """max over pi(a | u) of sum_u w_u min_{p in [lo_u, hi_u]} sum_a pi_a E_p U(a, y), two
+    outcomes, p = P(y = 1 | u): the worst case sits at an end of each interval, so the
+    epigraph t_u is at most the value at both ends (one LP, written from the formula)."""
+    U = np.asarray(U, dtype=float)
+    n, n_a = len(weights), U.shape[0]
+    n_v = n * n_a + n  # pi, then t
+    c = np.zeros(n_v)
+    c[n * n_a:] = -np.asarray(weights, dtype=float)
+    rows = []
+    for u in range(n):
+        for p in (lo[u], hi[u]):
+            row = np.zeros(n_v)
+            row[u * n_a:(u + 1) * n_a] = -(U @ np.array([1 - p, p]))
+            row[n * n_a + u] = 1.0
+            rows.append(row)
+    A_eq = np.zeros((n, n_v))
+    for u in range(n):
+        A_eq[u, u * n_a:(u + 1) * n_a] = 1.0
+    res = linprog(c, np.array(rows), np.zeros(len(rows)), A_eq, np.ones(n),
+                  bounds=[(0, 1)] * (n * n_a) + [(None, None)] * n, method="highs")
+    assert res.status == 0, res.message
+    return -float(res.fun)

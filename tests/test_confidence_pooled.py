@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy import stats
-from scipy.optimize import linprog
 
 import fairdecide as fd
 from fairdecide.datasets import sample_logged_data
+from tests.reference import interval_maximin
 
 
 def _truth(seed: int, n_x: int = 4, n_z: int = 3) -> tuple[fd.DecisionProblem, fd.TabularWorld]:
@@ -36,30 +36,6 @@ def _pooled_intervals(data: fd.LoggedData, n_x: int, delta: float):
     return lo, hi
 
 
-def _group_blind_maximin(U: np.ndarray, p_x: np.ndarray, lo, hi) -> float:
-    """max over pi(a | x) of sum_x P(x) min_{p in [lo_x, hi_x]} sum_a pi_a E_p U(a, y):
-    the worst case sits at an end of each interval, so t_x <= the value at both ends."""
-    n_x, n_a = len(p_x), U.shape[0]
-    n_v = n_x * n_a + n_x  # pi, then t
-    c = np.zeros(n_v)
-    c[n_x * n_a:] = -p_x
-    A_ub, b_ub = [], []
-    for x in range(n_x):
-        for p in (lo[x], hi[x]):
-            row = np.zeros(n_v)
-            row[x * n_a:(x + 1) * n_a] = -(U @ np.array([1 - p, p]))
-            row[n_x * n_a + x] = 1.0
-            A_ub.append(row)
-            b_ub.append(0.0)
-    A_eq = np.zeros((n_x, n_v))
-    for x in range(n_x):
-        A_eq[x, x * n_a:(x + 1) * n_a] = 1.0
-    bounds = [(0, 1)] * (n_x * n_a) + [(None, None)] * n_x
-    res = linprog(c, np.array(A_ub), b_ub, A_eq, np.ones(n_x), bounds=bounds,
-                  method="highs")
-    return -float(res.fun)
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_pooled_certified_optimum_equals_the_lp_over_scipys_pooled_intervals(seed):
     problem, truth = _truth(seed)
@@ -68,7 +44,7 @@ def test_pooled_certified_optimum_equals_the_lp_over_scipys_pooled_intervals(see
                                     pooled=True)
     res = fd.optimize_policy(problem, cs, group_blind=True)
     lo, hi = _pooled_intervals(data, truth.n_x, 0.1)
-    expected = _group_blind_maximin(problem.utility, truth.p_xz.sum(axis=1), lo, hi)
+    expected = interval_maximin(problem.utility, truth.p_xz.sum(axis=1), lo, hi)
     assert res.guarantee.value == pytest.approx(expected, abs=1e-7)
     assert res.utility != pytest.approx(res.guarantee.value)  # the centre's, not the worst
     # narrower than the set per (cell, group): the same data certify more

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog
 
 import fairdecide as fd
 from fairdecide.models import IndividualOutcomeModel
+from tests.reference import interval_maximin
 
 PROBLEM = fd.DecisionProblem.classification(2)
 
@@ -45,37 +45,15 @@ def test_the_band_holds_one_minus_delta_of_the_refits_and_no_narrower_band_does(
     assert np.all(d <= 0.99 * r, axis=1).sum() < np.ceil((1 - delta) * B)
 
 
-def _interval_maximin(p_hat, r, w, U) -> float:
-    """max over pi of sum_i w_i min_{p in [p_hat - r/2, p_hat + r/2] & [0, 1]} value."""
-    n, n_a = len(p_hat), U.shape[0]
-    lo, hi = np.clip(p_hat - r / 2, 0, 1), np.clip(p_hat + r / 2, 0, 1)
-    n_v = n * n_a + n
-    c = np.zeros(n_v)
-    c[n * n_a:] = -w
-    rows, b = [], []
-    for i in range(n):
-        for p in (lo[i], hi[i]):
-            row = np.zeros(n_v)
-            row[i * n_a:(i + 1) * n_a] = -(U @ np.array([1 - p, p]))
-            row[n * n_a + i] = 1.0
-            rows.append(row)
-            b.append(0.0)
-    A_eq = np.zeros((n, n_v))
-    for i in range(n):
-        A_eq[i, i * n_a:(i + 1) * n_a] = 1.0
-    res = linprog(c, np.array(rows), b, A_eq, np.ones(n),
-                  bounds=[(0, 1)] * (n * n_a) + [(None, None)] * n, method="highs")
-    return -float(res.fun)
-
-
 def test_the_maximin_over_the_band_equals_the_lp_over_each_individuals_interval():
     model, problem = _model(2, n=80)
     cs = fd.ConfidenceSet.from_refits(model, 0.2, n_refits=40, random_state=2)
     res = fd.optimize_policy(problem, cs)
     n = len(model.z_)
     own = (np.arange(n), model.z_)
-    expected = _interval_maximin(cs.ball_center[own][:, 1], cs.radius[own],
-                                 np.full(n, 1.0 / n), problem.utility)
+    p1, r = cs.ball_center[own][:, 1], cs.radius[own]
+    expected = interval_maximin(problem.utility, np.full(n, 1.0 / n),
+                                np.clip(p1 - r / 2, 0, 1), np.clip(p1 + r / 2, 0, 1))
     assert res.guarantee.value == pytest.approx(expected, abs=1e-7)
     text = " ".join(res.guarantee.sentences())
     assert "about 80%" in text and "approximation" in text
