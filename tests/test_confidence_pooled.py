@@ -93,3 +93,31 @@ def test_a_pooled_set_refuses_what_it_cannot_certify():
                              epsilon=0.2, group_blind=True)
     assert res.guarantee.deviations["independence"] <= 0.2 + 1e-7
     assert res.guarantee.value == pytest.approx(cs.worst_value(res.policy, problem))
+
+
+def test_a_pooled_intervention_takes_each_cells_best_worst_action():
+    # P(y | a, x) pooled over the groups: each (cell, action) interval from all its rows
+    rng = np.random.RandomState(7)
+    n = 600
+    x, z, a = rng.randint(0, 3, n), rng.randint(0, 2, n), rng.randint(0, 2, n)
+    y = (rng.uniform(size=n) < 0.2 + 0.2 * x * a + 0.1 * z).astype(int)
+    problem = fd.DecisionProblem(utility=[[0.0, 0.0], [-1.0, 2.0]],
+                                 outcome_depends_on_action=True)
+    data = fd.LoggedData(x=x, z=z, y=y, a=a, propensity=np.full(n, 0.5))
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1, pooled=True)
+    res = fd.optimize_policy(problem, cs, group_blind=True)
+    counts = np.zeros((3, 2, 2))  # (x, a, y)
+    np.add.at(counts, (x, a, y), 1)
+    n_c = counts.sum(axis=-1)
+    d = 0.1 / (np.count_nonzero(n_c) + 1 + 2)  # the cells' intervals, P(z), each P(x | z)
+    U = problem.utility
+    worst = np.zeros((3, 2))
+    for xi, ai in np.ndindex(3, 2):
+        ci = stats.binomtest(int(counts[xi, ai, 1]), int(n_c[xi, ai])).proportion_ci(
+            1 - d, method="exact")
+        worst[xi, ai] = min(U[ai, 0] + (U[ai, 1] - U[ai, 0]) * p for p in (ci.low, ci.high))
+    # the population is estimated: the worst population weighs each cell's best action
+    best = np.repeat(worst.max(axis=1)[:, None], 2, axis=1)  # (x, z)
+    assert res.guarantee.value == pytest.approx(cs.population_min(best)[1], abs=1e-7)
+    assert res.guarantee.value == pytest.approx(cs.worst_value(res.policy, problem),
+                                                abs=1e-9)
