@@ -1,6 +1,25 @@
 """The frequentist set of :meth:`~fairdecide.confidence.ConfidenceSet.from_data`: its
-balls from the data's counts, simultaneous by the union bound (the module
-:mod:`fairdecide.confidence` says why each bound holds)."""
+balls from the data's counts, simultaneous by the union bound.
+
+**Coverage** (:meth:`ConfidenceSet.from_data`). For a multinomial over m outcomes
+estimated from n draws, Weissman et al. (2003, "Inequalities for the L1 deviation of the
+empirical distribution") bound P(||p_hat - p||_1 >= r) <= (2^m - 2) exp(-n r^2 / 2), so
+
+    r(n, m, d) = sqrt(2 (ln(2^m - 2) - ln d) / n)
+
+holds each ball with probability at least 1 - d, whatever p. The set holds the truth
+with probability at least 1 - delta (over the data) by the union bound: each of the C
+estimated multinomials (the conditionals with data, and P(z) and each P(x | z) when the
+population is estimated) gets d = delta / C. Given the counts, each conditional's draws
+are independent multinomial draws, so the bound holds conditionally on which cells were
+seen, and so unconditionally. A conditional without data is not estimated at all: its
+ball is the whole simplex (r = 2), which spends none of delta. With two outcomes
+Weissman's bound is Hoeffding's, loose against the exact binomial (Clopper-Pearson)
+interval [lo, hi], which holds with probability at least 1 - d too; the interval is the
+L1 ball of radius hi - lo around its midpoint (``ball_center``), and is the default for
+two outcomes (:func:`clopper_pearson`). The population's balls stay Weissman's, whose
+bound serves any number of cells.
+"""
 
 from __future__ import annotations
 

@@ -14,24 +14,9 @@ The population is split by group so that what a group is made of, P(x | z), has 
 parameters: a group's rate P(a | z) = sum_x P(x | z) pi(a | x, z) is then linear in them,
 and its range over the set is exact (:class:`PopulationBounds`).
 
-**Coverage** (:meth:`ConfidenceSet.from_data`). For a multinomial over m outcomes
-estimated from n draws, Weissman et al. (2003, "Inequalities for the L1 deviation of the
-empirical distribution") bound P(||p_hat - p||_1 >= r) <= (2^m - 2) exp(-n r^2 / 2), so
-
-    r(n, m, d) = sqrt(2 (ln(2^m - 2) - ln d) / n)
-
-holds each ball with probability at least 1 - d, whatever p. The set holds the truth
-with probability at least 1 - delta (over the data) by the union bound: each of the C
-estimated multinomials (the conditionals with data, and P(z) and each P(x | z) when the
-population is estimated) gets d = delta / C. Given the counts, each conditional's draws
-are independent multinomial draws, so the bound holds conditionally on which cells were
-seen, and so unconditionally. A conditional without data is not estimated at all: its
-ball is the whole simplex (r = 2), which spends none of delta. With two outcomes
-Weissman's bound is Hoeffding's, loose against the exact binomial (Clopper-Pearson)
-interval [lo, hi], which holds with probability at least 1 - d too; the interval is the
-L1 ball of radius hi - lo around its midpoint (``ball_center``), and is the default for
-two outcomes (:func:`clopper_pearson`). The population's balls stay Weissman's, whose
-bound serves any number of cells.
+**Coverage** (:meth:`ConfidenceSet.from_data`): Weissman et al.'s L1 bound, or exact
+Clopper-Pearson intervals with two outcomes, simultaneous by the union bound over the
+estimated multinomials (:mod:`fairdecide._data_region` says why each holds).
 
 **Pooled outcomes** (``pooled=True``). A group-blind policy's value reads the outcomes
 only through P(y | x) = sum_z P(z | x) P(y | x, z): one ball per cell, from all its rows,
@@ -371,6 +356,10 @@ class ConfidenceSet:
         # the population's worst over the units' extremes (an optimistic set's population
         # is given: the balls have radius 0, and the nesting weighs by P(x, z))
         rows = policy.proba(self.center.units())
+        if rows.shape[1] != problem.n_actions:
+            raise FairdecideError(
+                f"policy has {rows.shape[1]} actions but the problem has "
+                f"{problem.n_actions}: give a policy over the problem's actions")
         if self.pooled:
             self.check_group_blind(rows)
         g = self.unit_worst(rows, problem, best)

@@ -83,6 +83,9 @@ def test_certify_policy_names_a_wrong_argument():
         fd.certify_policy(always.table, cs, problem)
     with pytest.raises(fd.FairdecideError, match="problem"):
         fd.certify_policy(always, cs, "accuracy")
+    three = fd.TabularPolicy.constant(cs.center.n_x, cs.center.n_z, [0.2, 0.3, 0.5])
+    with pytest.raises(fd.FairdecideError, match="3 actions but the problem has 2"):
+        fd.certify_policy(three, cs, problem)
 
 
 def test_a_group_blind_certified_estimator_pools_the_cells_outcomes():
