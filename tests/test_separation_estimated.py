@@ -66,8 +66,8 @@ def test_the_adversary_is_the_linear_fractional_programs_optimum(n, seed, r, lar
     rng = np.random.RandomState(seed)
     v = rng.uniform(size=n)
     h = rng.dirichlet(np.ones(n))
-    lo = rng.uniform(0.05, 0.6, size=n)
-    hi = np.minimum(1.0, lo + rng.uniform(0, 0.5, size=n))
+    lo = np.where(rng.uniform(size=n) < 0.3, 0.0, rng.uniform(0.05, 0.6, size=n))
+    hi = np.minimum(1.0, lo + rng.uniform(0.01, 0.5, size=n))
     rate, at_hi, code = extreme_rates_over_population(v[None], h[None], np.array([r]),
                                                       lo[None], hi[None], largest)
     assert rate[0] == pytest.approx(ratio_lp(v, h, r, lo, hi, largest), abs=1e-7)
@@ -77,6 +77,21 @@ def test_the_adversary_is_the_linear_fractional_programs_optimum(n, seed, r, lar
     assert p.min() >= -1e-12 and abs(p.sum() - 1) <= 1e-12
     assert np.abs(p - h).sum() <= r + 1e-12
     assert (p * t * v).sum() / (p * t).sum() == pytest.approx(rate[0], abs=1e-9)
+
+
+def test_a_world_without_mass_at_the_optimum_is_not_taken_for_the_worst():
+    # at lam = R* = 1 cell 0 (v = 0, lower end 0) ties with cell 1: moving all of the
+    # population to cell 0 leaves no mass, and no rate; the worst rate is still 1
+    rate, at_hi, code = extreme_rates_over_population(
+        np.array([[0.0, 1.0]]), np.array([[0.5, 0.5]]), np.array([2.0]),
+        np.array([[0.0, 0.2]]), np.array([[0.3, 0.6]]), True)
+    assert rate[0] == pytest.approx(1.0)
+    p = population_vertex(np.array([[0.5, 0.5]]), np.array([2.0]), code)[0]
+    t = np.where(at_hi[0], [0.3, 0.6], [0.0, 0.2])
+    assert (p * t).sum() > 0 and (p * t)[1] / (p * t).sum() == pytest.approx(1.0)
+    assert rate[0] == pytest.approx(ratio_lp(np.array([0.0, 1.0]), np.array([0.5, 0.5]), 2.0,
+                                             np.array([0.0, 0.2]), np.array([0.3, 0.6]),
+                                             True), abs=1e-7)
 
 
 @settings(max_examples=60, deadline=None)

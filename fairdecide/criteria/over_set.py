@@ -139,8 +139,10 @@ def extreme_rates_over_population(v: np.ndarray, h: np.ndarray, r: np.ndarray,
         rate, at_hi, code = extreme_rates_over_population(1.0 - v, h, r, lo, hi, True,
                                                           max_steps)
         return 1.0 - rate, at_hi, code
-    lam, _ = extreme_rates(v, h, lo, hi, True)  # the centre's population: a start
-    lam = np.where(np.isfinite(lam), lam, 0.0)
+    # the best world found so far, from the centre's population (a rate with mass)
+    best, best_at = extreme_rates(v, h, lo, hi, True)
+    best_p = h.copy()
+    lam = np.where(np.isfinite(best), best, 0.0)
     for _ in range(max_steps):
         at_hi = v > lam[:, None]
         t = np.where(at_hi, hi, lo)
@@ -148,12 +150,16 @@ def extreme_rates_over_population(v: np.ndarray, h: np.ndarray, r: np.ndarray,
         num, den = (p * t * v).sum(axis=1), (p * t).sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             new = np.where(den > MASS_TOL, num / np.where(den > 0, den, 1.0), -np.inf)
-        if not np.any(new > lam + 1e-15):
+        # a world without mass (a tie at the optimum) has no rate: keep the best with one
+        up = new > best + 1e-15
+        if not np.any(up):
             break
-        lam = np.maximum(lam, new)
+        best, best_at, best_p = (np.where(up, new, best), np.where(up[:, None], at_hi, best_at),
+                                 np.where(up[:, None], p, best_p))
+        lam = np.where(np.isfinite(best), best, 0.0)
     else:  # pragma: no cover - Dinkelbach's steps are finite here
         raise RuntimeError("the separation adversary did not converge")
-    return new, at_hi & (h > 0), population_code(h, p)
+    return best, best_at & (h > 0), population_code(h, best_p)
 
 
 @dataclass(frozen=True, eq=False)
