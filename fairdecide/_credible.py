@@ -38,17 +38,16 @@ def credible_region(posterior: Any, delta: Any, population: Any, n_draws: Any,
     delta = as_real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
     alpha = posterior._alpha()
     a_y, a_xz = alpha["p_y"], alpha["p_xz"]
-    if a_y.shape[-1] != 2:
-        raise FairdecideError(
-            f"from_posterior takes two outcomes (Beta intervals), got {a_y.shape[-1]}; "
-            "use ConfidenceSet.from_data for more")
     center = posterior.mean_world()
     known = population is not None
     share = delta if known else delta / 2
     d = 1.0 - (1.0 - share) ** (1.0 / a_y[..., 0].size)
-    lo = stats.beta.ppf(d / 2, a_y[..., 1], a_y[..., 0])
-    hi = stats.beta.ppf(1 - d / 2, a_y[..., 1], a_y[..., 0])
-    ball_center = np.stack([1 - (lo + hi) / 2, (lo + hi) / 2], axis=-1)
+    if a_y.shape[-1] == 2:  # the equal-tailed Beta interval, as the ball around its middle
+        lo = stats.beta.ppf(d / 2, a_y[..., 1], a_y[..., 0])
+        hi = stats.beta.ppf(1 - d / 2, a_y[..., 1], a_y[..., 0])
+        ball_center, radius = np.stack([1 - (lo + hi) / 2, (lo + hi) / 2], axis=-1), hi - lo
+    else:
+        ball_center, radius = center.p_y, _beta_box_radius(a_y, d)
     n_x, n_z = a_xz.shape
     if known:
         r0, rz = 0.0, np.zeros(n_z)
@@ -63,7 +62,23 @@ def credible_region(posterior: Any, delta: Any, population: Any, n_draws: Any,
         r0 = _credible_radius(a_xz.sum(axis=0), d0, n_draws, rng)
         rz = np.array([_credible_radius(a_xz[:, z], d0, n_draws, rng)
                        for z in range(n_z)])
-    return center, hi - lo, r0, rz, ball_center
+    return center, radius, r0, rz, ball_center
+
+
+def _beta_box_radius(alpha: np.ndarray, d: float) -> np.ndarray:
+    """The L1 radius around the Dirichlet mean c that holds the box of every outcome's
+    equal-tailed Beta interval at level 1 - d / m (its marginal; Bonferroni over the m
+    outcomes, so the box has posterior probability at least 1 - d): within the simplex
+    ||theta - c||_1 = 2 sum_j (theta_j - c_j)^+, at most 2 min(sum_j (hi_j - c_j),
+    sum_j (c_j - lo_j))."""
+    from scipy import stats
+
+    m = alpha.shape[-1]
+    total = alpha.sum(axis=-1, keepdims=True)
+    c = alpha / total
+    lo = stats.beta.ppf(d / (2 * m), alpha, total - alpha)
+    hi = stats.beta.ppf(1 - d / (2 * m), alpha, total - alpha)
+    return np.minimum(2.0, 2 * np.minimum((hi - c).sum(axis=-1), (c - lo).sum(axis=-1)))
 
 
 def given_population(population: Any, shape: tuple[int, int], labels: tuple = ()

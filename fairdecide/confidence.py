@@ -228,13 +228,15 @@ class ConfidenceSet:
     def from_posterior(cls, posterior: Any, delta: float = 0.1, *, population: Any = None,
                        n_draws: int = 4000, random_state: Any = None) -> ConfidenceSet:
         """The credible region of a fitted ``DirichletPosterior`` (``factorization=
-        "joint"``, two outcomes) in the same shapes: posterior probability at least
-        about 1 - delta, a Bayesian reading of the set rather than a frequentist coverage.
+        "joint"``) in the same shapes: posterior probability at least about 1 - delta,
+        a Bayesian reading of the set rather than a frequentist coverage.
 
-        The factors are independent a posteriori (each conditional is Beta; P(z) and
-        each P(x | z) are Dirichlet by aggregation), so regions of credibility
+        The factors are independent a posteriori (each conditional is Dirichlet; P(z)
+        and each P(x | z) are Dirichlet by aggregation), so regions of credibility
         (1 - d_i) multiply: the outcomes share 1 - delta / 2 as equal-tailed Beta
-        intervals (exact), the population's 1 + n_z balls the other half, each the
+        intervals with two outcomes (exact), or with more the L1 ball holding the box of
+        every outcome's Beta interval at 1 - d_i / m (Bonferroni: at least 1 - d_i,
+        conservative); the population's 1 + n_z balls the other half, each the
         L1 ball around the posterior mean whose radius is the (1 - d_i) quantile of
         ``n_draws`` posterior draws' distances (Monte Carlo, approximate). With
         ``population=`` given, the outcomes take all of delta.

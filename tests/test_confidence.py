@@ -539,3 +539,24 @@ def test_a_population_with_other_labels_is_refused_by_name():
     other = fd.TabularWorld(world.p_xz, world.p_y, x_labels=["b", "a"])
     with pytest.raises(fd.FairdecideError, match="population's cells and groups"):
         fd.ConfidenceSet.from_data(data, problem, population=other)
+
+
+def test_the_credible_region_with_three_outcomes_holds_its_posterior_mass():
+    problem, world = make_tabular_problem(4, 2, 2, 3, random_state=2)
+    data = sample_logged_data(world, problem, 300, random_state=0)
+    post = fd.DirichletPosterior(prior=1.0).fit(data, problem)
+    cs = fd.ConfidenceSet.from_posterior(post, 0.2, population=world)
+    # every conditional's ball holds at least 1 - d of its own Dirichlet's mass
+    a = post._alpha()["p_y"]
+    d = 1 - (1 - 0.2) ** (1 / a[..., 0].size)
+    rng = np.random.RandomState(0)
+    for idx in [(0, 0), (1, 1), (3, 0)]:
+        draws = rng.dirichlet(a[idx], size=4000)
+        inside = (np.abs(draws - cs.ball_center[idx]).sum(axis=1) <= cs.radius[idx]).mean()
+        assert inside >= 1 - d - 3 * np.sqrt(d * (1 - d) / 4000)
+    n = 1000  # the population is given: posterior draws of the outcomes, all at once
+    held = sum(cs.contains(fd.TabularWorld(world.p_xz, w.p_y))
+               for w in post.sample(n, random_state=1)) / n
+    assert held >= 0.8 - 3 * np.sqrt(0.8 * 0.2 / n)
+    res = fd.optimize_policy(problem, cs)
+    assert res.guarantee.value == pytest.approx(cs.worst_value(res.policy, problem))
