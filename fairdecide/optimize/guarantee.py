@@ -154,8 +154,11 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
     if solver_values is not None and session.names:
         f = np.asarray(solver_values["f"], dtype=float).reshape(len(session.names), -1)
         for c, (crit, name) in enumerate(zip(session.criteria, session.names, strict=True)):
-            # the program bounded it over the whole set (not only stated afterwards)?
-            held = cs.population_given or session.prog.over_populations(crit)
+            # the program bounded it over the whole set (not only stated afterwards)? The
+            # dual rows of the largest rate gap do, and so do a criterion's own cuts (its
+            # adversary searches the whole set: separation)
+            held = (cs.population_given or session.prog.over_populations(crit)
+                    or crit.capabilities(session.problem).cuts)
             if held and bounds[name] > f[c, 0] + session.tol:
                 raise VerificationError(
                     f"{name}: its worst case over the set, {bounds[name]:.9g}, exceeds the "
