@@ -75,9 +75,16 @@ def robust_utility(asm: Any) -> tuple[np.ndarray, np.ndarray]:
         # pi_ua times the extreme of U_a over the ball it reads (see as_optimistic)
         g_cols, g_vals = pi, cs.action_values(prog.problem, best=cs.optimistic)
     else:  # a ball over the outcomes, child j = sum_a U[a, j] pi_ua
-        hat, r = cs.ball_center.reshape(n_u, n_y), cs.radius.reshape(n_u)
-        g_cols, g_vals = ball_duals(asm, np.repeat(pi[:, None, :], n_y, axis=1),
-                                    np.broadcast_to(U.T, (n_u, n_y, n_a)), hat, r)
+        if cs.pooled:  # the groups of a cell share its ball and (group-blind) its policy
+            # columns: one dual per cell serves them all
+            hat, r = cs.ball_center[:, 0], cs.radius[:, 0]
+            own = pi.reshape(n_x, n_z, n_a)[:, 0]
+        else:
+            hat, r, own = cs.ball_center.reshape(n_u, n_y), cs.radius.reshape(n_u), pi
+        g_cols, g_vals = ball_duals(asm, np.repeat(own[:, None, :], n_y, axis=1),
+                                    np.broadcast_to(U.T, (len(own), n_y, n_a)), hat, r)
+        if cs.pooled:
+            g_cols, g_vals = (np.repeat(g, n_z, axis=0) for g in (g_cols, g_vals))
     # the population: each group's P(x | z), then P(z) (units are x-major)
     w = g_cols.shape[1]
     by_group = (g_cols.reshape(n_x, n_z, w).transpose(1, 0, 2),
