@@ -24,15 +24,17 @@ import numpy as np
 
 from fairdecide._validation import as_int, as_real
 from fairdecide.exceptions import FairdecideError
+from fairdecide.sample_world import SampleWorld
 from fairdecide.world import TabularWorld
 
 __all__ = ["refit_band"]
 
 
-def refit_band(model: Any, delta: Any, n_refits: Any, random_state: Any, weights: Any
-               ) -> tuple[TabularWorld, np.ndarray]:
-    """(centre, radii) of the band of ``model``'s ``n_refits`` bootstrap refits over its
-    training individuals (see the module)."""
+def refit_band(model: Any, delta: Any, n_refits: Any, random_state: Any, weights: Any,
+               refits: Any = None) -> tuple[TabularWorld, np.ndarray, int]:
+    """(centre, radii, number of refits) of the band of ``model``'s ``n_refits``
+    bootstrap refits over its training individuals (see the module), or of ``refits``
+    already drawn (``model.bootstrap_worlds``)."""
     from fairdecide.models.individuals import IndividualOutcomeModel
 
     if not isinstance(model, IndividualOutcomeModel) or not hasattr(model, "X_"):
@@ -40,16 +42,26 @@ def refit_band(model: Any, delta: Any, n_refits: Any, random_state: Any, weights
             f"model must be a fitted IndividualOutcomeModel (call fit first), got "
             f"{type(model).__name__}")
     delta = as_real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
-    n_refits = as_int(n_refits, "n_refits", minimum=1)
+    center = model.world(weights=weights)
+    p_hat = center.p_y  # (n, [n_a,] n_y)
+    if refits is None:
+        n_refits = as_int(n_refits, "n_refits", minimum=1)
+    else:
+        if not isinstance(refits, list | tuple) or not refits or any(
+                not isinstance(w, SampleWorld) or w.p_y.shape != p_hat.shape
+                for w in refits):
+            raise FairdecideError(
+                "refits must be a list of the model's refits for its training individuals "
+                f"(model.bootstrap_worlds): SampleWorlds with p_y of shape {p_hat.shape}")
+        n_refits = len(refits)
     if n_refits * delta < 1:
         raise FairdecideError(
             f"n_refits = {n_refits} refits cannot place a band that leaves out delta = "
             f"{delta:g} of them: use at least {int(np.ceil(1 / delta))} (200 or more "
             "for a stable band)")
-    center = model.world(weights=weights)
-    p_hat = center.p_y  # (n, [n_a,] n_y)
-    draws = np.stack([w.p_y for w in model.bootstrap_worlds(n_refits, random_state,
-                                                             weights)])
+    if refits is None:
+        refits = model.bootstrap_worlds(n_refits, random_state, weights)
+    draws = np.stack([w.p_y for w in refits])
     d = np.abs(draws - p_hat).sum(axis=-1).reshape(n_refits, len(p_hat), -1)
     scale = d.mean(axis=0)
     ratio = np.where(scale > 0, d / np.where(scale > 0, scale, 1.0),
@@ -70,4 +82,4 @@ def refit_band(model: Any, delta: Any, n_refits: Any, random_state: Any, weights
     r[np.arange(n), center.z] = radius  # a cell out of its own group weighs nothing
     world = TabularWorld(p_xz, np.ascontiguousarray(cells), x_labels=range(n),
                          group_labels=center.group_labels)
-    return world, r
+    return world, r, n_refits

@@ -249,7 +249,8 @@ class ConfidenceSet:
 
     @classmethod
     def from_refits(cls, model: Any, delta: float = 0.1, *, n_refits: int = 200,
-                    random_state: Any = None, weights: Any = None) -> ConfidenceSet:
+                    random_state: Any = None, weights: Any = None, refits: Any = None
+                    ) -> ConfidenceSet:
         """A simultaneous bootstrap band around a fitted
         :class:`~fairdecide.models.IndividualOutcomeModel`'s probabilities for its
         training individuals (approximate: see :mod:`fairdecide._refit_band`).
@@ -268,6 +269,9 @@ class ConfidenceSet:
             Bootstrap refits of the model; at least 1 / delta.
         random_state : int or RandomState, optional
         weights : array-like of shape (n,), optional
+        refits : sequence of SampleWorld, optional
+            Refits already drawn (``model.bootstrap_worlds``, a belief's scenarios), used
+            instead of ``n_refits`` new ones.
 
         Examples
         --------
@@ -285,9 +289,10 @@ class ConfidenceSet:
         """
         from fairdecide._refit_band import refit_band
 
-        center, radius = refit_band(model, delta, n_refits, random_state, weights)
+        center, radius, n = refit_band(model, delta, n_refits, random_state, weights,
+                                       refits)
         return cls(center, radius, 0.0, None, delta,
-                   f"a bootstrap band over {n_refits} refits of the outcome model, "
+                   f"a bootstrap band over {n} refits of the outcome model, "
                    "simultaneous over the individuals (approximate)", approximate=True)
 
     # ------------------------------------------------------------------ reading

@@ -81,3 +81,17 @@ def test_from_refits_names_what_is_wrong():
         fd.ConfidenceSet.from_refits(IndividualOutcomeModel())
     with pytest.raises(fd.FairdecideError, match="fitted IndividualOutcomeModel"):
         fd.ConfidenceSet.from_refits("model")
+
+
+def test_refits_already_drawn_give_the_same_band():
+    model, _problem = _model(6, n=60)
+    drawn = model.bootstrap_worlds(20, 6)
+    fresh = fd.ConfidenceSet.from_refits(model, 0.1, n_refits=20, random_state=6)
+    reused = fd.ConfidenceSet.from_refits(model, 0.1, refits=drawn)
+    assert np.array_equal(fresh.radius, reused.radius)
+    assert "20 refits" in reused.method
+    with pytest.raises(fd.FairdecideError, match="refits must be a list"):
+        fd.ConfidenceSet.from_refits(model, 0.1, refits=[*drawn[:1], "world"])
+    other, _ = _model(7, n=30)
+    with pytest.raises(fd.FairdecideError, match="refits must be a list"):
+        fd.ConfidenceSet.from_refits(model, 0.1, refits=other.bootstrap_worlds(20, 0))

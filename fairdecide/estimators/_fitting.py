@@ -42,15 +42,14 @@ CERTIFIED_DELTA = 0.1
 
 
 def band_guarantee(model: Any, policy: Any, problem: DecisionProblem, criteria: list,
-                   n_refits: int, seed: int, weights: Any) -> Any:
+                   refits: Any, weights: Any) -> Any:
     """The softmax family's certificate: its policy on the training individuals,
-    certified over the band of the same ``n_refits`` refits of the outcome model its
-    maximin was fitted on (:meth:`ConfidenceSet.from_refits`; approximate)."""
+    certified over the band of ``refits``, the refits of the outcome model its maximin
+    was fitted on (:meth:`ConfidenceSet.from_refits`; approximate)."""
     from fairdecide.optimize.guarantee import certify_policy
     from fairdecide.policies.tabular import TabularPolicy
 
-    cs = ConfidenceSet.from_refits(model, CERTIFIED_DELTA, n_refits=n_refits,
-                                   random_state=seed, weights=weights)
+    cs = ConfidenceSet.from_refits(model, CERTIFIED_DELTA, weights=weights, refits=refits)
     rows = policy.proba(model.world(None, None, weights).units())  # (n, n_a)
     table = np.repeat(rows[:, None, :], cs.center.n_z, axis=1)  # cell i is individual i
     return certify_policy(TabularPolicy(table), cs, problem, criteria)
@@ -180,14 +179,15 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
                 Xs, z, y, problem, a, random_state=seed,
                 sample_weight=sample_weight if outcome_weight is None else outcome_weight)
 
-        plug, model = None, None
+        plug, model, refits = None, None, None
         # certified: the maximin over the refits, then certified over their band
         mode = "worst" if uncertainty == "certified" else uncertainty
         if a is not None:  # an intervention: the outcome model per action
             model = fitted_model()
             plug = model.world(None, None, sample_weight)
-            world = plug if mode == "plug-in" else Belief.from_refits(
-                model, n_scen, seed, mode, sample_weight)
+            if mode != "plug-in":
+                refits = Belief.from_refits(model, n_scen, seed, mode, sample_weight)
+            world = plug if refits is None else refits
         elif mode == "plug-in" and any(map(reads_outcome, user)):
             # a criterion given y: computed on the labelled rows (_labels.py)
             world = label_world(Xs, z, y, n_groups, problem.n_outcomes, sample_weight)
@@ -195,9 +195,9 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
             world = fitted_model().world(None, None, sample_weight)
         else:
             model = fitted_model()
-            world = with_labels(
-                Belief.from_refits(model, n_scen, seed, mode, sample_weight),
-                label_world(Xs, z, y, n_groups, problem.n_outcomes, sample_weight), mode)
+            refits = Belief.from_refits(model, n_scen, seed, mode, sample_weight)
+            world = with_labels(refits, label_world(Xs, z, y, n_groups, problem.n_outcomes,
+                                                    sample_weight), mode)
         pol = LinearSoftmaxPolicy(include_z=not est.group_blind, l2=as_real(
             est.l2, "l2", low=0.0))
         result = optimize_policy(problem, world, criteria, policy=pol,
@@ -205,7 +205,7 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
                                  random_state=seed, max_iter=est.max_iter, **trade)
         if uncertainty == "certified":
             result = dataclasses.replace(result, guarantee=band_guarantee(
-                model, result.policy, problem, user, n_scen, seed, sample_weight))
+                model, result.policy, problem, user, refits.worlds, sample_weight))
         return Fitted(result, family, scaler=scaler, criteria=user, world=plug)
     if sample_weight is not None and uncertainty != "plug-in":
         raise FairdecideError(
