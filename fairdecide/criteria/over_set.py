@@ -184,6 +184,11 @@ class SetSeparation(Criterion):
     def label(self) -> str:
         return self.base.label
 
+    @property
+    def population_moves(self) -> bool:
+        """Whether the groups' P(x | z) lie in balls (the population estimated)."""
+        return self.radius is not None and bool(np.any(self.radius > 0))
+
     def capabilities(self, problem: DecisionProblem) -> Capabilities:
         """Reads the policy rows; linear for a fixed world; its worlds are cuts."""
         return Capabilities(reads="rows", linear=True, program=True, cuts=True)
@@ -204,7 +209,7 @@ class SetSeparation(Criterion):
         c = np.broadcast_to(self.weight.T[None, None], shape).reshape(-1, n_x)
         lo = np.broadcast_to(self.lo.transpose(0, 2, 1)[:, None], shape).reshape(-1, n_x)
         hi = np.broadcast_to(self.hi.transpose(0, 2, 1)[:, None], shape).reshape(-1, n_x)
-        if self.radius is None or not np.any(self.radius > 0):
+        if not self.population_moves:
             top, top_at = extreme_rates(v, c, lo, hi, True)
             low, low_at = extreme_rates(v, c, lo, hi, False)
             top_at, low_at = top_at.astype(np.int64), low_at.astype(np.int64)
@@ -255,7 +260,7 @@ class SetSeparation(Criterion):
             t = np.where(at % 2 == 1, self.hi[y][np.arange(len(y)), :, g],
                          self.lo[y][np.arange(len(y)), :, g])
             p = self.weight[:, g].T
-            if self.radius is not None and np.any(self.radius > 0):
+            if self.population_moves:
                 p = population_vertex(p, self.radius[g], at // 2)
             c = p * t
             rates.append(c / c.sum(axis=1, keepdims=True))
