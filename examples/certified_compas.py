@@ -32,11 +32,15 @@ print(f"\npooled over the groups: {pooled}")
 print(f"  certified accuracy {res.guarantee.value:.4f} (the estimate's {res.utility:.4f})")
 
 # 3. The same, with the largest gap between two groups' rates of predicting
-#    reoffending at most 0.1, certified over every population of the set
+#    reoffending at most 0.1, certified over every population of the set. The guarantee
+#    says what it costs: beside it, the best constant rule (always predict the majority
+#    outcome) and the plug-in policy (the same tolerance at the estimate, no guarantee)
 fair = fd.optimize_policy(problem, pooled, parity, epsilon=0.1, group_blind=True)
 print("\nwith the largest rate gap between groups <= 0.1:")
 for sentence in fair.guarantee.sentences():
     print(" ", sentence)
+print("\nThe price of the guarantee (accuracy at the estimate, and certified):")
+print(fair.guarantee.price.to_frame().round(4).to_string())
 
 # 4. Against the simplest rule: always predict the majority outcome
 majority = np.bincount(data.outcome_codes(problem), minlength=2).argmax()

@@ -34,6 +34,7 @@ from fairdecide.exceptions import (
     FairdecideError,
     InfeasibleToleranceError,
     NotCertifiedError,
+    PriceWarning,
     SolverError,
     VerificationError,
 )
@@ -70,8 +71,9 @@ if TYPE_CHECKING:
     from fairdecide.frame_world import FrameWorld
     from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
     from fairdecide.optimize.api import optimize_policy
+    from fairdecide.optimize.certify import certify_policy
     from fairdecide.optimize.frontier import pareto_frontier
-    from fairdecide.optimize.guarantee import Guarantee, certify_policy
+    from fairdecide.optimize.guarantee import Guarantee
     from fairdecide.optimize.result import OptimizeResult
 
 __version__ = "0.1.0"
@@ -87,7 +89,7 @@ _LAZY = {
     "optimize_policy": "fairdecide.optimize.api",
     "pareto_frontier": "fairdecide.optimize.frontier",
     "Guarantee": "fairdecide.optimize.guarantee",
-    "certify_policy": "fairdecide.optimize.guarantee",
+    "certify_policy": "fairdecide.optimize.certify",
     "BeliefEvaluation": "fairdecide.evaluation.belief",
     "evaluate_under_belief": "fairdecide.evaluation.belief",
     "BootstrapPosterior": "fairdecide.models.dirichlet",
@@ -152,6 +154,7 @@ __all__ = [
     "NotCertifiedError",
     "OptimizeResult",
     "Policy",
+    "PriceWarning",
     "RankingLipschitz",
     "RankingResult",
     "SampleWorld",

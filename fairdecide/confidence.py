@@ -12,7 +12,7 @@ group's P(x | z):
 
 The population is split by group so that what a group is made of, P(x | z), has its own
 parameters: a group's rate P(a | z) = sum_x P(x | z) pi(a | x, z) is then linear in them,
-and its range over the set is exact (:class:`PopulationBounds`).
+and its range over the set is exact (:mod:`fairdecide.criteria.over_set`).
 
 **Coverage** (:meth:`ConfidenceSet.from_data`): Weissman et al.'s L1 bound, or exact
 Clopper-Pearson intervals with two outcomes, simultaneous by the union bound over the
@@ -42,7 +42,6 @@ import numpy as np
 
 from fairdecide._credible import credible_region
 from fairdecide._data_region import data_region
-from fairdecide._set_population import PopulationBounds, population_bounds
 from fairdecide._validation import (
     as_bool,
     as_float_array,
@@ -59,8 +58,7 @@ if TYPE_CHECKING:
     from fairdecide.policies.base import Policy
     from fairdecide.problem import DecisionProblem
 
-__all__ = ["ConfidenceSet", "PopulationBounds", "clopper_pearson", "weissman_radius",
-           "worst_in_ball"]
+__all__ = ["ConfidenceSet", "clopper_pearson", "weissman_radius", "worst_in_ball"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -382,11 +380,6 @@ class ConfidenceSet:
                 "(pooled=True), which certifies group-blind policies only; the policy "
                 "treats the groups of a cell differently. Optimise with group_blind=True, "
                 "or build the set with pooled=False")
-
-    def population_bounds(self, policy: Policy) -> PopulationBounds:
-        """The exact ranges of P(a | z), P(a) and P(z) over the set's populations for
-        ``policy`` (they do not depend on the outcomes)."""
-        return population_bounds(self, policy)
 
     def __repr__(self) -> str:
         pop = ("given population" if self.population_given else

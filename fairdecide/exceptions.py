@@ -9,6 +9,7 @@ __all__ = [
     "FairdecideError",
     "InfeasibleToleranceError",
     "NotCertifiedError",
+    "PriceWarning",
     "SolverError",
     "SuspiciousLabelWarning",
     "VerificationError",
@@ -30,7 +31,7 @@ class InfeasibleToleranceError(FairdecideError):
 
     def __init__(self, message: str, smallest: dict[str, float]):
         super().__init__(message)
-        self.smallest = dict(smallest)
+        self.smallest = type(smallest)(smallest)  # a ByCriterion keeps its lookups
 
 
 class NotCertifiedError(FairdecideError):
@@ -54,7 +55,7 @@ class NotCertifiedError(FairdecideError):
     def __init__(self, message: str, bounds: dict[str, float], smallest_epsilon: float,
                  certificate: object = None):
         super().__init__(message)
-        self.bounds = dict(bounds)
+        self.bounds = type(bounds)(bounds)  # a ByCriterion keeps its short-name lookups
         self.smallest_epsilon = float(smallest_epsilon)
         self.certificate = certificate
 
@@ -65,6 +66,12 @@ class SolverError(FairdecideError):
 
 class VerificationError(FairdecideError):
     """A solver's answer failed the independent recomputation from the decision table."""
+
+
+class PriceWarning(UserWarning):
+    """A certified policy is estimated to be worth less than the best constant rule (one
+    action for everyone): its confidence set is too wide for the guarantee to pay
+    (:class:`~fairdecide.optimize.price.Price`)."""
 
 
 class SuspiciousLabelWarning(UserWarning):

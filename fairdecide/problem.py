@@ -91,6 +91,17 @@ class DecisionProblem:
         )
 
     @property
+    def utility_name(self) -> str:
+        """The utility by what it is: "accuracy" for a prediction problem whose utility
+        is 1 for the action equal to the outcome and 0 otherwise (the actions are the
+        classes), else "expected utility"."""
+        U = self.utility
+        if (not self.outcome_depends_on_action and U.shape[0] == U.shape[1]
+                and np.array_equal(U, np.eye(U.shape[0]))):
+            return "accuracy"
+        return "expected utility"
+
+    @property
     def n_actions(self) -> int:
         """Number of actions."""
         return self.utility.shape[0]

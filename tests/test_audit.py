@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import fairdecide as fd
 from fairdecide import (
     DecisionProblem,
     FairdecideError,
@@ -29,6 +30,10 @@ from fairdecide.evaluation import (
     log_marginal_likelihoods,
 )
 from fairdecide.evaluation.audit import _log_ml
+
+IND = fd.Independence().label  # the criterion's name with its measure
+SEP = fd.Separation().label  # the criterion's name with its measure
+SUF = fd.Sufficiency().label  # the criterion's name with its measure
 
 
 def test_dirichlet_multinomial_marginal_likelihood_by_hand():
@@ -64,11 +69,11 @@ def test_audit_of_a_group_blind_random_logging_policy():
     table = audit(data, problem, n_boot=100, n_draws=500, random_state=0)
     row = table.set_index("criterion")
     # Actions were coin flips: independent of the group.
-    assert row.loc["independence", "p_independent"] > 0.5
-    assert row.loc["independence", "low"] <= 0.05
+    assert row.loc[IND, "p_independent"] > 0.5
+    assert row.loc[IND, "low"] <= 0.05
     # Outcomes differ by group among the released: not calibrated within groups.
-    assert row.loc["sufficiency", "p_independent"] < 0.01
-    assert row.loc["sufficiency", "low"] > 0
+    assert row.loc[SUF, "p_independent"] < 0.01
+    assert row.loc[SUF, "low"] > 0
     for _, r in table.iterrows():
         assert r["low"] <= r["deviation"] <= r["high"] + 1e-12
         assert r["posterior_low"] <= r["posterior_mean"] <= r["posterior_high"]
@@ -164,8 +169,8 @@ def test_bayes_factor_uses_only_the_compared_conditioning_values():
     problem = DecisionProblem.classification(2)
     table = audit(data, problem, [Separation(outcomes=[1]), Separation(outcomes=[0])],
                   n_boot=20, n_draws=100, random_state=0).set_index("criterion")
-    assert table.loc["separation[y=1]", "p_independent"] > 0.5
-    assert table.loc["separation[y=0]", "p_independent"] < 1e-6
+    assert table.loc["separation[y=1], TV summed vs pooled", "p_independent"] > 0.5
+    assert table.loc["separation[y=0], TV summed vs pooled", "p_independent"] < 1e-6
 
 
 def _row_contributions(data, problem, policy):
@@ -320,7 +325,7 @@ def test_audit_needs_no_utility_nor_kind():
     data = sample_logged_data(world, problem, 3000, random_state=5)
     kw = {"n_boot": 50, "n_draws": 100, "random_state": 0}
     bare = audit(data, **kw)
-    assert list(bare["criterion"]) == ["independence", "separation", "sufficiency"]
+    assert list(bare["criterion"]) == [IND, SEP, SUF]
     other = DecisionProblem(-7 * problem.utility + 3, outcome_depends_on_action=False,
                             action_labels=problem.action_labels,
                             outcome_labels=problem.outcome_labels)
@@ -332,7 +337,7 @@ def test_audit_needs_no_utility_nor_kind():
         counts[data.group_labels.index(z), data.action_labels.index(a),
                data.outcome_labels.index(y)] = n
     plug = Independence().deviation_from_marginal(counts / counts.sum(), problem)
-    assert bare.set_index("criterion").loc["independence", "plug_in"] == pytest.approx(plug)
+    assert bare.set_index("criterion").loc[IND, "plug_in"] == pytest.approx(plug)
 
 
 def test_audit_without_a_problem_on_counts_and_numeric_features():

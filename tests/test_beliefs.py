@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import fairdecide as fd
 from fairdecide import (
     Belief,
     BootstrapPosterior,
@@ -23,6 +24,9 @@ from fairdecide import (
 )
 from fairdecide.beliefs import cvar
 from fairdecide.datasets import make_bail_problem, make_tabular_problem, sample_logged_data
+
+IND = fd.Independence().label  # the criterion's name with its measure
+SEP = fd.Separation().label  # the criterion's name with its measure
 
 
 def small_data(seed=0, n=400, dep=False):
@@ -245,12 +249,12 @@ def test_bayes_fairness_is_mean_of_deviations_not_deviation_of_mean():
     res = optimize_policy(problem, belief, Independence(), lam=0.3)
     per = res.scenarios()
     assert res.deviations["independence"] == pytest.approx(
-        float(belief.weights @ per["independence"]))
+        float(belief.weights @ per[IND]))
     assert res.utility == pytest.approx(float(belief.weights @ per["utility"]))
     # A policy whose scenario deviations differ from its deviation in the mean world.
     pi = TabularPolicy(np.random.default_rng(0).dirichlet([1, 1], size=(4, 2)))
     mean_dev = evaluate_under_belief(pi, belief, problem, Independence()).values[
-        "independence"].mean()
+        IND].mean()
     assert mean_dev > Independence().deviation(pi, mixture_world(belief), problem) + 1e-6
 
 
@@ -277,14 +281,14 @@ def test_worst_case_against_brute_force():
     assert res.objective >= best_grid - 1e-9
     ev = evaluate_under_belief(res.policy, belief, problem, Separation()).values
     assert res.objective == pytest.approx(
-        ((1 - lam) * ev["utility"] - lam * ev["separation"]).min())
+        ((1 - lam) * ev["utility"] - lam * ev[SEP]).min())
 
 
 def test_chance_constraint_via_cvar():
     problem, belief = belief_for(5, k=20)
     eps, delta = 0.05, 0.2
     res = optimize_policy(problem, belief, Separation(), epsilon=eps, chance_delta=delta)
-    devs = res.scenarios()["separation"].to_numpy()
+    devs = res.scenarios()[SEP].to_numpy()
     assert cvar(devs, belief.weights, delta) <= eps + 1e-6
     # CVaR bounds the chance: P(F > eps) <= delta under the belief.
     assert float(belief.weights @ (devs > eps + 1e-9)) <= delta
@@ -311,8 +315,8 @@ def test_evaluate_under_belief_summary():
     res = optimize_policy(problem, belief, Independence(), epsilon=0.1)
     ev = evaluate_under_belief(res.policy, belief, problem, [Independence(), Separation()])
     summary = ev.summary()
-    assert list(summary.index) == ["utility", "independence", "separation"]
+    assert list(summary.index) == ["utility", IND, SEP]
     assert summary.loc["utility", "mean"] == pytest.approx(res.utility)
-    assert summary.loc["independence", "mean"] <= 0.1 + 1e-6
+    assert summary.loc[IND, "mean"] <= 0.1 + 1e-6
     assert (summary["min"] <= summary["q0.5"]).all() and (
         summary["q0.5"] <= summary["max"]).all()

@@ -64,11 +64,22 @@ def test_certify_policy_repeats_the_maximin_results_guarantee():
 def test_what_the_set_does_not_certify_is_said_not_raised():
     problem, _truth, _data, cs = _case(4, population=False)
     always = fd.TabularPolicy.constant(cs.center.n_x, cs.center.n_z, [0.0, 1.0])
-    g = fd.certify_policy(always, cs, problem, [fd.Separation(), fd.Sufficiency()])
-    assert g.deviations == {"separation": None, "sufficiency": None}
-    assert "cannot be certified" in g.uncertified["separation"]
-    assert "cannot be certified" in g.uncertified["sufficiency"]
+    kl, suff = fd.Separation(measure="kl"), fd.Sufficiency()
+    g = fd.certify_policy(always, cs, problem, [kl, suff, fd.Separation()])
+    assert g.deviations[kl] is None and "no bound over the set" in g.uncertified[kl]
     assert any("NOT certified" in s for s in g.sentences())
+    # a constant policy meets separation in every world, exactly (its rates are its own)
+    assert g.deviations[fd.Separation()] == pytest.approx(0.0, abs=1e-12)
+    # and its sufficiency is bounded over the whole set for the given policy: at least
+    # its deviation in every world whose conditionals sit at the ends of their intervals
+    # (the population given by the centre)
+    p1 = cs.ball_center[..., 1]
+    lo, hi = np.clip(p1 - cs.radius / 2, 0, 1), np.clip(p1 + cs.radius / 2, 0, 1)
+    rng = np.random.RandomState(0)
+    for _ in range(40):
+        p = np.where(rng.rand(*p1.shape) < 0.5, lo, hi)
+        world = fd.TabularWorld(cs.center.p_xz, np.stack([1 - p, p], axis=-1))
+        assert suff.deviation(always, world, problem) <= g.deviations[suff] + 1e-12
     # a constant policy's worst value: every conditional at its worst end, the
     # population at its worst too: below the estimate's
     assert g.value <= fd.expected_utility(always, cs.center, problem) + 1e-12

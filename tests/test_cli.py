@@ -12,10 +12,15 @@ import pandas as pd
 import pytest
 
 import fairdecide
+import fairdecide as fd
 from fairdecide.cli import main
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.demo import DemoCase, policy_table, solve_policies
 from tests.test_report import BEFORE_HEADINGS, html_headings
+
+IND = fd.Independence().label  # the criterion's name with its measure
+SEP = fd.Separation().label  # the criterion's name with its measure
+SUF = fd.Sufficiency().label  # the criterion's name with its measure
 
 
 @pytest.fixture(scope="module")
@@ -294,7 +299,8 @@ def test_audit_without_utility_and_kind_gives_the_fairness_sections(tmp_path, ca
                                                      rel=1e-12)
     assert "Fairness criteria" in html_headings(html)
     assert list(tables["Fairness criteria"]["criterion"]) == [
-        "independence", "separation", "sufficiency"]
+        IND, SEP,
+        SUF]
     # The skip sentence, in the page, the JSON and the printed summary; no value section.
     assert f'<p class="warn">{CLI_SKIPPED}</p>' in html
     assert numbers["skipped"] == CLI_SKIPPED and CLI_SKIPPED in out.out

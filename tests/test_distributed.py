@@ -214,7 +214,7 @@ def test_a_broken_tolerance_raises(monkeypatch):
         return M
 
     _corrupt_pass(monkeypatch, unfair)
-    with pytest.raises(VerificationError, match="independence <= epsilon"):
+    with pytest.raises(VerificationError, match="independence, TV summed vs pooled <= epsilon"):
         optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02)
 
 

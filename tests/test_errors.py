@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import fairdecide as fd
 from fairdecide import (
     DecisionProblem,
     FairdecideError,
@@ -19,6 +20,8 @@ from fairdecide.datasets import make_bail_problem, make_tabular_problem
 from fairdecide.optimize.engine.solvers import SolveResult
 from fairdecide.optimize.routes import session as session_module
 from tests.reference import assert_recomputed, reference_solve
+
+SEP = fd.Separation().label  # the criterion's name with its measure
 
 PROBLEM, WORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
 
@@ -102,7 +105,7 @@ def test_solver_violating_tolerance_fails_verification(monkeypatch):
         return real(prog, solver, time_limit)
 
     monkeypatch.setattr(session_module, "solve_program", loose)
-    with pytest.raises(VerificationError, match="independence <= epsilon"):
+    with pytest.raises(VerificationError, match="independence, TV summed vs pooled <= epsilon"):
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.0)
 
 
@@ -118,7 +121,7 @@ def test_infeasible_epsilon_linear_reports_minimum(monkeypatch):
 
     monkeypatch.setattr(session_module, "solve_program", refuse)
     with pytest.raises(InfeasibleToleranceError, match="smallest achievable deviation is "
-                       r"independence >= 0 \(asked <= 0.1\)") as info:
+                       r"independence, TV summed vs pooled >= 0 \(asked <= 0.1\)") as info:
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1)
     assert info.value.smallest["independence"] == pytest.approx(0.0, abs=1e-9)
 
@@ -126,7 +129,10 @@ def test_infeasible_epsilon_linear_reports_minimum(monkeypatch):
 def test_duplicate_criteria_get_distinct_names():
     res = optimize_policy(PROBLEM, WORLD, [Separation(), Separation(measure="max")],
                           epsilon=[0.1, 0.05])
-    assert set(res.deviations) == {"separation", "separation#2"}
+    assert set(res.deviations) == {SEP, "separation, largest gap vs pooled"}
+    # the same criterion twice is told apart by a number
+    twice = optimize_policy(PROBLEM, WORLD, [Separation(), Separation()], epsilon=[0.1, 0.05])
+    assert set(twice.deviations) == {SEP, "separation, TV summed vs pooled#2"}
 
 
 def test_policy_mismatch_errors():

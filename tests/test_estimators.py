@@ -21,6 +21,8 @@ import fairdecide as fd
 from fairdecide.estimators import FairDecisionPolicy, FairPolicyClassifier, all_estimators
 from fairdecide.estimators.checks import EXPECTED_FAILED_CHECKS, GUARANTEE_FAILED_CHECKS
 
+IND = fd.Independence().label  # the criterion's name with its measure
+
 
 class LoggedDecisionPolicy(FairDecisionPolicy):
     """FairDecisionPolicy whose fit(X, y) supplies logged actions itself (the row's first
@@ -301,8 +303,8 @@ def test_uncertainty_treatments_fit_beliefs(uncertainty, policy):
     # families' worst case adds the labelled training rows as one more scenario
     assert len(scen) == {("worst", "tabular"): 4, ("worst", "softmax"): 5}.get(
         (uncertainty, policy), 4)
-    agg = (scen["independence"].max() if uncertainty == "worst"
-           else scen["independence"].mean())
+    agg = (scen[IND].max() if uncertainty == "worst"
+           else scen[IND].mean())
     assert clf.result_.deviations["independence"] == pytest.approx(agg, abs=1e-9)
     assert agg <= 0.05 + 1e-6
 
@@ -355,7 +357,7 @@ def test_decision_policy_beats_logging_and_evaluates_honestly():
     table = pol.evaluate(X[1000:], y[1000:], actions=a[1000:], sensitive_features=z[1000:],
                          propensities=np.full(1000, 0.5), n_boot=50)
     assert list(table.columns) == ["estimate", "lower", "upper"]
-    assert table.index[0].startswith("value") and "independence deviation" in table.index
+    assert table.index[0].startswith("value") and f"{IND} deviation" in table.index
     # the true value of the policy on the held-out rows: release is worth 1 - 2 P(crime)
     p = pol.predict_proba(X[1000:], sensitive_features=z[1000:])
     truth = np.mean(p[:, 1] * (1 - 2 / (1 + np.exp(-X[1000:, 0]))))
@@ -493,7 +495,7 @@ def test_evaluate_a_group_blind_policy_estimates_deviations_by_group():
         X[:600], y[:600], actions=a[:600], sensitive_features=z[:600])
     table = pol.evaluate(X[600:], y[600:], actions=a[600:], sensitive_features=z[600:],
                          propensities=np.full(600, 0.5), n_boot=50)
-    lo, est, hi = table.loc["independence deviation", ["lower", "estimate", "upper"]]
+    lo, est, hi = table.loc[f"{IND} deviation", ["lower", "estimate", "upper"]]
     # The true deviation of this policy, from the generating process of _logged (z = 0
     # or 1 with probability 1/2, x ~ N(z 1, I)): sum_z sum_a |P(a | z) - P(a)| with
     # P(a | z) = E[pi(a | x) | z] integrated over 200,000 fresh x per group (Monte Carlo

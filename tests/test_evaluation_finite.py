@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
+import fairdecide as fd
 from fairdecide import FairdecideError, Independence, Separation, TabularPolicy
 from fairdecide.datasets import make_bail_problem, sample_logged_data
 from fairdecide.evaluation import (
@@ -17,6 +18,8 @@ from fairdecide.evaluation import (
     evaluate_under_belief,
     log_marginal_likelihoods,
 )
+
+SEP = fd.Separation().label  # the criterion's name with its measure
 
 PROBLEM, WORLD = make_bail_problem()
 DATA = sample_logged_data(WORLD, PROBLEM, 400, random_state=0)
@@ -182,7 +185,7 @@ def test_wrong_object_types_name_the_argument():
 
 def test_one_criterion_is_accepted_by_audit():
     table = audit(DATA, PROBLEM, Separation(), n_boot=10, n_draws=10, random_state=0)
-    assert list(table["criterion"]) == ["separation"]
+    assert list(table["criterion"]) == [SEP]
 
 
 def test_a_group_of_one_row_is_an_error_not_a_nan_standard_error():

@@ -74,7 +74,12 @@ def test_certified_compas(data_dir, tmp_path):
     m = re.search(r"estimated accuracy (\d\.\d+), certified (\d\.\d+)", out)
     const_est, const_cert = map(float, m.groups())
     assert const_cert < pooled < const_est  # what the closing sentence says
-    assert "at most 0.1 in every world of that set" in out
+    assert "is at most 0.1 as the largest gap between two groups' rates" in out
+    # the price beside the guarantee: the constant rule and the plug-in policy, and the
+    # warning that the certified policy is estimated below the constant rule
+    table = out[out.index("The price of the guarantee"):]
+    assert "always 0" in table and "plug-in (" in table and "certified policy" in table
+    assert "WARNING: at the estimate this certified policy is worth less than always 0" in out
 
 
 def test_compas_fair_policy(data_dir, tmp_path):

@@ -885,7 +885,7 @@ EXEMPT = {
     "InfeasibleToleranceError": "an exception", "NotCertifiedError": "an exception",
     "DeviationCertificate": "a result container built by certify (fuzzed)",
     "SolverError": "an exception", "VerificationError": "an exception",
-    "DataNotFoundError": "an exception",
+    "DataNotFoundError": "an exception", "PriceWarning": "a warning class",
     "Criterion": "abstract base class", "Policy": "abstract base class",
     "World": "abstract base class", "ParametricPolicy": "abstract base class",
     "Tradeoff": "abstract base class",

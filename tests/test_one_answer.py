@@ -26,6 +26,8 @@ from fairdecide.evaluation import (
 from fairdecide.exceptions import SuspiciousLabelWarning
 from fairdecide.report import audit_report
 
+SEP = fd.Separation().label  # the criterion's name with its measure
+
 BAIL_U = {"detain": {"0": 0, "1": -1, "2": -2}, "release": {"0": 1, "1": 0, "2": -1}}
 
 
@@ -84,7 +86,7 @@ def test_logged_value_is_one_number_through_python_cli_and_report(tmp_path, caps
     assert (row["value_low"], row["value_high"]) == pytest.approx(
         (want - 1.959963984540054 * se, want + 1.959963984540054 * se), abs=1e-9)
     # the logged decisions' deviation is the criteria table's (all rows), not the test half's
-    crit = rep.criteria.set_index("criterion").loc["separation"]
+    crit = rep.criteria.set_index("criterion").loc[SEP]
     assert row["deviation"] == crit["deviation"]
     path = tmp_path / "log.csv"
     df.to_csv(path, index=False)
@@ -164,7 +166,7 @@ def test_the_logged_deviation_is_the_audits():
         for g in range(data.n_z):
             plug += 2 * abs(np.mean(a[(y == yy) & (data.z == g)] == 1) - rate)
     assert est.plug_in == pytest.approx(plug, abs=1e-12)
-    assert table.set_index("criterion").loc["separation", "plug_in"] == pytest.approx(plug)
+    assert table.set_index("criterion").loc[SEP, "plug_in"] == pytest.approx(plug)
     with pytest.raises(fd.FairdecideError, match="policy='logged'"):
         estimate_deviation(data, problem, fd.Separation(), None)
 
@@ -240,7 +242,7 @@ def test_the_report_says_how_a_bayes_factor_and_an_interval_fit_together():
     df = _scored_frame(1500)
     html = audit_report(df, group="race", action="flag", outcome="recid",
                         n_boot=50).to_html()
-    assert "How large: sufficiency&#x27;s deviation is" in html
+    assert "How large: sufficiency, TV summed vs pooled&#x27;s deviation is" in html
     assert "The evidence and the size answer different questions" in html
 
 
@@ -279,10 +281,11 @@ def test_results_print_readably():
     problem, world = make_bail_problem()
     data = sample_logged_data(world, problem, 2000, random_state=0)
     est = estimate_deviation(data, problem, fd.Independence(), n_boot=50, random_state=0)
-    assert len(repr(est)) < 120 and "e-" not in repr(est)
+    assert len(repr(est)) < 140 and "e-" not in repr(est)  # the name holds its measure
     frame = est.to_frame()
     assert frame.loc[0, "value"] == est.value and frame.loc[0, "n_boot"] == 50
-    assert est.summary().startswith(f"independence: {est.value:.4f} [{est.low:.4f}")
+    assert est.summary().startswith(
+        f"independence, TV summed vs pooled: {est.value:.4f} [{est.low:.4f}")
 
 
 def test_nan_messages_name_no_caller_they_may_not_come_from():

@@ -18,6 +18,10 @@ from fairdecide.exceptions import FairdecideError
 from fairdecide.report import AuditReport, audit_report, parse_utility, read_table
 from fairdecide.report import tables as tb
 
+IND = fd.Independence().label  # the criterion's name with its measure
+SEP = fd.Separation().label  # the criterion's name with its measure
+SUF = fd.Sufficiency().label  # the criterion's name with its measure
+
 BAIL_U = {"detain": {"0": 0, "1": -1, "2": -2}, "release": {"0": 1, "1": 0, "2": -1}}
 
 
@@ -102,7 +106,7 @@ def test_intervention_value_by_hand():
 def test_fair_alternative_is_verified_and_reported(bail_report):
     rep = bail_report
     fair = rep.policies.iloc[-1]
-    assert fair["policy"] == "fair (independence <= 0.05)"
+    assert fair["policy"] == "fair (independence, TV summed vs pooled <= 0.05)"
     for _, r in rep.policies.iterrows():
         assert r["value_low"] <= r["value"] <= r["value_high"]
         assert r["deviation_low"] <= r["deviation"] <= r["deviation_high"]
@@ -156,7 +160,7 @@ def test_html_is_self_contained(bail_report, tmp_path):
                     "a fair alternative", "Privacy", "What this audit could not tell"):
         assert section in html
     summary = bail_report.summary()
-    assert "fair (independence <= 0.05)" in summary and "BF = " in summary
+    assert "fair (independence, TV summed vs pooled <= 0.05)" in summary and "BF = " in summary
 
 
 def test_small_cells_are_suppressed():
@@ -283,7 +287,7 @@ def test_cli_writes_both_files(tmp_path, capsys):
     out = capsys.readouterr()
     assert code == 0
     assert "[6/6] writing the report" in out.err
-    assert "fair (separation <= 0.05)" in out.out
+    assert "fair (separation, TV summed vs pooled <= 0.05)" in out.out
     assert json.loads((tmp_path / "r.json").read_text())["meta"]["group"] == "z"
     assert (tmp_path / "r.html").read_text().count("<svg") == 4
 
@@ -480,7 +484,8 @@ def test_report_without_utility_and_kind_has_the_fairness_parts_only():
     for (race, act), w in want.items():
         assert t.loc[(race, act, "1"), "rate"] == pytest.approx(w, rel=1e-12)
     assert not t["suppressed"].any()
-    assert list(rep.criteria["criterion"]) == ["independence", "separation", "sufficiency"]
+    assert list(rep.criteria["criterion"]) == [IND, SEP,
+                                             SUF]
     # No value, anywhere; the sentence says what to pass.
     assert rep.skipped == PY_SKIPPED and rep.meta["missing"] == ["utility", "kind"]
     assert rep.policies is None and rep.fair_policy is None and rep.frontier is None
@@ -560,6 +565,7 @@ def test_full_report_is_unchanged(bail_report):
     assert list(data["meta"]) == [
         "source", "group", "action", "outcome", "features", "kind", "utility",
         "action_labels", "outcome_labels", "group_labels", "n_cells", "criterion",
+        "criterion_label",
         "epsilon", "group_blind", "level", "n_boot", "min_cell", "n_rows"]
     assert bail_report.skipped is None
     # issue 40: the logged decisions on all rows, the alternatives on the held-out half

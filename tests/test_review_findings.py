@@ -133,7 +133,8 @@ def test_audit_warns_when_draws_strata_are_empty():
     table[:, 1, :] = [0.5, 0.5]
     logging = fd.TabularPolicy(table, x_labels=WORLD.x_labels, group_labels=WORLD.group_labels)
     data = sample_logged_data(WORLD, PROBLEM, 2000, policy=logging, random_state=0)
-    with pytest.warns(UserWarning, match=r"sufficiency: 1 \(group, action\) strata have no "
+    with pytest.warns(UserWarning, match=r"sufficiency, TV summed vs pooled: 1 "
+                                         r"\(group, action\) strata have no "
                                          r"logged rows, e.g. group 'group A' with action "
                                          r"'detain'"):
         audit(data, PROBLEM, n_boot=20, n_draws=20, random_state=0)

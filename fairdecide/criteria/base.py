@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from fairdecide.table import DecisionTable
     from fairdecide.world import World
 
-__all__ = ["Capabilities", "Criterion", "CutSearch", "Expansion", "ProgramBlock",
-           "resolve_names"]
+__all__ = ["ByCriterion", "Capabilities", "Criterion", "CutSearch", "Expansion",
+           "ProgramBlock", "resolve_names", "short_name"]
 
 #: How a criterion's rows are written: exactly (the criterion is linear), as a
 #: first-order expansion at the block's point, or exactly with the conditioning masses
@@ -71,11 +71,8 @@ class Capabilities:
     outcome_free : bool
         The deviation never reads the outcome y (independence, capacities, Lipschitz):
         it is the same in every world with the same population, so a decision over a
-        :class:`~fairdecide.confidence.ConfidenceSet` certifies it exactly.
-    largest_rate_gap : bool
-        The deviation is max_{a, z != z'} |P(a | z) - P(a | z')| (independence, "max",
-        pairwise: Fairlearn's demographic parity difference), which a program over a
-        confidence set with an estimated population bounds over all its populations.
+        :class:`~fairdecide.confidence.ConfidenceSet` with the population given
+        certifies it exactly.
     """
 
     reads: Literal["marginal", "rows"] = "marginal"
@@ -86,7 +83,6 @@ class Capabilities:
     cuts: bool = False
     parametric: bool = False
     outcome_free: bool = False
-    largest_rate_gap: bool = False
 
     def __post_init__(self) -> None:
         check_choice(self.reads, "reads", ("marginal", "rows"))
@@ -107,6 +103,8 @@ class CutSearch:
     max_violation: float
     checked: int
     pending: np.ndarray | None = None
+    #: what ``checked`` counts, for the certificate's words
+    what: str = "pairs"
 
 
 class ProgramBlock(Protocol):
@@ -136,6 +134,19 @@ class ProgramBlock(Protocol):
     def new_vars(self, count: int, low: float = 0.0, high: float = np.inf) -> np.ndarray:
         """New variables; returns their columns."""
 
+    def kept_vars(self, count: int, low: float = 0.0, high: float = np.inf
+                  ) -> tuple[np.ndarray, bool]:
+        """The criterion's own variables for this block, kept across the rounds of
+        constraint generation: created on the first call (True), the same columns when
+        cuts are appended later (False)."""
+
+    def ball_minimum(self, cols: np.ndarray, vals: np.ndarray, center: np.ndarray,
+                     radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For B L1 balls (within the simplex) of n children each, the child i the
+        expression vals[b, i] . x[cols[b, i]] (shapes (B, n, w)): columns and
+        coefficients (B, m) of an expression at most min_{q in ball b} q . child_b, equal
+        to it at the program's best (the ball's dual rows are written)."""
+
     def add_ub_dense(self, mat: Any, cols: np.ndarray, rhs: np.ndarray) -> None:
         """Rows mat @ x[cols] <= rhs."""
 
@@ -157,7 +168,27 @@ class Criterion(abc.ABC):
     @property
     @abc.abstractmethod
     def label(self) -> str:
-        """Name used in results and tables."""
+        """Name used in results and tables: the criterion with its measure and reference
+        where it has several (``"separation, largest pairwise gap"``), in the form
+        ``"<short name>, <measure>"`` (:func:`short_name` reads the first part back)."""
+
+    @property
+    def short_label(self) -> str:
+        """The name without its measure (``"separation"``): what results accept as a
+        lookup where it is unambiguous (:class:`ByCriterion`)."""
+        return short_name(self.label)
+
+    @property
+    def measure_words(self) -> str:
+        """What the deviation measures, in words, for sentences such as "separation at
+        most 0.05 as <measure_words>" (:meth:`tolerance_text`)."""
+        return "its deviation"
+
+    def tolerance_text(self, bound: float, word: str = "at most") -> str:
+        """How a tolerance or a bound of this criterion reads, in the one convention of
+        every output: ``"separation at most 0.05 as the largest gap between two groups'
+        rates of an action given the outcome"``."""
+        return f"{self.short_label} {word} {bound:.4g} as {self.measure_words}"
 
     @abc.abstractmethod
     def capabilities(self, problem: DecisionProblem) -> Capabilities:
@@ -216,27 +247,23 @@ class Criterion(abc.ABC):
 
     def over_set(self, confidence: Any, problem: DecisionProblem) -> Criterion | None:
         """This criterion in a program over a
-        :class:`~fairdecide.confidence.ConfidenceSet`: itself when its deviation does not
-        read the outcome, or a criterion bounded over the set's worlds; None when it
-        cannot be certified over the set."""
+        :class:`~fairdecide.confidence.ConfidenceSet`, held over every world of the set
+        inside the program: itself when its deviation is the same in every world (it
+        does not read the outcome and the population is given); None when a program over
+        the set cannot certify it (the program then refuses it)."""
         caps = self.capabilities(problem)
-        return self if caps.outcome_free and not caps.cuts else None
+        return (self if caps.outcome_free and not caps.cuts and confidence.population_given
+                else None)
 
-    def certified_over(self, confidence: Any, policy: Any, at_center: float) -> float | None:
-        """An upper bound of the deviation of ``policy`` over every world of
-        ``confidence`` (``at_center``: its deviation at the set's centre); None when
-        none is stated. For a criterion that does not read the outcome it is
-        ``at_center`` with the population given, else
-        :meth:`deviation_over_populations`."""
-        if confidence.population_given:
-            return at_center
-        return self.deviation_over_populations(confidence.population_bounds(policy))
-
-    def deviation_over_populations(self, bounds: Any) -> float | None:
-        """An upper bound of the deviation over every population of a
-        :class:`~fairdecide.confidence.ConfidenceSet`, from the exact ranges ``bounds``
-        (:class:`~fairdecide.confidence.PopulationBounds`) of the policy's rates; None
-        when the criterion states none (its guarantee is then not certified)."""
+    def bound_over_set(self, confidence: Any, policy: Any, problem: DecisionProblem
+                       ) -> float | None:
+        """An upper bound of the deviation of the fixed ``policy`` over every world of
+        ``confidence``; None when the criterion states none. By default its deviation at
+        the set's centre where it is the same in every world (it does not read the
+        outcome and the population is given)."""
+        caps = self.capabilities(problem)
+        if caps.outcome_free and confidence.population_given:
+            return self.deviation(policy, confidence.center, problem)
         return None
 
 
@@ -268,7 +295,7 @@ def as_criteria(criteria: Any, name: str = "criteria", *, kind: type | None = No
     --------
     >>> from fairdecide.criteria.base import as_criteria
     >>> [c.label for c in as_criteria(["independence", "separation"])]
-    ['independence', 'separation']
+    ['independence, TV summed vs pooled', 'separation, TV summed vs pooled']
     """
     if criteria is None:
         return []
@@ -294,7 +321,17 @@ def as_criteria(criteria: Any, name: str = "criteria", *, kind: type | None = No
 
 
 def resolve_names(criteria: Sequence[Criterion]) -> list[str]:
-    """Unique labels for a list of criteria (a suffix is added to repeats)."""
+    """Unique names for a list of criteria, the one function every output names them by
+    (results, guarantees, frontiers, reports, the command line): each criterion's
+    :attr:`~Criterion.label`, which names its measure and reference, with a suffix
+    ``#2``, ``#3`` only where the same criterion is given twice.
+
+    Examples
+    --------
+    >>> import fairdecide as fd
+    >>> resolve_names([fd.Separation(), fd.Separation(measure="max", reference="pairwise")])
+    ['separation, TV summed vs pooled', 'separation, largest pairwise gap']
+    """
     names: list[str] = []
     for c in as_criteria(criteria):
         base = c.label
@@ -303,3 +340,52 @@ def resolve_names(criteria: Sequence[Criterion]) -> list[str]:
             name, k = f"{base}#{k}", k + 1
         names.append(name)
     return names
+
+
+def short_name(name: str) -> str:
+    """The criterion's short name in a full one: ``"separation, largest pairwise gap"``
+    and ``"separation, TV summed vs pooled#2"`` give ``"separation"``."""
+    return name.split(", ", 1)[0].split("#", 1)[0]
+
+
+class ByCriterion(dict):
+    """Values keyed by the criteria's full names (:func:`resolve_names`), which also
+    answers to a criterion's short name where exactly one key has it, and to the
+    criterion itself: ``res.deviations["separation"]`` is the one separation's deviation,
+    and a KeyError naming the full names where two separations were asked for.
+
+    Examples
+    --------
+    >>> d = ByCriterion({"separation, TV summed vs pooled": 0.05,
+    ...                  "separation, largest pairwise gap": 0.025,
+    ...                  "independence, TV summed vs pooled": 0.01})
+    >>> d["independence"], "separation, largest pairwise gap" in d
+    (0.01, True)
+    >>> d["separation"]  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    KeyError: "'separation' names 2 criteria here: ...; use the full name"
+    """
+
+    def _key(self, key: Any) -> Any:
+        if isinstance(key, Criterion):
+            key = key.label
+        if not isinstance(key, str) or dict.__contains__(self, key):
+            return key
+        found = [k for k in self if isinstance(k, str) and short_name(k) == key]
+        if len(found) > 1:
+            raise KeyError(f"{key!r} names {len(found)} criteria here: "
+                           f"{', '.join(map(repr, found))}; use the full name")
+        return found[0] if found else key
+
+    def __getitem__(self, key: Any) -> Any:
+        return dict.__getitem__(self, self._key(key))
+
+    def __contains__(self, key: Any) -> bool:
+        try:
+            return dict.__contains__(self, self._key(key))
+        except KeyError:
+            return False
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self[key] if key in self else default

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from fairdecide._validation import as_bool, as_labels, as_real, check_instance, plain
 from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
@@ -212,6 +213,33 @@ class Capacity(Criterion):
         block.add_ub_dense(np.hstack([E, -np.ones((len(E), 1))]),
                            np.append(block.m_cols, block.f), -e)
 
+    # ------------------------------------------------------------------ over a set
+    def over_set(self, confidence: Any, problem: DecisionProblem) -> Criterion:
+        """Held over every population of a confidence set: itself with the population
+        given (the share is the same in every world), else :class:`SetCapacity`."""
+        return self if confidence.population_given else SetCapacity(self, confidence,
+                                                                     problem)
+
+    def bound_over_set(self, confidence: Any, policy: Any, problem: DecisionProblem
+                       ) -> float:
+        """The largest excess over every population of the set (exact): each group's
+        share at its extremes over its ball of P(x | z), the overall share over the
+        nested balls (:meth:`~fairdecide.confidence.ConfidenceSet.population_min`)."""
+        if confidence.population_given:
+            return self.deviation(policy, confidence.center, problem)
+        rows = policy.proba(confidence.center.units())
+        center = confidence.center
+        share = rows[:, problem.action_codes(list(self.actions), name="actions")].sum(
+            axis=1).reshape(center.n_x, center.n_z)
+        lo_z, lo = confidence.population_min(share)
+        hi_z, hi = (-v for v in confidence.population_min(-share))
+        if self.per_group:
+            keep = center.p_z > MASS_TOL
+            lo, hi = lo_z[keep], hi_z[keep]
+        excess = [np.max(hi) - self.at_most] if self.at_most is not None else []
+        excess += [self.at_least - np.min(lo)] if self.at_least is not None else []
+        return float(max(0.0, *excess))
+
     def gradient_terms(self, M: np.ndarray, problem: DecisionProblem) -> MarginalTerms:
         """The excesses r = E m + e, combined as F = max(0, max_i r_i) ("hinge-max")."""
         M = np.asarray(M, dtype=float)
@@ -224,3 +252,59 @@ class Capacity(Criterion):
         group = ", per_group=True" if self.per_group else ""
         named = "" if self.name is None else f", name={self.name!r}"
         return f"Capacity(actions={self.actions!r}{bounds}{group}{named})"
+
+
+@dataclass(frozen=True, eq=False)
+class SetCapacity(Criterion):
+    """A :class:`Capacity` held over every population of a confidence set inside the
+    program: f >= (largest share) - at_most and f >= at_least - (smallest share), each
+    share's extreme over the set written by the duals of its balls (each group's
+    P(x | z); the overall share nests the ball of P(z) over them), exact at the best.
+    Built by ``capacity.over_set(confidence_set, problem)``."""
+
+    base: Capacity
+    confidence: Any
+    problem: Any
+
+    @property
+    def label(self) -> str:
+        return self.base.label
+
+    def capabilities(self, problem: DecisionProblem) -> Capabilities:
+        return Capabilities(reads="rows", linear=True, program=True, outcome_free=True)
+
+    def deviation_from_table(self, table: DecisionTable, problem: DecisionProblem) -> float:
+        """The excess in the table's own world (the set's centre, in a result)."""
+        return self.base.deviation_from_table(table, problem)
+
+    def bound_over_set(self, confidence: Any, policy: Any, problem: DecisionProblem
+                       ) -> float:
+        return self.base.bound_over_set(confidence, policy, problem)
+
+    def add_rows(self, block: ProgramBlock, how: Expansion) -> None:
+        """For each bound share and side, one row over the dual of its balls."""
+        cs, problem = self.confidence, self.problem
+        n_x, n_z = cs.center.n_x, cs.center.n_z
+        codes = problem.action_codes(list(self.base.actions), name="actions")
+        pi = block.pi_cols[block.free_of_unit].reshape(n_x, n_z, -1)[:, :, codes]
+        children = pi.transpose(1, 0, 2)  # ball z, child x: sum over the actions in A
+        center, radius = cs.center.p_x_given_z.T, cs.cell_radius
+        keep = np.flatnonzero(cs.center.p_z > MASS_TOL)
+        for sign, bound in ((-1.0, self.base.at_most), (1.0, self.base.at_least)):
+            if bound is None:
+                continue
+            # sign * share >= its minimum >= the dual's value d: with the largest share
+            # (sign -1) f >= -d - at_most, with the smallest (sign 1) f >= at_least - d
+            cols, vals = block.ball_minimum(children, np.full(children.shape, sign),
+                                            center, radius)
+            if self.base.per_group:
+                cols, vals = cols[keep], vals[keep]
+            else:
+                cols, vals = block.ball_minimum(cols[None], vals[None], cs.center.p_z[None],
+                                                np.array([cs.group_radius]))
+            k, width = cols.shape
+            mat = sp.csr_matrix((np.column_stack([-vals, -np.ones(k)]).reshape(-1),
+                                 (np.repeat(np.arange(k), width + 1),
+                                  np.arange(k * (width + 1)))), shape=(k, k * (width + 1)))
+            block.add_ub_dense(mat, np.column_stack([cols, np.full(k, block.f)]).reshape(-1),
+                               np.full(k, -sign * bound))

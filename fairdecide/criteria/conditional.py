@@ -133,8 +133,9 @@ class ConditionalIndependence(Criterion):
 
     # ------------------------------------------------------------------ description
     @property
-    def label(self) -> str:
-        """Name used in results and tables."""
+    def short_label(self) -> str:
+        """The criterion's name without its measure: "independence", "separation",
+        "sufficiency" (with the conditioning values chosen, "separation[y=1]")."""
         if self.name:
             return self.name
         base = {
@@ -148,6 +149,57 @@ class ConditionalIndependence(Criterion):
             base += "[" + ",".join(f"{var}={v}" for v in self.given_values) + "]"
         return base
 
+    @property
+    def measure_label(self) -> str:
+        """The measure and reference in a few words: "TV summed vs pooled", "KL vs
+        pooled", "largest gap vs pooled", "TV summed over pairs", "largest pairwise gap";
+        with ``weighting="group"`` followed by the weight."""
+        text = {("tv", "pooled"): "TV summed vs pooled", ("kl", "pooled"): "KL vs pooled",
+                ("max", "pooled"): "largest gap vs pooled",
+                ("tv", "pairwise"): "TV summed over pairs",
+                ("max", "pairwise"): "largest pairwise gap"}[(self.measure, self.reference)]
+        if self.weighting == "group":
+            given = {None: "", "outcome": " | y", "action": " | a"}[self.given]
+            text += f", weighted by P(z{given})"
+        return text
+
+    @property
+    def label(self) -> str:
+        """Name used in results and tables: the name and the measure,
+        ``"separation, TV summed vs pooled"`` (a ``name`` given is used as it is)."""
+        if self.name:
+            return self.name
+        return f"{self.short_label}, {self.measure_label}"
+
+    @property
+    def measure_words(self) -> str:
+        """What the deviation measures, in words (:meth:`Criterion.tolerance_text`)."""
+        of = "an action" if self.target == "action" else "an outcome"
+        dist = "actions" if self.target == "action" else "outcomes"
+        given = {None: "", "outcome": " given the outcome", "action": " given the action"}[
+            self.given]
+        if self.given_values is not None:
+            var = "y" if self.given == "outcome" else "a"
+            given += " (" + ", ".join(f"{var} = {v}" for v in self.given_values) + ")"
+        over = {None: "groups", "outcome": "groups and outcomes",
+                "action": "groups and actions"}[self.given]
+        weight = (", each group weighted by its share P(z" + {
+            None: ")", "outcome": " | y)", "action": " | a)"}[self.given]
+                  if self.weighting == "group" else "")
+        if self.reference == "pairwise":
+            if self.measure == "max":
+                return f"the largest gap between two groups' rates of {of}{given}"
+            return (f"the total variation between two groups' distributions of {dist}"
+                    f"{given}, summed over pairs of {over}")
+        if self.measure == "max":
+            return (f"the largest gap between a group's rate of {of}{given} and the "
+                    f"pooled rate{weight}")
+        if self.measure == "kl":
+            return (f"the KL divergence of each group's distribution of {dist}{given} "
+                    f"from the pooled one, summed over {over}{weight}")
+        return (f"the total variation between each group's distribution of {dist}{given} "
+                f"and the pooled one, summed over {over}{weight}")
+
     def capabilities(self, problem: DecisionProblem) -> Capabilities:
         """Reads the group marginal; linear when the conditioning probabilities P(c, z) do
         not depend on the policy: unconditional independence, or conditioning on an
@@ -157,10 +209,7 @@ class ConditionalIndependence(Criterion):
             self.given == "outcome" and not problem.outcome_depends_on_action)
         return Capabilities(reads="marginal", linear=linear, program=True,
                             cone=self.measure == "kl", gradient=True,
-                            outcome_free="outcome" not in (self.target, self.given),
-                            largest_rate_gap=(self.target, self.given, self.measure,
-                                              self.reference) == ("action", None, "max",
-                                                                  "pairwise"))
+                            outcome_free="outcome" not in (self.target, self.given))
 
     def __repr__(self) -> str:
         named = "" if self.name is None else f", name={self.name!r}"
@@ -250,18 +299,26 @@ class ConditionalIndependence(Criterion):
         """The deviation F from a decision table (through its group marginal)."""
         return self.deviation_from_marginal(table.group_marginal(), problem)
 
-    def deviation_over_populations(self, bounds: Any) -> float | None:
-        """Independence over a set's populations (:mod:`fairdecide.criteria.over_set`)."""
-        from fairdecide.criteria import over_set
-
-        return over_set.independence_over_populations(self, bounds)
-
     def over_set(self, confidence: Any, problem: DecisionProblem) -> Criterion | None:
-        """Separation as the largest pairwise gap is bounded over the set by cuts."""
-        from fairdecide.criteria import over_set
+        """Held over every world of a set inside the program
+        (:func:`~fairdecide.criteria.over_set.set_criterion`): independence and, in a
+        prediction problem, separation, by the measures "tv" and "max"."""
+        from fairdecide.criteria import over_set  # over_set builds on this module
 
-        return over_set.set_separation(self, confidence, problem) or super().over_set(
-            confidence, problem)
+        return over_set.set_criterion(self, confidence, problem)
+
+    def bound_over_set(self, confidence: Any, policy: Any, problem: DecisionProblem
+                       ) -> float | None:
+        """A sound upper bound over every world of the set of the fixed ``policy``'s
+        deviation (:func:`~fairdecide.criteria.over_set.bound_over_set`): exact for the
+        largest pairwise gap; independence, separation and sufficiency, not KL."""
+        from fairdecide.criteria import over_set  # over_set builds on this module
+
+        if (self.target, self.given) == ("action", None) and confidence.population_given:
+            # every world of the set has the centre's population: exact there
+            return self.deviation(policy, confidence.center, problem)
+        return over_set.bound_over_set(self, confidence, problem,
+                                       policy.proba(confidence.center.units()))
 
     def breakdown(self, policy: Policy, world: World, problem: DecisionProblem
                   ) -> pd.DataFrame:

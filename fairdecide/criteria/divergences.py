@@ -59,14 +59,3 @@ def _block_divergence(p_group: np.ndarray, p_pool: np.ndarray, measure: str) -> 
             terms = np.where(p_group > 0, p_group * np.log(p_group / p_pool), 0.0)
         return terms.sum(axis=-1)
     raise ValueError(f"unknown measure {measure!r}")
-
-
-def rate_gap_bound(lo: np.ndarray, hi: np.ndarray, ref_lo: np.ndarray, ref_hi: np.ndarray,
-                   weight: np.ndarray, measure: str, aggregate_max: bool) -> float:
-    """An upper bound of sum (or max) over compared rows r of weight_r times the "tv"
-    or "max" divergence of two rates known only within ranges: |p - q| <= max(hi_p -
-    lo_q, hi_q - lo_p) entry by entry (arrays of shape (n_rows, n_values); exact for
-    "max" when the two rates have disjoint parameters)."""
-    gap = np.maximum(np.maximum(hi - ref_lo, ref_hi - lo), 0.0)
-    per_row = weight * (gap.max(axis=1) if measure == "max" else gap.sum(axis=1))
-    return float(per_row.max() if aggregate_max else per_row.sum())

@@ -1,34 +1,26 @@
-"""Separation certified over a confidence set: the worst world found exactly, as cuts.
+"""Group criteria certified over a confidence set: every group's rate at its extremes over
+the set's worlds, and the deviation bounded from them inside the program.
 
-Separation as the largest gap between two groups' rates given the outcome,
+Over a :class:`~fairdecide.confidence.ConfidenceSet` a group's conditional rate
+P(t | c, z) of a fixed policy ranges over an interval [lo, hi] (:func:`set_ranges`):
 
-    F(pi, theta) = max_{y, a, z != z'} P(a | y, z) - P(a | y, z'),
-    P(a | y, z) = sum_x w_xz t_x pi(a | x, z) / sum_x w_xz t_x,   t_x = P(y | x, z),
+- independence, P(a | z) = sum_x P(x | z) pi(a | x, z): linear in the group's P(x | z),
+  so lo and hi are the minimum and maximum over its L1 ball, in closed form
+  (:func:`~fairdecide.balls.worst_in_ball`), and in a program their duals (exact);
+- separation in a prediction problem, P(a | y, z) = sum_x p_x t_x pi / sum_x p_x t_x with
+  t_x = P(y | x, z) in the interval its ball allows for outcome y: the exact adversaries
+  of :mod:`fairdecide.criteria.worst_rates`, and in a program cuts, one linear row per
+  worst world found (the constraint-generation loop);
+- sufficiency, P(y | a, z) = sum_x p_x pi_a t_xy / sum_x p_x pi_a: for a fixed policy the
+  same adversaries (each t at the end that favours the extreme); not linear in the
+  policy, so certified only for a given policy (:func:`~fairdecide.certify_policy`).
 
-reads the outcome through a ratio, so its worst case over a
-:class:`~fairdecide.confidence.ConfidenceSet` is not one linear program. With the
-population given (w fixed) and two outcomes, each t_x lies in an interval (the set's
-Clopper-Pearson interval of the cell, or its mirror for y = 0), the groups' intervals are
-disjoint parameters, and for a fixed policy the largest (smallest) rate of a group is a
-linear-fractional program over a box: its optimum puts the cells whose pi(a | x, z)
-exceeds the optimal ratio at their upper ends and the others at their lower ends, so the
-exact adversary sorts the cells and scans the n + 1 thresholds (:func:`extreme_rates`).
-
-With the population estimated, each group's P(x | z) = p also lies in an L1 ball around
-its estimate, and the rate sum_x p_x t_x v_x / sum_x p_x t_x is bilinear in (p, t). Its
-largest value R* is the root of h(lam) = max_{p, t} sum_x p_x t_x (v_x - lam), which is
-exact in closed form: t_x at its upper end where v_x > lam, else at its lower end, then p
-the ball's vertex that moves mass to the largest coefficient (:func:`worst_in_ball`).
-Dinkelbach's iteration lam <- R(p, t) climbs to R* in a few steps
-(:func:`extreme_rates_over_population`); the population vertex is stored in the cut as
-integers (each cell unchanged, emptied, partly taken or receiving, which with the ball
-determines p: :func:`population_vertex`).
-
-For a fixed world the gap is linear in pi, so the constraint over the whole set is one
-linear row per vertex world: :class:`SetSeparation` declares them as cuts, and the
-constraint-generation route (:mod:`fairdecide.optimize.engine.generation`) adds the worst
-world's rows while the current policy violates them; its last search, over every
-(y, a, z, z'), is the exact worst case over the set and certifies the result.
+The group weights P(z | c) range too (each group's mass of c at its extremes, then the
+groups' shares over the ball of P(z), exactly), and the deviation is bounded from the
+ranges by :mod:`fairdecide.criteria.bounds`: exact for the largest pairwise gap (two
+groups' rates share no parameter), an upper bound for the other measures.
+:class:`SetConditional` writes that bound into the program as rows over variables that
+bound each rate, so epsilon holds on the bound over the whole set, not at its centre.
 """
 
 from __future__ import annotations
@@ -42,275 +34,350 @@ import scipy.sparse as sp
 
 from fairdecide.balls import worst_in_ball
 from fairdecide.criteria.base import Capabilities, Criterion, CutSearch, Expansion, ProgramBlock
-from fairdecide.criteria.divergences import rate_gap_bound
+from fairdecide.criteria.bounds import bound_from_gaps, gaps_from_ranges, write_bound_rows
+from fairdecide.criteria.worst_rates import (
+    MASS_TOL,
+    extreme_rates,
+    extreme_rates_over_population,
+    population_code,
+    population_vertex,
+)
 
 if TYPE_CHECKING:
+    from fairdecide.criteria.conditional import ConditionalIndependence
     from fairdecide.problem import DecisionProblem
     from fairdecide.table import DecisionTable
     from fairdecide.units import Units
 
-__all__ = ["SetSeparation", "extreme_rates", "extreme_rates_over_population",
-           "independence_over_populations", "population_vertex", "set_separation"]
+__all__ = ["CERTIFIABLE", "SetConditional", "SetRanges", "bound_over_set",
+           "extreme_rates", "extreme_rates_over_population", "population_code",
+           "population_vertex", "set_criterion", "set_ranges"]
 
-#: A group whose outcome mass can fall to this in some world of the set has no rate there.
-MASS_TOL = 1e-12
-
-
-def extreme_rates(v: np.ndarray, c: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                  largest: bool) -> tuple[np.ndarray, np.ndarray]:
-    """max (or min) over t in the box [lo, hi] of sum c t v / sum c t, for each row
-    (arrays of shape (R, n), c >= 0), and the optimal t's pattern (True: at hi). Rows
-    whose mass sum c t can reach zero are optimised over the t that keep it positive.
-
-    Examples
-    --------
-    >>> rate, at_hi = extreme_rates(np.array([[1.0, 0.0]]), np.ones((1, 2)),
-    ...                             np.full((1, 2), 0.2), np.full((1, 2), 0.6), True)
-    >>> float(rate[0]), at_hi.tolist()
-    (0.75, [[True, False]])
-    """
-    R, n = v.shape
-    order = np.argsort(-v if largest else v, axis=1, kind="stable")
-    rows = np.arange(R)[:, None]
-    vs, cs, los, his = v[rows, order], c[rows, order], lo[rows, order], hi[rows, order]
-    zero = np.zeros((R, 1))
-    # top k cells at hi, the rest at lo, for k = 0..n
-    num = (np.hstack([zero, np.cumsum(cs * his * vs, axis=1)])
-           + np.hstack([np.cumsum((cs * los * vs)[:, ::-1], axis=1)[:, ::-1], zero]))
-    den = (np.hstack([zero, np.cumsum(cs * his, axis=1)])
-           + np.hstack([np.cumsum((cs * los)[:, ::-1], axis=1)[:, ::-1], zero]))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.where(den > MASS_TOL, num / np.where(den > 0, den, 1.0), np.nan)
-    ratio = np.where(np.isnan(ratio), -np.inf if largest else np.inf, ratio)
-    k = np.argmax(ratio, axis=1) if largest else np.argmin(ratio, axis=1)
-    at_hi = np.zeros((R, n), dtype=bool)
-    at_hi[rows, order] = np.arange(n)[None, :] < k[:, None]
-    return ratio[np.arange(R), k], at_hi & (c > 0)
+#: What a program over a set certifies, for error messages and the docs.
+CERTIFIABLE = ("independence (measure 'tv' or 'max', either reference, any weighting), "
+               "separation in a prediction problem over a set that is not pooled (measure "
+               "'tv' or 'max', either reference, any weighting), and Capacity with the "
+               "population given; a given policy's sufficiency is bounded by "
+               "certify_policy")
 
 
-def population_code(h: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """The vertex ``p`` of an L1 ball around ``h`` that :func:`worst_in_ball` returns,
-    as integers per cell: 0 unchanged, 1 emptied, 2 partly taken, 3 receiving."""
-    code = np.zeros(p.shape, dtype=np.int64)
-    code[(p <= 0) & (h > 0)] = 1
-    code[(p > 0) & (p < h)] = 2
-    code[p > h] = 3
-    return code
+@dataclass(frozen=True)
+class SetRanges:
+    """One policy's group conditionals over every world of a set.
+
+    ``lo``, ``hi`` (n_z, n_c, n_t): the smallest and largest P(t | c, z); ``w_low``,
+    ``w_high`` (n_z, n_c): the ranges of the group weights P(z | c); ``can`` (n_z, n_c):
+    whether P(c, z) can be positive (a conditional of an impossible event is left out);
+    ``lo_code``, ``hi_code`` (n_z, n_c, n_t, n_x): the worst worlds of separation's rates
+    as cut codes (cell at the upper end of its interval, plus 2 times its population
+    code), None for the other criteria."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    w_low: np.ndarray
+    w_high: np.ndarray
+    can: np.ndarray
+    lo_code: np.ndarray | None = None
+    hi_code: np.ndarray | None = None
+
+    def bound(self, crit: ConditionalIndependence, problem: DecisionProblem) -> float:
+        """The bound of ``crit``'s deviation over the set (:mod:`~fairdecide.criteria.bounds`)."""
+        both = self.can[:, None] & self.can[None, :]  # (n_z, n_z, n_c)
+        gap = np.where(both[..., None], gaps_from_ranges(self.lo, self.hi), 0.0)
+        return bound_from_gaps(crit, problem, gap, np.where(self.can, self.w_low, 0.0),
+                               np.where(self.can, self.w_high, 0.0))
 
 
-def population_vertex(h: np.ndarray, r: np.ndarray, code: np.ndarray) -> np.ndarray:
-    """The population of :func:`population_code`'s ``code`` in the ball of radius ``r``
-    (R,) around ``h`` (R, n): the receiving cell gains m = min(r / 2, 1 - h_j), the
-    emptied cells lose all, the partly taken one the rest of m.
-
-    Examples
-    --------
-    >>> h = np.array([[0.5, 0.2, 0.3]])
-    >>> p = worst_in_ball(np.array([1.0, 0.0, 2.0]), h, np.array(0.4))
-    >>> np.allclose(population_vertex(h, np.array([0.4]), population_code(h, p)), p)
-    True
-    """
-    recv = code == 3
-    m = np.where(recv.any(axis=1), np.minimum(r / 2.0, 1.0 - (h * recv).sum(axis=1)), 0.0)
-    emptied = code == 1
-    rest = m - (h * emptied).sum(axis=1)
-    p = np.where(emptied, 0.0, h) + recv * m[:, None]
-    return np.where(code == 2, h - rest[:, None], p)
+def outcome_boxes(cs: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The interval of every outcome probability the set allows, (lo, hi) of the shape
+    of the centre's P(y | [a,] x, z): the projection of each conditional's L1 ball onto
+    one outcome, [theta_hat - r / 2, theta_hat + r / 2] within [0, 1] (exact: the other
+    outcomes absorb the change)."""
+    half = cs.radius[..., None] / 2.0
+    return (np.clip(cs.ball_center - half, 0.0, 1.0),
+            np.clip(cs.ball_center + half, 0.0, 1.0))
 
 
-def extreme_rates_over_population(v: np.ndarray, h: np.ndarray, r: np.ndarray,
-                                  lo: np.ndarray, hi: np.ndarray, largest: bool,
-                                  max_steps: int = 200
-                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """max (min) over p in the L1 ball of radius r (R,) around h (R, n), within the
-    simplex, and t in the box [lo, hi] of sum p t v / sum p t, per row (v in [0, 1]);
-    returns the rate, the pattern of t (True: at hi) and the population's
-    :func:`population_code`. Dinkelbach's iteration (see the module).
+def _ratio_extremes(v_hi: np.ndarray, v_lo: np.ndarray, c: np.ndarray, lo: np.ndarray,
+                    hi: np.ndarray, r: np.ndarray | None) -> tuple[np.ndarray, ...]:
+    """Per row, the largest of sum c t v_hi / sum c t and the smallest of sum c t v_lo /
+    sum c t over t in [lo, hi] and, when radii ``r`` are given, c in its L1 ball; with
+    the worlds as cut codes. Rows whose mass can vanish everywhere give (-inf, inf)."""
+    if r is None:
+        top, top_at = extreme_rates(v_hi, c, lo, hi, True)
+        low, low_at = extreme_rates(v_lo, c, lo, hi, False)
+        return top, low, top_at.astype(np.int64), low_at.astype(np.int64)
+    top, t_at, t_code = extreme_rates_over_population(v_hi, c, r, lo, hi, True)
+    low, l_at, l_code = extreme_rates_over_population(v_lo, c, r, lo, hi, False)
+    return top, low, t_at + 2 * t_code, l_at + 2 * l_code
 
-    Examples
-    --------
-    >>> rate, at_hi, code = extreme_rates_over_population(
-    ...     np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]]), np.array([0.2]),
-    ...     np.full((1, 2), 0.2), np.full((1, 2), 0.6), True)
-    >>> round(float(rate[0]), 4), at_hi.tolist(), code.tolist()
-    (0.8182, [[True, False]], [[3, 2]])
-    """
-    if not largest:  # min of R = 1 - max of the rate of 1 - v
-        rate, at_hi, code = extreme_rates_over_population(1.0 - v, h, r, lo, hi, True,
-                                                          max_steps)
-        return 1.0 - rate, at_hi, code
-    # the best world found so far, from the centre's population (a rate with mass)
-    best, best_at = extreme_rates(v, h, lo, hi, True)
-    best_p = h.copy()
-    lam = np.where(np.isfinite(best), best, 0.0)
-    for _ in range(max_steps):
-        at_hi = v > lam[:, None]
-        t = np.where(at_hi, hi, lo)
-        p = worst_in_ball(-t * (v - lam[:, None]), h, r)
-        num, den = (p * t * v).sum(axis=1), (p * t).sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            new = np.where(den > MASS_TOL, num / np.where(den > 0, den, 1.0), -np.inf)
-        # a world without mass (a tie at the optimum) has no rate: keep the best with one
-        up = new > best + 1e-15
-        if not np.any(up):
-            break
-        best, best_at, best_p = (np.where(up, new, best), np.where(up[:, None], at_hi, best_at),
-                                 np.where(up[:, None], p, best_p))
-        lam = np.where(np.isfinite(best), best, 0.0)
-    else:  # pragma: no cover - Dinkelbach's steps are finite here
-        raise RuntimeError("the separation adversary did not converge")
-    return best, best_at & (h > 0), population_code(h, best_p)
+
+def _mass_ranges(u_lo: np.ndarray, u_hi: np.ndarray, p: np.ndarray, radius: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's mass sum_x P(x | z) u_x of each conditioning value, at its extremes
+    over the group's L1 ball of radius ``radius`` (n_z,) around ``p`` (n_x, n_z), the
+    coefficients u at their lower ends ``u_lo`` for the minimum and upper ends ``u_hi``
+    for the maximum (both (n_z, n_c, n_x)); returns (n_z, n_c) each."""
+    n_z, n_c, n_x = u_lo.shape
+    h = np.broadcast_to(p.T[:, None], (n_z, n_c, n_x))
+    r = np.broadcast_to(radius[:, None], (n_z, n_c))
+    low = np.einsum("zcx,zcx->zc", worst_in_ball(u_lo, h, r), u_lo)
+    high = np.einsum("zcx,zcx->zc", worst_in_ball(-u_hi, h, r), u_hi)
+    return low, high
+
+
+def _weight_ranges(m_lo: np.ndarray, m_hi: np.ndarray, p_z: np.ndarray, r0: float
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The ranges of P(z | c) = P(z) m_zc / sum_z' P(z') m_z'c, where each group's mass
+    m_zc lies in [m_lo, m_hi] (n_z, n_c; the groups' masses share no parameter) and P(z)
+    in the L1 ball of radius r0 around p_z: the share rises with m_zc and falls with the
+    others' masses, so its extremes put them at opposite ends and then solve a
+    linear-fractional program over the ball (:func:`extreme_rates_over_population`)."""
+    n_z, n_c = m_lo.shape
+    own = np.eye(n_z, dtype=bool)[:, None, :]  # row (z, c), cell z'
+    t_min = np.where(own, m_lo[:, :, None], m_hi.T[None, :, :])  # (n_z, n_c, n_z)
+    t_max = np.where(own, m_hi[:, :, None], m_lo.T[None, :, :])
+    v = np.broadcast_to(own, t_min.shape).astype(float).reshape(-1, n_z)
+    h = np.broadcast_to(p_z, v.shape)
+    r = np.full(len(v), float(r0))
+    low = extreme_rates_over_population(v, h, r, t_min.reshape(-1, n_z),
+                                        t_min.reshape(-1, n_z), False)[0]
+    high = extreme_rates_over_population(v, h, r, t_max.reshape(-1, n_z),
+                                         t_max.reshape(-1, n_z), True)[0]
+    low = np.where(np.isfinite(low), low, 0.0).reshape(n_z, n_c)
+    high = np.where(np.isfinite(high), high, 1.0).reshape(n_z, n_c)
+    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+
+
+def set_ranges(crit: ConditionalIndependence, cs: Any, problem: DecisionProblem,
+               rows: np.ndarray) -> SetRanges:
+    """Each group's conditional of policy rows ``rows`` (n_units, n_actions) at its
+    extremes over every world of ``cs``, and the group weights' ranges (see the module).
+    For independence, and separation and sufficiency in a prediction problem;
+    sufficiency in an intervention too (each action reads its own conditional)."""
+    center = cs.center
+    n_x, n_z, n_a = center.n_x, center.n_z, problem.n_actions
+    pi = rows.reshape(n_x, n_z, n_a)
+    p = center.p_x_given_z  # (n_x, n_z)
+    r = cs.cell_radius if np.any(cs.cell_radius > 0) else None
+    t_lo, t_hi = outcome_boxes(cs)  # (n_x, n_z, [n_a,] n_y)
+    codes = crit.given == "outcome"
+    if crit.given is None:  # rows (z, a): sum_x p pi / sum_x p
+        shape = (n_z, 1, n_a)
+        v = pi.transpose(1, 2, 0)[:, None]  # (n_z, 1, n_a, n_x)
+        box_lo = box_hi = np.ones((*shape, n_x))
+        v_hi = v_lo = v
+        m_lo = m_hi = np.ones((n_z, 1))  # P(z | c) is P(z) itself
+    elif crit.given == "outcome":  # rows (z, y, a): sum p t_y pi / sum p t_y
+        n_y = problem.n_outcomes
+        shape = (n_z, n_y, n_a)
+        v_hi = v_lo = np.broadcast_to(pi.transpose(1, 2, 0)[:, None], (*shape, n_x))
+        box_lo = np.broadcast_to(t_lo.transpose(1, 2, 0)[:, :, None], (*shape, n_x))
+        box_hi = np.broadcast_to(t_hi.transpose(1, 2, 0)[:, :, None], (*shape, n_x))
+        m_lo, m_hi = _mass_ranges(t_lo.transpose(1, 2, 0), t_hi.transpose(1, 2, 0), p,
+                                  cs.cell_radius)
+    else:  # sufficiency, rows (z, a, y): sum p pi_a t_y / sum p pi_a
+        n_y = problem.n_outcomes
+        shape = (n_z, n_a, n_y)
+        lo_a = t_lo if t_lo.ndim == 4 else np.broadcast_to(t_lo[:, :, None], (n_x, n_z, n_a,
+                                                                             n_y))
+        hi_a = t_hi if t_hi.ndim == 4 else np.broadcast_to(t_hi[:, :, None], (n_x, n_z, n_a,
+                                                                             n_y))
+        v_hi, v_lo = (b.transpose(1, 2, 3, 0) for b in (hi_a, lo_a))
+        box_lo = box_hi = np.broadcast_to(pi.transpose(1, 2, 0)[:, :, None], (*shape, n_x))
+        pa = pi.transpose(1, 2, 0)  # (n_z, n_a, n_x)
+        m_lo, m_hi = _mass_ranges(pa, pa, p, cs.cell_radius)
+    rr = None if r is None else np.broadcast_to(r[:, None, None], shape).reshape(-1)
+    c = np.broadcast_to(p.T[:, None, None], (*shape, n_x)).reshape(-1, n_x)
+    top, low, top_code, low_code = _ratio_extremes(
+        np.reshape(v_hi, (-1, n_x)), np.reshape(v_lo, (-1, n_x)), c,
+        np.reshape(box_lo, (-1, n_x)), np.reshape(box_hi, (-1, n_x)), rr)
+    can = m_hi > MASS_TOL
+    hi = np.where(np.isfinite(top), top, 0.0).reshape(shape)
+    lo = np.where(np.isfinite(low), low, 1.0).reshape(shape)
+    w_low, w_high = _weight_ranges(m_lo, m_hi, center.p_z, cs.group_radius)
+    can = can & (w_high > MASS_TOL)
+    return SetRanges(np.minimum(lo, hi), hi, w_low, w_high, can,
+                     low_code.reshape((*shape, n_x)) if codes else None,
+                     top_code.reshape((*shape, n_x)) if codes else None)
+
+
+def bound_over_set(crit: ConditionalIndependence, cs: Any, problem: DecisionProblem,
+                   rows: np.ndarray) -> float | None:
+    """A sound upper bound of ``crit``'s deviation of policy rows ``rows`` over every
+    world of ``cs`` (exact for the largest pairwise gap); None where none is known: KL
+    measures, separation in an intervention, an outcome-reading criterion over a pooled
+    set."""
+    kind = (crit.target, crit.given)
+    if crit.measure == "kl" or kind not in (("action", None), ("action", "outcome"),
+                                            ("outcome", "action")):
+        return None
+    if crit.given is not None and cs.pooled:
+        return None
+    if kind == ("action", "outcome") and cs.center.outcome_depends_on_action:
+        return None
+    return set_ranges(crit, cs, problem, rows).bound(crit, problem)
+
+
+def set_criterion(crit: ConditionalIndependence, cs: Any, problem: DecisionProblem
+                  ) -> Criterion | None:
+    """``crit`` as a program over ``cs`` holds it (see the module): itself for
+    independence with the population given (the same in every world), a
+    :class:`SetConditional` for independence over an estimated population and for
+    separation in a prediction problem; None for what a program over the set cannot
+    certify (KL, sufficiency, separation in an intervention or over a pooled set)."""
+    if crit.measure == "kl":
+        return None
+    if (crit.target, crit.given) == ("action", None):
+        return crit if cs.population_given else SetConditional(crit, cs, problem)
+    if ((crit.target, crit.given) == ("action", "outcome") and not cs.pooled
+            and not cs.center.outcome_depends_on_action):
+        return SetConditional(crit, cs, problem)
+    return None
 
 
 @dataclass(frozen=True, eq=False)
-class SetSeparation(Criterion):
-    """A separation criterion (``measure="max", reference="pairwise"``) bounded over
-    every world of a confidence set with a given population and two outcomes (see the
-    module); built by ``criterion.over_set(confidence_set, problem)``, not by users.
+class SetConditional(Criterion):
+    """A group criterion bounded over every world of a confidence set inside the
+    program (see the module); built by ``criterion.over_set(confidence_set, problem)``.
 
-    Cuts are integer rows (y, a, z, z', z's cells, z''s cells), each cell coded 1 at
-    the upper end of its outcome interval (else 0) plus 2 times its population code
-    (:func:`population_code`; 0 with the population given): the row
-    P(a | y, z) - P(a | y, z') <= f in that world."""
+    The program carries, for every group z, conditioning value c and target value t,
+    variables hi >= P(t | c, z) and lo <= P(t | c, z) in every world of the set, and
+    rows f >= the bound of the deviation from them (:func:`write_bound_rows`). For
+    independence hi and lo are written exactly by the duals of each group's ball; for
+    separation by cuts, integer rows (c, t, z, side, the cells' world codes), each the
+    row of one world: sum_x k_x pi(t | x, z) <= hi (side 0) or >= lo (side 1) with
+    k_x = p_x t_x / sum p t in that world."""
 
-    base: Criterion
-    weight: np.ndarray  # (n_x, n_z): P(x | z) at the centre
-    lo: np.ndarray  # (2, n_x, n_z): the ends of P(y | x, z) for y = 0, 1
-    hi: np.ndarray
+    base: Any  # the ConditionalIndependence bounded
+    confidence: Any
+    problem: Any
     cuts: np.ndarray | None = None
-    radius: np.ndarray | None = None  # (n_z,): the L1 radius of each P(x | z)
 
     @property
     def label(self) -> str:
         return self.base.label
 
     @property
-    def population_moves(self) -> bool:
-        """Whether the groups' P(x | z) lie in balls (the population estimated)."""
-        return self.radius is not None and bool(np.any(self.radius > 0))
+    def measure_words(self) -> str:
+        return self.base.measure_words
+
+    @property
+    def by_cuts(self) -> bool:
+        """Separation's rates are bounded by cuts; independence's by the balls' duals."""
+        return self.base.given is not None
+
+    @property
+    def _shape(self) -> tuple[int, int, int]:
+        n_z, n_a = self.confidence.center.n_z, self.problem.n_actions
+        return (n_z, 1, n_a) if self.base.given is None else (
+            n_z, self.problem.n_outcomes, n_a)
+
+    def _weights(self) -> SetRanges:
+        """The weight ranges (they do not depend on the policy for these criteria)."""
+        n_u = self.confidence.center.n_x * self.confidence.center.n_z
+        uniform = np.full((n_u, self.problem.n_actions), 1.0 / self.problem.n_actions)
+        return set_ranges(self.base, self.confidence, self.problem, uniform)
 
     def capabilities(self, problem: DecisionProblem) -> Capabilities:
-        """Reads the policy rows; linear for a fixed world; its worlds are cuts."""
-        return Capabilities(reads="rows", linear=True, program=True, cuts=True)
+        """Reads the policy rows; linear; separation's worlds are cuts."""
+        return Capabilities(reads="rows", linear=True, program=True, cuts=self.by_cuts)
 
     def deviation_from_table(self, table: DecisionTable, problem: DecisionProblem) -> float:
-        """The separation of the table's own world (the set's centre, in a result)."""
+        """The deviation in the table's own world (the set's centre, in a result)."""
         return self.base.deviation_from_table(table, problem)
 
-    # ------------------------------------------------------------------ the adversary
-    def _extremes(self, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Largest and smallest P(a | y, z) over the set, shape (2, n_a, n_z), and their
-        patterns (2, n_a, n_z, n_x)."""
-        n_x, n_z = self.weight.shape
-        n_a = rows.shape[1]
-        pi = rows.reshape(n_x, n_z, n_a).transpose(2, 1, 0)  # (n_a, n_z, n_x)
-        shape = (2, n_a, n_z, n_x)
-        v = np.broadcast_to(pi[None], shape).reshape(-1, n_x)
-        c = np.broadcast_to(self.weight.T[None, None], shape).reshape(-1, n_x)
-        lo = np.broadcast_to(self.lo.transpose(0, 2, 1)[:, None], shape).reshape(-1, n_x)
-        hi = np.broadcast_to(self.hi.transpose(0, 2, 1)[:, None], shape).reshape(-1, n_x)
-        if not self.population_moves:
-            top, top_at = extreme_rates(v, c, lo, hi, True)
-            low, low_at = extreme_rates(v, c, lo, hi, False)
-            top_at, low_at = top_at.astype(np.int64), low_at.astype(np.int64)
-        else:
-            r = np.broadcast_to(self.radius[None, None], shape[:3]).reshape(-1)
-            top, t_at, t_code = extreme_rates_over_population(v, c, r, lo, hi, True)
-            low, l_at, l_code = extreme_rates_over_population(v, c, r, lo, hi, False)
-            top_at, low_at = t_at + 2 * t_code, l_at + 2 * l_code
-        return (top.reshape(shape[:3]), low.reshape(shape[:3]), top_at.reshape(shape),
-                low_at.reshape(shape))
+    def bound_over_set(self, confidence: Any, policy: Any, problem: DecisionProblem
+                       ) -> float | None:
+        return self.base.bound_over_set(confidence, policy, problem)
 
-    def worst(self, rows: np.ndarray) -> float:
-        """The exact largest separation gap over every world of the set (the search of
-        :meth:`violated_cuts`, no cut asked for)."""
-        return self.violated_cuts(rows, None, np.inf, 0).max_violation
-
+    # ------------------------------------------------------------------ cuts
     def initial_cuts(self, units: Units) -> np.ndarray:
-        return np.zeros((0, 4 + 2 * self.weight.shape[0]), dtype=np.int64)
+        return np.zeros((0, 4 + self.confidence.center.n_x), dtype=np.int64)
+
+    def with_cuts(self, cuts: np.ndarray) -> SetConditional:
+        return dataclasses.replace(self, cuts=np.asarray(cuts, dtype=np.int64))
 
     def violated_cuts(self, rows: np.ndarray, units: Units, threshold: float,
                       per_unit: int, touching: np.ndarray | None = None) -> CutSearch:
-        """Every (y, a, z, z') whose worst world's gap exceeds ``threshold``, with that
-        world; the search is always over all of them (``touching`` is ignored)."""
-        top, low, top_at, low_at = self._extremes(rows)
-        n_z = top.shape[2]
-        gaps = top[:, :, :, None] - low[:, :, None, :]  # (y, a, z, z')
-        gaps[:, :, np.arange(n_z), np.arange(n_z)] = -np.inf
-        gaps = np.where(np.isfinite(gaps), gaps, -np.inf)
-        y, a, z, z2 = np.nonzero(gaps > threshold)
-        cuts = np.column_stack([y, a, z, z2, top_at[y, a, z], low_at[y, a, z2]])
-        finite = gaps[np.isfinite(gaps)]
-        worst = float(finite.max()) if finite.size else 0.0
-        return CutSearch(cuts.astype(np.int64), max(0.0, worst), int(np.isfinite(gaps).sum()))
+        """The exact bound over the set of the policy ``rows`` (``max_violation``) and,
+        when it exceeds ``threshold``, the worst world of every rate bounded (the search
+        is always over all of them: ``touching`` is ignored)."""
+        ranges = set_ranges(self.base, self.confidence, self.problem, rows)
+        bound = ranges.bound(self.base, self.problem)
+        n_t = ranges.hi.shape[2]
+        targets = [n_t - 1] if n_t == 2 else list(range(n_t))
+        cuts = np.zeros((0, 4 + self.confidence.center.n_x), dtype=np.int64)
+        if bound > threshold:
+            z, c, t = np.nonzero(ranges.can[:, :, None] & np.isin(np.arange(n_t),
+                                                                  targets)[None, None])
+            one = np.ones_like(z)
+            cuts = np.vstack([
+                np.column_stack([c, t, z, 0 * one, ranges.hi_code[z, c, t]]),
+                np.column_stack([c, t, z, one, ranges.lo_code[z, c, t]])])
+        return CutSearch(cuts.astype(np.int64), bound, int(ranges.can.sum() * len(targets)),
+                         what="group rates at their extremes over the set")
 
-    def with_cuts(self, cuts: np.ndarray) -> SetSeparation:
-        return dataclasses.replace(self, cuts=np.asarray(cuts, dtype=np.int64))
-
+    # ------------------------------------------------------------------ rows
     def add_rows(self, block: ProgramBlock, how: Expansion) -> None:
-        """Each cut's row sum_x c_x pi(a | x, z) - sum_x c'_x pi(a | x, z') - f <= 0,
-        c_x = w_xz t_x / sum w t in the cut's world."""
-        cuts = self.cuts if self.cuts is not None else self.initial_cuts(None)
-        if not len(cuts):
-            return
-        n_x, n_z = self.weight.shape
-        y, a, z, z2 = cuts[:, 0], cuts[:, 1], cuts[:, 2], cuts[:, 3]
-        rates = []
-        for g, at in ((z, cuts[:, 4:4 + n_x]), (z2, cuts[:, 4 + n_x:])):
-            t = np.where(at % 2 == 1, self.hi[y][np.arange(len(y)), :, g],
-                         self.lo[y][np.arange(len(y)), :, g])
-            p = self.weight[:, g].T
-            if self.population_moves:
-                p = population_vertex(p, self.radius[g], at // 2)
-            c = p * t
-            rates.append(c / c.sum(axis=1, keepdims=True))
-        units = np.arange(n_x)[None, :] * n_z  # unit of (x, z) is x * n_z + z
-        pi_cols = block.pi_cols[block.free_of_unit]  # (n_u, n_a)
-        cols = np.hstack([pi_cols[units + z[:, None], a[:, None]],
-                          pi_cols[units + z2[:, None], a[:, None]]])
-        vals = np.hstack([rates[0], -rates[1]])
+        """The bound rows (once per program) and the rows that bound each rate: the
+        balls' duals (independence) or this criterion's cuts (separation)."""
+        n_z, n_c, n_t = self._shape
+        size = n_z * n_c * n_t
+        cols, fresh = block.kept_vars(2 * size, 0.0, 1.0)
+        hi_cols = cols[:size].reshape(n_z, n_c, n_t)
+        lo_cols = cols[size:].reshape(n_z, n_c, n_t)
+        if fresh:
+            w = self._weights()
+            write_bound_rows(block, self.base, hi_cols, lo_cols, w.w_low, w.w_high, w.can)
+            if not self.by_cuts:
+                self._dual_rows(block, hi_cols[:, 0], lo_cols[:, 0])
+        if self.by_cuts and self.cuts is not None and len(self.cuts):
+            self._cut_rows(block, hi_cols, lo_cols)
+
+    def _dual_rows(self, block: ProgramBlock, hi_cols: np.ndarray, lo_cols: np.ndarray
+                   ) -> None:
+        """lo_za <= min and hi_za >= max over group z's ball of sum_x P(x | z) pi(a | x, z),
+        through the ball's dual (exact at the best)."""
+        cs = self.confidence
+        n_x, n_z, n_a = cs.center.n_x, cs.center.n_z, self.problem.n_actions
+        pi = block.pi_cols[block.free_of_unit].reshape(n_x, n_z, n_a)
+        children = pi.transpose(1, 2, 0).reshape(n_z * n_a, n_x, 1)  # ball (z, a)
+        center = np.repeat(cs.center.p_x_given_z.T, n_a, axis=0)
+        radius = np.repeat(cs.cell_radius, n_a)
+        for sign, bound_cols in ((1.0, lo_cols), (-1.0, hi_cols)):
+            # sign * rate >= its minimum >= the dual's value: lo - value <= 0, or
+            # -hi - value <= 0 (the value bounds -max from below)
+            d_cols, d_vals = block.ball_minimum(children, np.full(children.shape, sign),
+                                                center, radius)
+            k, width = d_cols.shape
+            mat = sp.csr_matrix(
+                (np.column_stack([np.full(k, sign), -d_vals]).reshape(-1),
+                 (np.repeat(np.arange(k), width + 1), np.arange(k * (width + 1)))),
+                shape=(k, k * (width + 1)))
+            own = bound_cols.reshape(-1)
+            block.add_ub_dense(mat, np.column_stack([own, d_cols]).reshape(-1), np.zeros(k))
+
+    def _cut_rows(self, block: ProgramBlock, hi_cols: np.ndarray, lo_cols: np.ndarray
+                  ) -> None:
+        """Each cut's row in its world (see the class)."""
+        cs, cuts = self.confidence, self.cuts
+        n_x, n_z = cs.center.n_x, cs.center.n_z
+        c, t, z, side, code = cuts[:, 0], cuts[:, 1], cuts[:, 2], cuts[:, 3], cuts[:, 4:]
+        t_lo, t_hi = outcome_boxes(cs)  # (n_x, n_z, n_y)
+        prob = np.where(code % 2 == 1, t_hi[:, z, c].T, t_lo[:, z, c].T)  # (k, n_x)
+        p = cs.center.p_x_given_z[:, z].T
+        if np.any(cs.cell_radius > 0):
+            p = population_vertex(p, cs.cell_radius[z], code // 2)
+        mass = p * prob
+        coef = mass / mass.sum(axis=1, keepdims=True)
+        pi = block.pi_cols[block.free_of_unit]  # (n_u, n_a); unit of (x, z) is x n_z + z
+        cols = pi[np.arange(n_x)[None, :] * n_z + z[:, None], t[:, None]]
+        own = np.where(side == 0, hi_cols[z, c, t], lo_cols[z, c, t])
+        sign = np.where(side == 0, 1.0, -1.0)  # side 0: k pi - hi <= 0; 1: lo - k pi <= 0
         k = len(cuts)
-        mat = sp.csr_matrix((np.append(vals.reshape(-1), -np.ones(k)),
-                             (np.append(np.repeat(np.arange(k), 2 * n_x), np.arange(k)),
-                              np.append(np.arange(2 * n_x * k), 2 * n_x * k + np.arange(k)))),
-                            shape=(k, 2 * n_x * k + k))
-        block.add_ub_dense(mat, np.append(cols.reshape(-1), np.full(k, block.f)),
-                           np.zeros(k))
-
-    def certified_over(self, confidence: Any, policy: Any, at_center: float) -> float:
-        return self.worst(policy.proba(confidence.center.units()))
-
-
-def set_separation(base: Criterion, confidence: Any, problem: DecisionProblem
-                   ) -> SetSeparation | None:
-    """``base`` bounded over ``confidence`` when it is a separation as the largest
-    pairwise gap and the set is of the kind the adversary solves exactly (a prediction
-    problem, two outcomes; the population given or in its balls); None otherwise."""
-    center = confidence.center
-    if ((base.target, base.given, base.measure, base.reference, base.given_values) != (
-            "action", "outcome", "max", "pairwise", None)
-            or center.outcome_depends_on_action or problem.n_outcomes != 2):
-        return None
-    p1 = confidence.ball_center[..., 1]
-    lo1 = np.clip(p1 - confidence.radius / 2, 0.0, 1.0)
-    hi1 = np.clip(p1 + confidence.radius / 2, 0.0, 1.0)
-    return SetSeparation(base, center.p_x_given_z, np.stack([1 - hi1, lo1]),
-                         np.stack([1 - lo1, hi1]), radius=confidence.cell_radius)
-
-
-def independence_over_populations(crit: Any, bounds: Any) -> float | None:
-    """An upper bound of an independence criterion ("tv", "max"; ``crit`` a
-    :class:`~fairdecide.criteria.ConditionalIndependence`) over every population of a
-    confidence set, from the exact ranges ``bounds`` of the policy's rates: exact for
-    ``measure="max", reference="pairwise"`` (two groups' rates share no parameter), an
-    upper bound otherwise; None for other criteria and "kl"."""
-    if crit.target != "action" or crit.given is not None or crit.measure == "kl":
-        return None
-    if crit.reference == "pairwise":
-        zi, zj = np.triu_indices(len(bounds.lo), 1)
-        return rate_gap_bound(bounds.lo[zi], bounds.hi[zi], bounds.lo[zj], bounds.hi[zj],
-                              np.ones(len(zi)), crit.measure, crit.measure == "max")
-    weight = bounds.group_hi if crit.weighting == "group" else np.ones(len(bounds.lo))
-    return rate_gap_bound(bounds.lo, bounds.hi, bounds.action_lo[None],
-                          bounds.action_hi[None], weight, crit.measure,
-                          crit.measure == "max")
+        mat = sp.csr_matrix(
+            (np.column_stack([sign[:, None] * coef, -sign]).reshape(-1),
+             (np.repeat(np.arange(k), n_x + 1), np.arange(k * (n_x + 1)))),
+            shape=(k, k * (n_x + 1)))
+        block.add_ub_dense(mat, np.column_stack([cols, own]).reshape(-1), np.zeros(k))

@@ -76,7 +76,7 @@ def Separation(
     --------
     >>> from fairdecide import Separation
     >>> Separation(outcomes=[1]).label
-    'separation[y=1]'
+    'separation[y=1], TV summed vs pooled'
     >>> from fairdecide import ConditionalIndependence
     >>> Separation(outcomes=[1]) == ConditionalIndependence("action", "outcome",
     ...                                                     given_values=[1])
@@ -116,7 +116,7 @@ def Sufficiency(
     --------
     >>> from fairdecide import Sufficiency
     >>> Sufficiency(measure="max").label
-    'sufficiency'
+    'sufficiency, largest gap vs pooled'
     """
     if actions is not None:  # checked here so that an error names this argument
         actions = as_labels(actions, "actions", "action label", non_empty=True)

@@ -15,12 +15,12 @@ from fairdecide._validation import as_bool, as_int, as_real, check_random_state
 from fairdecide.beliefs import Belief
 from fairdecide.confidence import ConfidenceSet
 from fairdecide.criteria import Criterion
-from fairdecide.criteria.base import as_criteria
+from fairdecide.criteria.base import ByCriterion, as_criteria
 from fairdecide.data import LoggedData
 from fairdecide.estimators import _flatten as flatten
 from fairdecide.estimators._inputs import Cells, family_of
 from fairdecide.estimators._labels import label_world, reads_outcome, with_labels
-from fairdecide.exceptions import FairdecideError
+from fairdecide.exceptions import FairdecideError, NotCertifiedError
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import TabularWorld, World
 
@@ -39,20 +39,41 @@ SCORE_FOLDS = 3
 UNCERTAINTY = ("plug-in", "mean", "worst", "certified")
 #: The confidence set's delta under uncertainty="certified" (as the maximin's under "worst")
 CERTIFIED_DELTA = 0.1
+#: How far a bound over the band may exceed epsilon (the verification tolerance)
+CERTIFIED_TOL = 1e-6
 
 
 def band_guarantee(model: Any, policy: Any, problem: DecisionProblem, criteria: list,
-                   refits: Any, weights: Any) -> Any:
+                   refits: Any, weights: Any, trade: dict) -> Any:
     """The softmax family's certificate: its policy on the training individuals,
     certified over the band of ``refits``, the refits of the outcome model its maximin
-    was fitted on (:meth:`ConfidenceSet.from_refits`; approximate)."""
-    from fairdecide.optimize.guarantee import certify_policy
+    was fitted on (:meth:`ConfidenceSet.from_refits`; approximate). The maximin held
+    epsilon in the refits, not over their band: a bound over the band above epsilon
+    refuses the fit (NotCertifiedError), where the tabular family's program holds it."""
+    from fairdecide.optimize.certify import certify_policy
     from fairdecide.policies.tabular import TabularPolicy
 
     cs = ConfidenceSet.from_refits(model, CERTIFIED_DELTA, weights=weights, refits=refits)
     rows = policy.proba(model.world(None, None, weights).units())  # (n, n_a)
     table = np.repeat(rows[:, None, :], cs.center.n_z, axis=1)  # cell i is individual i
-    return certify_policy(TabularPolicy(table), cs, problem, criteria)
+    guarantee = certify_policy(TabularPolicy(table), cs, problem, criteria,
+                               epsilon=trade.get("epsilon"))
+    if "epsilon" in trade:
+        eps = np.broadcast_to(np.asarray(trade["epsilon"], dtype=float), len(criteria))
+        over = {n: (b, e) for (n, b), e in zip(guarantee.deviations.items(), eps,
+                                                strict=True)
+                if b is None or b > e + CERTIFIED_TOL}
+        if over:
+            what = "; ".join(f"{n}: not bounded over the band" if b is None else
+                             f"{n}: bounded by {b:.4g} > epsilon {e:g}"
+                             for n, (b, e) in over.items())
+            raise NotCertifiedError(
+                f"no policy certified: the softmax maximin held epsilon in its "
+                f"{len(refits)} refits, but not over their band ({what}). Raise epsilon, "
+                "give more rows, or use policy='tabular', whose program holds epsilon "
+                "over the whole set", ByCriterion({n: b for n, (b, _) in over.items()}),
+                max((b for b, _ in over.values() if b is not None), default=np.inf))
+    return guarantee
 
 
 def tradeoff(estimator: Any, criteria: list[Criterion]) -> dict[str, Any]:
@@ -205,7 +226,7 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
                                  random_state=seed, max_iter=est.max_iter, **trade)
         if uncertainty == "certified":
             result = dataclasses.replace(result, guarantee=band_guarantee(
-                model, result.policy, problem, user, refits.worlds, sample_weight))
+                model, result.policy, problem, user, refits.worlds, sample_weight, trade))
         return Fitted(result, family, scaler=scaler, criteria=user, world=plug)
     if sample_weight is not None and uncertainty != "plug-in":
         raise FairdecideError(

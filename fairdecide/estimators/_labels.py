@@ -30,6 +30,7 @@ import numpy as np
 
 from fairdecide.beliefs import Belief
 from fairdecide.criteria import Criterion
+from fairdecide.criteria.base import ByCriterion, resolve_names
 from fairdecide.problem import DecisionProblem
 from fairdecide.sample_world import SampleWorld
 from fairdecide.table import DecisionTable, row_counts
@@ -89,7 +90,8 @@ def label_deviations(criteria: list[Criterion], problem: DecisionProblem, rows: 
     weighted = rows if weights is None else rows * weights[:, None]
     table = DecisionTable.from_counts(row_counts(z, weighted, y, n_groups,
                                                  problem.n_outcomes))
-    return {c.label: float(c.deviation_from_table(table, problem)) for c in criteria}
+    return ByCriterion({n: float(c.deviation_from_table(table, problem))
+                        for n, c in zip(resolve_names(criteria), criteria, strict=True)})
 
 
 def training_deviations(rule: Any, problem: DecisionProblem, rows: np.ndarray,
@@ -100,10 +102,13 @@ def training_deviations(rule: Any, problem: DecisionProblem, rows: np.ndarray,
     predictions ``rows``: those of the group marginal by :func:`label_deviations`; those
     of the policy rows (Lipschitz), which read no label, as the verified result reports
     them on the training units."""
-    marginal = [c for c in rule.criteria if c.capabilities(problem).reads == "marginal"]
-    out = label_deviations(marginal, problem, rows, y, z, n_groups, weights)
-    return {c.label: out.get(c.label, rule.result.deviations[c.label])
-            for c in rule.criteria}
+    names = resolve_names(rule.criteria)
+    on_marginal = [c.capabilities(problem).reads == "marginal" for c in rule.criteria]
+    marginal = [c for c, m in zip(rule.criteria, on_marginal, strict=True) if m]
+    values = iter(label_deviations(marginal, problem, rows, y, z, n_groups,
+                                   weights).values())
+    return ByCriterion({n: next(values) if m else rule.result.deviations[n]
+                        for n, m in zip(names, on_marginal, strict=True)})
 
 
 def world_deviations(rule: Any, problem: DecisionProblem) -> dict[str, float]:
@@ -117,4 +122,6 @@ def world_deviations(rule: Any, problem: DecisionProblem) -> dict[str, float]:
     from fairdecide.table import decision_table
 
     table = decision_table(rule.result.policy, rule.world, problem)
-    return {c.label: float(c.deviation_from_table(table, problem)) for c in rule.criteria}
+    return ByCriterion({n: float(c.deviation_from_table(table, problem))
+                        for n, c in zip(resolve_names(rule.criteria), rule.criteria,
+                                        strict=True)})

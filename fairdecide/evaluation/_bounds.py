@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairdecide.criteria.bounds import bound_from_gaps, compared_values, gaps_from_ranges
 from fairdecide.criteria.conditional import ConditionalIndependence
 from fairdecide.problem import DecisionProblem
 
@@ -81,12 +82,6 @@ def _kl_upper(p: np.ndarray, n: np.ndarray, level: float) -> np.ndarray:
     return np.where(n > 0, outside, 1.0)
 
 
-def _compared(crit: ConditionalIndependence, problem: DecisionProblem, n_c: int
-              ) -> np.ndarray:
-    codes = crit._given_codes(problem)
-    return np.arange(n_c) if codes is None else np.unique(codes)
-
-
 def _coordinates(n: int) -> int:
     """Statements per distribution of n values: with two, one interval gives both."""
     return 1 if n == 2 else n
@@ -104,7 +99,7 @@ def n_statements(criteria: list[ConditionalIndependence], problem: DecisionProbl
     values, weighted = set(), set()
     for crit in criteria:
         n_c = 1 if crit.given is None else problem.n_outcomes
-        keys = {(crit.given, int(c)) for c in _compared(crit, problem, n_c)}
+        keys = {(crit.given, int(c)) for c in compared_values(crit, problem, n_c)}
         values |= keys
         if crit.reference == "pooled":
             weighted |= keys
@@ -138,29 +133,12 @@ def deviation_bound(crit: ConditionalIndependence, problem: DecisionProblem,
         rate = np.where(size[..., None] > 0, N / size[..., None], 0.5)
     low, high = kl_interval(rate, size[..., None], level)
     gap = _pair_gaps(rate, size, low, high, level)  # (n_z, n_z, n_c, n_t)
-    compared = _compared(crit, problem, N.shape[1])
-    if crit.reference == "pairwise":
-        first, second = crit._pairs(N.shape[0])
-        block = gap[first, second][:, compared]
-    else:
-        block = _pooled_blocks(crit, gap, labels, level)[:, compared]
-    if crit.measure == "max":
-        return float(block.max(initial=0.0))
-    return float(block.sum())
-
-
-def _pooled_blocks(crit: ConditionalIndependence, gap: np.ndarray, labels: np.ndarray,
-                   level: float) -> np.ndarray:
-    """Bounds of w(z, c) |P(t | c, z) - P(t | c)| for every (z, c, t): the knapsack over
-    the other groups' weights (module docstring), times the upper bound of P(z | c) with
-    ``weighting="group"``."""
     n_zc = crit.reshape_marginal(labels[:, None, :]).sum(axis=-1)  # (n_z, n_c)
     n_c = n_zc.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(n_c > 0, n_zc / n_c, 0.5)
     w_low, w_high = kl_interval(share, n_c[None, :], level)
-    block = _knapsack(gap, w_high, 1.0 - w_low)
-    return block * w_high[..., None] if crit.weighting == "group" else block
+    return bound_from_gaps(crit, problem, gap, w_low, w_high)
 
 
 def _pair_gaps(rate: np.ndarray, size: np.ndarray, low: np.ndarray, high: np.ndarray,
@@ -168,24 +146,9 @@ def _pair_gaps(rate: np.ndarray, size: np.ndarray, low: np.ndarray, high: np.nda
     """g[z, z', c, t], the bound of |P(t | c, z) - P(t | c, z')|: the smaller of the
     intervals' widest difference and Hoeffding's bound of the difference (module
     docstring), at most 1."""
-    from_intervals = np.maximum(high[:, None] - low[None, :], high[None, :] - low[:, None])
+    from_intervals = gaps_from_ranges(low, high)
     with np.errstate(divide="ignore"):
         inv = np.where(size > 0, 1.0 / size, np.inf)[..., None]  # (n_z, n_c, 1)
     radius = np.sqrt(level * (inv[:, None] + inv[None, :]) / 2.0)
     direct = np.abs(rate[:, None] - rate[None, :]) + radius
     return np.clip(np.minimum(from_intervals, direct), 0.0, 1.0)
-
-
-def _knapsack(gap: np.ndarray, cap: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """max sum_{z' != z} v_z' gap[z, z'] over 0 <= v_z' <= cap[z'], sum v <= total[z],
-    for every (z, c, t): fill the largest gaps first. ``gap`` (n_z, n_z, n_c, n_t),
-    ``cap`` and ``total`` (n_z, n_c)."""
-    n_z = gap.shape[0]
-    caps = np.broadcast_to(cap[None, :, :, None], gap.shape).copy()
-    caps[np.arange(n_z), np.arange(n_z)] = 0.0  # a group is not compared with itself
-    order = np.argsort(-gap, axis=1)
-    g = np.take_along_axis(gap, order, axis=1)
-    c = np.take_along_axis(caps, order, axis=1)
-    before = np.cumsum(c, axis=1) - c
-    room = np.clip(total[:, None, :, None] - before, 0.0, None)
-    return (np.minimum(c, room) * g).sum(axis=1)

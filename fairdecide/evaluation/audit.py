@@ -164,7 +164,8 @@ def audit(
     >>> data = sample_logged_data(world, problem, 3000, random_state=0)
     >>> table = audit(data, problem, n_boot=50, n_draws=200, random_state=0)
     >>> list(table["criterion"])
-    ['independence', 'separation', 'sufficiency']
+    ['independence, TV summed vs pooled', 'separation, TV summed vs pooled',
+     'sufficiency, TV summed vs pooled']
 
     No utility is needed: without a problem the data's labels are used, and the table is
     the same.
@@ -249,7 +250,8 @@ def audit_table(
     >>> table = audit_table(counts, draws, DecisionProblem.classification(2),
     ...                     n_draws=100, random_state=0)
     >>> list(table["criterion"])
-    ['independence', 'separation', 'sufficiency']
+    ['independence, TV summed vs pooled', 'separation, TV summed vs pooled',
+     'sufficiency, TV summed vs pooled']
     """
     counts = as_float_array(counts, "counts", ndim=3)
     if np.any(counts < 0) or counts.sum() <= 0:

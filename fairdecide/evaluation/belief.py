@@ -45,7 +45,7 @@ class BeliefEvaluation:
         >>> problem, world = make_bail_problem()
         >>> ev = evaluate_under_belief(TabularPolicy.constant(5, 2, [0, 1]),
         ...                            Belief.plug_in(world), problem, Independence())
-        >>> float(ev.summary().loc["independence", "mean"])
+        >>> float(ev.summary().loc["independence, TV summed vs pooled", "mean"])
         0.0
         """
         q = as_float_array(quantiles, "quantiles", ndim=1)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide._validation import as_float_array, as_real, check_distribution
-from fairdecide.criteria.base import as_criteria, resolve_names
+from fairdecide.criteria.base import ByCriterion, as_criteria, resolve_names
 from fairdecide.criteria.conditional import ConditionalIndependence
 from fairdecide.evaluation._bounds import deviation_bound, level
 from fairdecide.exceptions import FairdecideError
@@ -102,10 +102,10 @@ def bound_rows(criteria: list[ConditionalIndependence], problem: DecisionProblem
         labels = counts.sum(axis=1)
     at = level(criteria, problem, n_groups, delta)
     names = resolve_names(criteria)
-    devs = {n: c.deviation_from_marginal(counts / len(y), problem)
-            for n, c in zip(names, criteria, strict=True)}
-    bounds = {n: deviation_bound(c, problem, counts, labels, at)
-              for n, c in zip(names, criteria, strict=True)}
+    devs = ByCriterion({n: c.deviation_from_marginal(counts / len(y), problem)
+                        for n, c in zip(names, criteria, strict=True)})
+    bounds = ByCriterion({n: deviation_bound(c, problem, counts, labels, at)
+                          for n, c in zip(names, criteria, strict=True)})
     return DeviationCertificate(devs, bounds, epsilon, delta, len(y))
 
 

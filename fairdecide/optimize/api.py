@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from fairdecide.beliefs import Belief
-from fairdecide.criteria.base import Criterion
+from fairdecide.criteria.base import Criterion, as_criteria
 from fairdecide.criteria.capacity import Capacity
 from fairdecide.exceptions import FairdecideError
 from fairdecide.frame_world import FrameWorld
 from fairdecide.optimize import distributed
+from fairdecide.optimize.price import priced
 from fairdecide.optimize.program.shorthand import with_capacity
 from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.progress import Progress, reporting
@@ -314,11 +316,35 @@ def _optimize(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple,
         session = tabular_session(problem, world, criteria, tradeoff_args, group_blind,
                                   solver, tol, max_iter)
         kind = session.prog.policy_class.kind
+        if session.confidence is not None:  # the guarantee with its price
+            result = finish(session, choose_route(session.capabilities, kind).solve(session))
+            return _priced(result, session, problem, world, criteria, tradeoff_args,
+                           solver, tol, max_iter)
     else:
         session = parametric_session(problem, world, criteria, tradeoff_args, group_blind,
                                      solver, tol, max_iter, family, n_restarts, random_state)
         kind = family.kind
     route = choose_route(session.capabilities, kind)
     return finish(session, route.solve(session))
+
+
+def _priced(result: OptimizeResult, session: Any, problem: Any, confidence: Any,
+            criteria: Any, tradeoff_args: tuple, solver: Any, tol: Any, max_iter: Any
+            ) -> OptimizeResult:
+    """A result over a confidence set with its guarantee's price: the plug-in policy is
+    the same trade-off solved at the set's centre (:mod:`fairdecide.optimize.price`)."""
+    group_blind = session.prog.group_blind
+
+    def plug_in() -> Any:
+        return _optimize(problem, confidence.center, criteria, tradeoff_args, group_blind,
+                         solver, tol, max_iter, None, None, None).policy
+
+    crits = as_criteria(criteria)
+    tradeoff = session.tradeoff
+    trade = ({"epsilon": list(tradeoff.epsilon)} if tradeoff.bounds_deviations
+             else {} if not crits else {"tradeoff": tradeoff})
+    guarantee = priced(result.guarantee, result.policy, confidence, problem, crits,
+                       session.names, plug_in, crits, trade, group_blind, stacklevel=5)
+    return replace(result, guarantee=guarantee)
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 from fairdecide._tables import result_table
 from fairdecide._validation import as_int, as_number
 from fairdecide.beliefs import Belief
+from fairdecide.confidence import ConfidenceSet
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize import distributed
@@ -47,11 +48,14 @@ def pareto_frontier(
     -------
     DataFrame
         Columns ``epsilon``, ``utility``, ``deviation``, ``status`` and ``solver``, one
-        row per tolerance. Utility is non-decreasing in epsilon for convex criteria.
-        Over a :class:`~fairdecide.confidence.ConfidenceSet`, ``utility`` and
-        ``deviation`` are at the set's centre and the columns ``certified value`` (the
-        maximised worst value, non-decreasing) and, where certified, ``certified
-        deviation`` follow.
+        row per tolerance; ``frame.attrs["criterion"]`` names the deviation with its
+        measure and reference. Utility is non-decreasing in epsilon for convex criteria.
+        Over a :class:`~fairdecide.confidence.ConfidenceSet` epsilon bounds the
+        deviation over every world of the set (held inside each program, as by
+        :func:`optimize_policy`): ``utility`` and ``deviation`` are at the set's centre,
+        and the columns ``certified value`` (the maximised worst value, non-decreasing)
+        and ``certified deviation`` (at most epsilon) follow; the default tolerances
+        then run up to the unconstrained policy's certified deviation.
 
     Notes
     -----
@@ -76,10 +80,12 @@ def pareto_frontier(
     if not isinstance(criterion, Criterion):
         raise FairdecideError(
             f"criterion must be one fairness criterion, got {type(criterion).__name__}")
+    over_set = isinstance(world, ConfidenceSet)
     if epsilons is None:
         n_points = as_int(n_points, "n_points", minimum=2)
         free = optimize_policy(problem, world, criterion, lam=0.0, **kwargs)
-        top = free.deviations[criterion.label]
+        # over a set, epsilon bounds the deviation over every world of the set
+        top = (free.guarantee.deviations if over_set else free.deviations)[criterion.label]
         epsilons = np.linspace(0.0, top, int(n_points))
     else:
         items = epsilons if isinstance(epsilons, list | tuple | np.ndarray) else None
@@ -88,16 +94,19 @@ def pareto_frontier(
                 f"epsilons must be a non-empty sequence of tolerances, got {epsilons!r}")
     for eps in epsilons:
         as_number(eps, "epsilons")
-    # a units table (FrameWorld) has no in-memory program to re-solve warm
-    found = None if distributed.takes(world) else warm_frontier(problem, world, criterion,
-                                                                epsilons, kwargs)
+    # a units table (FrameWorld) has no in-memory program to re-solve warm; over a set
+    # each point is a certified result with its price (optimize_policy's)
+    found = None if distributed.takes(world) or over_set else warm_frontier(
+        problem, world, criterion, epsilons, kwargs)
     if found is None:
         found = [None] * len(epsilons)
     found = [res if res is not None else
              optimize_policy(problem, world, criterion, epsilon=float(eps), **kwargs)
              for eps, res in zip(epsilons, found, strict=True)]
-    return result_table([_row(float(eps), res, criterion.label)
-                         for eps, res in zip(epsilons, found, strict=True)])
+    frame = result_table([_row(float(eps), res, criterion.label)
+                          for eps, res in zip(epsilons, found, strict=True)])
+    frame.attrs["criterion"] = criterion.label  # what "deviation" measures
+    return frame
 
 
 def _row(eps: float, res: Any, name: str) -> dict[str, Any]:

@@ -4,10 +4,11 @@
 closed form (:meth:`~fairdecide.confidence.ConfidenceSet.worst_value`, not the
 program's dual rows), checks that it is the optimum the program reported, and states
 the guarantee: with probability at least 1 - delta over the data, the policy's true
-expected utility is at least that value, and each deviation that does not read the
-outcome is at most its value at the estimate when the population is given (it is the
-same in every world of the set), or at most the bound the criterion states over the
-set's populations (:meth:`~fairdecide.criteria.Criterion.deviation_over_populations`).
+expected utility is at least that value, and each criterion's true deviation is at most
+its bound over every world of the set (:meth:`~fairdecide.criteria.Criterion.bound_over_set`,
+recomputed from the policy alone). Every criterion of such a program was held over the
+whole set inside it (:meth:`~fairdecide.criteria.Criterion.over_set`), never at the
+centre only: each bound is checked against the program's own, and against epsilon.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide.criteria.base import ByCriterion, short_name
 from fairdecide.exceptions import FairdecideError, VerificationError
 
-__all__ = ["Guarantee", "certify_over_set", "certify_policy", "set_criteria"]
+__all__ = ["Guarantee", "certify_over_set", "deviation_bounds", "set_criteria"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,14 @@ class Guarantee:
         The set is a posterior credible region: ``level`` is a posterior probability.
     approximate : bool
         The set's level is an approximation (a bootstrap band), not a bound.
+    words : dict[str, str]
+        What each criterion's deviation measures, in words (for :meth:`sentences`).
+    utility : str
+        The utility by what it is ("accuracy" in a classification).
+    price : Price or None
+        What the guarantee costs (:class:`~fairdecide.optimize.price.Price`): beside the
+        certified value, the policy's estimated value, the best constant rule's and the
+        plug-in policy's estimated and certified values.
     """
 
     level: float
@@ -61,6 +71,13 @@ class Guarantee:
     gap: float = 0.0
     credible: bool = False
     approximate: bool = False
+    words: dict[str, str] = field(default_factory=dict)
+    price: Any = None
+    utility: str = "expected utility"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "deviations", ByCriterion(self.deviations))
+        object.__setattr__(self, "uncertified", ByCriterion(self.uncertified))
 
     def sentences(self) -> list[str]:
         """The guarantee in words a non-specialist can read."""
@@ -68,38 +85,43 @@ class Guarantee:
         if self.optimistic:
             lines = [f"In the most favourable world of a confidence set that holds the "
                      f"truth with probability at least {pct} ({self.method}), this "
-                     f"policy's expected utility would be {self.value:.4g}: the optimistic "
+                     f"policy's {self.utility} would be {self.value:.4g}: the optimistic "
                      "twin of the maximin, a value to collect data with, not a guarantee; "
                      f"no policy's objective over the set exceeds this one's by more than "
                      f"{self.gap:.3g}."]
         elif self.credible:
             lines = [f"Under the posterior, with probability about {pct}, this policy's "
-                     f"expected utility is at least {self.value:.4g} (its worst case over "
+                     f"{self.utility} is at least {self.value:.4g} (its worst case over "
                      f"a credible region: {self.method}; a Bayesian statement, not a "
                      "coverage over data sets)."]
         elif self.approximate:
             lines = [f"With probability about {pct} over the data (a bootstrap "
-                     "approximation, not a bound), this policy's true expected utility is "
+                     f"approximation, not a bound), this policy's true {self.utility} is "
                      f"at least {self.value:.4g} (its worst case over {self.method})."]
         else:
             lines = [f"With probability at least {pct} over the data, this policy's true "
-                     f"expected utility is at least {self.value:.4g} (its worst case over "
+                     f"{self.utility} is at least {self.value:.4g} (its worst case over "
                      f"a confidence set: {self.method})."]
         for name, bound in self.deviations.items():
+            what = f" as {self.words[name]}" if name in self.words else ""
             if bound is not None:
-                lines.append(f"Its {name} deviation is at most {bound:.4g} in every world of "
-                             "that set, so also in the true one with that probability.")
+                lines.append(f"In every world of that set, so also in the true one with that "
+                             f"probability, its {short_name(name)} is at most {bound:.4g}"
+                             f"{what} ({name}).")
             else:
-                lines.append(f"Its {name} deviation is NOT certified: "
-                             f"{self.uncertified[name]}.")
+                lines.append(f"Its {name} is NOT certified: {self.uncertified[name]}.")
+        if self.price is not None:
+            lines.extend(self.price.sentences())
         return lines
 
 
 def set_criteria(problem: Any, criteria: list, names: list[str], confidence: Any
                  ) -> list:
-    """Each criterion as the program over ``confidence`` takes it
-    (:meth:`~fairdecide.criteria.Criterion.over_set`); refuses those a set cannot
-    certify yet."""
+    """Each criterion as the program over ``confidence`` holds it over the whole set
+    (:meth:`~fairdecide.criteria.Criterion.over_set`); refuses those a program over the
+    set cannot certify, naming the forms it can."""
+    from fairdecide.criteria.over_set import CERTIFIABLE
+
     out = []
     for crit, name in zip(criteria, names, strict=True):
         if confidence.pooled and not crit.capabilities(problem).outcome_free:
@@ -110,25 +132,43 @@ def set_criteria(problem: Any, criteria: list, names: list[str], confidence: Any
         over = crit.over_set(confidence, problem)
         if over is None:
             raise FairdecideError(
-                f"criterion {name!r} cannot be certified over this ConfidenceSet yet: "
-                "criteria that do not read the outcome (Independence, Capacity) are, and "
-                "separation as the largest pairwise gap (Separation(measure='max', "
-                "reference='pairwise')) with two outcomes in a prediction problem; for "
-                "others optimise over a Belief "
+                f"criterion {name!r} cannot be certified over this ConfidenceSet: a "
+                f"program over a set holds epsilon on a bound over every world of the set, "
+                f"and certifies {CERTIFIABLE}. For other criteria optimise over a Belief "
                 "(Belief.confidence_set: the worst of posterior draws, not a guarantee)")
         out.append(over)
     return out
 
 
+def deviation_bounds(cs: Any, policy: Any, criteria: list, names: list[str],
+                     problem: Any) -> tuple[ByCriterion, ByCriterion]:
+    """Each criterion's certified bound over ``cs`` for ``policy``
+    (:meth:`~fairdecide.criteria.Criterion.bound_over_set`), and why a bound is
+    missing."""
+    bounds, why = ByCriterion(), ByCriterion()
+    for crit, name in zip(criteria, names, strict=True):
+        bound = crit.bound_over_set(cs, policy, problem)
+        bounds[name] = None if bound is None else float(bound)
+        if bound is None:
+            why[name] = ("no bound over the set is known for it (KL measures; separation "
+                         "in an intervention; a criterion reading the outcome over a pooled "
+                         "set; a criterion defined outside the package that states none)")
+    return bounds, why
+
+
 def certify_over_set(session: Any, policy: Any, verification: Any,
                      solver_values: dict | None) -> tuple[Guarantee, float]:
     """The guarantee of ``policy`` over the session's confidence set, and the
-    trade-off's objective at its worst value; raises if the program's optimum is not
-    the closed-form worst value."""
+    trade-off's objective at its certified values; raises if the program's optimum is
+    not the closed-form worst value, or a criterion's bound over the set exceeds the
+    program's bound or its tolerance."""
     cs, tradeoff, belief = session.prog.confidence, session.tradeoff, session.belief
-    value = cs.value(policy, session.problem)
-    F = np.array([verification.scenario_deviations[n] for n in session.names]
-                 ).reshape(len(session.names), 1)
+    names, problem = session.names, session.problem
+    value = cs.value(policy, problem)
+    bounds, why = deviation_bounds(cs, policy, session.criteria, names, problem)
+    # the trade-off over the set reads the certified bounds (what the program bounds)
+    F = np.array([bounds[n] if bounds[n] is not None else
+                  verification.deviations[n] for n in names]).reshape(len(names), 1)
     merit = tradeoff.merit(np.array([value]), F, belief)
     checks = verification.checks
     gap = 0.0
@@ -149,101 +189,23 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
         raise VerificationError(
             f"the policy optimised over the confidence set failed verification "
             f"({'; '.join(failed)}): value over the set {value:.9g}; try solver='highs'")
-    bounds, why = deviation_bounds(cs, policy, session.criteria, session.names,
-                                   verification.deviations)
-    if solver_values is not None and session.names:
-        f = np.asarray(solver_values["f"], dtype=float).reshape(len(session.names), -1)
-        for c, (crit, name) in enumerate(zip(session.criteria, session.names, strict=True)):
-            # the program bounded it over the whole set (not only stated afterwards)? The
-            # dual rows of the largest rate gap do, and so do a criterion's own cuts (its
-            # adversary searches the whole set: separation)
-            held = (cs.population_given or session.prog.over_populations(crit)
-                    or crit.capabilities(session.problem).cuts)
-            if held and bounds[name] > f[c, 0] + session.tol:
-                raise VerificationError(
-                    f"{name}: its worst case over the set, {bounds[name]:.9g}, exceeds the "
-                    f"program's bound {f[c, 0]:.9g}; try solver='highs'")
-    guarantee = Guarantee(cs.level, value, bounds, cs.method, why, cs.optimistic, gap,
-                          cs.credible, cs.approximate)
-    return guarantee, tradeoff.objective(np.array([value]), F, belief)
-
-
-def deviation_bounds(cs: Any, policy: Any, criteria: list, names: list[str],
-                     at_center: dict) -> tuple[dict[str, float | None], dict[str, str]]:
-    """Each criterion's certified bound over ``cs`` for ``policy`` (criteria as
-    :func:`set_criteria` returns them; ``at_center`` their deviations at the centre), and
-    why a bound is missing."""
-    bounds: dict[str, float | None] = {}
-    why: dict[str, str] = {}
-    for crit, name in zip(criteria, names, strict=True):
-        bounds[name] = crit.certified_over(cs, policy, float(at_center[name]))
+    eps = tradeoff.deviation_bounds(len(names)) if tradeoff.bounds_deviations else None
+    f = (None if solver_values is None or not names else
+         np.asarray(solver_values["f"], dtype=float).reshape(len(names), -1)[:, 0])
+    for c, name in enumerate(names):
         if bounds[name] is None:
-            why[name] = ("it depends on the population P(x, z), which the set estimates, "
-                         "and this criterion states no bound over it. Pass population= "
-                         "(a known P(x, z)) to ConfidenceSet.from_data to certify it")
-    return bounds, why
-
-
-def certify_policy(policy: Any, confidence: Any, problem: Any, criteria: Any = None
-                   ) -> Guarantee:
-    """What a given policy is guaranteed over a confidence set: any policy, not only
-    the maximin one (a deployed rule, a plug-in or Bayes policy, a hand-written one).
-
-    With probability at least 1 - delta over the data (the set's level), the policy's
-    true expected utility is at least min over the set of V(pi, theta) (closed form,
-    :meth:`~fairdecide.confidence.ConfidenceSet.worst_value`), and each criterion's
-    true deviation is at most its bound over the set, where the set certifies the
-    criterion (:meth:`~fairdecide.criteria.Criterion.over_set`); a criterion it does
-    not certify has no bound, and ``uncertified`` says why.
-
-    Parameters
-    ----------
-    policy : Policy
-        A policy over the set's cells and groups (group-blind for a ``pooled`` set).
-    confidence : ConfidenceSet
-    problem : DecisionProblem
-    criteria : Criterion or sequence of Criterion, optional
-
-    Returns
-    -------
-    Guarantee
-        Read optimistically if the set is (``ConfidenceSet.as_optimistic``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import fairdecide as fd
-    >>> problem = fd.DecisionProblem.classification(2)
-    >>> data = fd.LoggedData(x=[0, 0, 1, 1] * 50, z=[0, 1, 0, 1] * 50,
-    ...                      y=[0, 1, 1, 1] * 50)
-    >>> cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1)
-    >>> always_1 = fd.TabularPolicy.constant(2, 2, [0.0, 1.0])
-    >>> g = fd.certify_policy(always_1, cs, problem, fd.Independence())
-    >>> round(g.value, 4) == round(cs.worst_value(always_1, problem), 4), g.deviations
-    (True, {'independence': 0.0})
-    """
-    from fairdecide._validation import check_instance
-    from fairdecide.confidence import ConfidenceSet
-    from fairdecide.criteria.base import as_criteria, resolve_names
-    from fairdecide.policies.base import Policy
-    from fairdecide.problem import DecisionProblem
-
-    check_instance(confidence, "confidence", ConfidenceSet, "a ConfidenceSet")
-    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
-    check_instance(policy, "policy", Policy, "a Policy over the set's cells and groups")
-    crits = as_criteria(criteria)
-    names = resolve_names(crits)
-    value = confidence.value(policy, problem)
-    over, kept, why = [], [], {}
-    for crit, name in zip(crits, names, strict=True):
-        try:
-            over.append(set_criteria(problem, [crit], [name], confidence)[0])
-            kept.append(name)
-        except FairdecideError as err:  # not certifiable: said, not raised
-            why[name] = str(err)
-    at_center = {n: c.deviation(policy, confidence.center, problem)
-                 for c, n in zip(crits, names, strict=True) if n in kept}
-    bounds, missing = deviation_bounds(confidence, policy, over, kept, at_center)
-    bounds.update({n: None for n in why})
-    return Guarantee(confidence.level, value, bounds, confidence.method, {**missing, **why},
-                     confidence.optimistic, 0.0, confidence.credible, confidence.approximate)
+            raise VerificationError(f"{name}: no bound over the set, though the program "
+                                    "held it over the set")
+        if f is not None and bounds[name] > f[c] + session.tol:
+            raise VerificationError(
+                f"{name}: its worst case over the set, {bounds[name]:.9g}, exceeds the "
+                f"program's bound {f[c]:.9g}; try solver='highs'")
+        if eps is not None and bounds[name] > eps[c] + session.tol:
+            raise VerificationError(
+                f"{name}: its bound over the set, {bounds[name]:.9g}, exceeds epsilon "
+                f"{eps[c]:g}; try solver='highs'")
+    words = {n: c.measure_words for c, n in zip(session.criteria, names, strict=True)}
+    guarantee = Guarantee(cs.level, value, bounds, cs.method, why, cs.optimistic, gap,
+                          cs.credible, cs.approximate, words,
+                          utility=problem.utility_name)
+    return guarantee, tradeoff.objective(np.array([value]), F, belief)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._tables import result_table
+from fairdecide.criteria.base import ByCriterion
 from fairdecide.optimize.engine.rounds import describe
 from fairdecide.policies.base import Policy
 
@@ -142,12 +143,15 @@ class OptimizeResult:
                     f"  {name} certificate: weight bound {cert['lipschitz_bound']:.6g} <= L "
                     f"= {cert['constant']:g} (every pair of individuals, seen or not)")
                 continue
+            searched = cert.get("searched", "pairs")
+            found = (f"certified bound {cert['max_violation']:.3g} over every world of the "
+                     "confidence set" if searched != "pairs" else
+                     f"largest violation {cert['max_violation']:.3g}")
             lines.append(
-                f"  {name} certificate: largest violation {cert['max_violation']:.3g} over "
-                f"all {cert['pairs_checked']:,} pairs (searched in "
-                f"{cert['search_seconds']:.2f} s); {cert['cuts_in_program']:,} pairs in the "
-                f"final program ({cert['cuts_added']:,} generated in {cert['rounds']} "
-                "rounds)")
+                f"  {name} certificate: {found}, searched over all "
+                f"{cert['pairs_checked']:,} {searched} (in {cert['search_seconds']:.2f} s); "
+                f"{cert['cuts_in_program']:,} cuts in the final program "
+                f"({cert['cuts_added']:,} generated in {cert['rounds']} rounds)")
         if self.verification is not None:
             v = self.verification
             word = "passed" if v.passed else "FAILED"
@@ -172,12 +176,15 @@ class OptimizeResult:
 
         For each criterion solved by constraint generation (Lipschitz), its
         certificate: ``max_violation`` (the exact largest violation over all pairs, its
-        deviation before clipping at 0), ``pairs_checked``, ``rounds``,
+        deviation before clipping at 0; for a criterion held over a confidence set, its
+        exact bound over every world of the set), ``pairs_checked`` (how many members
+        of the family were searched: pairs, or the group rates a set's worst worlds were
+        searched for), ``searched`` (what they are), ``rounds``,
         ``cuts_in_program`` (pairs in the final program), ``cuts_added``,
         ``search_seconds`` and ``certified`` (no pair exceeds the program's bound). For a
         parametric policy certified by its weights: ``lipschitz_bound`` (kappa),
         ``constant`` (L) and ``certified`` (kappa <= L)."""
-        return dict(self.stats.get("certificates", {}))
+        return ByCriterion(self.stats.get("certificates", {}))
 
     @property
     def solver_choice(self) -> dict:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide.beliefs import Belief
-from fairdecide.criteria.base import Criterion
+from fairdecide.criteria.base import ByCriterion, Criterion
 from fairdecide.exceptions import VerificationError
 from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.result import Verification
@@ -42,7 +42,7 @@ def verify_solution(
     """
     U_k, F_ck, row_error = tables_values(policy, belief.worlds, problem, list(criteria))
     U = belief.combine(U_k)
-    dev = {n: belief.combine_deviation(F_ck[c]) for c, n in enumerate(names)}
+    dev = ByCriterion({n: belief.combine_deviation(F_ck[c]) for c, n in enumerate(names)})
     checks: dict[str, bool] = {
         "policy rows on the simplex": bool(simplex_violation <= max(tol, 1e-7)
                                            and row_error <= 1e-9)
@@ -70,7 +70,7 @@ def verify_solution(
                     abs(float(w @ (f - F_ck[c]))) <= scale * tol)
     checks.update(tradeoff.checks(U_k, F_ck, belief, names, tol, utility_tol))
     v = Verification(U, dev, solver_utility, float(simplex_violation), checks, tol,
-                     U_k, {n: F_ck[c] for c, n in enumerate(names)})
+                     U_k, ByCriterion({n: F_ck[c] for c, n in enumerate(names)}))
     if not v.passed:
         failed = [k for k, ok in checks.items() if not ok]
         raise VerificationError(

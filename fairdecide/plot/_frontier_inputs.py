@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._tables import result_table
+from fairdecide.criteria.base import short_name
 from fairdecide.exceptions import FairdecideError
 from fairdecide.plot._common import as_finite
 
@@ -84,4 +85,5 @@ def pick_criterion(criterion: str | None, deviations: list[Mapping], name: str) 
                 f"(result {i} has {sorted(d)})")
     for i, d in enumerate(deviations):
         as_finite(d[criterion], f"the {criterion!r} deviation of result {i}")
-    return criterion
+    full = [k for k in labels if k == criterion or short_name(k) == criterion]
+    return full[0] if len(full) == 1 else criterion  # the name with its measure

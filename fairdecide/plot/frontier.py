@@ -117,7 +117,9 @@ class ParetoFrontierDisplay:
             Legend name of a single frontier (default "frontier"). With a dict, the keys
             are the names and ``name`` must be None.
         criterion : str, optional
-            The criterion's label for the x axis (a frontier table does not record it).
+            The criterion's label for the x axis; default the frontier's own
+            (``frame.attrs["criterion"]``, which :func:`~fairdecide.pareto_frontier`
+            records).
 
         Returns
         -------
@@ -134,6 +136,10 @@ class ParetoFrontierDisplay:
             raise FairdecideError(
                 "frontiers must be a DataFrame from pareto_frontier or a dict "
                 f"{{name: DataFrame}}, got {type(frontiers).__name__}")
+        if criterion is None:
+            named = {f.attrs.get("criterion") for f in frontiers.values()
+                     if isinstance(f, pd.DataFrame)}
+            criterion = named.pop() if len(named) == 1 else None
         return cls(frontiers, criterion=criterion)
 
     @classmethod

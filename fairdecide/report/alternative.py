@@ -69,7 +69,7 @@ def logged_row(est: dict, releases: dict, problem: Any, criteria: pd.DataFrame,
     G = est["group"]
     value, lo, hi = linear_value(tb.value_weights(None, problem, G.shape), G,
                                   releases.get("group"), level, problem)
-    dev = criteria.set_index("criterion").loc[crit_name]
+    dev = criteria.set_index("criterion").loc[CRITERIA[crit_name].label]
     return {"policy": "logged decisions", "evaluated_on": "all rows", "value": value,
             "value_low": lo, "value_high": hi, "deviation": float(dev["deviation"]),
             "deviation_low": float(dev["low"]), "deviation_high": float(dev["high"]),
@@ -111,7 +111,7 @@ def policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: float
                 "features or more rows")
     rows = []
     for name, pi in (("unconstrained best", best.policy.table),
-                     (f"fair ({crit_name} <= {epsilon:g})", fair.policy.table)):
+                     (f"fair ({crit.label} <= {epsilon:g})", fair.policy.table)):
         W = tb.value_weights(pi, problem, C.shape)
         if W is not None:
             value, lo, hi = linear_value(W, C, release, level, problem)

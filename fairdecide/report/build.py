@@ -184,13 +184,15 @@ def audit_report(
     ...                    utility=utility, kind="intervention", criterion="independence",
     ...                    n_boot=50)
     >>> list(rep.policies["policy"])
-    ['logged decisions', 'unconstrained best', 'fair (independence <= 0.05)']
+    ['logged decisions', 'unconstrained best',
+     'fair (independence, TV summed vs pooled <= 0.05)']
 
     Without a utility and a kind, the fairness parts alone:
 
     >>> rep = audit_report(df, group="z", action="a", outcome="y", n_boot=50)
     >>> rep.policies is None, list(rep.criteria["criterion"])
-    (True, ['independence', 'separation', 'sufficiency'])
+    (True, ['independence, TV summed vs pooled', 'separation, TV summed vs pooled',
+     'sufficiency, TV summed vs pooled'])
     >>> print(rep.skipped)
     Pass utility= and kind= to audit_report to see the value of these decisions and a fair
     alternative.
@@ -287,7 +289,8 @@ def audit_report(
             "action_labels": [str(a) for a in labels.action_labels],
             "outcome_labels": [str(y) for y in labels.outcome_labels],
             "group_labels": [str(g) for g in logged.group_labels],
-            "n_cells": logged.n_x, "criterion": criterion, "epsilon": epsilon,
+            "n_cells": logged.n_x, "criterion": criterion,
+            "criterion_label": CRITERIA[criterion].label, "epsilon": epsilon,
             "group_blind": group_blind, "level": level, "n_boot": n_boot,
             "min_cell": None if dp_epsilon else min_cell,
             "n_rows": (max(0.0, float(np.sum(releases["group"].values))) if dp_epsilon

@@ -100,13 +100,13 @@ def _policy_section(rep: Any) -> str:
     pts = [(r["policy"], r["deviation"], r["deviation_low"], r["deviation_high"],
             r["value"], r["value_low"], r["value_high"]) for _, r in rep.policies.iterrows()]
     front = list(zip(rep.frontier["deviation"], rep.frontier["utility"], strict=True))
-    fig = frontier_chart(f"Value against {m['criterion']}", front, pts,
-                         f"{m['criterion']} deviation", "value (utility per person)")
+    fig = frontier_chart(f"Value against {m['criterion_label']}", front, pts,
+                         f"{m['criterion_label']}", "value (utility per person)")
     blind = " without reading the group" if m["group_blind"] else ""
     return "".join([
         "<h2>The logged decisions and a fair alternative</h2>",
         f"<p>The fair alternative is the policy with the highest value whose "
-        f"{escape(m['criterion'])} deviation is at most {m['epsilon']:g}{blind}, in the "
+        f"{escape(m['criterion_label'])} is at most {m['epsilon']:g}{blind}, in the "
         "world estimated from a random half of the rows; the unconstrained best ignores "
         "fairness. Both are evaluated on the other half. The logged decisions were not "
         "fitted to anything, so they are evaluated on all rows: their value is the "

@@ -145,7 +145,7 @@ class AuditReport:
         else:
             def line(r: Any) -> str:
                 return (f"- {r['policy']}: value {r['value']:.4f} [{r['value_low']:.4f}, "
-                        f"{r['value_high']:.4f}], {m['criterion']} {r['deviation']:.4f} "
+                        f"{r['value_high']:.4f}], {m['criterion_label']} {r['deviation']:.4f} "
                         f"[{r['deviation_low']:.4f}, {r['deviation_high']:.4f}]")
 
             rows = list(self.policies.iterrows())

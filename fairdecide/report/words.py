@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from fairdecide.criteria.base import short_name
+
 __all__ = ["RECONCILE", "bayes_factor_text", "evidence_strength", "size_text",
            "skipped_text", "statement"]
 
@@ -74,6 +76,7 @@ def bayes_factor_text(criterion: str, log_bf: float, group: str, action: str,
     decisions (high risk) depend on race among people with the same outcome (reoffended):
     strong evidence, BF = 66.7 against separation
     """
+    criterion = short_name(criterion)  # the test is of exact independence: any measure
     violated, holds = statement(criterion, group, action, outcome)
     strength = evidence_strength(log_bf)
     bf = format_bf(log_bf)

@@ -130,7 +130,7 @@ def generate(prog: PolicyProgram, tradeoff: Tradeoff, criteria: list[Criterion],
             continue
         # the program's marginal and deviation columns stay where they were: only the
         # new rows (and variables) go to HiGHS
-        ext, point = Assembly.extending(prog, highs.model.n_cols), prog.uniform()
+        ext, point = Assembly.extending(prog, highs.model.n_cols, program.kept), prog.uniform()
         for c, new in fresh.items():
             piece = criteria[c].with_cuts(new)
             for k, f in enumerate(program.f_index[c]):
@@ -145,6 +145,7 @@ def generate(prog: PolicyProgram, tradeoff: Tradeoff, criteria: list[Criterion],
             found = criteria[c].violated_cuts(rows, units, threshold, PER_UNIT)
         certificates[names[c]] = {
             "max_violation": float(found.max_violation), "pairs_checked": int(found.checked),
+            "searched": found.what,
             "rounds": rounds.count, "cuts_in_program": len(pools[c]),
             "cuts_added": int(added[c]), "search_seconds": t_search[c],
             "certified": bool(found.max_violation <= threshold)}

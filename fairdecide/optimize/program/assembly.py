@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from fairdecide.optimize.program.robust_value import ball_duals, robust_utility
+
 __all__ = ["Assembly", "CriterionBlock", "KLTerm", "RowBlocks"]
 
 Columns = tuple[np.ndarray, np.ndarray]
@@ -119,16 +121,21 @@ class Assembly:
         self.tolerance_rows: list[int] = []
         self.tolerance_of: list[int] = []  # the criterion of each tolerance row
         self._robust: Columns | None = None
+        #: each criterion block's kept variables, by its deviation column (kept_vars)
+        self.kept: dict[int, np.ndarray] = {}
         #: whether rows of a confidence set's duals were written (Program.robust)
         self.wrote_duals = False
 
     @classmethod
-    def extending(cls, prog: Any, n_existing: int) -> Assembly:
+    def extending(cls, prog: Any, n_existing: int, kept: dict[int, np.ndarray] | None = None
+                  ) -> Assembly:
         """An assembly of rows and variables to append to a built program of
         ``n_existing`` columns (constraint generation): new variables are numbered from
-        there, the marginal and policy columns are the program's."""
+        there, the marginal and policy columns are the program's, and so are the
+        criteria's ``kept`` variables (``Program.kept``)."""
         asm = cls(prog)
         asm.n, asm.lb_parts, asm.ub_parts = int(n_existing), [], []
+        asm.kept = dict(kept or {})
         return asm
 
     # ------------------------------------------------------------------ primitives
@@ -150,8 +157,6 @@ class Assembly:
         if self.prog.confidence is None:
             return self.m_cols[k], scale * self.prog.U_m
         if self._robust is None:
-            from fairdecide.optimize.program.robust_value import robust_utility
-
             self._robust = robust_utility(self)
         return self._robust[0], scale * self._robust[1]
 
@@ -284,6 +289,23 @@ class CriterionBlock:
     def new_vars(self, count: int, low: float = 0.0, high: float = np.inf) -> np.ndarray:
         """``count`` new variables with bounds [low, high]; returns their columns."""
         return self._asm.new_vars(count, low, high)
+
+    def kept_vars(self, count: int, low: float = 0.0, high: float = np.inf
+                  ) -> tuple[np.ndarray, bool]:
+        """The criterion's variables kept across rounds (see
+        :class:`~fairdecide.criteria.base.ProgramBlock`), keyed by its deviation column."""
+        kept = self._asm.kept.get(self.f)
+        if kept is not None:
+            return kept, False
+        cols = self.new_vars(count, low, high)
+        self._asm.kept[self.f] = cols
+        return cols, True
+
+    def ball_minimum(self, cols: np.ndarray, vals: np.ndarray, center: np.ndarray,
+                     radius: np.ndarray) -> Columns:
+        """The minimum over L1 balls as dual rows (:func:`~fairdecide.optimize.program.
+        robust_value.ball_duals`)."""
+        return ball_duals(self._asm, cols, vals, center, radius)
 
     def add_ub_dense(self, mat: Any, cols: np.ndarray, rhs: np.ndarray) -> None:
         """Rows ``mat @ x[cols] <= rhs`` (``mat`` dense or scipy sparse)."""

@@ -68,6 +68,9 @@ class Program:
     tolerance_of: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: rows of a confidence set's duals (per unit and group) beside the coupling rows
     robust: bool = False
+    #: the criteria's variables kept across rounds of constraint generation
+    #: (:meth:`~fairdecide.optimize.program.assembly.CriterionBlock.kept_vars`)
+    kept: dict = field(default_factory=dict)
 
     @property
     def n_variables(self) -> int:
@@ -196,12 +199,6 @@ class PolicyProgram:
         pi = np.clip(pi, 0.0, None)
         return pi / pi.sum(axis=1, keepdims=True), viol
 
-    def over_populations(self, crit: Criterion) -> bool:
-        """Whether ``crit`` is written over every population of the confidence set (its
-        declared largest rate gap) rather than at the set's centre."""
-        return (self.confidence is not None and not self.confidence.population_given
-                and crit.capabilities(self.problem).largest_rate_gap)
-
     # ------------------------------------------------------------------ building
     def build(self, criteria: Sequence[Criterion], tradeoff: Tradeoff, *,
               point: np.ndarray | None = None, how: Expansion = "exact",
@@ -233,12 +230,7 @@ class PolicyProgram:
             for k in range(self.K):
                 f = int(asm.new_vars(1)[0])
                 row.append(f)
-                if self.over_populations(crit):
-                    from fairdecide.optimize.program.robust_value import robust_rate_gap
-
-                    robust_rate_gap(asm, f)
-                else:
-                    crit.add_rows(CriterionBlock(asm, k, f, point), how)
+                crit.add_rows(CriterionBlock(asm, k, f, point), how)
             f_index.append(row)
         asm.F = np.array(f_index, dtype=int).reshape(len(criteria), self.K)
         tradeoff.write(asm)
@@ -258,7 +250,7 @@ class PolicyProgram:
                        n_units=self.n_free, n_scenarios=self.K,
                        tolerance_rows=np.asarray(asm.tolerance_rows, dtype=np.int64),
                        tolerance_of=np.asarray(asm.tolerance_of, dtype=np.int64),
-                       robust=asm.wrote_duals)
+                       robust=asm.wrote_duals, kept=asm.kept)
 
 
 def _marginal_map(vals: np.ndarray, group: np.ndarray, free_of_unit: np.ndarray,

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ball_duals", "robust_rate_gap", "robust_utility"]
+__all__ = ["ball_duals", "robust_utility"]
 
 
 def ball_duals(asm: Any, cols: np.ndarray, vals: np.ndarray, center: np.ndarray,
@@ -93,29 +93,3 @@ def robust_utility(asm: Any) -> tuple[np.ndarray, np.ndarray]:
     v_cols, v_vals = ball_duals(asm, h_cols[None], h_vals[None], cs.center.p_z[None],
                                 np.array([cs.group_radius]))
     return v_cols.reshape(-1), v_vals.reshape(-1)
-
-
-def robust_rate_gap(asm: Any, f: int) -> None:
-    """f >= max_{a, z != z'} P(a | z) - P(a | z') for every population of the set: with
-    hi_az the largest and lo_az the smallest rate over group z's ball around P(x | z)
-    (disjoint balls, so the worst gap is hi_az - lo_az'), each written by its dual
-    (:func:`ball_duals`; the largest as minus the smallest of -rate), exact at the best."""
-    prog = asm.prog
-    cs = prog.confidence
-    n_x, n_z, n_a = cs.center.n_x, cs.center.n_z, prog.n_a
-    pi = asm.pi_cols[prog.free_of_unit].reshape(n_x, n_z, n_a)
-    cols = pi.transpose(1, 2, 0).reshape(n_z * n_a, n_x, 1)  # ball (z, a), child x
-    cond = np.repeat(cs.center.p_x_given_z.T, n_a, axis=0)
-    radius = np.repeat(cs.cell_radius, n_a)
-    lo = ball_duals(asm, cols, np.ones(cols.shape), cond, radius)
-    neg_hi = ball_duals(asm, cols, -np.ones(cols.shape), cond, radius)
-    zi, zj = np.nonzero(~np.eye(n_z, dtype=bool))
-    for a in range(n_a):
-        hi_b, lo_b = zi * n_a + a, zj * n_a + a
-        width = lo[0].shape[1] + neg_hi[0].shape[1] + 1
-        # -f - neg_hi_{z a} - lo_{z' a} <= 0
-        asm.ub.add(np.repeat(np.arange(len(zi)), width),
-                   np.column_stack([np.full(len(zi), f), neg_hi[0][hi_b],
-                                    lo[0][lo_b]]).reshape(-1),
-                   np.column_stack([-np.ones(len(zi)), -neg_hi[1][hi_b],
-                                    -lo[1][lo_b]]).reshape(-1), np.zeros(len(zi)))

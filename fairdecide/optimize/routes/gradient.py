@@ -32,7 +32,7 @@ import numpy as np
 
 from fairdecide._threads import one_blas_thread
 from fairdecide._validation import check_random_state
-from fairdecide.criteria.base import Capabilities
+from fairdecide.criteria.base import ByCriterion, Capabilities
 from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError
 from fairdecide.optimize.program.tradeoff import (
     MaxUtility,
@@ -138,7 +138,7 @@ def _raise_infeasible(session: ParametricSession, theta_least: np.ndarray) -> No
         raise FairdecideError(
             f"utility_slack could not be met: the search reached utility "
             f"{belief.combine(U):.6g} against the floor U* - slack = {tr.utility_floor:.6g}")
-    smallest = {}
+    smallest = ByCriterion()
     for c, name in enumerate(session.names):
         reached = [aggregated_deviations(session.evaluate(theta_least)[1], belief, None)[c]]
         for theta0 in (session.template.parameters, theta_least):

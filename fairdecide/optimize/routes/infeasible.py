@@ -8,6 +8,7 @@ from typing import NoReturn
 
 import numpy as np
 
+from fairdecide.criteria.base import ByCriterion
 from fairdecide.exceptions import InfeasibleToleranceError
 from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,
@@ -76,9 +77,9 @@ def _raise(session: Session, lows: np.ndarray) -> NoReturn:
     """InfeasibleToleranceError naming each criterion whose smallest deviation exceeds
     its tolerance (or the only criterion)."""
     eps, delta = session.tradeoff.epsilon, session.tradeoff.chance_delta
-    smallest = {name: float(low) for k, (name, low) in enumerate(zip(session.names, lows,
-                                                                     strict=True))
-                if low > eps[k] + session.tol or len(session.criteria) == 1}
+    smallest = ByCriterion({name: float(low) for k, (name, low) in enumerate(
+        zip(session.names, lows, strict=True))
+        if low > eps[k] + session.tol or len(session.criteria) == 1})
     if smallest:
         parts = ", ".join(f"{n} >= {v:.6g} (asked <= {eps[session.names.index(n)]:g})"
                           for n, v in smallest.items())
@@ -92,7 +93,7 @@ def _raise(session: Session, lows: np.ndarray) -> NoReturn:
         msg = (f"epsilon is infeasible: the smallest achievable deviation is {parts}"
                f"{hint}. Raise epsilon to at least that value")
     else:
-        smallest = {n: float("nan") for n in session.names}
+        smallest = ByCriterion({n: float("nan") for n in session.names})
         msg = ("epsilon is infeasible: each criterion can meet its tolerance alone, but "
                "not all together; raise some of the tolerances")
     raise InfeasibleToleranceError(msg, smallest)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide.beliefs import Belief
-from fairdecide.criteria.base import Criterion, Expansion
+from fairdecide.criteria.base import ByCriterion, Criterion, Expansion
 from fairdecide.exceptions import SolverError
 from fairdecide.optimize.engine.chain import BELIEF_SOLVERS, Case, choose, resolve_solver
 from fairdecide.optimize.engine.generation import generate
@@ -207,9 +207,9 @@ class Session(SessionBase):
         ``duals`` (d objective / d b, the program minimising -U) of its tolerance rows
         (``tolerance_of``: each row's criterion; one row, or one per scenario)."""
         if len(duals):
-            self.stats["tolerance_prices"] = {
+            self.stats["tolerance_prices"] = ByCriterion({
                 n: float(-duals[tolerance_of == c].sum()) + 0.0  # not -0.0
-                for c, n in enumerate(self.names) if np.any(tolerance_of == c)}
+                for c, n in enumerate(self.names) if np.any(tolerance_of == c)})
 
     def fail(self, res: SolveResult, what: str) -> SolverError:
         return SolverError(
