@@ -64,10 +64,14 @@ def _audit_parser(sub: Any) -> None:
                        help="audit only these values of the group column (default all)")
     audit.add_argument("--outcome-labels", default=None, metavar="V,V,...",
                        help="the values the outcome column may take, e.g. 0,1: any other "
-                       "value is an error naming it and its rows (without it, a value "
-                       "held by very few rows is reported as a warning)")
+                       "value is an error naming it and its rows (without it, a rare "
+                       "value that looks like a typo of a frequent one, such as one 'yes' "
+                       "among 0s and 1s, stops the audit)")
     audit.add_argument("--action-labels", default=None, metavar="V,V,...",
                        help="the values the action column may take (as --outcome-labels)")
+    audit.add_argument("--accept-rare-labels", action="store_true",
+                       help="keep a rare value that looks like a typo as a value of its "
+                       "own instead of stopping (the report's notes name it)")
     audit.add_argument("--features", nargs="+", default=None, metavar="COL",
                        help="columns a decision may depend on (numeric ones with many "
                        "values are cut into quantile bins)")
@@ -136,17 +140,15 @@ def _labels(spec: str | None, option: str) -> list[str] | None:
 
 def _run_audit(args: argparse.Namespace) -> str:
     import dataclasses
-    import warnings
 
-    from fairdecide.exceptions import SuspiciousLabelWarning
+    from fairdecide.exceptions import SuspiciousLabelError
     from fairdecide.report import audit_report
     from fairdecide.report.words import skipped_text
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    with warnings.catch_warnings():  # the summary's first lines say them
-        warnings.simplefilter("ignore", SuspiciousLabelWarning)
+    try:
         report = audit_report(
             args.data, group=args.group, action=args.action, outcome=args.outcome,
             features=args.features, groups=args.groups, bins=_bins(args.bins),
@@ -156,15 +158,16 @@ def _run_audit(args: argparse.Namespace) -> str:
             min_cell=args.min_cell, n_boot=args.n_boot, random_state=args.seed,
             outcome_labels=_labels(args.outcome_labels, "--outcome-labels"),
             action_labels=_labels(args.action_labels, "--action-labels"),
+            accept_rare_labels=args.accept_rare_labels,
             progress=None if args.quiet else progress)
-    report = dataclasses.replace(report, warnings=[  # say it with the options
-        w.replace("(outcome_labels=...)", "(--outcome-labels V,V,...)").replace(
-            "(action_labels=...)", "(--action-labels V,V,...)") for w in report.warnings])
+    except SuspiciousLabelError as exc:  # say it with the options
+        raise SuspiciousLabelError(exc.command_line, exc.suspects, exc.command_line) \
+            from None
     for line in report.warnings:  # on stderr too, where --quiet keeps only these
         print(f"fairdecide: warning: {line}", file=sys.stderr)
     if report.skipped is not None:  # say it with the options, not the keyword arguments
-        report = dataclasses.replace(
-            report, skipped=skipped_text(report.meta["missing"], command_line=True))
+        report = dataclasses.replace(report, skipped=skipped_text(
+            report.meta["missing"], command_line=True, meta=report.meta))
     written = []
     if args.html:
         report.to_html(args.html)

@@ -1,7 +1,7 @@
 """The labels of a table's columns: declared (given, or a categorical column's
-categories), checked against every value, or found with a warning for a suspect one; and
-back from codes to columns (``to_frame``). Shared by LoggedData, LoggedCounts (pandas or
-Dask frames) and the audit report's reader."""
+categories), checked against every value, or found with a warning for one that looks like
+a typo; and back from codes to columns (``to_frame``). Shared by LoggedData, LoggedCounts
+(pandas or Dask frames) and the audit report's reader."""
 
 from __future__ import annotations
 
@@ -14,7 +14,12 @@ import pandas as pd
 from fairdecide._dask import is_dask_frame
 from fairdecide._validation import plain
 from fairdecide.exceptions import FairdecideError
-from fairdecide.labels import Labels, label_column, warn_rare_labels
+from fairdecide.labels import (
+    Labels,
+    label_column,
+    suspect_sentences,
+    warn_rare_labels,
+)
 
 __all__ = ["checked_labels", "declared_labels", "label_columns"]
 
@@ -33,12 +38,15 @@ def label_columns(data: Any) -> dict[str, np.ndarray]:
 
 
 def checked_labels(df: Any, col: str, what: str, given: Sequence[Any] | None,
-                   weights: np.ndarray | None = None) -> Labels:
+                   weights: np.ndarray | None = None, suspects: list | None = None
+                   ) -> Labels:
     """The labels of column ``col`` (the ``what`` column: "outcome" or "action") of a
     pandas frame (or a table of atoms with ``weights``): ``given`` ones, checked against
     every value (an error names a value outside them and its rows), else the categories
-    a categorical column declares, else the values found, with a warning for any held by
-    suspiciously few rows (:func:`~fairdecide.labels.warn_rare_labels`)."""
+    a categorical column declares, else the values found, with a warning for any that
+    looks like a typo (:func:`~fairdecide.labels.warn_rare_labels`). With ``suspects``
+    (a list), those are appended to it instead, as (SuspectLabel, sentence, labels) for
+    the caller to decide (the audit stops on them)."""
     name = f"{what} column {col!r}"
     if given is not None:
         labels = Labels(given, f"{what}_labels")
@@ -57,8 +65,13 @@ def checked_labels(df: Any, col: str, what: str, given: Sequence[Any] | None,
     if declared is not None:
         return Labels(declared, f"the categories of {name}")
     codes, labels = Labels.factorize(df[col], name)
-    warn_rare_labels(codes, labels, name, f"{what}_labels", weights, stacklevel=4,
-                     index=None if weights is not None else df.index)
+    index = None if weights is not None else df.index
+    if suspects is not None:
+        suspects += [(s, text, labels) for s, text in
+                     suspect_sentences(codes, labels, name, weights, index)]
+    else:
+        warn_rare_labels(codes, labels, name, f"{what}_labels", weights, stacklevel=4,
+                         index=index)
     return labels
 
 

@@ -52,11 +52,12 @@ class LoggedData:
         The full list of values of each variable, in code order. Default: the sorted
         distinct observed values. Give them to keep values that were never observed, and
         to **declare the expected values**: any other value is then an error naming it
-        and its rows. Without ``outcome_labels`` (``action_labels``), an outcome (action)
-        held by very few rows beside well-populated ones, such as one ``"yes"`` among
-        thousands of 0s and 1s, raises a
+        and its rows. Without ``outcome_labels`` (``action_labels``), a rare outcome
+        (action) whose form looks like a typo of a frequent one, such as one ``"yes"``
+        among thousands of 0s and 1s, raises a
         :class:`~fairdecide.exceptions.SuspiciousLabelWarning` naming its rows
-        (:func:`~fairdecide.labels.rare_labels` gives the rule).
+        (:func:`~fairdecide.labels.suspect_labels` gives the rule; a rare value of the
+        same form as the others, such as an item chosen 4 times among 80, passes).
 
     Attributes
     ----------
@@ -140,7 +141,7 @@ class LoggedData:
         ``outcome_labels`` and ``action_labels`` declare the values the outcome and
         action columns may take (in code order): any other value is an error naming the
         column, the value and its rows. Without them (and without categorical columns),
-        a value held by very few rows beside well-populated ones raises a
+        a rare value whose form looks like a typo of a frequent one raises a
         :class:`~fairdecide.exceptions.SuspiciousLabelWarning` naming the column and
         the rows.
 

@@ -11,6 +11,7 @@ __all__ = [
     "NotCertifiedError",
     "PriceWarning",
     "SolverError",
+    "SuspiciousLabelError",
     "SuspiciousLabelWarning",
     "VerificationError",
 ]
@@ -74,8 +75,32 @@ class PriceWarning(UserWarning):
     (:class:`~fairdecide.optimize.price.Price`)."""
 
 
+class SuspiciousLabelError(FairdecideError):
+    """The audit stops: a column has a rare value whose form looks like a typo of a
+    frequent one (a lone ``"yes"`` among 0s and 1s, ``"Meduim"`` beside ``"Medium"``;
+    :func:`~fairdecide.labels.suspect_labels` gives the rule). The message names the
+    column, the value, its rows, and both ways on: correct the rows, or, if the value is
+    real, declare every value (``outcome_labels=``, ``action_labels=``) or pass
+    ``accept_rare_labels=True``.
+
+    Attributes
+    ----------
+    suspects : list of dict
+        One per suspect value: ``column``, ``value``, ``rows`` (its row count), ``reason``.
+    command_line : str
+        The same message naming the command's options (``--outcome-labels``,
+        ``--accept-rare-labels``) instead of the keyword arguments.
+    """
+
+    def __init__(self, message: str, suspects: list[dict], command_line: str):
+        super().__init__(message)
+        self.suspects = [dict(s) for s in suspects]
+        self.command_line = command_line
+
+
 class SuspiciousLabelWarning(UserWarning):
-    """A variable has a value held by very few rows beside well-populated ones: most
-    likely a typo (a single ``"yes"`` among thousands of 0s and 1s). Declare the expected
-    labels (``outcome_labels=``, ``action_labels=``; ``--outcome-labels`` on the command
-    line) to make any other value an error instead."""
+    """A variable has a rare value whose form looks like a typo of a frequent one (a
+    single ``"yes"`` among thousands of 0s and 1s; :func:`~fairdecide.labels.suspect_labels`
+    gives the rule). Declare the expected labels (``outcome_labels=``, ``action_labels=``)
+    to make any other value an error instead. The audit stops on such a value
+    (:class:`SuspiciousLabelError`)."""

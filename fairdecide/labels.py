@@ -21,7 +21,10 @@ stores object columns as strings, so the outcome ``0`` of a pandas frame arrives
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -258,40 +261,231 @@ def _same_label(value: Any, label: Any) -> bool:
         return False
 
 
-#: A label held by at most this share of the rows (and at least one row) ...
+#: A label held by at most this share of the n rows, max(1, RARE_LABEL_SHARE * n), is
+#: rare; a rare label is suspect (:func:`suspect_labels`) when its form departs, as a
+#: typo's does, from a label held by at least RARE_LABEL_RATIO times as many rows.
 RARE_LABEL_SHARE = 0.001
-#: ... while at least two other labels each hold this many times as many rows, is
-#: suspect: most likely a typo (a single "yes" among thousands of 0s and 1s).
+#: See :data:`RARE_LABEL_SHARE`: how many times as many rows a label must hold to be one
+#: a rare label is compared with (a frequent label).
 RARE_LABEL_RATIO = 10
+
+_TOKENS = re.compile(r"[^\W\d_]+|\d+|[\W_]+")
+
+
+@dataclass(frozen=True)
+class SuspectLabel:
+    """A rare label whose form looks like a typo (:func:`suspect_labels`).
+
+    Attributes
+    ----------
+    label
+        The label.
+    code : int
+        Its code (position among the labels).
+    count : int
+        The rows holding it (rounded, when rows carry weights).
+    reason : str
+        What about its form looks like a typo, e.g. "text where every frequent value is a
+        number", "one letter away from 'Medium'".
+    """
+
+    label: Any
+    code: int
+    count: int
+    reason: str
+
+
+def _number(text: str) -> float | None:
+    """The finite number a text spells (``" 1.0"`` -> 1.0), or None."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _kind(label: Any) -> str | None:
+    """The form of a label: "a truth value", "a number" (numbers and text spelling one),
+    "text", or None (tuples and other labels, which the form rules leave alone)."""
+    if isinstance(label, bool):
+        return "a truth value"
+    if isinstance(label, int | float):
+        return "a number"
+    if isinstance(label, str):
+        return "a number" if _number(label) is not None else "text"
+    return None
+
+
+def _spelling(label: Any, kind: str | None) -> tuple:
+    """What stays of a label when case, spacing and number format are ignored: two labels
+    with the same spelling are one value written two ways."""
+    if kind == "a number":
+        return ("number", float(label) if not isinstance(label, str) else _number(label))
+    return ("text", "".join(str(label).split()).casefold())
+
+
+def _tokens(label: str) -> tuple[str, ...]:
+    """Runs of letters, of digits, and of anything else, in lower case."""
+    return tuple(_TOKENS.findall(" ".join(label.split()).casefold()))
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with one letter changed, added, dropped, or two neighbouring
+    letters swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (p, q) in enumerate(zip(a, b, strict=True)) if p != q]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+def _word_slots(tokens: tuple[str, ...]) -> list[tuple]:
+    """One key per word of at least three letters: the tokens with that word left blank.
+    Two labels share a key when they differ in that word alone."""
+    return [(len(tokens), j, tokens[:j], tokens[j + 1:]) for j, t in enumerate(tokens)
+            if t.isalpha() and len(t) >= 3]
+
+
+def suspect_labels(codes: np.ndarray, labels: Sequence[Any],
+                   weights: np.ndarray | None = None) -> list[SuspectLabel]:
+    """The rare labels whose form looks like a typo of a frequent one.
+
+    A label held by c rows of n is **rare** when 0 < c <= max(1, RARE_LABEL_SHARE * n);
+    a label held by at least RARE_LABEL_RATIO * c rows is **frequent** beside it. A rare
+    label is suspect when its form departs from the frequent ones as a typo's does:
+
+    - it is one of them written differently: the same text but for case and spacing
+      (``"high "`` beside ``"High"``), or the same number (``"1.0"`` beside ``1``);
+    - it is text where every frequent label is a number (``"yes"`` among 0s and 1s), or a
+      number where every frequent label is text (or a truth value);
+    - it differs from a frequent text label in one word alone (of at least three letters
+      in the frequent label), by one letter changed, added, dropped, or two neighbouring
+      letters swapped (``"Meduim"`` beside ``"Medium"``).
+
+    A rare label of the same form as the others passes however rare it is: an item shown
+    4 times among 80 items, a rare outcome of a binary variable, a category ``"C"`` beside
+    ``"A"`` and ``"B"``, an id ``"R54"`` beside ``"R51"`` (digits and single letters name
+    things; they are not misspelt). The callers check only labels that were found, not
+    declared.
+
+    Parameters
+    ----------
+    codes : ndarray of int
+        The code of each row (or atom).
+    labels : sequence
+        The label of each code.
+    weights : ndarray, optional
+        The rows each entry stands for (atoms of counts).
+
+    Returns
+    -------
+    list of SuspectLabel
+        In code order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairdecide.labels import suspect_labels
+    >>> codes = np.array([0] * 4000 + [1] * 2999 + [2])
+    >>> [(s.label, s.count, s.reason) for s in suspect_labels(codes, (0, 1, "yes"))]
+    [('yes', 1, 'text where every frequent value is a number')]
+    >>> suspect_labels(np.array([0] * 6999 + [1]), (0, 1))  # a rare outcome, not a typo
+    []
+    >>> codes = np.array([0] * 3000 + [1] * 4000 + [2] * 2)
+    >>> [s.reason for s in suspect_labels(codes, ("High", "Low", "Hgih"))]
+    ["one letter away from 'High'"]
+    """
+    counts = np.bincount(codes, weights=weights, minlength=len(labels)).astype(float)
+    limit = max(1.0, RARE_LABEL_SHARE * float(counts.sum()))
+    rare = np.flatnonzero((counts > 0) & (counts <= limit))
+    if rare.size == 0:
+        return []
+    kinds = [_kind(lab) for lab in labels]
+    spelling: dict[tuple, list[int]] = {}
+    slots: dict[tuple, list[int]] = {}
+    top: dict[str | None, float] = {}
+    # only a label frequent beside the rarest rare one can be compared with any
+    for k in np.flatnonzero(counts >= RARE_LABEL_RATIO * counts[rare].min()):
+        lab, kind = labels[k], kinds[k]
+        spelling.setdefault(_spelling(lab, kind), []).append(k)
+        top[kind] = max(top.get(kind, 0.0), counts[k])
+        if kind == "text":
+            for key in _word_slots(_tokens(lab)):
+                slots.setdefault(key, []).append(k)
+    out = []
+    for k in rare:
+        c, kind, label = counts[k], kinds[k], labels[k]
+        frequent = RARE_LABEL_RATIO * c
+        reason = None
+        same = [j for j in spelling.get(_spelling(label, kind), ())
+                if j != k and counts[j] >= frequent]
+        if same:
+            reason = f"the value {labels[same[0]]!r} written differently"
+        kinds_of_frequent = [q for q, m in top.items() if m >= frequent]
+        if reason is None and kind in ("text", "a number") and kinds_of_frequent \
+                and len(kinds_of_frequent) == 1 and kinds_of_frequent[0] not in (kind, None):
+            reason = f"{kind} where every frequent value is {kinds_of_frequent[0]}"
+        if reason is None and kind == "text":
+            mine = _tokens(label)
+            for key in {(len(mine), j, mine[:j], mine[j + 1:])
+                        for j, t in enumerate(mine) if t.isalpha()}:
+                close = [j for j in slots.get(key, ()) if counts[j] >= frequent
+                         and _one_edit(mine[key[1]], _tokens(labels[j])[key[1]])]
+                if close:
+                    reason = f"one letter away from {labels[close[0]]!r}"
+                    break
+        if reason is not None:
+            out.append(SuspectLabel(label, int(k), round(float(c)), reason))
+    return out
 
 
 def rare_labels(codes: np.ndarray, labels: Sequence[Any],
                 weights: np.ndarray | None = None) -> list[tuple[Any, int]]:
-    """The labels held by suspiciously few rows, with their row counts.
-
-    A label is suspect when it is held by at most max(1, RARE_LABEL_SHARE * n) of the n
-    rows while at least two other labels are each held by RARE_LABEL_RATIO times as many:
-    a lone ``"yes"`` among 7,000 zeros and ones trips it; a rare outcome of a binary
-    variable (two labels) never does, and neither does any label of a variable whose
-    labels were declared (the callers check only labels that were found, not given).
+    """The labels :func:`suspect_labels` finds, with their row counts.
 
     Examples
     --------
     >>> import numpy as np
     >>> from fairdecide.labels import rare_labels
-    >>> codes = np.array([0] * 4000 + [1] * 2999 + [2])
-    >>> rare_labels(codes, (0, 1, "yes"))
+    >>> rare_labels(np.array([0] * 4000 + [1] * 2999 + [2]), (0, 1, "yes"))
     [('yes', 1)]
-    >>> rare_labels(np.array([0] * 6999 + [1]), (0, 1))  # a rare outcome, not a typo
-    []
     """
+    return [(s.label, s.count) for s in suspect_labels(codes, labels, weights)]
+
+
+def suspect_sentences(codes: np.ndarray, labels: Sequence[Any], name: str,
+                      weights: np.ndarray | None = None, index: Any = None,
+                      counted: bool = True) -> list[tuple[SuspectLabel, str]]:
+    """Each label of ``name`` that :func:`suspect_labels` finds, with the sentence that
+    names it, its rows (``index``: a DataFrame's index, whose labels then name them; with
+    ``weights``, the atoms of the counts) and the frequent labels beside it, e.g.
+    "outcome column 'recid' has the value 'yes' in only 1 row (index 4017) beside 0 (3890
+    rows), 1 (3323 rows): text where every frequent value is a number, most likely a
+    typo". Without ``counted`` (a private release), no count and no row is named."""
+    suspects = suspect_labels(codes, labels, weights)
+    if not suspects:
+        return []
     counts = np.bincount(codes, weights=weights, minlength=len(labels))
-    n = float(counts.sum())
-    limit = max(1.0, RARE_LABEL_SHARE * n)
+    odd = {s.code for s in suspects}
+    order = sorted((k for k in range(len(labels)) if k not in odd), key=lambda k: -counts[k])
+    common = ", ".join(f"{labels[k]!r} ({round(float(counts[k]))} rows)" for k in order[:3])
     out = []
-    for k, c in enumerate(counts):
-        if 0 < c <= limit and np.sum(counts >= RARE_LABEL_RATIO * c) >= 2:
-            out.append((labels[k], round(float(c))))
+    for s in suspects:
+        if not counted:
+            out.append((s, f"{name} has a rare value, {s.label!r}: {s.reason}, most likely "
+                           "a typo"))
+            continue
+        where = np.flatnonzero(codes == s.code)
+        if weights is None:
+            place = rows_text(where, index)
+        else:
+            place = f"atom {', '.join(str(int(i)) for i in where[:5])} of the counts"
+        out.append((s, f"{name} has the value {s.label!r} in only {s.count} row"
+                       f"{'s' if s.count != 1 else ''} ({place}) beside {common}: "
+                       f"{s.reason}, most likely a typo"))
     return out
 
 
@@ -299,7 +493,7 @@ def warn_rare_labels(codes: np.ndarray, labels: Sequence[Any], name: str, argume
                      weights: np.ndarray | None = None, stacklevel: int = 3,
                      index: Any = None) -> list[str]:
     """Warn (:class:`~fairdecide.exceptions.SuspiciousLabelWarning`) about each label of
-    ``name`` that :func:`rare_labels` finds, naming its rows and how to declare the
+    ``name`` that :func:`suspect_labels` finds, naming its rows and how to declare the
     expected labels (``argument``, e.g. ``outcome_labels``); returns the messages.
     ``weights``: the rows each entry stands for (atoms of counts, named as atoms);
     ``index``: a DataFrame's index, whose labels then name the rows."""
@@ -308,21 +502,8 @@ def warn_rare_labels(codes: np.ndarray, labels: Sequence[Any], name: str, argume
     from fairdecide.exceptions import SuspiciousLabelWarning
 
     messages = []
-    rare = rare_labels(codes, labels, weights)
-    counts = np.bincount(codes, weights=weights, minlength=len(labels))
-    suspect = {lab for lab, _ in rare}
-    common = ", ".join([f"{lab!r} ({round(float(c))} rows)" for lab, c in sorted(
-        zip(labels, counts, strict=True), key=lambda t: -t[1]) if lab not in suspect][:3])
-    for label, count in rare:
-        code = list(labels).index(label)
-        where = np.flatnonzero(codes == code)
-        if weights is None:
-            place = rows_text(where, index)
-        else:
-            place = f"atom {', '.join(str(int(i)) for i in where[:5])} of the counts"
-        text = (f"{name} has the value {label!r} in only {count} row"
-                f"{'s' if count > 1 else ''} ({place}) beside {common}: a typo? "
-                f"Correct or drop those rows, or declare the expected values "
+    for _, sentence in suspect_sentences(codes, labels, name, weights, index):
+        text = (f"{sentence}. Correct or drop those rows, or declare the expected values "
                 f"({argument}=...): any other value is then an error, and this warning "
                 "goes away")
         messages.append(text)

@@ -128,7 +128,7 @@ class LoggedCounts:
         """Count a pandas or Dask DataFrame by column names (see
         :meth:`LoggedData.from_frame <fairdecide.LoggedData.from_frame>`, whose
         ``outcome_labels`` and ``action_labels`` declare the expected values here too;
-        without them a value held by suspiciously few rows raises a
+        without them a rare value whose form looks like a typo of a frequent one raises a
         :class:`~fairdecide.exceptions.SuspiciousLabelWarning`).
 
         On a Dask DataFrame (``pip install 'fairdecide[dask]'``) the rows are counted on

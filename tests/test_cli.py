@@ -258,7 +258,11 @@ def _rate(df: pd.DataFrame, by: list[str], col: str, value: str) -> pd.Series:
 
 AUDIT = ["audit", "--group", "race", "--action", "decision", "--outcome", "two_year_recid",
          "--n-boot", "50"]
-CLI_SKIPPED = ("Add --utility and --kind to see the value of these decisions and a fair "
+#: Why no default applies, then what to add (issue 51: the sentence names the cause).
+WHY = ("The decisions (decision: detain, release) take other values than the outcome "
+       "(two_year_recid: 0, 1), ")
+CLI_SKIPPED = (WHY + "so no utility (accuracy) or kind (prediction) applies by default. "
+               "Add --utility and --kind to see the value of these decisions and a fair "
                "alternative.")
 
 
@@ -316,11 +320,11 @@ def test_audit_without_utility_and_kind_gives_the_fairness_sections(tmp_path, ca
 
 
 @pytest.mark.parametrize(("given", "sentence"), [
-    (["--kind", "intervention"], "Add --utility to see the value of these decisions and a "
-     "fair alternative."),
+    (["--kind", "intervention"], WHY + "so no utility (accuracy) applies by default. Add "
+     "--utility to see the value of these decisions and a fair alternative."),
     (["--utility", '{"detain": {"0": 0, "1": 1}, "release": {"0": 1, "1": -1}}'],
-     "Add --kind prediction or --kind intervention to see the value of these decisions "
-     "and a fair alternative."),
+     WHY + "so no kind (prediction) applies by default. Add --kind prediction or --kind "
+     "intervention to see the value of these decisions and a fair alternative."),
 ])
 def test_audit_with_one_of_utility_and_kind_names_the_other(tmp_path, capsys, given,
                                                              sentence):
@@ -356,3 +360,41 @@ def test_audit_with_utility_and_kind_keeps_every_section(tmp_path, capsys):
     assert html_headings(html) == BEFORE_HEADINGS
     assert "evaluated on the other half" in out and "Add --" not in out \
         and 'class="warn"' not in html
+
+
+def _docs_command(tmp_path, data_dir) -> list[str]:
+    """The first command of docs/audit.md, as written there, on the shared COMPAS file and
+    writing into ``tmp_path`` (arguments after ``fairdecide``)."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "audit.md").read_text()
+    block = re.search(r"```bash\n(.*?)```", page, re.DOTALL).group(1)
+    args = shlex.split(block.replace("\\\n", " "))
+    assert args[:2] == ["fairdecide", "audit"]
+    compas = next(data_dir.glob("compas-scores-two-years.csv*"))
+    swap = {"compas-scores-two-years.csv.gz": str(compas),
+            "report.html": str(tmp_path / "report.html"),
+            "report.json": str(tmp_path / "report.json")}
+    return [swap.get(a, a) for a in args[1:]]
+
+
+def test_the_docs_command_prints_what_its_json_holds(data_dir, tmp_path, capsys):
+    # Issue 51, finding 5: the terminal printed 3 of the 7 limitations, and the fair
+    # policy's deviation on the held-out half (above its tolerance) with no word of why.
+    assert main([*_docs_command(tmp_path, data_dir), "--quiet", "--n-boot", "50"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    numbers = json.loads((tmp_path / "report.json").read_text())
+    assert len(numbers["limitations"]) > 3
+    for s in numbers["limitations"]:
+        assert f"Limitation: {s}" in out
+    for s in numbers["notes"]:
+        assert f"Note: {s.rstrip('.')}." in out
+    for s in numbers["warnings"]:
+        assert f"Warning: {s.rstrip('.')}." in out
+    fair = numbers["policies"][-1]
+    assert fair["evaluated_on"] == "test half"
+    assert fair["deviation"] > numbers["meta"]["epsilon"]  # the case the issue saw
+    line = next(s for s in out if s.startswith(f"- {fair['policy']}:"))
+    assert "training half" in line

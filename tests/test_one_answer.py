@@ -218,6 +218,8 @@ def test_a_lone_label_warns_without_declared_labels():
 
 
 def test_the_cli_and_report_show_the_typo(tmp_path, capsys):
+    # Issue 51 turned the warning into a stop at both doors (tests/test_typos.py has the
+    # rest); kept on request, the value is named in the summary, the page and the JSON.
     df = _typo_frame()
     path = tmp_path / "log.csv"
     df.to_csv(path, index=False)
@@ -227,15 +229,20 @@ def test_the_cli_and_report_show_the_typo(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "'yes' (index 4017)" in err
     assert main([*base, "--html", str(tmp_path / "r.html"), "--json",
-                 str(tmp_path / "r.json")]) == 0
+                 str(tmp_path / "r.json")]) == 2
     out, err = capsys.readouterr()
-    assert out.startswith("Warning: outcome column 'recid' has the value 'yes'")
-    assert "--outcome-labels" in out and "fairdecide: warning:" in err
-    assert "Warning:</strong> outcome column" in (tmp_path / "r.html").read_text()
-    assert json.loads((tmp_path / "r.json").read_text())["warnings"]
-    with pytest.warns(SuspiciousLabelWarning):
-        rep = audit_report(df, group="race", action="flag", outcome="recid", n_boot=50)
-    assert rep.warnings and rep.summary().startswith("Warning:")
+    assert out == "" and "'yes' in only 1 row (index 4017)" in err
+    assert "--outcome-labels 0,1,yes" in err and "--accept-rare-labels" in err
+    assert not (tmp_path / "r.json").exists()
+    assert main([*base, "--accept-rare-labels", "--html", str(tmp_path / "r.html"),
+                 "--json", str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    note = next(n for n in json.loads((tmp_path / "r.json").read_text())["notes"]
+                if "'yes'" in n)
+    assert "index 4017" in note and f"Note: {note}" in out
+    assert "index 4017" in (tmp_path / "r.html").read_text()
+    with pytest.raises(fd.FairdecideError, match="accept_rare_labels=True"):
+        audit_report(df, group="race", action="flag", outcome="recid", n_boot=50)
 
 
 def test_the_report_says_how_a_bayes_factor_and_an_interval_fit_together():

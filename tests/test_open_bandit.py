@@ -11,6 +11,7 @@ import gzip
 import io
 import re
 import shutil
+import warnings
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from fairdecide import FairdecideError
 from fairdecide.datasets import DataNotFoundError, OpenBanditData, load_open_bandit
 from fairdecide.datasets import open_bandit as obd_module
 from fairdecide.evaluation import evaluate_policy
+from fairdecide.exceptions import SuspiciousLabelWarning
 
 FILES = ["random_all", "bts_all", "random_item_context", "bts_item_context"]
 
@@ -124,6 +126,20 @@ def test_logged_policy_is_the_action_frequencies(obd):
     week = obd.logged_policy("bts")  # position alone: the week's frequencies
     np.testing.assert_allclose(week.table[:, 0], counts.sum(axis=1)
                                / counts.sum(axis=(1, 2))[:, None], atol=1e-15)
+
+
+def test_rarely_chosen_items_are_not_called_typos(obd, data_dir):
+    # Issue 51: items 10, 54 and 56 of the BTS log are real items shown at most 10 times
+    # (n / 1000) in 10,000 impressions; an item id of the same form as the others is no
+    # typo however rare, so neither the policy nor the data warn.
+    items = np.array(raw(data_dir, "bts_all")["item_id"], dtype=int)
+    assert {10, 54, 56} <= set(np.flatnonzero(np.bincount(items) <= len(items) / 1000))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SuspiciousLabelWarning)
+        for log in ("bts", "random"):
+            obd.logged_policy(log)
+            obd.logged_policy(log, ["position", "day"])
+            obd.logged_data(log)
 
 
 @pytest.mark.filterwarnings("ignore:the evaluated policy puts")  # see the example

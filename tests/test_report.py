@@ -3,6 +3,7 @@ privacy, and its errors."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -320,15 +321,23 @@ def test_user_bins_replace_quantile_bins_and_allow_privacy(capsys):
 
 
 def test_the_guide_runs(capsys):
-    """The Python block of docs/audit.md, verbatim."""
+    """The Python blocks of docs/audit.md, verbatim, in one namespace."""
     from pathlib import Path
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "audit.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
-    assert len(blocks) == 1
-    exec(compile(blocks[0], "docs/audit.md", "exec"), {})
+    assert len(blocks) == 2
+    namespace: dict = {}
+    exec(compile(blocks[0], "docs/audit.md", "exec"), namespace)
     out = capsys.readouterr().out
     assert "[6/6] writing the report" in out and "differential privacy" in out
+    exec(compile(blocks[1], "docs/audit.md", "exec"), namespace)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == str([{"column": "outcome column 'reoffended'", "value": "yes",
+                           "rows": 1, "reason": "text where every frequent value is a "
+                           "number"}])
+    assert "(index 17)" in out[1] and "kept as a value of its own" in out[1]
+    assert "only the outcome has yes" in out[2]
 
 
 @pytest.mark.parametrize("epsilon", [0.2, 1.0])
@@ -444,7 +453,11 @@ def test_private_group_sizes_are_unbiased():
 
 
 # ------------------------------------------------------------------ without a utility
-PY_SKIPPED = ("Pass utility= and kind= to audit_report to see the value of these "
+#: Why no default applies (the frame's decisions are no/yes, its outcomes 0/1), then what
+#: to pass (issue 51: the sentence names the cause).
+WHY = "The decisions (flagged: no, yes) take other values than the outcome (recid: 0, 1), "
+PY_SKIPPED = (WHY + "so no utility (accuracy) or kind (prediction) applies by default. "
+              "Pass utility= and kind= to audit_report to see the value of these "
               "decisions and a fair alternative.")
 
 #: The headings of a full report before the fairness-only report existed (taken from
@@ -523,11 +536,12 @@ BAIL_FLAG_U_2 = {"yes": {"0": 5, "1": 0}, "no": {"0": 0, "1": 3}}
 
 @pytest.mark.parametrize(("given", "sentence"), [
     ({"kind": "intervention"},
-     "Pass utility= to audit_report to see the value of these decisions and a fair "
-     "alternative."),
+     WHY + "so no utility (accuracy) applies by default. Pass utility= to audit_report to "
+     "see the value of these decisions and a fair alternative."),
     ({"utility": BAIL_FLAG_U},
-     'Pass kind="prediction" or kind="intervention" to audit_report to see the value of '
-     "these decisions and a fair alternative."),
+     WHY + 'so no kind (prediction) applies by default. Pass kind="prediction" or '
+     'kind="intervention" to audit_report to see the value of these decisions and a fair '
+     "alternative."),
 ])
 def test_report_with_one_of_utility_and_kind_names_the_other(given, sentence):
     rep = audit_report(_three_columns(400), group="race", action="flagged",
@@ -609,3 +623,63 @@ def test_a_release_whose_noisy_total_is_not_positive_gives_the_whole_utility_ran
         value, lo, hi = linear_value(W, np.zeros(W.shape), release, 0.95, problem)
         assert (lo, hi) == (U.min(), U.max())
         assert value == (U.min() + U.max()) / 2
+
+
+# ------------------------------------------------------------------ issue 51: the terminal
+def _gappy_frame() -> pd.DataFrame:
+    """A prediction frame with a group of 30 people (a small group, suppressed rates) and
+    rows without a group (2) or an outcome (1): more than three limitations, a note."""
+    df = _prediction_frame(1500, seed=2)
+    tiny = _prediction_frame(30, seed=3).assign(z="tiny")
+    df = pd.concat([df, tiny], ignore_index=True)
+    df["y"] = df["y"].astype(float)
+    df.loc[[5, 900], "z"] = np.nan
+    df.loc[17, "y"] = np.nan
+    return df
+
+
+def test_the_summary_says_every_warning_note_and_limitation_at_both_doors(tmp_path,
+                                                                          capsys):
+    df = _gappy_frame()
+    kept = len(df.dropna())  # independent: pandas' count of complete rows
+    assert len(df) - kept == 3
+    args = {"group": "z", "action": "a", "outcome": "y", "features": ["x"],
+            "utility": {"0": {"0.0": 1, "1.0": 0}, "1": {"0.0": 0, "1.0": 1}},
+            "kind": "prediction", "n_boot": 50}
+    rep = audit_report(df, **args)
+    assert rep.meta["n_rows"] == kept
+    assert len(rep.limitations) > 3  # b19dcbc printed the first three only
+    summary = rep.summary().splitlines()
+    for s in rep.limitations:
+        assert f"Limitation: {s}" in summary
+    left_out = [s for s in rep.notes if "left out" in s]
+    assert left_out == [f"3 of {len(df)} rows (0.2%) were left out for a missing value "
+                        "(z: 2 rows, y: 1 row)"]
+    assert f"Note: {left_out[0]}." in summary
+    warned = dataclasses.replace(rep, warnings=["a value to check first"]).summary()
+    assert warned.startswith("Warning: a value to check first.\n")
+    # the command line: the same rows, the same sentences, from a CSV of the same frame
+    path = tmp_path / "gappy.csv"
+    df.to_csv(path, index=False)
+    assert main(["audit", str(path), "--group", "z", "--action", "a", "--outcome", "y",
+                 "--features", "x", "--utility", json.dumps(args["utility"]), "--kind",
+                 "prediction", "--n-boot", "50", "--quiet", "--json",
+                 str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    numbers = json.loads((tmp_path / "r.json").read_text())
+    assert numbers["meta"]["n_rows"] == kept
+    assert numbers["limitations"] == rep.limitations and numbers["notes"] == rep.notes
+    for s in numbers["limitations"]:
+        assert f"Limitation: {s}" in out
+    for s in numbers["notes"]:
+        assert f"Note: {s}." in out
+
+
+def test_a_number_a_limitation_qualifies_says_so_on_its_line(bail_report):
+    # the fair policy's deviation on the held-out rows can exceed its tolerance, which
+    # holds in the training half's world: its line says so, whatever the policy's name
+    fair = bail_report.policies.iloc[-1]
+    line = next(s for s in bail_report.summary().splitlines()
+                if s.startswith(f"- {fair['policy']}:"))
+    assert fair["deviation_high"] > bail_report.meta["epsilon"]  # the case at hand
+    assert "training half" in line and "held-out rows" in line

@@ -35,7 +35,7 @@ import pandas as pd
 
 from fairdecide._validation import as_bool, as_int, as_real, check_random_state
 from fairdecide.evaluation.audit import audit_table, labels_problem
-from fairdecide.exceptions import FairdecideError, SuspiciousLabelWarning
+from fairdecide.exceptions import FairdecideError
 from fairdecide.report import alternative
 from fairdecide.report import tables as tb
 from fairdecide.report.inputs import prepare_data, read_table
@@ -102,7 +102,7 @@ def audit_report(
     level: float = 0.95, dp_epsilon: float | None = None, dp_mechanism: str = "geometric",
     min_cell: int | None = None, n_boot: int = 300, max_levels: int = 8,
     random_state: Any = 0, outcome_labels: Sequence[Any] | None = None,
-    action_labels: Sequence[Any] | None = None,
+    action_labels: Sequence[Any] | None = None, accept_rare_labels: bool = False,
     progress: Callable[[str], Any] | None = None,
 ) -> AuditReport:
     """Audit logged decisions: group rates, fairness tests and a fair alternative.
@@ -160,11 +160,15 @@ def audit_report(
     outcome_labels, action_labels : list, optional
         The values the outcome and action columns may take (matched as text, so ``"1"``
         names the value 1 of a numeric column): any other value is an error naming it
-        and its rows (the table's index). Without them, a value held by very few rows
-        beside well-populated ones (a typo such as one ``"yes"`` among thousands of 0s
-        and 1s; :func:`~fairdecide.labels.rare_labels`) is reported in ``warnings``
-        (the first lines of the summary and a box at the top of the HTML page) and as a
-        :class:`~fairdecide.exceptions.SuspiciousLabelWarning`.
+        and its rows (the table's index). Without them, a rare value whose form looks
+        like a typo of a frequent one (one ``"yes"`` among thousands of 0s and 1s,
+        ``"Meduim"`` beside ``"Medium"``; :func:`~fairdecide.labels.suspect_labels`)
+        stops the audit: a :class:`~fairdecide.exceptions.SuspiciousLabelError` names
+        the column, the value and its rows, and the ways on. A rare value of the same
+        form as the others (an item chosen 4 times among 80) is no typo and passes.
+    accept_rare_labels : bool, default=False
+        Keep values that look like typos as values of their own instead of stopping
+        (the report's notes name each one).
     progress : callable, optional
         Called with a line of text at each step.
 
@@ -194,8 +198,18 @@ def audit_report(
     (True, ['independence, TV summed vs pooled', 'separation, TV summed vs pooled',
      'sufficiency, TV summed vs pooled'])
     >>> print(rep.skipped)
-    Pass utility= and kind= to audit_report to see the value of these decisions and a fair
-    alternative.
+    The decisions (a: detain, release) take other values than the outcome (y: 0, 1, 2), so
+    no utility (accuracy) or kind (prediction) applies by default. Pass utility= and kind=
+    to audit_report to see the value of these decisions and a fair alternative.
+
+    A value that looks like a typo stops the audit, naming its rows:
+
+    >>> df["y"] = df["y"].astype(object)
+    >>> df.loc[7, "y"] = "yes"
+    >>> audit_report(df, group="z", action="a", outcome="y", n_boot=50)
+    Traceback (most recent call last):
+    ...
+    fairdecide.exceptions.SuspiciousLabelError: outcome column 'y' has the value 'yes' ...
     """
     from fairdecide.privacy import SMALL_CELL_THRESHOLD
     from fairdecide.privacy._opendp import require_opendp
@@ -222,19 +236,11 @@ def audit_report(
     source = str(data) if isinstance(data, str | Path) else "a DataFrame"
     step(f"reading {source}")
     frame = read_table(data) if isinstance(data, str | Path) else data
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", SuspiciousLabelWarning)
-        logged, notes = prepare_data(frame, group=group, action=action, outcome=outcome,
-                                     features=features, groups=groups, bins=bins,
-                                     max_levels=max_levels,
-                                     public_cells=dp_epsilon is not None,
-                                     outcome_labels=outcome_labels,
-                                     action_labels=action_labels)
-    alerts = []
-    for w in caught:
-        if issubclass(w.category, SuspiciousLabelWarning):
-            alerts.append(" ".join(str(w.message).split()))
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    logged, notes = prepare_data(frame, group=group, action=action, outcome=outcome,
+                                 features=features, groups=groups, bins=bins,
+                                 max_levels=max_levels, public_cells=dp_epsilon is not None,
+                                 outcome_labels=outcome_labels, action_labels=action_labels,
+                                 accept_rare_labels=accept_rare_labels)
     problem, missing = make_problem(logged, utility, kind)
     labels = problem if problem is not None else labels_problem(logged)
     step(f"counting {'and releasing privately ' if dp_epsilon else ''}the tables")
@@ -309,4 +315,4 @@ def audit_report(
             "epsilon": dp_epsilon, "mechanism": dp_mechanism, "budget": budget.to_dict(),
             "statement": budget.describe() + ("" if pol is None else _PARALLEL)},
         seconds=time.perf_counter() - step.t0,
-        skipped=None if pol is not None else skipped_text(missing), warnings=alerts)
+        skipped=None if pol is not None else skipped_text(missing, meta=meta))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._validation import as_int
+from fairdecide._validation import as_bool, as_int
 from fairdecide.columns import checked_labels
 from fairdecide.data import LoggedData
-from fairdecide.exceptions import FairdecideError
+from fairdecide.exceptions import FairdecideError, SuspiciousLabelError
 from fairdecide.labels import Labels
 
 __all__ = ["prepare_data", "read_table"]
@@ -118,7 +119,7 @@ def prepare_data(
     features: Sequence[str] | None = None, groups: Sequence[Any] | None = None,
     bins: Mapping[str, Sequence[float]] | None = None, max_levels: int = 8,
     public_cells: bool = False, outcome_labels: Sequence[Any] | None = None,
-    action_labels: Sequence[Any] | None = None,
+    action_labels: Sequence[Any] | None = None, accept_rare_labels: bool = False,
 ) -> tuple[LoggedData, list[str]]:
     """The audited columns of ``df`` as LoggedData, with notes on what was changed.
 
@@ -147,18 +148,28 @@ def prepare_data(
         For a private release: the cells are every combination of the features' values
         (not only those that occur, whose presence would disclose rows), numeric features
         with more than ``max_levels`` values are an error (quantile bins would disclose
-        the data), and notes give no counts (nor does a warning about rare labels: none
-        is given).
+        the data), and notes give no counts. A value that looks like a typo stops the
+        audit all the same (the error is the data holder's to read, not part of the
+        release; a typo's own label would be).
     outcome_labels, action_labels : list, optional
         The values the outcome and action columns may take, matched as text (``"1"``
         names the value 1 of a numeric column); any other value is an error naming it and
-        its rows (the frame's index). Without them, a value held by suspiciously few rows
-        raises a :class:`~fairdecide.exceptions.SuspiciousLabelWarning`
-        (:func:`fairdecide.data.checked_labels`).
+        its rows (the frame's index). Without them (and without categorical columns,
+        whose categories declare them), a rare value whose form looks like a typo of a
+        frequent one (:func:`~fairdecide.labels.suspect_labels`: a lone ``"yes"`` among
+        0s and 1s) raises a :class:`~fairdecide.exceptions.SuspiciousLabelError` naming
+        the column, the value and its rows.
+    accept_rare_labels : bool, default=False
+        Keep such values as values of their own instead (a note says so).
 
     Returns
     -------
     (LoggedData, list of str)
+
+    Raises
+    ------
+    SuspiciousLabelError
+        A value of the outcome or action column looks like a typo (see above).
 
     Examples
     --------
@@ -168,7 +179,7 @@ def prepare_data(
     ...                    "recid": [1, 0, None, 1]})
     >>> data, notes = prepare_data(df, group="race", action="flag", outcome="recid")
     >>> data.n, notes
-    (3, ['1 of 4 rows (25.0%) have a missing value in a used column and were left out'])
+    (3, ['1 of 4 rows (25.0%) were left out for a missing value (recid: 1 row)'])
     """
     if not isinstance(df, pd.DataFrame):
         raise FairdecideError(f"df must be a pandas DataFrame, got {type(df).__name__}")
@@ -181,6 +192,7 @@ def prepare_data(
         raise FairdecideError(
             f"features must be a column name or a list of them, got {features!r}")
     features = list(features)
+    accept_rare_labels = as_bool(accept_rare_labels, "accept_rare_labels")
     used = {"group": group, "action": action, "outcome": outcome}
     for arg, col in used.items():
         _check_column(df, col, arg)
@@ -193,11 +205,7 @@ def prepare_data(
     notes = []
     frame = df[columns].dropna()
     if len(frame) < len(df):
-        dropped = len(df) - len(frame)
-        notes.append("rows with a missing value in a used column were left out" if
-                     public_cells else f"{dropped} of {len(df)} rows "
-                     f"({100 * dropped / len(df):.1f}%) have a missing value in a used "
-                     "column and were left out")
+        notes.append(_left_out(df[columns], len(df) - len(frame), public_cells))
     if len(frame) == 0:
         raise FairdecideError(f"no row has values in all of the columns {columns}")
     if groups is not None:
@@ -222,9 +230,16 @@ def prepare_data(
         frame[col] = binned
         if note:
             notes.append(note)
-    labels = {what: _column_labels(frame, col, what, given, public_cells)
+    suspects: list = []
+    labels = {what: _column_labels(frame, col, what, given, suspects)
               for what, col, given in (("outcome", outcome, outcome_labels),
                                        ("action", action, action_labels))}
+    if suspects and not accept_rare_labels:
+        raise _suspicious(suspects)
+    notes += [f"{s.label!r} of the {name} was kept as a value of its own, as asked, "
+              f"although it looks like a typo ({s.reason})" if public_cells else
+              f"{sentence}; it was kept as a value of its own, as asked"
+              for s, sentence, _, _, name in suspects]
     if features and public_cells:
         values = [sorted(frame[c].unique().tolist(), key=str) for c in features]
         cells = list(itertools.product(*values)) if len(features) > 1 else values[0]
@@ -251,20 +266,69 @@ def prepare_data(
 
 
 def _column_labels(frame: pd.DataFrame, col: str, what: str, given: Any,
-                   public_cells: bool) -> Labels:
+                   suspects: list) -> Labels:
     """The labels of the outcome or action column: ``given`` ones (text matched to the
-    column's values) checked against every row, else those found (with a warning for a
-    suspiciously rare one, except in a private release, where it would disclose a
-    count)."""
+    column's values) checked against every row, else a categorical column's categories,
+    else those found; a found one that looks like a typo is appended to ``suspects`` as
+    (SuspectLabel, sentence, labels, ``what``, the column's name in words)."""
     if given is not None:
         if isinstance(given, str) or not isinstance(given, Sequence):
             raise FairdecideError(f"{what}_labels must list the {what} values, got "
                                   f"{given!r}")
         found = {str(v): v for v in frame[col].unique()}
         given = [found.get(str(v), v) for v in given]
-    elif public_cells:
-        return Labels.factorize(frame[col], f"{what} column {col!r}")[1]
-    return checked_labels(frame, col, what, given)
+    mine: list = []
+    labels = checked_labels(frame, col, what, given, suspects=mine)
+    suspects += [(*s, what, f"{what} column {col!r}") for s in mine]
+    return labels
+
+
+def _left_out(used: pd.DataFrame, dropped: int, public_cells: bool) -> str:
+    """The note on the rows left out for a missing value: how many, and in which columns
+    (with privacy, neither: the counts would be released unprotected)."""
+    if public_cells:
+        return "rows with a missing value in a used column were left out"
+    n = len(used)
+    share = 100 * dropped / n
+    pct = f"{share:.1f}%" if share >= 1 else f"{share:.2g}%"
+    missing = used.isna().sum()
+    where = ", ".join(f"{col}: {k} row{'s' if k != 1 else ''}"
+                      for col, k in missing[missing > 0].items())
+    return f"{dropped} of {n} rows ({pct}) were left out for a missing value ({where})"
+
+
+def _declared(labels: Labels, option: str, command_line: bool) -> str:
+    """How to declare ``labels`` on one door: ``outcome_labels=[0, 1, 'yes']`` or
+    ``--outcome-labels 0,1,yes`` (every value when there are few; else a description)."""
+    if len(labels) > 12:
+        name = f"--{option.replace('_', '-')}" if command_line else f"{option}="
+        return f"{name} listing all {len(labels)} values"
+    if command_line:
+        return f"--{option.replace('_', '-')} {shlex.quote(','.join(map(str, labels)))}"
+    return f"{option}={list(labels)!r}"
+
+
+def _suspicious(suspects: list) -> SuspiciousLabelError:
+    """The error that stops the audit on values that look like typos: each one with its
+    rows, then both ways on, in Python's words (the command line's in ``command_line``)."""
+    found = "; ".join(sentence for _, sentence, _, _, _ in suspects)
+    columns = {f"{what}_labels": labels for _, _, labels, what, _ in suspects}
+    one = len(suspects) == 1
+    real = (f"if {suspects[0][0].label!r} is a real value" if one else
+            "if they are real values")
+
+    def ways(command_line: bool) -> str:
+        declare = " and ".join(_declared(labels, option, command_line)
+                               for option, labels in columns.items())
+        accept = "--accept-rare-labels" if command_line else "accept_rare_labels=True"
+        rows = ("that row" if suspects[0][0].count == 1 else "those rows") if one else \
+            "the rows named"
+        return (f"{found}. Correct or drop {rows}; or, {real}, declare every value "
+                f"({declare}) or pass {accept}")
+
+    return SuspiciousLabelError(
+        ways(False), [{"column": name, "value": s.label, "rows": s.count,
+                       "reason": s.reason} for s, _, _, _, name in suspects], ways(True))
 
 
 def _check_bins(bins: Any, features: list) -> dict:

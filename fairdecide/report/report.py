@@ -35,6 +35,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _sentence(text: str) -> str:
+    """``text`` ending with a full stop (unless it ends with other punctuation)."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
 def _write(text: str, path: str | Path | None, what: str) -> str:
     if path is not None:
         try:
@@ -76,7 +82,13 @@ class AuditReport:
     frontier : DataFrame or None
         ``epsilon``, ``utility``, ``deviation`` of the training world's Pareto frontier
         (None as ``policies``).
-    notes, limitations : list of str
+    notes : list of str
+        What was done to the data on the way (rows left out for a missing value and in
+        which columns, numeric features binned, a value kept on request although it
+        looked like a typo) and what the solvers said.
+    limitations : list of str
+        What the audit could not tell (small groups, suppressed rates, thin cells, weak
+        overlap) and the assumptions its numbers rest on.
     privacy : dict or None
         ``epsilon``, ``mechanism``, ``budget``, ``statement``.
     seconds : float
@@ -87,9 +99,11 @@ class AuditReport:
         give to get the values and the fair alternative, and ``meta["missing"]`` names
         it. None in a full report.
     warnings : list of str
-        What may make the numbers wrong and needs the reader's eyes first (a value of the
-        outcome or action held by very few rows: a typo?). Shown first in the summary
-        and at the top of the HTML page.
+        What may make the numbers wrong and needs the reader's eyes first, shown first in
+        the summary and at the top of the HTML page. (A value of the outcome or action
+        that looks like a typo does not get this far: it stops the audit, with a
+        :class:`~fairdecide.exceptions.SuspiciousLabelError`; kept on request, it is
+        named in ``notes``.)
     """
 
     meta: dict
@@ -133,29 +147,46 @@ class AuditReport:
         return _write(render(self), path, "HTML report")
 
     def summary(self) -> str:
-        """The findings in a few lines of plain text."""
+        """The findings in plain text: every warning first, the tests, the values, then
+        every note on the data (rows left out, features binned) and every limitation, as
+        the JSON and the HTML page hold them. A number a limitation qualifies says so on
+        its line (the fair policy's deviation on the held-out rows, a value borrowed from
+        other cells)."""
         m = self.meta
         n = f"{m['n_rows']:.0f}" + (" (noisy)" if self.privacy else "")
-        lines = [f"Warning: {s}" for s in self.warnings]
+        lines = [f"Warning: {_sentence(s)}" for s in self.warnings]
         lines += [f"Audit of {n} logged decisions ({m['action']}) by {m['group']}, "
                   f"outcome {m['outcome']}:"]
         lines += [f"- {s}." for s in self.criteria["in_words"]]
         if self.skipped is not None:
             lines.append(self.skipped)
         else:
-            def line(r: Any) -> str:
-                return (f"- {r['policy']}: value {r['value']:.4f} [{r['value_low']:.4f}, "
-                        f"{r['value_high']:.4f}], {m['criterion_label']} {r['deviation']:.4f} "
-                        f"[{r['deviation_low']:.4f}, {r['deviation_high']:.4f}]")
+            fair = len(self.policies) - 1  # the fair alternative is the last row
 
-            rows = list(self.policies.iterrows())
+            def line(k: int, r: Any) -> str:
+                out = (f"- {r['policy']}: value {r['value']:.4f} [{r['value_low']:.4f}, "
+                       f"{r['value_high']:.4f}], {m['criterion_label']} {r['deviation']:.4f} "
+                       f"[{r['deviation_low']:.4f}, {r['deviation_high']:.4f}]")
+                said = []  # what the limitations say of these numbers, said beside them
+                if m["kind"] == "intervention" and r["unsupported"] > 0.01:
+                    said.append(f"{100 * r['unsupported']:.1f}% of its decisions were never "
+                                "logged in their cell: its value there is borrowed from "
+                                "other cells")
+                if k == fair and r["deviation_high"] > m["epsilon"]:
+                    said.append(f"the tolerance {m['epsilon']:g} holds in the world "
+                                "estimated from the training half, not necessarily on "
+                                "these held-out rows")
+                return out + (f" ({'; '.join(said)})" if said else "")
+
+            rows = list(enumerate(r for _, r in self.policies.iterrows()))
             lines.append(f"On all rows ({m['level']:.0%} intervals):")
-            lines += [line(r) for _, r in rows if r["evaluated_on"] == "all rows"]
+            lines += [line(k, r) for k, r in rows if r["evaluated_on"] == "all rows"]
             lines.append("Fitted on a random half, evaluated on the other half:")
-            lines += [line(r) for _, r in rows if r["evaluated_on"] == "test half"]
+            lines += [line(k, r) for k, r in rows if r["evaluated_on"] == "test half"]
         if self.privacy:
             lines.append(f"Privacy: {self.privacy['statement']}")
-        lines += [f"Limitation: {s}" for s in self.limitations[:3]]
+        lines += [f"Note: {_sentence(s)}" for s in self.notes]
+        lines += [f"Limitation: {_sentence(s)}" for s in self.limitations]
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -120,10 +120,34 @@ def size_text(criterion: str, log_bf: float, value: float, low: float, high: flo
     return out
 
 
-def skipped_text(missing: Sequence[str], command_line: bool = False) -> str:
+def _values(labels: Sequence[str], shown: int = 8) -> str:
+    return ", ".join(labels[:shown]) + (", ..." if len(labels) > shown else "")
+
+
+def _why_no_default(missing: Sequence[str], meta: dict) -> str:
+    """Why the defaults (accuracy, prediction) do not apply: the decisions take other
+    values than the outcome; the one or few values only one of them takes are named."""
+    acts, outs = list(meta["action_labels"]), list(meta["outcome_labels"])
+    out = (f"The decisions ({meta['action']}: {_values(acts)}) take other values than "
+           f"the outcome ({meta['outcome']}: {_values(outs)})")
+    only_out = [y for y in outs if y not in acts]
+    only_act = [a for a in acts if a not in outs]
+    if set(acts) & set(outs) and 0 < len(only_out) + len(only_act) <= 3:
+        parts = ([f"only the outcome has {', '.join(only_out)}"] if only_out else []) + (
+            [f"only the decisions have {', '.join(only_act)}"] if only_act else [])
+        out += f": {' and '.join(parts)}"
+    default = {"utility": "utility (accuracy)", "kind": "kind (prediction)"}
+    return out + f", so no {' or '.join(default[m] for m in missing)} applies by default."
+
+
+def skipped_text(missing: Sequence[str], command_line: bool = False,
+                 meta: dict | None = None) -> str:
     """The sentence a report shows in place of its value sections: what to give to get
     them. ``missing`` lists "utility" and/or "kind"; the command line's wording names its
-    options, Python's the keyword arguments of ``audit_report``.
+    options, Python's the keyword arguments of ``audit_report``. With ``meta`` (the
+    report's), it first says why no default applies: the decisions take other values than
+    the outcome, naming the few values only one of them has (a typo kept in the outcome,
+    say).
 
     Examples
     --------
@@ -133,6 +157,12 @@ def skipped_text(missing: Sequence[str], command_line: bool = False) -> str:
     >>> print(skipped_text(["kind"]))
     Pass kind="prediction" or kind="intervention" to audit_report to see the value of these
     decisions and a fair alternative.
+    >>> meta = {"action": "flag", "outcome": "recid", "action_labels": ["0", "1"],
+    ...         "outcome_labels": ["0", "1", "yes"]}
+    >>> print(skipped_text(["utility", "kind"], command_line=True, meta=meta))
+    The decisions (flag: 0, 1) take other values than the outcome (recid: 0, 1, yes): only
+    the outcome has yes, so no utility (accuracy) or kind (prediction) applies by default.
+    Add --utility and --kind to see the value of these decisions and a fair alternative.
     """
     if command_line:
         names = {"utility": "--utility", "kind": "--kind"}
@@ -144,5 +174,6 @@ def skipped_text(missing: Sequence[str], command_line: bool = False) -> str:
         if list(missing) == ["kind"]:
             names["kind"] = 'kind="prediction" or kind="intervention"'
         verb, where = "Pass", " to audit_report"
-    return (f"{verb} {' and '.join(names[m] for m in missing)}{where} to see the value of "
-            "these decisions and a fair alternative.")
+    why = "" if meta is None else _why_no_default(missing, meta) + " "
+    return (f"{why}{verb} {' and '.join(names[m] for m in missing)}{where} to see the "
+            "value of these decisions and a fair alternative.")
