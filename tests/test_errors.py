@@ -6,6 +6,8 @@ import pytest
 from fairdecide import (
     DecisionProblem,
     FairdecideError,
+    FairDecisionPolicy,
+    FairPolicyClassifier,
     Independence,
     InfeasibleToleranceError,
     Separation,
@@ -16,6 +18,7 @@ from fairdecide import (
     optimize_policy,
 )
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
+from fairdecide.optimize import FairnessConstraint
 from fairdecide.optimize.engine.solvers import SolveResult
 from fairdecide.optimize.routes import session as session_module
 from tests.reference import assert_recomputed, reference_solve
@@ -30,8 +33,8 @@ PROBLEM, WORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
         ({}, "exactly one trade-off"),
         ({"lam": 1.5}, r"lam must lie in \[0, 1\]"),
         ({"epsilon": -0.1}, "epsilon must be >= 0"),
-        ({"epsilon": np.nan}, "epsilon must be a number, got NaN"),
-        ({"epsilon": "0.1"}, "epsilon must be a number, got str"),
+        ({"epsilon": np.nan}, "epsilon must be >= 0 .*; got nan$"),
+        ({"epsilon": "0.1"}, "epsilon must be >= 0 .*; got '0.1'$"),
         ({"epsilon": [0.1, 0.2]}, "one per criterion"),
         ({"utility_slack": -1}, "utility_slack must be"),
         ({"epsilon": 0.1, "tol": 0}, "tol must be a positive"),
@@ -41,6 +44,39 @@ PROBLEM, WORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
 def test_tradeoff_arguments(kwargs, match):
     with pytest.raises(FairdecideError, match=match):
         optimize_policy(PROBLEM, WORLD, Independence(), **kwargs)
+
+
+#: What every door says a tolerance may be (fairdecide.optimize.program.tradeoff.tolerances).
+ALLOWED = ("epsilon must be >= 0 (inf for no bound): one number, or a list of them, one per "
+           "criterion")
+RNG = np.random.default_rng(0)
+X, Z, Y, A = RNG.normal(size=(60, 2)), RNG.integers(0, 2, 60), RNG.integers(0, 2, 60), \
+    RNG.integers(0, 2, 60)
+
+
+@pytest.mark.parametrize(("call", "shown", "estimator"), [
+    (lambda e: optimize_policy(PROBLEM, WORLD, Independence(), epsilon=e), "-1", False),
+    (lambda e: optimize_policy(PROBLEM, WORLD, [Independence(), Separation()],
+                               epsilon=[0.1, e]), "[0.1, -1] (entry 1, -1, is negative)",
+     False),
+    (lambda e: FairnessConstraint((0.1, e)), "(0.1, -1) (entry 1, -1, is negative)", False),
+    (lambda e: FairPolicyClassifier(epsilon=e).fit(X, Y, sensitive_features=Z), "-1", True),
+    (lambda e: FairPolicyClassifier(epsilon=[e]).fit(X, Y, sensitive_features=Z),
+     "[-1] (entry 0, -1, is negative)", True),
+    (lambda e: FairDecisionPolicy(epsilon=e).fit(X, Y, sensitive_features=Z, actions=A),
+     "-1", True),
+])
+@pytest.mark.parametrize("minus_one", [-1, np.int64(-1)])
+def test_a_negative_epsilon_is_named_as_written(call, shown, estimator, minus_one):
+    """Issue 51: the error names epsilon, the value as the caller wrote it (-1, not
+    np.int64(-1), nor the tuple the classifier's score family makes of it with its
+    order constraint) and what is allowed, at every door."""
+    with pytest.raises(FairdecideError) as info:
+        call(minus_one)
+    message = str(info.value)
+    assert message.startswith(ALLOWED)
+    assert message.endswith(f"; got {shown}")
+    assert ("'auto'" in message) == estimator
 
 
 def test_tradeoff_without_criteria():
@@ -202,7 +238,7 @@ def _malformed_cases():
         (lambda: cvar([1.0, 2.0], [0.5, 0.5], 0.0), r"delta must lie in \(0, 1\]"),
         (lambda: cvar([], [], 0.5), "non-empty"),
         (lambda: cvar([np.nan, 1.0], [0.5, 0.5], 0.5), "finite"),
-        (lambda: FairnessConstraint((-0.1,)), "epsilon must be numbers >= 0"),
+        (lambda: FairnessConstraint((-0.1,)), "epsilon must be >= 0"),
         (lambda: FairnessConstraint((0.1,), chance_delta=1.5), "chance_delta must lie"),
         (lambda: UtilityConstraint(slack=-1.0), "slack must be a finite number"),
         (lambda: pareto_frontier(PROBLEM, WORLD, Independence(), n_points="x"),
