@@ -10,6 +10,7 @@ __all__ = [
     "InfeasibleToleranceError",
     "NotCertifiedError",
     "SolverError",
+    "SolverFallbackWarning",
     "SuspiciousLabelWarning",
     "VerificationError",
 ]
@@ -65,6 +66,15 @@ class SolverError(FairdecideError):
 
 class VerificationError(FairdecideError):
     """A solver's answer failed the independent recomputation from the decision table."""
+
+
+class SolverFallbackWarning(UserWarning):
+    """A solver asked for by name (``solver=...``) did not solve a program: it does not
+    take it (its declaration in :mod:`fairdecide.optimize.engine.chain` says why) or
+    handed it back at run time, and another solver of the chain solved it. The message
+    names the solver asked, why and the solver that solved; ``result.solver_choice`` and
+    ``result.explain()`` keep it. Leave ``solver=None`` for the default chain, or ask for
+    a solver that takes the program."""
 
 
 class SuspiciousLabelWarning(UserWarning):

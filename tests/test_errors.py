@@ -108,7 +108,7 @@ def test_unknown_solver_is_named():
 
 
 def test_solver_failure_is_reported(monkeypatch):
-    def broken(prog, solver=None, time_limit=None):
+    def broken(prog, solver=None, time_limit=None, **kwargs):
         return SolveResult(None, np.nan, False, "numerical difficulties", "fake", 0.0)
 
     monkeypatch.setattr(session_module, "solve_program", broken)
@@ -119,8 +119,8 @@ def test_solver_failure_is_reported(monkeypatch):
 def test_wrong_solver_answer_fails_verification(monkeypatch):
     real = session_module.solve_program
 
-    def lying(prog, solver=None, time_limit=None):
-        res = real(prog, solver, time_limit)
+    def lying(prog, solver=None, time_limit=None, **kwargs):
+        res = real(prog, solver, time_limit, **kwargs)
         x = res.x.copy()
         x[prog.m_slices[0]] *= 1.01  # the reported marginal no longer matches the policy
         return SolveResult(x, res.objective, True, "optimal", "liar", 0.0)
@@ -133,9 +133,9 @@ def test_wrong_solver_answer_fails_verification(monkeypatch):
 def test_solver_violating_tolerance_fails_verification(monkeypatch):
     real = session_module.solve_program
 
-    def loose(prog, solver=None, time_limit=None):
+    def loose(prog, solver=None, time_limit=None, **kwargs):
         prog.b_ub[:] = 1e9  # the solver ignores every inequality, the tolerance included
-        return real(prog, solver, time_limit)
+        return real(prog, solver, time_limit, **kwargs)
 
     monkeypatch.setattr(session_module, "solve_program", loose)
     with pytest.raises(VerificationError, match="independence <= epsilon"):
@@ -146,11 +146,11 @@ def test_infeasible_epsilon_linear_reports_minimum(monkeypatch):
     # Independence is always feasible (constant policies); force the solver to say no.
     real = session_module.solve_program
 
-    def refuse(prog, solver=None, time_limit=None):
+    def refuse(prog, solver=None, time_limit=None, **kwargs):
         is_epsilon = prog.A_ub.shape[0] > 0 and np.any(prog.c[prog.m_slices[0]] != 0)
         if is_epsilon:
             return SolveResult(None, np.nan, False, "infeasible", "fake", 0.0)
-        return real(prog, solver, time_limit)
+        return real(prog, solver, time_limit, **kwargs)
 
     monkeypatch.setattr(session_module, "solve_program", refuse)
     with pytest.raises(InfeasibleToleranceError, match="smallest achievable deviation is "
