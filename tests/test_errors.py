@@ -142,6 +142,55 @@ def test_solver_violating_tolerance_fails_verification(monkeypatch):
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.0)
 
 
+def test_a_verification_error_names_the_solver_each_violation_and_its_size(monkeypatch):
+    """Issue 51: the error says which solver's answer failed, each failed check with by how
+    much (here the tolerance: the policy of a solver that ignores every inequality is the
+    utility optimum, whose independence is computed here without the solver), and the way
+    out."""
+    real = session_module.solve_program
+
+    def loose(prog, solver=None, time_limit=None, **kwargs):
+        prog.b_ub[:] = 1e9  # the solver ignores every inequality, the tolerance included
+        return real(prog, solver, time_limit, **kwargs)
+
+    best = optimize_policy(PROBLEM, WORLD).policy  # no criterion: the utility optimum
+    over = Independence().deviation(best, WORLD, PROBLEM)
+    assert over > 1e-3  # far beyond the allowance
+    monkeypatch.setattr(session_module, "solve_program", loose)
+    with pytest.raises(VerificationError) as info:
+        optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.0)
+    message = str(info.value)
+    assert message.startswith("HiGHS (highs-ds)'s policy failed verification, recomputed "
+                              "from its decision table (")
+    assert f"independence <= epsilon: violated by {over:.3g} ({over / 1e-6:.3g} times the " \
+           "1e-06 allowed)" in message
+    assert message.endswith("use solver=None or 'highs' (HiGHS: exact to 1e-09) or a solver "
+                            "with a tighter tolerance (e.g. 'CLARABEL', an interior point "
+                            "to 1e-08), or loosen tol (now 1e-06) if an error of that size "
+                            "is acceptable")
+
+
+def test_an_inaccurate_cvxpy_solve_is_an_error_that_says_so():
+    """Issue 51: SCS at its default accuracy breaks the tolerance on the bail problem
+    (docs/optimization.md says what happens): the error names it, the size, and the way
+    out; a policy outside the tolerance is never returned."""
+    pytest.importorskip("cvxpy")
+    import cvxpy as cp
+
+    if "SCS" not in cp.installed_solvers():
+        pytest.skip("SCS is not installed")
+    problem, world = make_bail_problem()
+    try:
+        res = optimize_policy(problem, world, Independence(), epsilon=0.05, solver="SCS")
+    except VerificationError as err:
+        message = str(err)
+        assert message.startswith("cvxpy/SCS's policy failed verification")
+        assert "independence <= epsilon: violated by" in message
+        assert "use solver=None or 'highs'" in message
+    else:  # a more accurate SCS: its policy is within the tolerance, and checked
+        assert res.deviations["independence"] <= 0.05 + 1e-6 and res.verification.passed
+
+
 def test_infeasible_epsilon_linear_reports_minimum(monkeypatch):
     # Independence is always feasible (constant policies); force the solver to say no.
     real = session_module.solve_program

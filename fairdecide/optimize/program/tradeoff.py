@@ -134,9 +134,10 @@ class Tradeoff(abc.ABC):
         """Whether the constraints hold: :meth:`violation` within :meth:`violation_tol`."""
         return self.violation(U, F, belief) <= self.violation_tol(tol, utility_tol)
 
-    def checks(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
-               tol: float, utility_tol: float) -> dict[str, bool]:
-        """The constraint checks verification reports."""
+    def excesses(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
+                 tol: float, utility_tol: float) -> dict[str, tuple[float, float]]:
+        """The constraint checks verification reports, each as (how far the recomputed
+        value lies past its bound, the allowance): it passes within the allowance."""
         return {}
 
     def objective(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
@@ -307,12 +308,13 @@ class FairnessConstraint(Tradeoff):
             e + share * max(0.0, a - e) if np.isfinite(e) else e
             for e, a in zip(self.epsilon, deviations, strict=True)))
 
-    def checks(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
-               tol: float, utility_tol: float) -> dict[str, bool]:
+    def excesses(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
+                 tol: float, utility_tol: float) -> dict[str, tuple[float, float]]:
         agg = aggregated_deviations(F, belief, self.chance_delta)
         word = "" if self.chance_delta is None else "CVaR of "
-        return {f"{word}{n} <= epsilon": bool(agg[c] <= self.epsilon[c] + tol)
-                for c, n in enumerate(names)}
+        return {f"{word}{n} <= epsilon": (float(agg[c] - e) if np.isfinite(e) else -np.inf,
+                                          tol)  # inf: no bound, whatever the deviation
+                for c, (n, e) in enumerate(zip(names, self.epsilon, strict=True))}
 
     def write(self, asm: Assembly) -> None:
         asm.maximize(asm.scenario_utility)
@@ -382,12 +384,12 @@ class UtilityConstraint(Tradeoff):
     def objective(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
         return self.merit(U, F, belief)
 
-    def checks(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
-               tol: float, utility_tol: float) -> dict[str, bool]:
+    def excesses(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
+                 tol: float, utility_tol: float) -> dict[str, tuple[float, float]]:
         if self.utility_min is None:
             return {}
         return {"utility >= U* - slack":
-                bool(belief.combine(U) >= self.utility_min - utility_tol)}
+                (float(self.utility_min - belief.combine(U)), utility_tol)}
 
     def write(self, asm: Assembly) -> None:
         if self.chance_delta is not None:
