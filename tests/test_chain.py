@@ -178,7 +178,7 @@ def _fallback_cases():
             {"epsilon": 0.1}, "unit-ipm", "it does not take a confidence set's dual rows "
             "(per unit, not coupling rows)", "highs-ds"),
         "KL": (one, [Independence(measure="kl")], eps, "highs-ds",
-               "it does not take KL terms (they need an exponential-cone solver)",
+               "it does not take KL terms, which need an exponential-cone solver",
                "CLARABEL"),
         # constraint generation's rounds (cuts)
         "cuts": (_lipschitz_world(), [fd.Lipschitz(constant=1.0)], {"lam": 0.5}, "scenarios",

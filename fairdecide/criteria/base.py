@@ -282,11 +282,12 @@ def as_criteria(criteria: Any, name: str = "criteria", *, kind: type | None = No
     out = []
     for i, c in enumerate(items):
         if isinstance(c, str):
-            if canonical(c, list(NAMED)) is None:
+            key = canonical(c, list(NAMED))  # in any case, as every string option
+            if key is None:
                 raise FairdecideError(
                     f"{name}[{i}] is the unknown criterion name {c!r}; use one of "
                     f"{sorted(NAMED)} or a criterion object")
-            c = NAMED[canonical(c, list(NAMED))]()
+            c = NAMED[key]()
         if not isinstance(c, kind or Criterion):
             raise FairdecideError(f"{name}[{i}] must be {what}, got {type(c).__name__}")
         out.append(c)

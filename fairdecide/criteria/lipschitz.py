@@ -120,11 +120,12 @@ class Lipschitz(Criterion):
         object.__setattr__(self, "constant", as_real(self.constant, "constant", low=0.0,
                                                      low_open=True))
         if not callable(self.metric):
-            if canonical(self.metric, METRICS) is None:
+            metric = canonical(self.metric, METRICS)  # in any case, as every string option
+            if metric is None:
                 raise FairdecideError(
                     f"metric must be one of {METRICS} or a callable f(A, B) returning the "
                     f"distance matrix, got {self.metric!r}")
-            object.__setattr__(self, "metric", canonical(self.metric, METRICS))
+            object.__setattr__(self, "metric", metric)
         if (self.weights is not None) != (self.metric == "weighted"):
             raise FairdecideError("give weights exactly when metric='weighted'")
         if (self.matrix is not None) != (self.metric == "mahalanobis"):

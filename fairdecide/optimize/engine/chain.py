@@ -189,7 +189,7 @@ def _scenarios_default(case: Case) -> str | None:
 
 
 def _kl(case: Case) -> str | None:
-    return "KL terms (they need an exponential-cone solver)" if case.kl else None
+    return "KL terms, which need an exponential-cone solver" if case.kl else None
 
 
 def _structured_cannot(case: Case) -> str | None:
