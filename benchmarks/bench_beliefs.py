@@ -24,7 +24,7 @@ after the other:
 ``speed-up`` is the fastest other route's time over the default's; ``rel diff`` compares
 the default's objective with the best finished whole-program
 optimum. Cases: independence on ``make_tabular_problem(n_x, 4, 5)`` with a Dirichlet
-posterior fitted on 20 x cells logged rows (SOLVERS.md's belief benchmark), and with
+posterior fitted on 20 x cells logged rows, and with
 ``--compas K ...`` the Bayesian-fairness experiment's program (COMPAS, balance,
 group-blind, posterior of the whole data) at lambda 0.5 and 1.
 

@@ -228,6 +228,33 @@ def check_choice(value: Any, name: str, choices: Sequence[Any]) -> Any:
     return value
 
 
+def canonical(value: Any, choices: Sequence[Any]) -> Any:
+    """The choice ``value`` names, read case-insensitively ("TV" is "tv"; a choice that
+    is not a string, such as None, only as itself), or None if it names none. The one
+    way a string option of the library is read, so that an option's spelling never
+    depends on where it is given."""
+    if isinstance(value, str):
+        folded = value.casefold()
+        return next((c for c in choices if isinstance(c, str) and c.casefold() == folded),
+                    None)
+    return next((c for c in choices if c is value), None)
+
+
+def as_choice(value: Any, name: str, choices: Sequence[Any]) -> Any:
+    """The canonical choice ``value`` names (:func:`canonical`: "Max" is "max"), so that
+    equality and repr stay canonical; anything else raises :func:`check_choice`'s error
+    naming ``name`` and listing the choices.
+
+    Examples
+    --------
+    >>> as_choice("TV", "measure", ("tv", "kl", "max"))
+    'tv'
+    """
+    found = canonical(value, choices)
+    # no match: None where it is a choice, the error otherwise
+    return check_choice(value, name, choices) if found is None else found
+
+
 def as_labels(value: Any, name: str, what: str = "label", non_empty: bool = False
               ) -> tuple:
     """A sequence of labels (list, tuple, range, 1-d array, pandas Index or Series) as a

@@ -11,6 +11,7 @@ __all__ = [
     "NotCertifiedError",
     "PriceWarning",
     "SolverError",
+    "SolverFallbackWarning",
     "SuspiciousLabelError",
     "SuspiciousLabelWarning",
     "VerificationError",
@@ -96,6 +97,15 @@ class SuspiciousLabelError(FairdecideError):
         super().__init__(message)
         self.suspects = [dict(s) for s in suspects]
         self.command_line = command_line
+
+
+class SolverFallbackWarning(UserWarning):
+    """A solver asked for by name (``solver=...``) did not solve a program: it does not
+    take it (its declaration in :mod:`fairdecide.optimize.engine.chain` says why) or
+    handed it back at run time, and another solver of the chain solved it. The message
+    names the solver asked, why and the solver that solved; ``result.solver_choice`` and
+    ``result.explain()`` keep it. Leave ``solver=None`` for the default chain, or ask for
+    a solver that takes the program."""
 
 
 class SuspiciousLabelWarning(UserWarning):

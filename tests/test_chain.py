@@ -10,6 +10,8 @@ it mishandles fails the test as well as a wrong choice does.
 from __future__ import annotations
 
 import inspect
+import re
+import warnings
 from contextlib import nullcontext
 from unittest import mock
 
@@ -19,7 +21,7 @@ import pytest
 import fairdecide as fd
 from fairdecide import Belief, Independence, Separation, optimize_policy, pareto_frontier
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
-from fairdecide.exceptions import SolverError
+from fairdecide.exceptions import SolverError, SolverFallbackWarning
 from fairdecide.optimize.engine import chain, highs_model, rounds, unit_ipm
 from fairdecide.optimize.engine.chain import SOLVERS, Case, choose, resolve_solver
 from tests.test_structured import make_belief
@@ -132,14 +134,99 @@ def test_a_solver_asked_for_a_case_it_does_not_take_says_so(name):
         prog = PolicyProgram(problem, Belief.plug_in(world), group_blind=False)
         p = prog.build([Independence()], FairnessConstraint((0.05,)))
         p.n_units = 0
-        res = solve_program(p, name.upper())  # any case
+        with pytest.warns(SolverFallbackWarning, match=fallback_text(
+                name, "it does not take no unit blocks", "highs-ds")):
+            res = solve_program(p, name.upper())  # any case
         assert res.choice["passed_over"][name] == "asked for, but it does not take no unit blocks"
         assert res.solver.startswith("HiGHS")
         return
-    res = optimize_policy(problem, world, Independence(), epsilon=0.05, solver=name)
+    with pytest.warns(SolverFallbackWarning, match=fallback_text(
+            name, "it does not take a single world (one scenario)", "highs-ds")):
+        res = optimize_policy(problem, world, Independence(), epsilon=0.05, solver=name)
     choice = res.solver_choice
     assert choice["belief_stage"]["passed_over"][name] == (
         "asked for, but it does not take a single world (one scenario)")
+
+
+def fallback_text(asked, why, solved_by):
+    """The start of a SolverFallbackWarning, as a pattern: the solver asked, why it did
+    not solve the program, and the solver that took it."""
+    return "^" + re.escape(f"solver={asked!r} did not solve this program: {why}. "
+                           f"{solved_by} took it instead")
+
+
+def _fallback_cases():
+    """(what to optimise, the solver asked, why it does not take the program, the solver
+    that takes it): at each stage of the chain."""
+    one = make_bail_problem()
+    belief = _belief(4, 2, 2, 3)
+    eps = {"epsilon": 0.05}
+    return {
+        # belief stage: a belief solver refused a single world, and a belief's trade-off
+        "one world": (one, [Independence()], eps, "term-ipm",
+                      "it does not take a single world (one scenario)", "highs-ds"),
+        "belief, epsilon": (belief, [Independence()], eps, "term-ipm",
+                            "it does not take a trade-off that bounds deviations (it "
+                            "takes a penalty: lam)", "highs-ds"),
+        # successive linearisation's programs (a ratio criterion)
+        "linearised": (belief, [fd.Sufficiency()], {"epsilon": 0.2}, "scenarios",
+                       "it does not take criteria other than linear ones of the group "
+                       "marginal", "highs-ds"),
+        # program stage: a confidence set's dual rows, KL terms
+        "confidence set": ((one[0], fd.ConfidenceSet.from_data(fd.datasets.sample_logged_data(
+            one[1], one[0], 300, random_state=0), one[0], delta=0.1)), [Independence()],
+            {"epsilon": 0.1}, "unit-ipm", "it does not take a confidence set's dual rows "
+            "(per unit, not coupling rows)", "highs-ds"),
+        "KL": (one, [Independence(measure="kl")], eps, "highs-ds",
+               "it does not take KL terms, which need an exponential-cone solver",
+               "CLARABEL"),
+        # constraint generation's rounds (cuts)
+        "cuts": (_lipschitz_world(), [fd.Lipschitz(constant=1.0)], {"lam": 0.5}, "scenarios",
+                 "it does not take a single world (one scenario)", "highs-ds"),
+    }
+
+
+@pytest.mark.parametrize("case", list(_fallback_cases()))
+def test_an_asked_solver_that_does_not_take_the_program_warns(case):
+    """Issue 51: an asked solver that does not take a program, whatever the stage or
+    route, is a SolverFallbackWarning naming the solver asked, why (its declaration's
+    words, as result.explain() keeps them) and the solver that took the program; the
+    result is that solver's (the value of the default chain)."""
+    (problem, world), crits, kw, asked, why, solved_by = _fallback_cases()[case]
+    with pytest.warns(SolverFallbackWarning) as caught:
+        res = optimize_policy(problem, world, crits, solver=asked, **kw)
+    notes = {str(w.message) for w in caught if w.category is SolverFallbackWarning}
+    assert any(re.match(fallback_text(asked, why, solved_by), n) for n in notes), notes
+    if case != "linearised":  # (its programs are the default's; a second run is slow)
+        default = optimize_policy(problem, world, crits, **kw)
+        assert res.objective == pytest.approx(default.objective, abs=AGREE)
+
+
+def test_a_solver_that_hands_the_program_back_warns():
+    problem, world = make_bail_problem()
+    with mock.patch.object(unit_ipm, "analyse", lambda prog: "kept out by the test"), \
+            pytest.warns(SolverFallbackWarning, match=fallback_text(
+                "unit-ipm", "it handed the program back (kept out by the test)",
+                "highs-ds")):
+        res = optimize_policy(problem, world, Independence(), epsilon=0.05,
+                              solver="unit-ipm")
+    assert res.solver_choice["handed_back"] == {"unit-ipm": "kept out by the test"}
+
+
+@pytest.mark.parametrize(("world", "kw", "asked"), [
+    ("belief", {"lam": 0.5}, "term-ipm"), ("belief", {"epsilon": 0.05}, "scenarios"),
+    ("one", {"epsilon": 0.05}, "unit-ipm"), ("one", {"epsilon": 0.05}, "structured"),
+    ("one", {"epsilon": 0.05}, "HIGHS"), ("one", {"epsilon": 0.05}, "CLARABEL"),
+    ("one", {"epsilon": 0.05}, None), ("belief", {"epsilon": 0.05}, None),
+])
+def test_a_solver_that_takes_the_program_does_not_warn(world, kw, asked):
+    problem, w = make_bail_problem() if world == "one" else _belief(4, 2, 2, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SolverFallbackWarning)
+        res = optimize_policy(problem, w, Independence(), solver=asked, **kw)
+    assert res.solver_choice["reason"].startswith(
+        f"solver={asked!r} asked for" if asked not in (None, "HIGHS")
+        else ("solver='highs'", "the default chain"))
 
 
 def test_names_are_read_case_insensitively_and_unknown_names_have_one_error():

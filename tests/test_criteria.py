@@ -8,12 +8,15 @@ from fairdecide import (
     DecisionProblem,
     FairdecideError,
     Independence,
+    Lipschitz,
     Separation,
     Sufficiency,
     TabularPolicy,
     TabularWorld,
     expected_utility,
 )
+from fairdecide.criteria import block_divergence
+from fairdecide.criteria.base import as_criteria
 from fairdecide.datasets import make_tabular_problem
 
 # One cell, two equally likely groups, P(y = 1 | z) = 0.8 and 0.3, accuracy utility.
@@ -90,6 +93,36 @@ def test_criterion_validation():
         ConditionalIndependence(target="action", given_values=[1])
     with pytest.raises(FairdecideError, match="unknown outcome 7"):
         Separation(outcomes=[7]).deviation(policy(0.5, 0.5), WORLD, PROBLEM)
+
+
+@pytest.mark.parametrize(("written", "canonical"), [
+    (lambda: Separation(measure="TV"), Separation(measure="tv")),
+    (lambda: Independence(measure="Max"), Independence(measure="max")),
+    (lambda: Independence(weighting="Group"), Independence(weighting="group")),
+    (lambda: Independence(measure="MAX", reference="Pairwise"),
+     Independence(measure="max", reference="pairwise")),
+    (lambda: Sufficiency(measure="Kl"), Sufficiency(measure="kl")),
+    (lambda: ConditionalIndependence("Action", "OUTCOME"),
+     ConditionalIndependence("action", "outcome")),
+    (lambda: Lipschitz(metric="Euclidean"), Lipschitz()),
+    (lambda: as_criteria("Separation")[0], Separation()),
+])
+def test_string_choices_are_read_in_any_case(written, canonical):
+    """Issue 51: a criterion's string options are read case-insensitively, as solver names
+    are, and stored canonically: the criterion equals (and prints as) the one written in
+    lower case, and measures the same deviation."""
+    got = written()
+    assert repr(got) == repr(canonical)
+    if isinstance(got, Lipschitz):  # compared by identity (it may hold arrays)
+        assert got.metric == canonical.metric == "euclidean"
+    else:
+        assert got == canonical
+        pi = policy(0.7, 0.2)
+        assert got.deviation(pi, WORLD, PROBLEM) == canonical.deviation(pi, WORLD, PROBLEM)
+
+
+def test_block_divergence_reads_its_measure_in_any_case():
+    assert block_divergence([[0.2, 0.8]], [0.5, 0.5], "TV").tolist() == [pytest.approx(0.6)]
 
 
 # Issue 23, item 8: values of the wrong kind used to end in a TypeError from iterating a

@@ -12,11 +12,13 @@ from fairdecide.datasets import (
     load_adult,
     load_compas,
     load_german,
+    load_open_bandit,
     make_bail_problem,
     make_logged_bandit,
     make_tabular_problem,
     sample_logged_data,
 )
+from fairdecide.datasets import open_bandit as open_bandit_module
 from fairdecide.datasets import real as real_module
 
 
@@ -56,6 +58,36 @@ def test_missing_data_offline_says_what_to_do(tmp_path, monkeypatch):
     monkeypatch.delenv("FAIRDECIDE_DATA", raising=False)
     with pytest.raises(DataNotFoundError, match="set FAIRDECIDE_DATA"):
         load_compas(tmp_path, download=False)
+
+
+@pytest.mark.parametrize("env", [True, False])
+@pytest.mark.parametrize("load", [
+    lambda home: load_compas(home, download=False),
+    lambda home: load_adult(home, download=False),
+    lambda home: load_german(home, download=False),
+    lambda home: find_dataset("german", home, url="file:///nowhere/german.data"),
+    lambda home: load_open_bandit(home),
+])
+def test_missing_data_names_every_place_looked_in(load, env, tmp_path, monkeypatch):
+    """Issue 51: every loader's DataNotFoundError names each place it looked in (the
+    data_home argument, FAIRDECIDE_DATA with its value or that it is unset, the cache
+    folder) and the ways to point it at a copy, in the same words (one function)."""
+    home, data, cache = (tmp_path / name for name in ("home", "data", "cache"))
+    monkeypatch.setenv("FAIRDECIDE_CACHE", str(cache))
+    if env:
+        monkeypatch.setenv("FAIRDECIDE_DATA", str(data))
+    else:
+        monkeypatch.delenv("FAIRDECIDE_DATA", raising=False)
+    monkeypatch.setattr(open_bandit_module, "obp_folder", lambda: None)
+    with pytest.raises(DataNotFoundError) as info:
+        load(home)
+    message = str(info.value)
+    for place in (f"data_home={home}", f"FAIRDECIDE_DATA={data}" if env else
+                  "FAIRDECIDE_DATA (not set)", f"the cache folder {cache}",
+                  "set FAIRDECIDE_DATA to a folder holding it, pass data_home=FOLDER or "
+                  "put it in the cache folder"):
+        assert place in message
+    assert "\n" not in message
 
 
 def test_download_verifies_checksum_and_caches(data_dir, tmp_path, monkeypatch):

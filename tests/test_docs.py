@@ -134,6 +134,60 @@ def fd_policy(rows, world):
     return fairdecide.TabularPolicy(rows.reshape(world.n_x, world.n_z, -1))
 
 
+#: A path under one of the repository's folders, as pages and docstrings write it
+#: (``benchmarks/results/lp_scaling.txt``, ``tests/test_chain.py``); ``{a,b}`` and ``*``
+#: name several files.
+_REPO_PATH = re.compile(r"(?<![\w./-])((?:benchmarks|tests|examples|docs|fairdecide)/"
+                        r"[\w./*{},-]*[\w*}])")
+#: A Markdown file by name (``optimization.md``, ``../theory.md``, ``README.md``).
+_MD_NAME = re.compile(r"(?<![\w./-])([\w./-]*\w\.md)(?![\w])")
+#: Paths that name no file of this repository, each with the reason.
+_NOT_OURS = {
+    ("benchmarks/bench_ranking.py", "tests/test_fair.py"): "fairsearchcore-python's test file",
+}
+
+
+def _expand(path: str) -> list[str]:
+    """``a/{b,c}.txt`` as ``a/b.txt`` and ``a/c.txt``; none for a path built in code
+    (``benchmarks/{name}``, an f-string's field, is not a name)."""
+    m = re.search(r"\{([^{}]*)\}", path)
+    if m is None:
+        return [] if "{" in path or "}" in path else [path]
+    if not re.fullmatch(r"[\w.-]+(,[\w.-]+)+", m.group(1)):
+        return []
+    return [q for alt in m.group(1).split(",")
+            for q in _expand(path[:m.start()] + alt + path[m.end():])]
+
+
+def test_every_file_cited_by_name_is_in_the_repository() -> None:
+    """Issue 51: every file README.md, a page of docs/, or a docstring or comment of the
+    package, the benchmarks or the examples names (a page, a results file, a script, a
+    test) exists in the repository, so a claim never rests on a file a reader cannot
+    open. A path may be a prefix (a script's --out stem) or a pattern; NAME is a
+    placeholder."""
+    sources = [ROOT / "README.md", *sorted(DOCS.rglob("*.md")),
+               *(f for folder in ("fairdecide", "benchmarks", "examples")
+                 for f in sorted((ROOT / folder).rglob("*.py")))]
+    names = {f.name for f in ROOT.rglob("*.md") if ".venv" not in f.parts}
+    missing = []
+    for src in sources:
+        where = src.relative_to(ROOT).as_posix()
+        text = src.read_text(encoding="utf-8")
+        for match in _REPO_PATH.finditer(text):
+            for path in _expand(match.group(1).rstrip(".")):
+                if "NAME" in path or (where, path) in _NOT_OURS:
+                    continue
+                if not (any(ROOT.glob(path)) or any(ROOT.glob(path + "*"))):
+                    missing.append(f"{where}: {path}")
+        for match in _MD_NAME.finditer(text):
+            name = match.group(1)
+            found = ((src.parent / name).exists() or (ROOT / name).exists()
+                     if "/" in name else name in names)
+            if not found:
+                missing.append(f"{where}: {name}")
+    assert not missing, f"files cited by name that are not in the repository: {missing}"
+
+
 def test_benchmark_results_and_scripts_are_on_the_benchmarks_page() -> None:
     page = (DOCS / "benchmarks.md").read_text(encoding="utf-8")
     results = ROOT / "benchmarks" / "results"

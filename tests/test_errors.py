@@ -7,6 +7,8 @@ import fairdecide as fd
 from fairdecide import (
     DecisionProblem,
     FairdecideError,
+    FairDecisionPolicy,
+    FairPolicyClassifier,
     Independence,
     InfeasibleToleranceError,
     Separation,
@@ -17,6 +19,7 @@ from fairdecide import (
     optimize_policy,
 )
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
+from fairdecide.optimize import FairnessConstraint
 from fairdecide.optimize.engine.solvers import SolveResult
 from fairdecide.optimize.routes import session as session_module
 from tests.reference import assert_recomputed, reference_solve
@@ -33,8 +36,8 @@ PROBLEM, WORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
         ({}, "exactly one trade-off"),
         ({"lam": 1.5}, r"lam must lie in \[0, 1\]"),
         ({"epsilon": -0.1}, "epsilon must be >= 0"),
-        ({"epsilon": np.nan}, "epsilon must be a number, got NaN"),
-        ({"epsilon": "0.1"}, "epsilon must be a number, got str"),
+        ({"epsilon": np.nan}, "epsilon must be >= 0 .*; got nan$"),
+        ({"epsilon": "0.1"}, "epsilon must be >= 0 .*; got '0.1'$"),
         ({"epsilon": [0.1, 0.2]}, "one per criterion"),
         ({"utility_slack": -1}, "utility_slack must be"),
         ({"epsilon": 0.1, "tol": 0}, "tol must be a positive"),
@@ -44,6 +47,39 @@ PROBLEM, WORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
 def test_tradeoff_arguments(kwargs, match):
     with pytest.raises(FairdecideError, match=match):
         optimize_policy(PROBLEM, WORLD, Independence(), **kwargs)
+
+
+#: What every door says a tolerance may be (fairdecide.optimize.program.tradeoff.tolerances).
+ALLOWED = ("epsilon must be >= 0 (inf for no bound): one number, or a list of them, one per "
+           "criterion")
+RNG = np.random.default_rng(0)
+X, Z, Y, A = RNG.normal(size=(60, 2)), RNG.integers(0, 2, 60), RNG.integers(0, 2, 60), \
+    RNG.integers(0, 2, 60)
+
+
+@pytest.mark.parametrize(("call", "shown", "estimator"), [
+    (lambda e: optimize_policy(PROBLEM, WORLD, Independence(), epsilon=e), "-1", False),
+    (lambda e: optimize_policy(PROBLEM, WORLD, [Independence(), Separation()],
+                               epsilon=[0.1, e]), "[0.1, -1] (entry 1, -1, is negative)",
+     False),
+    (lambda e: FairnessConstraint((0.1, e)), "(0.1, -1) (entry 1, -1, is negative)", False),
+    (lambda e: FairPolicyClassifier(epsilon=e).fit(X, Y, sensitive_features=Z), "-1", True),
+    (lambda e: FairPolicyClassifier(epsilon=[e]).fit(X, Y, sensitive_features=Z),
+     "[-1] (entry 0, -1, is negative)", True),
+    (lambda e: FairDecisionPolicy(epsilon=e).fit(X, Y, sensitive_features=Z, actions=A),
+     "-1", True),
+])
+@pytest.mark.parametrize("minus_one", [-1, np.int64(-1)])
+def test_a_negative_epsilon_is_named_as_written(call, shown, estimator, minus_one):
+    """Issue 51: the error names epsilon, the value as the caller wrote it (-1, not
+    np.int64(-1), nor the tuple the classifier's score family makes of it with its
+    order constraint) and what is allowed, at every door."""
+    with pytest.raises(FairdecideError) as info:
+        call(minus_one)
+    message = str(info.value)
+    assert message.startswith(ALLOWED)
+    assert message.endswith(f"; got {shown}")
+    assert ("'auto'" in message) == estimator
 
 
 def test_tradeoff_without_criteria():
@@ -75,7 +111,7 @@ def test_unknown_solver_is_named():
 
 
 def test_solver_failure_is_reported(monkeypatch):
-    def broken(prog, solver=None, time_limit=None):
+    def broken(prog, solver=None, time_limit=None, **kwargs):
         return SolveResult(None, np.nan, False, "numerical difficulties", "fake", 0.0)
 
     monkeypatch.setattr(session_module, "solve_program", broken)
@@ -86,8 +122,8 @@ def test_solver_failure_is_reported(monkeypatch):
 def test_wrong_solver_answer_fails_verification(monkeypatch):
     real = session_module.solve_program
 
-    def lying(prog, solver=None, time_limit=None):
-        res = real(prog, solver, time_limit)
+    def lying(prog, solver=None, time_limit=None, **kwargs):
+        res = real(prog, solver, time_limit, **kwargs)
         x = res.x.copy()
         x[prog.m_slices[0]] *= 1.01  # the reported marginal no longer matches the policy
         return SolveResult(x, res.objective, True, "optimal", "liar", 0.0)
@@ -100,24 +136,73 @@ def test_wrong_solver_answer_fails_verification(monkeypatch):
 def test_solver_violating_tolerance_fails_verification(monkeypatch):
     real = session_module.solve_program
 
-    def loose(prog, solver=None, time_limit=None):
+    def loose(prog, solver=None, time_limit=None, **kwargs):
         prog.b_ub[:] = 1e9  # the solver ignores every inequality, the tolerance included
-        return real(prog, solver, time_limit)
+        return real(prog, solver, time_limit, **kwargs)
 
     monkeypatch.setattr(session_module, "solve_program", loose)
     with pytest.raises(VerificationError, match="independence, TV summed vs pooled <= epsilon"):
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.0)
 
 
+def test_a_verification_error_names_the_solver_each_violation_and_its_size(monkeypatch):
+    """Issue 51: the error says which solver's answer failed, each failed check with by how
+    much (here the tolerance: the policy of a solver that ignores every inequality is the
+    utility optimum, whose independence is computed here without the solver), and the way
+    out."""
+    real = session_module.solve_program
+
+    def loose(prog, solver=None, time_limit=None, **kwargs):
+        prog.b_ub[:] = 1e9  # the solver ignores every inequality, the tolerance included
+        return real(prog, solver, time_limit, **kwargs)
+
+    best = optimize_policy(PROBLEM, WORLD).policy  # no criterion: the utility optimum
+    over = Independence().deviation(best, WORLD, PROBLEM)
+    assert over > 1e-3  # far beyond the allowance
+    monkeypatch.setattr(session_module, "solve_program", loose)
+    with pytest.raises(VerificationError) as info:
+        optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.0)
+    message = str(info.value)
+    assert message.startswith("HiGHS (highs-ds)'s policy failed verification, recomputed "
+                              "from its decision table (")
+    assert f"independence <= epsilon: violated by {over:.3g} ({over / 1e-6:.3g} times the " \
+           "1e-06 allowed)" in message
+    assert message.endswith("use solver=None or 'highs' (HiGHS: exact to 1e-09) or a solver "
+                            "with a tighter tolerance (e.g. 'CLARABEL', an interior point "
+                            "to 1e-08), or loosen tol (now 1e-06) if an error of that size "
+                            "is acceptable")
+
+
+def test_an_inaccurate_cvxpy_solve_is_an_error_that_says_so():
+    """Issue 51: SCS at its default accuracy breaks the tolerance on the bail problem
+    (docs/optimization.md says what happens): the error names it, the size, and the way
+    out; a policy outside the tolerance is never returned."""
+    pytest.importorskip("cvxpy")
+    import cvxpy as cp
+
+    if "SCS" not in cp.installed_solvers():
+        pytest.skip("SCS is not installed")
+    problem, world = make_bail_problem()
+    try:
+        res = optimize_policy(problem, world, Independence(), epsilon=0.05, solver="SCS")
+    except VerificationError as err:
+        message = str(err)
+        assert message.startswith("cvxpy/SCS's policy failed verification")
+        assert "independence <= epsilon: violated by" in message
+        assert "use solver=None or 'highs'" in message
+    else:  # a more accurate SCS: its policy is within the tolerance, and checked
+        assert res.deviations["independence"] <= 0.05 + 1e-6 and res.verification.passed
+
+
 def test_infeasible_epsilon_linear_reports_minimum(monkeypatch):
     # Independence is always feasible (constant policies); force the solver to say no.
     real = session_module.solve_program
 
-    def refuse(prog, solver=None, time_limit=None):
+    def refuse(prog, solver=None, time_limit=None, **kwargs):
         is_epsilon = prog.A_ub.shape[0] > 0 and np.any(prog.c[prog.m_slices[0]] != 0)
         if is_epsilon:
             return SolveResult(None, np.nan, False, "infeasible", "fake", 0.0)
-        return real(prog, solver, time_limit)
+        return real(prog, solver, time_limit, **kwargs)
 
     monkeypatch.setattr(session_module, "solve_program", refuse)
     with pytest.raises(InfeasibleToleranceError, match="smallest achievable deviation is "
@@ -208,7 +293,7 @@ def _malformed_cases():
         (lambda: cvar([1.0, 2.0], [0.5, 0.5], 0.0), r"delta must lie in \(0, 1\]"),
         (lambda: cvar([], [], 0.5), "non-empty"),
         (lambda: cvar([np.nan, 1.0], [0.5, 0.5], 0.5), "finite"),
-        (lambda: FairnessConstraint((-0.1,)), "epsilon must be numbers >= 0"),
+        (lambda: FairnessConstraint((-0.1,)), "epsilon must be >= 0"),
         (lambda: FairnessConstraint((0.1,), chance_delta=1.5), "chance_delta must lie"),
         (lambda: UtilityConstraint(slack=-1.0), "slack must be a finite number"),
         (lambda: pareto_frontier(PROBLEM, WORLD, Independence(), n_points="x"),

@@ -97,6 +97,13 @@ KINDS: dict[str, dict[str, Callable[[Any], Any]]] = {
         "nan": lambda v: math.nan, "inf": lambda v: math.inf, "string": lambda v: "0.5",
         "list": lambda v: [v, v], "object": lambda v: _Opaque(), "bool": lambda v: True,
     },
+    # a fairness tolerance: a real number, and negatives as a caller writes them (the
+    # error shows the value as written: -1, not np.int64(-1) or a tuple made of it)
+    "tolerance": {
+        "nan": lambda v: math.nan, "string": lambda v: "0.5", "object": lambda v: _Opaque(),
+        "bool": lambda v: True, "negative": lambda v: -1,
+        "numpy negative": lambda v: np.int64(-1), "negative entry": lambda v: [v, -1],
+    },
     "size": {
         "nan": lambda v: math.nan, "inf": lambda v: math.inf, "string": lambda v: str(v),
         "fraction": lambda v: v + 0.5, "negative": lambda v: -1, "zero": lambda v: 0,
@@ -492,10 +499,9 @@ def _entries() -> list[Entry]:
           {"problem": PROBLEM, "world": WORLD, "criteria": fd.Independence(),
            "epsilon": 0.05, "tol": 1e-6, "max_iter": 50, "group_blind": False,
            "progress": None, "capacity": fd.Capacity("release", at_most=0.5)},
-          {"problem": "object", "world": "object", "criteria": "object", "epsilon": "real",
-           "tol": "real", "max_iter": "size", "group_blind": "flag", "progress": "object",
-           "capacity": "object"},
-          accepts={"epsilon": {"inf", "list"}}),  # no constraint; one per criterion
+          {"problem": "object", "world": "object", "criteria": "object",
+           "epsilon": "tolerance", "tol": "real", "max_iter": "size", "group_blind": "flag",
+           "progress": "object", "capacity": "object"}),
         E("optimize_policy(tradeoff=)", fd.optimize_policy,
           {"problem": PROBLEM, "world": WORLD, "criteria": fd.Independence(),
            "tradeoff": FairnessConstraint((0.05,))},
@@ -710,6 +716,16 @@ def _entries() -> list[Entry]:
            "criteria": "choice", "l2": "real", "n_restarts": "size"},
           # inf switches the criterion off, as in optimize_policy
           accepts={"epsilon": {"inf"}}),
+        # the score family adds its order constraint to the criteria: a bad epsilon is
+        # still reported as the caller wrote it
+        E("FairPolicyClassifier(score)", lambda epsilon: fd.FairPolicyClassifier(
+            policy="score", epsilon=epsilon, random_state=0).fit(
+            EX, EY, sensitive_features=EZ).result_, {"epsilon": 0.05},
+          {"epsilon": "tolerance"}),
+        E("FairDecisionPolicy(epsilon)", lambda epsilon: fd.FairDecisionPolicy(
+            epsilon=epsilon, random_state=0).fit(
+            EX, EY, actions=EA, sensitive_features=EZ, propensities=EP).result_,
+          {"epsilon": 0.05}, {"epsilon": "tolerance"}),
         E("FairPolicyClassifier(actions)", _classifier_actions,
           {"actions": np.array(["deny", "refer", "approve"], dtype=object),
            "utility": np.array([[0.8, 0.0], [0.6, 0.6], [0.0, 1.0]])},
@@ -1020,6 +1036,9 @@ def test_malformed_argument(name, arg, bad):
         names = (arg, *entry.names.get(arg, ()))
         assert any(n in message for n in names), (
             f"{name}({arg}={bad}) raised an error that does not name {arg!r}: {message}")
+        if entry.kinds[arg] == "tolerance" and bad in ("negative", "numpy negative"):
+            # the value as the caller wrote it
+            assert message.endswith("; got -1"), message
         return
     assert bad in entry.accepts.get(arg, set()), (
         f"{name} accepted {arg}={bad} ({value!r:.60}) without an error")

@@ -238,6 +238,9 @@ SOLVERS = [None, "highs", "highs-ds", "highs-ipm", "structured", "scenarios", "u
 NO_CROSSOVER = "highs-ipm-no-crossover"
 
 
+# a solver that does not take a case leaves it to the default chain, and says so in a
+# SolverFallbackWarning (tests/test_chain.py); here the value is the point
+@pytest.mark.filterwarnings("ignore::fairdecide.exceptions.SolverFallbackWarning")
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("model", ["world", "mean", "worst"])
 @pytest.mark.parametrize(("kwargs", "criteria", "want_u", "want_f"), HAND_SOLVED)
@@ -262,6 +265,7 @@ def test_hand_solved_on_every_solver(solver, model, kwargs, criteria, want_u, wa
 
 
 # ------------------------------------------------------------------ dual values
+@pytest.mark.filterwarnings("ignore::fairdecide.exceptions.SolverFallbackWarning")
 @pytest.mark.parametrize("solver", ["highs", "unit-ipm", "structured", "scenarios",
                                     NO_CROSSOVER])
 @pytest.mark.parametrize("model", ["world", "mean", "worst"])

@@ -24,6 +24,7 @@ from fairdecide import (
     optimize_policy,
 )
 from fairdecide.datasets import make_tabular_problem
+from fairdecide.exceptions import SolverFallbackWarning
 from fairdecide.optimize.engine import structured
 from fairdecide.optimize.engine._coarsen import _main_direction, sub_bins
 from fairdecide.optimize.engine.solvers import solve_program
@@ -180,7 +181,9 @@ def test_structured_reports_its_certificate_and_falls_back():
     prog = PolicyProgram(problem, Belief.plug_in(world), group_blind=False)
     p = prog.build([Separation()], Mixture(0.5))
     p.n_units = 0
-    res2 = solve_program(p, "structured")
+    with pytest.warns(SolverFallbackWarning, match="^solver='structured' did not solve this "
+                      "program: it does not take no unit blocks. highs-ds took it instead"):
+        res2 = solve_program(p, "structured")
     assert res2.ok and res2.solver.startswith("HiGHS")
     assert res2.choice["passed_over"]["structured"] == (
         "asked for, but it does not take no unit blocks")

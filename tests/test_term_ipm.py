@@ -4,6 +4,8 @@ against HiGHS on the whole program, the certificate, and the programs it leaves 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 
 from fairdecide import Belief, Independence, Separation, optimize_policy
 from fairdecide.datasets import make_tabular_problem
+from fairdecide.exceptions import SolverFallbackWarning
 from fairdecide.optimize.engine.term_ipm import TermProblem, solve_terms
 from tests.test_structured import make_belief
 
@@ -136,8 +139,12 @@ def test_chosen_by_default_when_terms_far_outnumber_columns():
 ])
 def test_leaves_other_programs_to_the_other_routes(aggregate, kwargs):
     problem, belief = _belief(4, 3, 2, 64, seed=3, aggregate=aggregate)
-    res = optimize_policy(problem, belief, Separation(), group_blind=True, **kwargs,
-                          solver="term-ipm")
+    why = ("a trade-off that bounds deviations (it takes a penalty: lam)"
+           if "epsilon" in kwargs else "the worst case over scenarios (it takes their mean)")
+    with pytest.warns(SolverFallbackWarning, match=re.escape(
+            f"solver='term-ipm' did not solve this program: it does not take {why}.")):
+        res = optimize_policy(problem, belief, Separation(), group_blind=True, **kwargs,
+                              solver="term-ipm")
     ref = optimize_policy(problem, belief, Separation(), group_blind=True, **kwargs,
                           solver="highs-ds")
     assert not res.solver.startswith("term interior point")

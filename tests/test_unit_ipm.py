@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from fairdecide import Belief, Independence, Separation, optimize_policy
 from fairdecide.datasets import make_tabular_problem
+from fairdecide.exceptions import SolverFallbackWarning
 from fairdecide.optimize.engine._normal_columns import ColumnNormal
 from fairdecide.optimize.engine._normal_rows import RowNormal
 from fairdecide.optimize.engine.solvers import solve_program
@@ -154,7 +155,9 @@ def test_an_infeasible_program_is_handed_to_highs():
                   n_units=base.n_units)
     x, _, status, _ = solve_unit_ipm(bad)
     assert x is None and status != "optimal"
-    res = solve_program(bad, "unit-ipm")
+    with pytest.warns(SolverFallbackWarning, match="^solver='unit-ipm' did not solve this "
+                      "program: it handed the program back"):
+        res = solve_program(bad, "unit-ipm")
     assert not res.ok and res.status.startswith("infeasible")
     assert "after unit-ipm handed the program back" in res.solver
     assert res.choice["handed_back"]["unit-ipm"] == res.details["unit_ipm"]["fallback_reason"]
@@ -165,7 +168,9 @@ def test_programs_without_small_unit_blocks_are_not_taken():
     assert unit_ipm_suits(program)
     program.n_units = 0  # no unit blocks declared
     assert not unit_ipm_suits(program)
-    res = solve_program(program, "unit-ipm")
+    with pytest.warns(SolverFallbackWarning, match="^solver='unit-ipm' did not solve this "
+                      "program: it does not take no unit blocks. highs-ds took it instead"):
+        res = solve_program(program, "unit-ipm")
     assert res.ok and res.solver.startswith("HiGHS")
     assert res.choice["passed_over"]["unit-ipm"] == (
         "asked for, but it does not take no unit blocks")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
-from fairdecide._validation import check_choice
+from fairdecide._validation import canonical, check_choice
 from fairdecide.exceptions import FairdecideError
 
 if TYPE_CHECKING:
@@ -309,11 +309,12 @@ def as_criteria(criteria: Any, name: str = "criteria", *, kind: type | None = No
     out = []
     for i, c in enumerate(items):
         if isinstance(c, str):
-            if c not in NAMED:
+            key = canonical(c, list(NAMED))  # in any case, as every string option
+            if key is None:
                 raise FairdecideError(
                     f"{name}[{i}] is the unknown criterion name {c!r}; use one of "
                     f"{sorted(NAMED)} or a criterion object")
-            c = NAMED[c]()
+            c = NAMED[key]()
         if not isinstance(c, kind or Criterion):
             raise FairdecideError(f"{name}[{i}] must be {what}, got {type(c).__name__}")
         out.append(c)

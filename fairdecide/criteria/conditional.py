@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from fairdecide._validation import as_labels, check_choice, check_instance
+from fairdecide._validation import as_choice, as_labels, check_instance
 from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
 from fairdecide.criteria.divergences import MEASURES, _block_divergence
 from fairdecide.criteria.terms import MarginalTerms, conditional_terms
@@ -108,15 +108,15 @@ class ConditionalIndependence(Criterion):
     reference: str = "pooled"
 
     def __post_init__(self) -> None:
-        check_choice(self.target, "target", ("action", "outcome"))
-        check_choice(self.given, "given", (None, "action", "outcome"))
+        for field_, choices in (("target", ("action", "outcome")),
+                                ("given", (None, "action", "outcome")),
+                                ("measure", MEASURES), ("weighting", ("uniform", "group")),
+                                ("reference", ("pooled", "pairwise"))):
+            object.__setattr__(self, field_, as_choice(getattr(self, field_), field_, choices))
         if self.given == self.target:
             raise FairdecideError(
                 f"given must be None or the variable other than the target, got {self.given!r}"
             )
-        check_choice(self.measure, "measure", MEASURES)
-        check_choice(self.weighting, "weighting", ("uniform", "group"))
-        check_choice(self.reference, "reference", ("pooled", "pairwise"))
         if self.reference == "pairwise" and (self.measure == "kl" or
                                              self.weighting == "group"):
             raise FairdecideError(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, check_choice
+from fairdecide._validation import as_choice, as_float_array
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["MEASURES", "block_divergence"]
@@ -31,7 +31,7 @@ def block_divergence(p_group: np.ndarray, p_pool: np.ndarray, measure: str) -> n
     >>> block_divergence([[0.2, 0.8], [0.5, 0.5]], [0.5, 0.5], "tv")
     array([0.6, 0. ])
     """
-    check_choice(measure, "measure", MEASURES)
+    measure = as_choice(measure, "measure", MEASURES)
     p = as_float_array(p_group, "p_group", ndim=(1, 2))
     q = as_float_array(p_pool, "p_pool", ndim=(1, 2))
     for name, arr in (("p_group", p), ("p_pool", q)):

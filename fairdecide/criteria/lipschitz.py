@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_int, as_real, check_instance
+from fairdecide._validation import as_float_array, as_int, as_real, canonical, check_instance
 from fairdecide.criteria._lipschitz_softmax import softmax_bound, softmax_constraints
 from fairdecide.criteria._pair_rows import write_pair_rows
 from fairdecide.criteria._pairs import (
@@ -119,11 +119,13 @@ class Lipschitz(Criterion):
     def __post_init__(self) -> None:
         object.__setattr__(self, "constant", as_real(self.constant, "constant", low=0.0,
                                                      low_open=True))
-        if not callable(self.metric) and not (isinstance(self.metric, str)
-                                              and self.metric in METRICS):
-            raise FairdecideError(
-                f"metric must be one of {METRICS} or a callable f(A, B) returning the "
-                f"distance matrix, got {self.metric!r}")
+        if not callable(self.metric):
+            metric = canonical(self.metric, METRICS)  # in any case, as every string option
+            if metric is None:
+                raise FairdecideError(
+                    f"metric must be one of {METRICS} or a callable f(A, B) returning the "
+                    f"distance matrix, got {self.metric!r}")
+            object.__setattr__(self, "metric", metric)
         if (self.weights is not None) != (self.metric == "weighted"):
             raise FairdecideError("give weights exactly when metric='weighted'")
         if (self.matrix is not None) != (self.metric == "mahalanobis"):

@@ -25,11 +25,11 @@ import pandas as pd
 from fairdecide._validation import as_labels, check_choice, check_instance
 from fairdecide.data import LoggedData
 from fairdecide.datasets.real import (
-    DataNotFoundError,
     RemoteFile,
     _read_table,
     _read_verified,
-    cache_dir,
+    data_folders,
+    not_found,
 )
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.tabular import TabularPolicy
@@ -89,10 +89,8 @@ def _candidates(key: str, data_home: str | os.PathLike | None) -> list[Path]:
     """Where file ``key`` may be: in each of data_home, $FAIRDECIDE_DATA and the cache,
     under obd/ or at the top (plain or .gz) or in obp's layout; then an installed obp."""
     spec = OBD_FILES[key]
-    dirs = [Path(d) for d in (data_home, os.environ.get("FAIRDECIDE_DATA")) if d]
-    dirs.append(cache_dir())
     out = []
-    for d in dirs:
+    for d in data_folders(data_home):
         out += [f / name for f in (d / "obd", d) for name in (spec.filename,
                                                                spec.filename + ".gz")]
         out.append(d / OBP_PATHS[key])
@@ -114,12 +112,14 @@ def _read(key: str, data_home: str | os.PathLike | None, verify: bool,
             df = _read_table(raw, str(path), required, index_col=0, dtype=dtype,
                              fix=f"delete it and copy {spec.filename} again ({spec.source})")
             return df.reset_index(drop=True), str(path)
-    where = ", ".join(dict.fromkeys(str(p.parent) for p in candidates))
-    raise DataNotFoundError(
-        f"the Open Bandit Dataset's {spec.filename} was not found (looked in {where}). It "
-        f"has no public download address: {spec.source} (as {spec.filename} or "
-        f"{spec.filename}.gz) into a folder and set FAIRDECIDE_DATA to it or pass "
-        "data_home=...")
+    obp = obp_folder()
+    raise not_found(
+        f"the Open Bandit Dataset's {spec.filename} (or {spec.filename}.gz, at the top of a "
+        f"folder or in its obd/ subfolder, or as {OBP_PATHS[key]} in obp's layout)",
+        data_home, f"It has no public download address: {spec.source} (as {spec.filename} "
+        f"or {spec.filename}.gz)", "Then ", also=[
+            f"the installed obp package's {obp}" if obp is not None
+            else "an installed obp package (none is)"])
 
 
 def _check_log(df: pd.DataFrame, source: str) -> pd.DataFrame:

@@ -85,10 +85,46 @@ def cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "fairdecide"
 
 
-def _candidates(spec: RemoteFile, data_home: str | os.PathLike | None) -> list[Path]:
+def data_folders(data_home: str | os.PathLike | None) -> list[Path]:
+    """The folders every loader looks in, in order: the ``data_home`` argument, the folder
+    $FAIRDECIDE_DATA names, and the cache (:func:`cache_dir`); the first two when set."""
     dirs = [Path(d) for d in (data_home, os.environ.get("FAIRDECIDE_DATA")) if d]
-    dirs.append(cache_dir())
-    return [d / name for d in dirs for name in (spec.filename, spec.filename + ".gz")]
+    return [*dirs, cache_dir()]
+
+
+def not_found(what: str, data_home: str | os.PathLike | None, why: str = "",
+              before: str = "", other: str = "", also: Sequence[str] = ()
+              ) -> DataNotFoundError:
+    """The one message of a data file that no loader found: ``what`` was looked for,
+    every place looked in (the ``data_home`` argument, the environment variable
+    FAIRDECIDE_DATA with its value, the cache folder, and ``also``), ``why`` it was not
+    fetched (a failed download, no public address), and how to point the loader at a
+    copy: ``before`` (a step first, such as downloading it by hand), then data_home,
+    FAIRDECIDE_DATA or the cache, or ``other`` (another way out, such as download=True).
+
+    Examples
+    --------
+    >>> print(not_found("german.data", "/data", other="or allow download=True"))
+    ... # doctest: +ELLIPSIS
+    german.data was not found: looked in data_home=/data, FAIRDECIDE_DATA... and the \
+cache folder .... To use a copy, set FAIRDECIDE_DATA to a folder holding it, pass \
+data_home=FOLDER or put it in the cache folder; or allow download=True
+    """
+    env = os.environ.get("FAIRDECIDE_DATA")
+    places = [f"data_home={data_home}" if data_home else "data_home (not given)",
+              f"FAIRDECIDE_DATA={env}" if env else "FAIRDECIDE_DATA (not set)",
+              f"the cache folder {cache_dir()}",
+              *also]
+    return DataNotFoundError(
+        f"{what} was not found: looked in {', '.join(places[:-1])} and {places[-1]}. "
+        + (f"{why}. " if why else "") + (before or "To use a copy, ")
+        + "set FAIRDECIDE_DATA to a folder holding it, pass data_home=FOLDER or put it in "
+        + "the cache folder" + (f"; {other}" if other else ""))
+
+
+def _candidates(spec: RemoteFile, data_home: str | os.PathLike | None) -> list[Path]:
+    return [d / name for d in data_folders(data_home)
+            for name in (spec.filename, spec.filename + ".gz")]
 
 
 def _redownload_hint(path: Path, spec: RemoteFile) -> str:
@@ -144,22 +180,17 @@ def _locate(
     for path in _candidates(spec, data_home):
         if path.is_file():
             return _read_verified(path, spec, verify), str(path)
-    where = ", ".join(str(p.parent) for p in _candidates(spec, data_home)[::2])
+    what = f"{spec.filename} (or {spec.filename}.gz)"
     if not download:
-        raise DataNotFoundError(
-            f"{spec.filename} not found in {where}; set FAIRDECIDE_DATA to a folder holding "
-            "it, pass data_home=..., or allow download=True"
-        )
+        raise not_found(what, data_home, other="or allow download=True")
     target = cache_dir() / spec.filename
     source = url or spec.url
     try:
         with urllib.request.urlopen(source, timeout=60) as resp:
             raw = resp.read()
     except OSError as exc:
-        raise DataNotFoundError(
-            f"{spec.filename} not found in {where} and the download from {source} "
-            f"failed ({exc}); download it by hand into one of those folders"
-        ) from None
+        raise not_found(what, data_home, f"The download from {source} failed ({exc})",
+                        "Download it by hand; then, to use it, ") from None
     digest = hashlib.sha256(raw).hexdigest()
     if verify and digest != spec.sha256:
         raise FairdecideError(

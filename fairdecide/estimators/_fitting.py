@@ -21,6 +21,7 @@ from fairdecide.estimators import _flatten as flatten
 from fairdecide.estimators._inputs import Cells, family_of
 from fairdecide.estimators._labels import label_world, reads_outcome, with_labels
 from fairdecide.exceptions import FairdecideError, NotCertifiedError
+from fairdecide.optimize.program.tradeoff import tolerances
 from fairdecide.problem import DecisionProblem
 from fairdecide.world import TabularWorld, World
 
@@ -83,12 +84,11 @@ def tradeoff(estimator: Any, criteria: list[Criterion]) -> dict[str, Any]:
     eps = estimator.epsilon
     others = {k: getattr(estimator, k) for k in ("lam", "utility_slack")
               if getattr(estimator, k) is not None}
-    if isinstance(eps, str):
-        if eps != "auto":
-            raise FairdecideError(
-                f"epsilon must be a number, None or 'auto' ({DEFAULT_EPSILON} unless lam "
-                f"or utility_slack is set), got {eps!r}")
+    if isinstance(eps, str) and eps == "auto":
         eps = None if others or not criteria else DEFAULT_EPSILON
+    elif eps is not None:  # checked as the user wrote it, before any criterion is added
+        tolerances(eps, len(criteria) or None, also=(
+            f"; or 'auto' ({DEFAULT_EPSILON} unless lam or utility_slack is set), or None"))
     given = others if eps is None else {"epsilon": eps, **others}
     if len(given) > 1:
         raise FairdecideError(
@@ -252,7 +252,7 @@ def fit_policy(est: Any, problem: DecisionProblem, X: np.ndarray, z: np.ndarray,
     flat = (uncertainty == "plug-in" and not est.group_blind
             and flatten.applies(problem, criteria, order))
     if order is not None:  # held exactly, beside the criteria's tolerance
-        eps = np.broadcast_to(trade["epsilon"], len(criteria)) if criteria else ()
+        eps = tolerances(trade["epsilon"], len(criteria)) if criteria else ()
         trade = {"epsilon": (*eps, 0.0)}
         criteria = [*criteria, order]
 

@@ -100,9 +100,11 @@ def optimize_policy(
         "highs-ipm-no-crossover", "structured", "scenarios", "term-ipm", "unit-ipm"; any
         other installed cvxpy solver ("CLARABEL", "SCS") goes through cvxpy. Names are
         read case-insensitively ("HIGHS" is HiGHS itself, not cvxpy's); an asked solver
-        that does not take the program says why in ``result.solver_choice`` and the
-        default chain solves it. KL measures need an exponential-cone solver and go to
-        Clarabel.
+        that does not take the program (or hands it back) says why in
+        ``result.solver_choice``, the default chain solves it, and a
+        :class:`~fairdecide.exceptions.SolverFallbackWarning` names the solver asked,
+        why, and the solver that took the program. KL measures need an exponential-cone
+        solver and go to Clarabel.
     tol : float, default=1e-6
         Verification tolerance, at most 0.01: every returned policy's utility and
         deviations are recomputed from its decision table; a tolerance violated by more

@@ -10,6 +10,8 @@ import numpy as np
 from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import ByCriterion, Criterion
 from fairdecide.exceptions import VerificationError
+from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL
+from fairdecide.optimize.engine.solvers import CONE_TOL
 from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.result import Verification
 from fairdecide.policies.base import Policy
@@ -30,6 +32,7 @@ def verify_solution(
     simplex_violation: float,
     tol: float,
     utility_tol: float,
+    solver: str = "the solver",
 ) -> Verification:
     """Recompute utility and deviations from each scenario's decision table and check them.
 
@@ -39,43 +42,52 @@ def verify_solution(
     solver's reported utilities and deviation bounds (when it reports them) against the
     recomputed ones, and the trade-off's own constraints (each fairness tolerance as the
     mean, worst case or CVaR over scenarios; the utility floor) within ``tol``.
+
+    A check that fails raises VerificationError naming ``solver`` (the one that solved),
+    each failed check with how far its recomputed value lies past its bound and the
+    allowance, and the way out: a solver exact to HiGHS's tolerances, or a looser ``tol``.
     """
     U_k, F_ck, row_error = tables_values(policy, belief.worlds, problem, list(criteria))
     U = belief.combine(U_k)
     dev = ByCriterion({n: belief.combine_deviation(F_ck[c]) for c, n in enumerate(names)})
-    checks: dict[str, bool] = {
-        "policy rows on the simplex": bool(simplex_violation <= max(tol, 1e-7)
-                                           and row_error <= 1e-9)
-    }
+    # each check: (how far the recomputed value lies past its bound, the allowance)
+    excess: dict[str, tuple[float, float]] = {
+        "policy rows on the simplex": (float(row_error), 1e-9) if row_error > 1e-9 else
+        (float(simplex_violation), max(tol, 1e-7))}
     solver_utility = None
     if solver_values is not None:
         su = np.asarray(solver_values["utility"], dtype=float)
         solver_utility = belief.combine(su)
-        checks["solver utility matches recomputation"] = bool(
-            np.all(np.abs(su - U_k) <= utility_tol))
+        excess["solver utility matches recomputation"] = (
+            float(np.max(np.abs(su - U_k))), utility_tol)
         tight = belief.aggregate == "mean" and tradeoff.tight_deviations
         for c, (crit, n) in enumerate(zip(criteria, names, strict=True)):
             f = np.asarray(solver_values["f"][c], dtype=float)
             # f is an epigraph variable: an upper bound on the deviation, equal to it
             # wherever the objective penalises it. Cone solvers are less exact.
             scale = 10.0 if crit.capabilities(problem).cone else 1.0
-            checks[f"{n}: solver bound holds"] = bool(np.all(F_ck[c] <= f + scale * tol))
+            excess[f"{n}: solver bound holds"] = (float(np.max(F_ck[c] - f)), scale * tol)
             if tight:
                 # the penalty prices each scenario's variable by its weight, so an
                 # optimum within the solver's gap pins down their weighted mean, not each
                 # one: an interior point leaves a scenario of weight w_k up to
                 # gap / (lam w_k) above its deviation (Clarabel: 2.2e-6 at w_k = 0.022)
                 w = np.asarray(belief.weights, dtype=float)
-                checks[f"{n}: solver value matches recomputation"] = bool(
-                    abs(float(w @ (f - F_ck[c]))) <= scale * tol)
-    checks.update(tradeoff.checks(U_k, F_ck, belief, names, tol, utility_tol))
+                excess[f"{n}: solver value matches recomputation"] = (
+                    abs(float(w @ (f - F_ck[c]))), scale * tol)
+    excess.update(tradeoff.excesses(U_k, F_ck, belief, names, tol, utility_tol))
+    checks = {k: bool(over <= allowed) for k, (over, allowed) in excess.items()}
     v = Verification(U, dev, solver_utility, float(simplex_violation), checks, tol,
                      U_k, ByCriterion({n: F_ck[c] for c, n in enumerate(names)}))
     if not v.passed:
-        failed = [k for k, ok in checks.items() if not ok]
+        failed = "; ".join(f"{k}: violated by {over:.3g} ({over / allowed:.3g} times the "
+                           f"{allowed:.3g} allowed)"
+                           for k, (over, allowed) in excess.items() if not checks[k])
         raise VerificationError(
-            f"the solver's policy failed verification ({'; '.join(failed)}): utility "
-            f"{U:.9g}, deviations {dev}. The solver's answer is inaccurate; try "
-            "solver='highs' (exact simplex/interior point with crossover) or loosen tol"
-        )
+            f"{solver}'s policy failed verification, recomputed from its decision table "
+            f"({failed}): utility {U:.9g}, deviations {dev}. {solver}'s answer is not "
+            f"accurate to tol; use solver=None or 'highs' (HiGHS: exact to "
+            f"{FEASIBILITY_TOL:g}) or a solver with a tighter tolerance (e.g. 'CLARABEL', an "
+            f"interior point to {CONE_TOL:g}), or loosen tol (now {tol:g}) if an error of "
+            "that size is acceptable")
     return v

@@ -10,7 +10,10 @@ and why each other solver was passed over. A solver may still hand a case back a
 time (its certificate fails, or a measured quantity the declaration cannot know, such as
 the number of a belief's terms, is out of range); the next in the order then solves,
 and the hand-back joins the recorded reason. ``result.solver_choice`` keeps it and
-``result.explain()`` says it in words.
+``result.explain()`` says it in words. A solver asked for by name that does not solve a
+program is a :class:`~fairdecide.exceptions.SolverFallbackWarning` (:func:`fallback`'s
+words: the solver asked, why, and the solver that took the program), raised where every
+program is solved (:func:`fairdecide.optimize.engine.solvers.solve_program`).
 
 Stages. A belief (several scenarios) is first offered to the solvers that work in the
 space of its scenarios or its policy without writing its whole program ("belief"
@@ -36,7 +39,7 @@ from fairdecide.exceptions import FairdecideError, SolverError
 from fairdecide.optimize.engine.highs_model import SIMPLEX_MAX_COLUMNS, method_by_size
 
 __all__ = ["BELIEF_SOLVERS", "HIGHS_NAMES", "SOLVERS", "Case", "Choice", "Solver", "choose",
-           "choose_for_cuts", "choose_for_units", "resolve_solver"]
+           "choose_for_cuts", "choose_for_units", "fallback", "resolve_solver"]
 
 #: The cvxpy solver used for programs with KL terms (an exponential cone).
 CONE_SOLVER = "CLARABEL"
@@ -89,19 +92,42 @@ class Case:
     coupling_rows: int = 0
     #: a confidence set's dual rows (per unit and group) beside the coupling rows
     robust: bool = False
+    #: program stage: the belief-stage fields above describe the program's trade-off and
+    #: criteria (its program was written from :meth:`of_belief`'s case), so an asked
+    #: belief-stage solver's refusal of it can be said
+    described: bool = False
 
     @classmethod
-    def of_program(cls, prog: Any) -> Case:
-        """The program stage's case of an assembled Program."""
+    def of_belief(cls, prog: Any, tradeoff: Any, criteria: list) -> Case:
+        """The belief stage's case of a PolicyProgram's ``tradeoff`` over ``criteria``:
+        the belief's scenarios, the trade-off's kind and the criteria's declared
+        capabilities."""
+        caps = [c.capabilities(prog.problem) for c in criteria]
+        return cls("belief", prog.K, prog.n_a, prog.n_free * prog.n_a,
+                   aggregate=prog.aggregate, penalises=tradeoff.penalises_deviations,
+                   tight=tradeoff.tight_deviations,
+                   chance=tradeoff.chance_delta is not None, n_criteria=len(criteria),
+                   marginal_linear=all(c.reads == "marginal" and c.linear and c.program
+                                       and not c.cone and not c.cuts for c in caps))
+
+    @classmethod
+    def of_program(cls, prog: Any, belief: Case | None = None) -> Case:
+        """The program stage's case of an assembled Program; ``belief``: the belief-stage
+        case of the trade-off and criteria it was written for (:meth:`of_belief`), whose
+        fields it carries (``described``)."""
         N, n_a = int(prog.n_units), int(prog.n_actions)
         n_pi = N * n_a
         simplices = bool(N) and not (np.any(prog.lb[:n_pi] != 0.0)
                                      or np.any(prog.ub[:n_pi] < 1.0))
+        told = {} if belief is None else dict(
+            aggregate=belief.aggregate, penalises=belief.penalises, tight=belief.tight,
+            chance=belief.chance, n_criteria=belief.n_criteria,
+            marginal_linear=belief.marginal_linear, described=True)
         return cls("program", int(prog.n_scenarios), n_a, n_pi,
                    n_variables=int(prog.n_variables), kl=bool(prog.kl), n_units=N,
                    unit_simplices=simplices,
                    coupling_rows=int(prog.A_eq.shape[0] - N + prog.A_ub.shape[0]),
-                   robust=bool(prog.robust))
+                   robust=bool(prog.robust), **told)
 
     @property
     def simplex_by_size(self) -> bool:
@@ -163,7 +189,7 @@ def _scenarios_default(case: Case) -> str | None:
 
 
 def _kl(case: Case) -> str | None:
-    return "KL terms need an exponential-cone solver" if case.kl else None
+    return "KL terms, which need an exponential-cone solver" if case.kl else None
 
 
 def _structured_cannot(case: Case) -> str | None:
@@ -353,6 +379,42 @@ def _choose(case: Case, asked: str | None) -> Choice:
         passed[named.name] = f"asked for, but it does not take {why}"
     return _default(stage, case, passed, "the default chain" if asked is None else
                     f"solver={asked!r} asked for, solved by the default chain")
+
+
+def fallback(case: Case, asked: str | None, choice: Choice, solved_by: str) -> str | None:
+    """What an asked solver's fallback says (a :class:`SolverFallbackWarning`), or None
+    when the solver asked for solved the program of ``case`` (or none of this table was
+    asked for: the default chain, "highs", a cvxpy solver): the solver asked, why it
+    did not solve the program (it does not take it, as its declaration says, or it
+    handed it back at run time), and which solver (``solved_by``, a name of the order
+    of ``choice``) took it instead.
+
+    Examples
+    --------
+    >>> case = Case("program", n_scenarios=1, n_units=0)
+    >>> print(fallback(case, "unit-ipm", choose(case, "unit-ipm"), "highs-ds"))
+    ... # doctest: +ELLIPSIS
+    solver='unit-ipm' did not solve this program: it does not take no unit blocks. \
+highs-ds took it instead, the default chain's choice (result.explain() ...
+    """
+    named = _BY_NAME.get(asked.lower()) if asked is not None else None
+    if named is None or named.name == solved_by:
+        return None
+    if named.name in choice.handed_back:
+        why = f"it handed the program back ({choice.handed_back[named.name]})"
+    else:
+        # a belief-stage solver's declaration reads the trade-off and criteria, which a
+        # program's case holds when described (one world is refused whatever they are)
+        told = named.stage == "program" or case.described or case.n_scenarios < 2
+        refusal = named.cannot(case) if told else None
+        if refusal is None and named.stage == "program":
+            return None  # it took the program (and solved it or handed it back)
+        why = (f"it does not take {refusal}" if refusal is not None else
+               "it solves a belief before its program is written, and this program was "
+               "written whole (result.solver_choice says why)")
+    return (f"solver={asked!r} did not solve this program: {why}. {solved_by} took it "
+            "instead, the default chain's choice (result.explain() says why each solver was "
+            "or was not used); leave solver=None, or ask for a solver that takes the program")
 
 
 def choose_for_cuts(case: Case, asked: str | None) -> Choice:

@@ -86,7 +86,8 @@ def generate(prog: PolicyProgram, tradeoff: Tradeoff, criteria: list[Criterion],
     rounds, searches = Rounds("constraint generation", max_rounds=max_iter), {}
     last: dict[int, tuple[np.ndarray, float, np.ndarray | None]] = {}
     while True:
-        res = highs.solve() if highs is not None else solve_program(program, solver)
+        res = highs.solve() if highs is not None else solve_program(
+            program, solver, belief=Case.of_belief(prog, tradeoff, criteria))
         stats["solve_seconds"] += res.seconds
         stats["solver_iterations"] += res.iterations or 0
         stats["solver_name"] = res.solver

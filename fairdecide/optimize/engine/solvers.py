@@ -11,13 +11,14 @@ cvxpy are imported where first used, so ``import fairdecide`` stays fast.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from fairdecide.exceptions import SolverError
-from fairdecide.optimize.engine.chain import Case, choose, resolve_solver
+from fairdecide.exceptions import SolverError, SolverFallbackWarning
+from fairdecide.optimize.engine.chain import Case, choose, fallback, resolve_solver
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, IPM_GAP_TOL
 from fairdecide.optimize.engine.rounds import GAP, Certificate, gap_shares
 from fairdecide.optimize.program.policy_program import Program
@@ -57,14 +58,22 @@ class SolveResult:
                    model.row_duals()[:m_ub] if ok and m_ub else None)
 
 
-def solve_program(prog: Program, solver: str | None = None, time_limit: float | None = None
-                  ) -> SolveResult:
+def solve_program(prog: Program, solver: str | None = None, time_limit: float | None = None,
+                  *, belief: Case | None = None) -> SolveResult:
     """Solve ``prog`` by the solvers :func:`~fairdecide.optimize.engine.chain.choose`
     picks for it under ``solver`` (a name :func:`resolve_solver` accepts), in order: a
     solver that hands the program back (it cannot certify an optimum, or its blocks do
     not suit it) passes it to the next, and says so in ``solver``, ``details`` and
-    ``choice``."""
-    choice = choose(Case.of_program(prog), resolve_solver(solver))
+    ``choice``. ``belief``: the belief-stage case of the trade-off and criteria ``prog``
+    was written for (:meth:`Case.of_belief`), so that an asked belief-stage solver's
+    refusal can be said.
+
+    A solver asked for by name that does not solve the program (it does not take it, or
+    hands it back) is a :class:`~fairdecide.exceptions.SolverFallbackWarning` naming it,
+    why, and the solver that solved instead (:func:`~fairdecide.optimize.engine.chain.
+    fallback`): every program of every route and stage is solved here."""
+    case, asked = Case.of_program(prog, belief), resolve_solver(solver)
+    choice = choose(case, asked)
     spent, details, res = 0.0, {}, None
     for name in choice.order:
         t0 = time.perf_counter()
@@ -77,6 +86,9 @@ def solve_program(prog: Program, solver: str | None = None, time_limit: float | 
         details.update(info)
     if not isinstance(res, SolveResult):
         raise SolverError(f"no solver took the program ({choice.handed_back})")
+    note = fallback(case, asked, choice, name)
+    if note is not None:
+        warnings.warn(note, SolverFallbackWarning, stacklevel=2)
     res.seconds = spent
     for name, why in choice.handed_back.items():
         res.solver += f", after {name} handed the program back ({why})"

@@ -18,6 +18,7 @@ from fairdecide.optimize.program.tradeoff import (
     Mixture,
     Tradeoff,
     UtilityConstraint,
+    tolerances,
 )
 
 __all__ = ["make_tradeoff"]
@@ -50,28 +51,12 @@ def make_tradeoff(n_criteria: int, lam: Any, epsilon: Any, utility_slack: Any,
     if lam is not None:
         return Mixture(as_number(lam, "lam"))
     if epsilon is not None:
-        items = epsilon if isinstance(epsilon, list | tuple | np.ndarray) else [epsilon]
-        for e in np.ravel(np.asarray(items, dtype=object)):
-            as_number(e, "epsilon")
-        try:
-            eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-        except (TypeError, ValueError):
-            raise FairdecideError(f"epsilon must be a number or a sequence, got {epsilon!r}"
-                                  ) from None
-        if eps.size == 1:
-            eps = np.repeat(eps, n_criteria)
-        if eps.shape != (n_criteria,):
-            raise FairdecideError(
-                f"epsilon must be a number or one per criterion ({n_criteria}), got {epsilon!r}"
-            )
-        if np.any(~np.isfinite(eps) & ~np.isposinf(eps)) or np.any(eps < 0):
-            raise FairdecideError(f"epsilon must be >= 0 (inf allowed), got {epsilon!r}")
         delta = None
         if chance_delta is not None:
             delta = as_number(chance_delta, "chance_delta")
             if not 0.0 < delta < 1.0:
                 raise FairdecideError(f"chance_delta must lie in (0, 1), got {chance_delta!r}")
-        return FairnessConstraint(tuple(float(e) for e in eps), delta)
+        return FairnessConstraint(tolerances(epsilon, n_criteria), delta)
     s = as_number(utility_slack, "utility_slack")
     if not np.isfinite(s) or s < 0:
         raise FairdecideError(f"utility_slack must be a finite number >= 0, got {utility_slack!r}")

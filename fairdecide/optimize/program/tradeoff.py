@@ -12,11 +12,11 @@ from __future__ import annotations
 import abc
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from fairdecide._validation import as_number
+from fairdecide._validation import as_number, plain
 from fairdecide.beliefs import Belief, cvar
 from fairdecide.exceptions import FairdecideError
 
@@ -30,7 +30,68 @@ __all__ = [
     "Mixture",
     "Tradeoff",
     "UtilityConstraint",
+    "tolerances",
 ]
+
+#: What a fairness tolerance may be, as every door's error message says it.
+TOLERANCE = ">= 0 (inf for no bound): one number, or a list of them, one per criterion"
+
+
+def tolerances(epsilon: Any, n_criteria: int | None = None, also: str = ""
+               ) -> tuple[float, ...]:
+    """``epsilon`` as one tolerance per criterion: the one check of a fairness tolerance,
+    whichever door it came through (``optimize_policy(epsilon=...)``,
+    :class:`FairnessConstraint`, the estimators' ``epsilon``).
+
+    A number >= 0 (``inf``: no bound) is every criterion's tolerance (repeated
+    ``n_criteria`` times; None: kept as one); a sequence holds one per criterion
+    (``n_criteria`` of them, or one). Anything else (a negative or NaN entry, a string,
+    a nested or empty sequence, a count that fits no criteria) raises one error naming
+    ``epsilon``, the value as the caller wrote it and what is allowed (``also``: the
+    door's other choices, such as the estimators' "'auto'").
+
+    Examples
+    --------
+    >>> tolerances(0.05, 2)
+    (0.05, 0.05)
+    >>> tolerances(-1)
+    Traceback (most recent call last):
+    ...
+    fairdecide.exceptions.FairdecideError: epsilon must be >= 0 (inf for no bound): one \
+number, or a list of them, one per criterion; got -1
+    """
+    shown = ([plain(e) for e in epsilon] if isinstance(epsilon, np.ndarray) and epsilon.ndim
+             else type(epsilon)(plain(e) for e in epsilon)
+             if isinstance(epsilon, list | tuple) else plain(epsilon))
+
+    def refuse(why: str = "") -> FairdecideError:
+        return FairdecideError(f"epsilon must be {TOLERANCE}{also}; got {shown!r}{why}")
+
+    one = not isinstance(epsilon, list | tuple | np.ndarray) or np.ndim(epsilon) == 0
+    items = [plain(epsilon)] if one else list(epsilon)
+    if not items:
+        raise refuse(" (an empty list)")
+    out = []
+    for i, e in enumerate(items):
+        where = "" if one else f" (entry {i}, {plain(e)!r}, "
+        if isinstance(e, str | bytes | bool | np.bool_) or not np.isscalar(e):
+            raise refuse(where and where + "is not a number)")
+        try:
+            value = float(e)
+        except (TypeError, ValueError):
+            raise refuse(where and where + "is not a number)") from None
+        if np.isnan(value) or value < 0:
+            raise refuse(where and where + ("is NaN)" if np.isnan(value) else
+                                            "is negative)"))
+        out.append(value)
+    if n_criteria is not None and len(out) == 1:
+        out *= n_criteria
+    if n_criteria is not None and len(out) != n_criteria:
+        raise FairdecideError(
+            f"epsilon must be one number, or one per criterion ({n_criteria} "
+            f"{'criterion' if n_criteria == 1 else 'criteria'} here); got {shown!r} "
+            f"({len(out)} numbers)")
+    return tuple(out)
 
 
 def aggregated_deviations(F: np.ndarray, belief: Belief, chance_delta: float | None
@@ -73,9 +134,10 @@ class Tradeoff(abc.ABC):
         """Whether the constraints hold: :meth:`violation` within :meth:`violation_tol`."""
         return self.violation(U, F, belief) <= self.violation_tol(tol, utility_tol)
 
-    def checks(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
-               tol: float, utility_tol: float) -> dict[str, bool]:
-        """The constraint checks verification reports."""
+    def excesses(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
+                 tol: float, utility_tol: float) -> dict[str, tuple[float, float]]:
+        """The constraint checks verification reports, each as (how far the recomputed
+        value lies past its bound, the allowance): it passes within the allowance."""
         return {}
 
     def objective(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
@@ -213,16 +275,7 @@ class FairnessConstraint(Tradeoff):
     chance_delta: float | None = None
 
     def __post_init__(self) -> None:
-        items = self.epsilon
-        if not isinstance(items, str | bytes) and np.ndim(items) == 0:
-            items = (items,)  # one tolerance for every criterion
-        if isinstance(items, str | bytes) or np.ndim(items) != 1:
-            raise FairdecideError(
-                f"epsilon must be a number or a sequence of numbers, one per criterion, "
-                f"got {items!r}")
-        eps = tuple(as_number(e, "epsilon") for e in items)
-        if not eps or any(e < 0 for e in eps):
-            raise FairdecideError(f"epsilon must be numbers >= 0 (inf allowed), got {eps!r}")
+        eps = tolerances(self.epsilon)
         _check_delta(self.chance_delta)
         object.__setattr__(self, "epsilon", eps)
 
@@ -255,12 +308,13 @@ class FairnessConstraint(Tradeoff):
             e + share * max(0.0, a - e) if np.isfinite(e) else e
             for e, a in zip(self.epsilon, deviations, strict=True)))
 
-    def checks(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
-               tol: float, utility_tol: float) -> dict[str, bool]:
+    def excesses(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
+                 tol: float, utility_tol: float) -> dict[str, tuple[float, float]]:
         agg = aggregated_deviations(F, belief, self.chance_delta)
         word = "" if self.chance_delta is None else "CVaR of "
-        return {f"{word}{n} <= epsilon": bool(agg[c] <= self.epsilon[c] + tol)
-                for c, n in enumerate(names)}
+        return {f"{word}{n} <= epsilon": (float(agg[c] - e) if np.isfinite(e) else -np.inf,
+                                          tol)  # inf: no bound, whatever the deviation
+                for c, (n, e) in enumerate(zip(names, self.epsilon, strict=True))}
 
     def write(self, asm: Assembly) -> None:
         asm.maximize(asm.scenario_utility)
@@ -330,12 +384,12 @@ class UtilityConstraint(Tradeoff):
     def objective(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
         return self.merit(U, F, belief)
 
-    def checks(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
-               tol: float, utility_tol: float) -> dict[str, bool]:
+    def excesses(self, U: np.ndarray, F: np.ndarray, belief: Belief, names: Sequence[str],
+                 tol: float, utility_tol: float) -> dict[str, tuple[float, float]]:
         if self.utility_min is None:
             return {}
         return {"utility >= U* - slack":
-                bool(belief.combine(U) >= self.utility_min - utility_tol)}
+                (float(self.utility_min - belief.combine(U)), utility_tol)}
 
     def write(self, asm: Assembly) -> None:
         if self.chance_delta is not None:

@@ -110,7 +110,8 @@ class Session(SessionBase):
         program = self.prog.build(criteria, tradeoff, point=point, how=how,
                                   trust=None if point is None else trust)
         self.last_program = program
-        res = solve_program(program, self.solver)
+        res = solve_program(program, self.solver,
+                            belief=self.belief_case(tradeoff, criteria))
         self.stats["solve_seconds"] += res.seconds
         self.stats["solver_iterations"] += res.iterations or 0
         self.stats.update(n_variables=program.n_variables,
@@ -149,16 +150,9 @@ class Session(SessionBase):
         self.stats["solver_choice"] = choice
 
     def belief_case(self, tradeoff: Tradeoff, criteria: list[Criterion]) -> Case:
-        """The chain's belief-stage case: the belief's scenarios, the trade-off's kind
-        and the criteria's declared capabilities."""
-        prog = self.prog
-        caps = [c.capabilities(self.problem) for c in criteria]
-        return Case("belief", prog.K, prog.n_a, prog.n_free * prog.n_a,
-                    aggregate=prog.aggregate, penalises=tradeoff.penalises_deviations,
-                    tight=tradeoff.tight_deviations,
-                    chance=tradeoff.chance_delta is not None, n_criteria=len(criteria),
-                    marginal_linear=all(c.reads == "marginal" and c.linear and c.program
-                                        and not c.cone and not c.cuts for c in caps))
+        """The chain's belief-stage case (:meth:`Case.of_belief`): the belief's
+        scenarios, the trade-off's kind and the criteria's declared capabilities."""
+        return Case.of_belief(self.prog, tradeoff, criteria)
 
     def solve_by_scenarios(self, tradeoff: Tradeoff, criteria: list[Criterion]
                            ) -> ScenarioRun | None:
