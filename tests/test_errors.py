@@ -24,6 +24,7 @@ from fairdecide.optimize.engine.solvers import SolveResult
 from fairdecide.optimize.routes import session as session_module
 from tests.reference import assert_recomputed, reference_solve
 
+IND = fd.Independence().label  # the criterion's name with its measure
 SEP = fd.Separation().label  # the criterion's name with its measure
 
 PROBLEM, WORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
@@ -165,7 +166,7 @@ def test_a_verification_error_names_the_solver_each_violation_and_its_size(monke
     message = str(info.value)
     assert message.startswith("HiGHS (highs-ds)'s policy failed verification, recomputed "
                               "from its decision table (")
-    assert f"independence <= epsilon: violated by {over:.3g} ({over / 1e-6:.3g} times the " \
+    assert f"{IND} <= epsilon: violated by {over:.3g} ({over / 1e-6:.3g} times the " \
            "1e-06 allowed)" in message
     assert message.endswith("use solver=None or 'highs' (HiGHS: exact to 1e-09) or a solver "
                             "with a tighter tolerance (e.g. 'CLARABEL', an interior point "
@@ -188,7 +189,7 @@ def test_an_inaccurate_cvxpy_solve_is_an_error_that_says_so():
     except VerificationError as err:
         message = str(err)
         assert message.startswith("cvxpy/SCS's policy failed verification")
-        assert "independence <= epsilon: violated by" in message
+        assert f"{IND} <= epsilon: violated by" in message
         assert "use solver=None or 'highs'" in message
     else:  # a more accurate SCS: its policy is within the tolerance, and checked
         assert res.deviations["independence"] <= 0.05 + 1e-6 and res.verification.passed
