@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -90,11 +91,13 @@ def compas(repeats: int, out: Path) -> None:
     data, problem = compas_data()
     cases = [("no criterion", None, {}), ("largest rate gap", PARITY, {"epsilon": 0.1}),
              ("independence (TV)", fd.Independence(), {"epsilon": 0.1}),
-             ("separation (largest gap)", SEPARATION, {"epsilon": 0.1})]
+             ("separation (largest gap)", SEPARATION, {"epsilon": 0.1}),
+             ("separation (TV)", fd.Separation(), {"epsilon": 0.1})]
     lines = provenance("The certified decision's program on COMPAS beside today's scenario "
                        "maximin", "bench_certified.py")
     lines += [f"# {data}; delta {DELTA}; medians of {repeats} runs (ConfidenceSet.from_data "
-              "or the posterior and its draws included), the two alternating", "",
+              "or the posterior and its draws included; the certified time includes its "
+              "price, the plug-in policy solved at the estimate), the two alternating", "",
               "| criterion | population | certified s | scenario maximin s | certified value "
               "| certified deviation | variables |", "|---|---|---|---|---|---|---|"]
     post = fd.DirichletPosterior(prior=1.0).fit(data, problem)
@@ -187,6 +190,9 @@ def main() -> None:
     parser.add_argument("--refits", action="store_true",
                         help="coverage of ConfidenceSet.from_refits instead")
     args = parser.parse_args()
+    # the certified policies are often estimated below the constant rule on these sizes:
+    # the table says how often and by how much, the warning would say it every fit
+    warnings.simplefilter("ignore", fd.PriceWarning)
     if args.refits:
         reps = 6 if args.quick else min(args.replicates, 200)
         refits(reps, 1000, 40 if args.quick else 200,
@@ -199,7 +205,10 @@ def main() -> None:
     problem, truth = make_tabular_problem(30, 3, 2, 2, random_state=7)
     cases = [("largest gap of action rates between groups", PARITY, TREATMENTS),
              ("separation, largest gap of action rates between groups given y", SEPARATION,
-              TREATMENTS)]
+              TREATMENTS),
+             # the defaults, certified on their bound over the whole set since issue 51
+             ("independence, TV summed vs pooled", fd.Independence(), TREATMENTS),
+             ("separation, TV summed vs pooled", fd.Separation(), TREATMENTS)]
     rec = {(c, t): {"below": 0, "unfair": 0, "true": [], "claimed": [], "s": []}
            for c, _, ts in cases for t in ts}
     for i in range(reps):
