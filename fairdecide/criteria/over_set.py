@@ -49,9 +49,19 @@ if TYPE_CHECKING:
     from fairdecide.table import DecisionTable
     from fairdecide.units import Units
 
-__all__ = ["CERTIFIABLE", "SetConditional", "SetRanges", "bound_over_set",
-           "extreme_rates", "extreme_rates_over_population", "population_code",
-           "population_vertex", "set_criterion", "set_ranges"]
+__all__ = [
+    "CERTIFIABLE",
+    "SetConditional",
+    "SetRanges",
+    "bound_over_set",
+    "extreme_rates",
+    "extreme_rates_over_population",
+    "group_weights",
+    "population_code",
+    "population_vertex",
+    "set_criterion",
+    "set_ranges",
+]
 
 #: What a program over a set certifies, for error messages and the docs.
 CERTIFIABLE = ("independence (measure 'tv' or 'max', either reference, any weighting), "
@@ -149,6 +159,27 @@ def _weight_ranges(m_lo: np.ndarray, m_hi: np.ndarray, p_z: np.ndarray, r0: floa
     return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
 
+def group_weights(crit: ConditionalIndependence, cs: Any, problem: DecisionProblem,
+                  rows: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """The ranges over the set of the group weights P(z | c) the criterion's pooled
+    reference mixes (n_z, n_c each), and whether P(c, z) can be positive: P(z) for
+    independence; for separation, each group's outcome mass sum_x P(x | z) P(y | x, z)
+    at its extremes, then the shares (neither reads the policy); for sufficiency each
+    group's mass of an action under policy rows ``rows``."""
+    center = cs.center
+    n_x, n_z = center.n_x, center.n_z
+    if crit.given is None:  # P(z | c) is P(z) itself
+        m_lo = m_hi = np.ones((n_z, 1))
+    elif crit.given == "outcome":
+        t_lo, t_hi = (t.transpose(1, 2, 0) for t in outcome_boxes(cs))  # (n_z, n_y, n_x)
+        m_lo, m_hi = _mass_ranges(t_lo, t_hi, center.p_x_given_z, cs.cell_radius)
+    else:
+        pa = rows.reshape(n_x, n_z, -1).transpose(1, 2, 0)  # (n_z, n_a, n_x)
+        m_lo, m_hi = _mass_ranges(pa, pa, center.p_x_given_z, cs.cell_radius)
+    w_low, w_high = _weight_ranges(m_lo, m_hi, center.p_z, cs.group_radius)
+    return w_low, w_high, (m_hi > MASS_TOL) & (w_high > MASS_TOL)
+
+
 def set_ranges(crit: ConditionalIndependence, cs: Any, problem: DecisionProblem,
                rows: np.ndarray) -> SetRanges:
     """Each group's conditional of policy rows ``rows`` (n_units, n_actions) at its
@@ -167,15 +198,12 @@ def set_ranges(crit: ConditionalIndependence, cs: Any, problem: DecisionProblem,
         v = pi.transpose(1, 2, 0)[:, None]  # (n_z, 1, n_a, n_x)
         box_lo = box_hi = np.ones((*shape, n_x))
         v_hi = v_lo = v
-        m_lo = m_hi = np.ones((n_z, 1))  # P(z | c) is P(z) itself
     elif crit.given == "outcome":  # rows (z, y, a): sum p t_y pi / sum p t_y
         n_y = problem.n_outcomes
         shape = (n_z, n_y, n_a)
         v_hi = v_lo = np.broadcast_to(pi.transpose(1, 2, 0)[:, None], (*shape, n_x))
         box_lo = np.broadcast_to(t_lo.transpose(1, 2, 0)[:, :, None], (*shape, n_x))
         box_hi = np.broadcast_to(t_hi.transpose(1, 2, 0)[:, :, None], (*shape, n_x))
-        m_lo, m_hi = _mass_ranges(t_lo.transpose(1, 2, 0), t_hi.transpose(1, 2, 0), p,
-                                  cs.cell_radius)
     else:  # sufficiency, rows (z, a, y): sum p pi_a t_y / sum p pi_a
         n_y = problem.n_outcomes
         shape = (n_z, n_a, n_y)
@@ -185,18 +213,14 @@ def set_ranges(crit: ConditionalIndependence, cs: Any, problem: DecisionProblem,
                                                                              n_y))
         v_hi, v_lo = (b.transpose(1, 2, 3, 0) for b in (hi_a, lo_a))
         box_lo = box_hi = np.broadcast_to(pi.transpose(1, 2, 0)[:, :, None], (*shape, n_x))
-        pa = pi.transpose(1, 2, 0)  # (n_z, n_a, n_x)
-        m_lo, m_hi = _mass_ranges(pa, pa, p, cs.cell_radius)
     rr = None if r is None else np.broadcast_to(r[:, None, None], shape).reshape(-1)
     c = np.broadcast_to(p.T[:, None, None], (*shape, n_x)).reshape(-1, n_x)
     top, low, top_code, low_code = _ratio_extremes(
         np.reshape(v_hi, (-1, n_x)), np.reshape(v_lo, (-1, n_x)), c,
         np.reshape(box_lo, (-1, n_x)), np.reshape(box_hi, (-1, n_x)), rr)
-    can = m_hi > MASS_TOL
     hi = np.where(np.isfinite(top), top, 0.0).reshape(shape)
     lo = np.where(np.isfinite(low), low, 1.0).reshape(shape)
-    w_low, w_high = _weight_ranges(m_lo, m_hi, center.p_z, cs.group_radius)
-    can = can & (w_high > MASS_TOL)
+    w_low, w_high, can = group_weights(crit, cs, problem, rows)
     return SetRanges(np.minimum(lo, hi), hi, w_low, w_high, can,
                      low_code.reshape((*shape, n_x)) if codes else None,
                      top_code.reshape((*shape, n_x)) if codes else None)
@@ -273,11 +297,6 @@ class SetConditional(Criterion):
         return (n_z, 1, n_a) if self.base.given is None else (
             n_z, self.problem.n_outcomes, n_a)
 
-    def _weights(self) -> SetRanges:
-        """The weight ranges (they do not depend on the policy for these criteria)."""
-        n_u = self.confidence.center.n_x * self.confidence.center.n_z
-        uniform = np.full((n_u, self.problem.n_actions), 1.0 / self.problem.n_actions)
-        return set_ranges(self.base, self.confidence, self.problem, uniform)
 
     def capabilities(self, problem: DecisionProblem) -> Capabilities:
         """Reads the policy rows; linear; separation's worlds are cuts."""
@@ -327,9 +346,9 @@ class SetConditional(Criterion):
         cols, fresh = block.kept_vars(2 * size, 0.0, 1.0)
         hi_cols = cols[:size].reshape(n_z, n_c, n_t)
         lo_cols = cols[size:].reshape(n_z, n_c, n_t)
-        if fresh:
-            w = self._weights()
-            write_bound_rows(block, self.base, hi_cols, lo_cols, w.w_low, w.w_high, w.can)
+        if fresh:  # the weights do not depend on the policy for these criteria
+            w_low, w_high, can = group_weights(self.base, self.confidence, self.problem)
+            write_bound_rows(block, self.base, hi_cols, lo_cols, w_low, w_high, can)
             if not self.by_cuts:
                 self._dual_rows(block, hi_cols[:, 0], lo_cols[:, 0])
         if self.by_cuts and self.cuts is not None and len(self.cuts):
