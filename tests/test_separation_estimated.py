@@ -142,3 +142,16 @@ def test_separation_with_an_estimated_population_is_certified_as_the_lp_finds(se
     given = fd.optimize_policy(problem, fd.ConfidenceSet.from_data(
         data, problem, delta=0.2, population=truth), SEP, epsilon=0.3)
     assert given.guarantee.value >= res.guarantee.value - 1e-9
+
+
+def test_the_worst_world_rebuilds_from_its_codes_where_a_cell_receives_mass():
+    # a cell without mass at the centre (h = 0) that the worst population fills: its
+    # outcome end is part of the world (b19dcbc dropped it, and a cut rebuilt from the
+    # codes had no mass: HiGHS failed on COMPAS separation with the population estimated)
+    v, h, r = np.array([[1.0, 0.2, 0.0]]), np.array([[0.0, 0.5, 0.5]]), np.array([0.6])
+    lo, hi = np.array([[0.1, 0.1, 0.1]]), np.array([[0.9, 0.9, 0.9]])
+    rate, at_hi, code = extreme_rates_over_population(v, h, r, lo, hi, True)
+    assert code[0, 0] == 3 and at_hi[0, 0]  # the empty cell receives mass, at its upper end
+    p = population_vertex(h, r, code)
+    t = np.where(at_hi, hi, lo)
+    assert (p * t * v).sum() / (p * t).sum() == pytest.approx(rate[0], abs=1e-12)

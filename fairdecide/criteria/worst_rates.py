@@ -142,4 +142,5 @@ def extreme_rates_over_population(v: np.ndarray, h: np.ndarray, r: np.ndarray,
         lam = np.where(np.isfinite(best), best, 0.0)
     else:  # pragma: no cover - Dinkelbach's steps are finite here
         raise RuntimeError("the separation adversary did not converge")
-    return best, best_at & (h > 0), population_code(h, best_p)
+    # the pattern of every cell: one without mass at the centre may receive some
+    return best, best_at, population_code(h, best_p)
