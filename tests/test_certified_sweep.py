@@ -150,3 +150,38 @@ def test_the_softmax_estimator_certifies_over_its_band_or_refuses(name):
         return
     (bound,) = clf.result_.guarantee.deviations.values()
     assert bound is not None and bound <= EPS + TOL
+
+
+def test_the_issues_adult_case_is_certified_within_epsilon_and_priced(data_dir):
+    """Issue 51, finding 2: FairPolicyClassifier(policy="tabular",
+    uncertainty="certified", epsilon=0.05) on 10,000 Adult rows (sex routed, a Pipeline
+    with OneHotEncoder) returned "optimal" with independence bounded by 1.159 over the
+    set. Now the bound is the program's and within epsilon, and the price says the
+    certified policy is estimated below the majority class."""
+    from sklearn import config_context
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from fairdecide.datasets import load_adult
+
+    adult = load_adult(data_dir).dropna().reset_index(drop=True)
+    rows = adult.iloc[np.random.RandomState(0).permutation(len(adult))[:10_000]]
+    y = (rows["income"] == ">50K").to_numpy().astype(int)
+    with config_context(enable_metadata_routing=True):
+        clf = fd.FairPolicyClassifier(policy="tabular", uncertainty="certified",
+                                      epsilon=0.05).set_fit_request(sensitive_features=True)
+        pipe = Pipeline([("encode", ColumnTransformer([(
+            "onehot", OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+            ["education", "marital_status", "relationship"])])), ("fair", clf)])
+        with pytest.warns(fd.PriceWarning, match="below always 0's"):
+            pipe.fit(rows, y, sensitive_features=rows["sex"].to_numpy())
+    g = pipe[-1].result_.guarantee
+    (bound,) = g.deviations.values()
+    assert bound <= 0.05 + TOL
+    majority = max(y.mean(), 1 - y.mean())
+    assert g.price.constant == "always 0"
+    assert g.price.constant_estimated == pytest.approx(majority, abs=1e-12)
+    assert g.price.below_constant and g.price.estimated < majority
+    assert any("WARNING: at the estimate this certified policy is worth less" in s
+               for s in g.sentences())
