@@ -5,6 +5,7 @@ vertex worlds, the coverage of the Weissman sets by simulation, and the guarante
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -53,6 +54,55 @@ def test_weissman_radius_is_hoeffding_for_two_outcomes_and_two_without_data():
     t = np.sqrt(np.log(2 / d) / (2 * n))
     assert weissman_radius(n, 2, d) == pytest.approx(2 * t)
     assert weissman_radius([0, 3], 3, 0.1)[0] == 2.0
+
+
+def _weissman_by_hand(n: int, m: int, d: float) -> float:
+    """sqrt(2 (ln(2^m - 2) - ln d) / n), 2^m - 2 an exact Python integer (no float
+    2^m, which overflows past m = 1023), capped at 2 (the simplex's diameter)."""
+    return min(2.0, math.sqrt(2 * (math.log(2**m - 2) - math.log(d)) / n))
+
+
+@pytest.mark.parametrize(("m", "n", "d", "by_hand"), [
+    # ln 6 = 1.791759, -ln 0.05 = 2.995732: sqrt(2 * 4.787492 / 250) = 0.1957037
+    (3, 250, 0.05, 0.1957036891380854),
+    (5, 1000, 0.01, 0.12654143643605636),  # ln 30 = 3.401197
+    (10, 40, 0.2, 0.6534123768034146),  # ln 1022 = 6.929517, not ln 1024 = 6.931472
+    (1100, 10**6, 0.1, 0.039109192876072854),  # 2.0**1100 overflows: the stable form
+])
+def test_weissman_radius_is_the_bound_evaluated_by_hand(m, n, d, by_hand):
+    """More than two outcomes, where ln(2^m - 2) is not Hoeffding's ln 2 (whose radii
+    would be 0.1718, 0.1029, 0.3393 and 0.0024 here) nor ln 2^m (0.2015, 0.1271,
+    0.6535)."""
+    assert _weissman_by_hand(n, m, d) == pytest.approx(by_hand, rel=1e-14)
+    assert float(weissman_radius(n, m, d)) == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_a_weissman_set_of_three_outcomes_has_the_bounds_radii():
+    """outcomes="weissman", three outcomes, the population estimated: each conditional
+    with data gets the radius at d = delta / C, C its estimated multinomials (the 5 cells
+    with rows, P(z), and the two groups' P(x | z)), counted here; the cell without rows
+    the whole simplex (2)."""
+    counts = {(0, 0): 40, (0, 1): 25, (1, 1): 9, (2, 0): 130, (2, 1): 3}
+    x, z, y = [], [], []
+    for (xi, zi), k in counts.items():
+        x += [xi] * k
+        z += [zi] * k
+        y += list(np.arange(k) % 3)
+    problem = fd.DecisionProblem.classification(3)
+    cs = fd.ConfidenceSet.from_data(fd.LoggedData(x=x, z=z, y=y), problem, delta=0.1,
+                                    outcomes="weissman")
+    d = 0.1 / (5 + 1 + 2)
+    want = np.full((3, 2), 2.0)
+    for (xi, zi), k in counts.items():
+        want[xi, zi] = _weissman_by_hand(k, 3, d)
+    assert np.allclose(cs.radius, want, rtol=1e-12, atol=0)
+    assert cs.group_radius == pytest.approx(_weissman_by_hand(207, 2, d), rel=1e-12)
+    assert np.allclose(cs.cell_radius, [_weissman_by_hand(170, 3, d),
+                                        _weissman_by_hand(37, 3, d)], rtol=1e-12, atol=0)
+    # the population given: only the 5 outcome conditionals share delta
+    given = fd.ConfidenceSet.from_data(fd.LoggedData(x=x, z=z, y=y), problem, delta=0.1,
+                                       outcomes="weissman", population=np.full((3, 2), 1 / 6))
+    assert given.radius[0, 0] == pytest.approx(_weissman_by_hand(40, 3, 0.1 / 5), rel=1e-12)
 
 
 def _vertex_worlds(cs: fd.ConfidenceSet) -> list[fd.TabularWorld]:
