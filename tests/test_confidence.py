@@ -19,22 +19,7 @@ from fairdecide.confidence import clopper_pearson, weissman_radius, worst_in_bal
 from fairdecide.criteria.over_set import extreme_rates
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.datasets.synthetic import sample_logged_data
-
-#: HiGHS's default feasibility tolerance (1e-7) would let the reference LP move more
-#: mass than a ball of radius 1e-7 holds
-TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
-
-
-def ball_min(c: np.ndarray, h: np.ndarray, r: float) -> float:
-    """min c . theta over the simplex and ||theta - h||_1 <= r, as an LP in (theta, t)."""
-    m = len(c)
-    eye = np.eye(m)
-    A_ub = np.block([[eye, -eye], [-eye, -eye], [np.zeros((1, m)), np.ones((1, m))]])
-    b_ub = np.concatenate([h, -h, [r]])
-    A_eq = np.concatenate([np.ones(m), np.zeros(m)])[None]
-    res = linprog(np.concatenate([c, np.zeros(m)]), A_ub, b_ub, A_eq, [1.0],
-                  bounds=[(0, None)] * (2 * m), method="highs", options=TIGHT)
-    return float(res.fun)
+from tests.reference import TIGHT, ball_min, set_worst_value
 
 
 @settings(max_examples=60, deadline=None)
@@ -217,14 +202,8 @@ def test_worst_value_with_an_estimated_population_is_a_nested_lp(seed):
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1)
     rng = np.random.RandomState(seed)
     policy = fd.TabularPolicy(rng.dirichlet(np.ones(2), size=(2, 2)))
-    rows = policy.proba(cs.center.units())
-    U = problem.utility
-    g = np.array([ball_min(rows[u] @ U, cs.ball_center.reshape(4, 2)[u],
-                           cs.radius.reshape(-1)[u]) for u in range(4)])
-    g = g.reshape(2, 2)  # (x, z)
-    cond = cs.center.p_xz / cs.center.p_z
-    per_group = [ball_min(g[:, z], cond[:, z], cs.cell_radius[z]) for z in range(2)]
-    expected = ball_min(np.array(per_group), cs.center.p_z, cs.group_radius)
+    # each unit's outcome ball, then each group's P(x | z), then P(z): one LP per ball
+    expected = set_worst_value(cs, policy, problem)
     assert cs.worst_value(policy, problem) == pytest.approx(expected, abs=1e-9)
 
 
@@ -238,7 +217,9 @@ def test_no_policy_is_worth_more_over_the_set_than_the_certified_optimum(seed):
     for _ in range(20):
         other = fd.TabularPolicy(rng.dirichlet(np.ones(2) * 0.3, size=(2, 2)))
         assert cs.worst_value(other, problem) <= res.guarantee.value + 1e-9
-    assert cs.worst_value(res.policy, problem) == pytest.approx(res.guarantee.value)
+    # the certified value is the policy's worst over the set, by LPs over each ball
+    assert res.guarantee.value == pytest.approx(set_worst_value(cs, res.policy, problem),
+                                                abs=1e-8)
 
 
 def test_the_weissman_set_covers_the_truth_at_least_one_minus_delta_of_the_time():
@@ -609,4 +590,6 @@ def test_the_credible_region_with_three_outcomes_holds_its_posterior_mass():
                for w in post.sample(n, random_state=1)) / n
     assert held >= 0.8 - 3 * np.sqrt(0.8 * 0.2 / n)
     res = fd.optimize_policy(problem, cs)
-    assert res.guarantee.value == pytest.approx(cs.worst_value(res.policy, problem))
+    # three outcomes: each cell's worst over its L1 ball by an LP, weighted by P(x, z)
+    assert res.guarantee.value == pytest.approx(set_worst_value(cs, res.policy, problem),
+                                                abs=1e-8)
