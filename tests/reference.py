@@ -11,6 +11,7 @@ to use instead of ``res.verification.passed``, which is True whenever a result e
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -673,3 +674,124 @@ def interval_maximin(U, weights, lo, hi) -> float:
                   bounds=[(0, 1)] * (n * n_a) + [(None, None)] * n, method="highs")
     assert res.status == 0, res.message
     return -float(res.fun)
+
+
+# ------------------------------------------------------------ worst cases over a set
+#: HiGHS's default feasibility tolerance (1e-7) would let the reference LP move more
+#: mass than a ball of radius 1e-7 holds
+TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
+def ball_min(c, h, r) -> float:
+    """min c . theta over the simplex and ||theta - h||_1 <= r, as an LP in (theta, t)
+    with |theta - h| <= t and sum t <= r."""
+    c, h = np.asarray(c, dtype=float), np.asarray(h, dtype=float)
+    m = len(c)
+    eye = np.eye(m)
+    A_ub = np.block([[eye, -eye], [-eye, -eye], [np.zeros((1, m)), np.ones((1, m))]])
+    b_ub = np.concatenate([h, -h, [r]])
+    A_eq = np.concatenate([np.ones(m), np.zeros(m)])[None]
+    res = linprog(np.concatenate([c, np.zeros(m)]), A_ub, b_ub, A_eq, [1.0],
+                  bounds=[(0, None)] * (2 * m), method="highs", options=TIGHT)
+    assert res.status == 0, res.message
+    return float(res.fun)
+
+
+def set_unit_worst(cs, rows, problem) -> np.ndarray:
+    """Each unit's least expected utility g[x, z] over the outcome balls of a
+    ``ConfidenceSet`` for policy rows pi(a | x, z) (shape (n_x * n_z, n_a), unit x-major),
+    one LP per ball: a prediction problem's one ball per unit priced by the policy's mix
+    sum_a pi_a U[a]; an intervention's one ball per (unit, action), read by its action."""
+    n_x, n_z = cs.center.p_xz.shape
+    U = problem.utility
+    hat = cs.ball_center.reshape(n_x * n_z, -1, U.shape[1])
+    r = cs.radius.reshape(n_x * n_z, -1)
+    if hat.shape[1] == 1:  # prediction: one conditional per unit
+        g = [ball_min(rows[u] @ U, hat[u, 0], r[u, 0]) for u in range(len(rows))]
+    else:
+        g = [sum(rows[u, a] * ball_min(U[a], hat[u, a], r[u, a]) for a in range(len(U)))
+             for u in range(len(rows))]
+    return np.array(g).reshape(n_x, n_z)
+
+
+def set_population_min(cs, g) -> float:
+    """min over the populations of a ``ConfidenceSet`` of sum_{x,z} P(x, z) g[x, z]: each
+    group's P(x | z) at its worst in its ball, then P(z) in its ball (the balls are a
+    product and the weights non-negative, so the nested minimum is the joint one)."""
+    p_xz = cs.center.p_xz
+    p_z = p_xz.sum(axis=0)
+    per_group = [ball_min(g[:, z], p_xz[:, z] / p_z[z], cs.cell_radius[z])
+                 for z in range(p_xz.shape[1])]
+    return ball_min(np.array(per_group), p_z, cs.group_radius)
+
+
+def set_worst_value(cs, policy, problem) -> float:
+    """min over every world of a ``ConfidenceSet`` of a ``TabularPolicy``'s expected
+    utility, by
+    linear programs over each ball (:func:`set_unit_worst`, :func:`set_population_min`):
+    independent of ``ConfidenceSet.worst_value``'s closed form."""
+    rows = np.asarray(policy.table, dtype=float).reshape(-1, problem.n_actions)  # x-major
+    return set_population_min(cs, set_unit_worst(cs, rows, problem))
+
+
+# ------------------------------------------------------ the separation adversary by brute force
+def box_vertices(lo, hi) -> np.ndarray:
+    """Every vertex of the box [lo, hi] (n,): shape (2^n, n)."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    ends = np.array(list(itertools.product((0, 1), repeat=len(lo))), dtype=bool)
+    return np.where(ends, hi, lo)
+
+
+def l1_ball_vertices(h, r) -> np.ndarray:
+    """Points of {p in the simplex : ||p - h||_1 <= r} that include all its vertices:
+    for each receiving cell j and each order of the others, the mass m = min(r / 2,
+    1 - h_j) moved to j from the others in that order, each emptied before the next
+    (the maximiser of a generic linear function; every vertex maximises one), and h."""
+    h = np.asarray(h, dtype=float)
+    out = [h]
+    for j in range(len(h)):
+        m = min(r / 2.0, 1.0 - h[j])
+        for order in itertools.permutations([i for i in range(len(h)) if i != j]):
+            p = h.copy()
+            p[j] += m
+            left = m
+            for i in order:
+                take = min(left, p[i])
+                p[i] -= take
+                left -= take
+            out.append(p)
+    return np.array(out)
+
+
+def rates_by_brute_force(v, weights, lo, hi) -> np.ndarray:
+    """sum_x p_x t_x v_x / sum_x p_x t_x for every population p in ``weights`` (k, n)
+    and every vertex t of the box [lo, hi], over the worlds with mass (> 1e-12): a
+    linear-fractional function of t for fixed p and of p for fixed t, so its extremes
+    over the box and over the polytope whose vertices ``weights`` holds are among these."""
+    t = box_vertices(lo, hi)  # (2^n, n)
+    q = weights[:, None, :] * t[None, :, :]  # (k, 2^n, n)
+    mass = q.sum(axis=-1)
+    return (q @ np.asarray(v, dtype=float))[mass > 1e-12] / mass[mass > 1e-12]
+
+
+def separation_over_set_by_brute_force(table, cs) -> float:
+    """The largest gap max_{y, a, z != z'} P(a | y, z) - P(a | y, z') of a tabular policy
+    (n_x, n_z, n_a) over every world of a two-outcome ``ConfidenceSet`` of a prediction
+    problem: each group's P(x | z) at the vertices of its L1 ball (its estimate when the
+    population is given) and its cells' P(y = 1 | x, z) at the ends of their intervals.
+    The groups share no parameter, so the largest gap pairs one group's largest rate with
+    another's smallest."""
+    p1 = cs.ball_center[..., 1]
+    lo1, hi1 = np.clip(p1 - cs.radius / 2, 0, 1), np.clip(p1 + cs.radius / 2, 0, 1)
+    _, n_z, n_a = table.shape
+    cond = cs.center.p_xz / cs.center.p_xz.sum(axis=0)
+    worst = 0.0
+    for y, a in itertools.product((0, 1), range(n_a)):
+        lo, hi = (lo1, hi1) if y == 1 else (1 - hi1, 1 - lo1)
+        rates = [rates_by_brute_force(table[:, z, a], l1_ball_vertices(cond[:, z],
+                                                                       cs.cell_radius[z]),
+                                      lo[:, z], hi[:, z]) for z in range(n_z)]
+        for z, z2 in itertools.permutations(range(n_z), 2):
+            if rates[z].size and rates[z2].size:
+                worst = max(worst, rates[z].max() - rates[z2].min())
+    return worst

@@ -168,6 +168,39 @@ def test_per_group_capacity_bounds_every_group_and_the_deviation_is_the_excess()
     assert res.utility == pytest.approx(u_ref, abs=1e-8)
 
 
+#: Three cells, two groups; GRANT's gain 1 - 2 P(y = 1) is negative everywhere, so the
+#: best policy grants nobody and a lower bound on the share granted binds. Gains by
+#: cell (x, z): -0.2, -0.4 / -0.6, -0.1 / -0.8, -0.3.
+FLOOR_MASS = np.array([[0.2, 0.1], [0.1, 0.2], [0.3, 0.1]])
+FLOOR_Q = np.array([[0.6, 0.7], [0.8, 0.55], [0.9, 0.65]])
+
+
+@pytest.mark.parametrize(("per_group", "want"), [
+    # overall 0.45: cell (1, 1) (gain -0.1, mass 0.2), (0, 0) (-0.2, 0.2), then half of
+    # (2, 1) (-0.3, 0.1): utility -0.02 - 0.04 - 0.015 = -0.075
+    (False, [[1.0, 0.0], [0.0, 1.0], [0.0, 0.5]]),
+    # each group 0.45: group 0 (mass 0.6) needs 0.27: (0, 0) and 0.07 / 0.1 of (1, 0);
+    # group 1 (mass 0.4) needs 0.18: 0.9 of (1, 1); utility -0.04 - 0.042 - 0.018 = -0.1
+    (True, [[1.0, 0.0], [0.7, 0.9], [0.0, 0.0]]),
+])
+def test_a_binding_lower_bound_on_the_share_is_met_exactly(per_group, want):
+    """at_least binds (every gain is negative): the optimum fills the cells of least loss
+    up to the bound, overall or within each group, solved by hand above; a policy below
+    the bound deviates by its shortfall."""
+    world = fd.TabularWorld(FLOOR_MASS, np.stack([1 - FLOOR_Q, FLOOR_Q], axis=-1))
+    cap = fd.Capacity("grant", at_least=0.45, per_group=per_group)
+    res = fd.optimize_policy(GRANT, world, cap, epsilon=0.0)
+    np.testing.assert_allclose(res.policy.table[:, :, 1], want, atol=1e-8)
+    assert res.utility == pytest.approx(-0.1 if per_group else -0.075, abs=1e-9)
+    # granting 0.3 of everyone falls 0.15 short of the bound; granting 0.3 in group 0
+    # and 0.5 in group 1 falls short in group 0 only, or overall by 0.45 - 0.38 = 0.07
+    rows = np.zeros((3, 2, 2))
+    rows[:, 0, 1], rows[:, 1, 1] = 0.3, 0.5
+    rows[..., 0] = 1 - rows[..., 1]
+    assert cap.deviation(fd.TabularPolicy(rows), world, GRANT) == pytest.approx(
+        0.15 if per_group else 0.07, abs=1e-12)
+
+
 def test_capacity_in_every_scenario_of_a_worst_case_belief():
     """Two scenarios of the same people with different weights: the worst case bounds
     each scenario's share (recomputed from its weights)."""

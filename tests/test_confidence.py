@@ -5,6 +5,7 @@ vertex worlds, the coverage of the Weissman sets by simulation, and the guarante
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -18,22 +19,7 @@ from fairdecide.confidence import clopper_pearson, weissman_radius, worst_in_bal
 from fairdecide.criteria.over_set import extreme_rates, set_ranges
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.datasets.synthetic import sample_logged_data
-
-#: HiGHS's default feasibility tolerance (1e-7) would let the reference LP move more
-#: mass than a ball of radius 1e-7 holds
-TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
-
-
-def ball_min(c: np.ndarray, h: np.ndarray, r: float) -> float:
-    """min c . theta over the simplex and ||theta - h||_1 <= r, as an LP in (theta, t)."""
-    m = len(c)
-    eye = np.eye(m)
-    A_ub = np.block([[eye, -eye], [-eye, -eye], [np.zeros((1, m)), np.ones((1, m))]])
-    b_ub = np.concatenate([h, -h, [r]])
-    A_eq = np.concatenate([np.ones(m), np.zeros(m)])[None]
-    res = linprog(np.concatenate([c, np.zeros(m)]), A_ub, b_ub, A_eq, [1.0],
-                  bounds=[(0, None)] * (2 * m), method="highs", options=TIGHT)
-    return float(res.fun)
+from tests.reference import TIGHT, ball_min, set_worst_value
 
 
 @settings(max_examples=60, deadline=None)
@@ -53,6 +39,55 @@ def test_weissman_radius_is_hoeffding_for_two_outcomes_and_two_without_data():
     t = np.sqrt(np.log(2 / d) / (2 * n))
     assert weissman_radius(n, 2, d) == pytest.approx(2 * t)
     assert weissman_radius([0, 3], 3, 0.1)[0] == 2.0
+
+
+def _weissman_by_hand(n: int, m: int, d: float) -> float:
+    """sqrt(2 (ln(2^m - 2) - ln d) / n), 2^m - 2 an exact Python integer (no float
+    2^m, which overflows past m = 1023), capped at 2 (the simplex's diameter)."""
+    return min(2.0, math.sqrt(2 * (math.log(2**m - 2) - math.log(d)) / n))
+
+
+@pytest.mark.parametrize(("m", "n", "d", "by_hand"), [
+    # ln 6 = 1.791759, -ln 0.05 = 2.995732: sqrt(2 * 4.787492 / 250) = 0.1957037
+    (3, 250, 0.05, 0.1957036891380854),
+    (5, 1000, 0.01, 0.12654143643605636),  # ln 30 = 3.401197
+    (10, 40, 0.2, 0.6534123768034146),  # ln 1022 = 6.929517, not ln 1024 = 6.931472
+    (1100, 10**6, 0.1, 0.039109192876072854),  # 2.0**1100 overflows: the stable form
+])
+def test_weissman_radius_is_the_bound_evaluated_by_hand(m, n, d, by_hand):
+    """More than two outcomes, where ln(2^m - 2) is not Hoeffding's ln 2 (whose radii
+    would be 0.1718, 0.1029, 0.3393 and 0.0024 here) nor ln 2^m (0.2015, 0.1271,
+    0.6535)."""
+    assert _weissman_by_hand(n, m, d) == pytest.approx(by_hand, rel=1e-14)
+    assert float(weissman_radius(n, m, d)) == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_a_weissman_set_of_three_outcomes_has_the_bounds_radii():
+    """outcomes="weissman", three outcomes, the population estimated: each conditional
+    with data gets the radius at d = delta / C, C its estimated multinomials (the 5 cells
+    with rows, P(z), and the two groups' P(x | z)), counted here; the cell without rows
+    the whole simplex (2)."""
+    counts = {(0, 0): 40, (0, 1): 25, (1, 1): 9, (2, 0): 130, (2, 1): 3}
+    x, z, y = [], [], []
+    for (xi, zi), k in counts.items():
+        x += [xi] * k
+        z += [zi] * k
+        y += list(np.arange(k) % 3)
+    problem = fd.DecisionProblem.classification(3)
+    cs = fd.ConfidenceSet.from_data(fd.LoggedData(x=x, z=z, y=y), problem, delta=0.1,
+                                    outcomes="weissman")
+    d = 0.1 / (5 + 1 + 2)
+    want = np.full((3, 2), 2.0)
+    for (xi, zi), k in counts.items():
+        want[xi, zi] = _weissman_by_hand(k, 3, d)
+    assert np.allclose(cs.radius, want, rtol=1e-12, atol=0)
+    assert cs.group_radius == pytest.approx(_weissman_by_hand(207, 2, d), rel=1e-12)
+    assert np.allclose(cs.cell_radius, [_weissman_by_hand(170, 3, d),
+                                        _weissman_by_hand(37, 3, d)], rtol=1e-12, atol=0)
+    # the population given: only the 5 outcome conditionals share delta
+    given = fd.ConfidenceSet.from_data(fd.LoggedData(x=x, z=z, y=y), problem, delta=0.1,
+                                       outcomes="weissman", population=np.full((3, 2), 1 / 6))
+    assert given.radius[0, 0] == pytest.approx(_weissman_by_hand(40, 3, 0.1 / 5), rel=1e-12)
 
 
 def _vertex_worlds(cs: fd.ConfidenceSet) -> list[fd.TabularWorld]:
@@ -167,14 +202,8 @@ def test_worst_value_with_an_estimated_population_is_a_nested_lp(seed):
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1)
     rng = np.random.RandomState(seed)
     policy = fd.TabularPolicy(rng.dirichlet(np.ones(2), size=(2, 2)))
-    rows = policy.proba(cs.center.units())
-    U = problem.utility
-    g = np.array([ball_min(rows[u] @ U, cs.ball_center.reshape(4, 2)[u],
-                           cs.radius.reshape(-1)[u]) for u in range(4)])
-    g = g.reshape(2, 2)  # (x, z)
-    cond = cs.center.p_xz / cs.center.p_z
-    per_group = [ball_min(g[:, z], cond[:, z], cs.cell_radius[z]) for z in range(2)]
-    expected = ball_min(np.array(per_group), cs.center.p_z, cs.group_radius)
+    # each unit's outcome ball, then each group's P(x | z), then P(z): one LP per ball
+    expected = set_worst_value(cs, policy, problem)
     assert cs.worst_value(policy, problem) == pytest.approx(expected, abs=1e-9)
 
 
@@ -188,7 +217,9 @@ def test_no_policy_is_worth_more_over_the_set_than_the_certified_optimum(seed):
     for _ in range(20):
         other = fd.TabularPolicy(rng.dirichlet(np.ones(2) * 0.3, size=(2, 2)))
         assert cs.worst_value(other, problem) <= res.guarantee.value + 1e-9
-    assert cs.worst_value(res.policy, problem) == pytest.approx(res.guarantee.value)
+    # the certified value is the policy's worst over the set, by LPs over each ball
+    assert res.guarantee.value == pytest.approx(set_worst_value(cs, res.policy, problem),
+                                                abs=1e-8)
 
 
 def test_the_weissman_set_covers_the_truth_at_least_one_minus_delta_of_the_time():
@@ -587,4 +618,6 @@ def test_the_credible_region_with_three_outcomes_holds_its_posterior_mass():
                for w in post.sample(n, random_state=1)) / n
     assert held >= 0.8 - 3 * np.sqrt(0.8 * 0.2 / n)
     res = fd.optimize_policy(problem, cs)
-    assert res.guarantee.value == pytest.approx(cs.worst_value(res.policy, problem))
+    # three outcomes: each cell's worst over its L1 ball by an LP, weighted by P(x, z)
+    assert res.guarantee.value == pytest.approx(set_worst_value(cs, res.policy, problem),
+                                                abs=1e-8)

@@ -121,6 +121,41 @@ def test_epsilon_holds_on_the_training_predictions(policy, criterion, seed, eps)
     _check(clf, X, y, z, criterion, eps)
 
 
+def _calibration_gap(n=300, seed=0):
+    """Two groups of the same size and the same base rate (half of each positive), so the
+    constant rule has sufficiency 0 and every tolerance is feasible; the first feature
+    ranks a group's labels sharply in group 0 and loosely in group 1, so the best
+    predictor is calibrated differently in the two (its sufficiency about 0.62)."""
+    rng = np.random.RandomState(seed)
+    z = np.arange(n) % 2
+    X = rng.normal(size=(n, 2))
+    score = np.where(z == 0, 3.0, 0.5) * X[:, 0] + 0.5 * rng.normal(size=n)
+    y = np.zeros(n, dtype=int)
+    for g in (0, 1):
+        rows = np.flatnonzero(z == g)
+        y[rows[np.argsort(score[rows])[len(rows) // 2:]]] = 1
+    return X, y, z
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.2])
+def test_softmax_sufficiency_meets_a_binding_epsilon(eps):
+    """The softmax family under sufficiency where a policy meeting epsilon exists (the
+    parametrised test above draws data where none does, and checks only that the fit
+    says so): the unconstrained fit breaks epsilon, the constrained one meets it on the
+    training predictions (recomputed here) and predicts better than the constant rule
+    (mean probability of the true label above 1/2)."""
+    X, y, z = _calibration_gap()
+    free = fd.FairPolicyClassifier(policy="softmax", random_state=0).fit(
+        X, y, sensitive_features=z)
+    assert deviation(free.predict_proba(X, sensitive_features=z), y, z,
+                     "sufficiency") > eps
+    clf = fd.FairPolicyClassifier(policy="softmax", criteria="sufficiency", epsilon=eps,
+                                  random_state=0).fit(X, y, sensitive_features=z)
+    _check(clf, X, y, z, "sufficiency", eps)
+    p = clf.predict_proba(X, sensitive_features=z)
+    assert p[np.arange(len(y)), y].mean() > 0.5
+
+
 @pytest.mark.parametrize("policy", FAMILIES)
 def test_the_fairness_scorer_on_the_training_rows_is_deviation_(policy):
     """One answer per question: make_fairness_scorer on the training rows gives
