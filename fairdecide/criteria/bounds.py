@@ -27,21 +27,20 @@ bounds the knapsack from above and the best equals it (:func:`write_bound_rows`)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
 if TYPE_CHECKING:
     from fairdecide.criteria.base import ProgramBlock
-    from fairdecide.criteria.conditional import ConditionalIndependence
     from fairdecide.problem import DecisionProblem
 
 __all__ = ["bound_from_gaps", "compared_values", "gaps_from_ranges", "knapsack",
            "write_bound_rows"]
 
 
-def compared_values(crit: ConditionalIndependence, problem: DecisionProblem, n_c: int
+def compared_values(crit: Any, problem: DecisionProblem, n_c: int
                     ) -> np.ndarray:
     """The conditioning values the criterion compares (its ``given_values``, or all)."""
     codes = crit._given_codes(problem)
@@ -71,7 +70,7 @@ def knapsack(gap: np.ndarray, cap: np.ndarray, total: np.ndarray) -> np.ndarray:
     return (np.minimum(c, room) * g).sum(axis=1)
 
 
-def bound_from_gaps(crit: ConditionalIndependence, problem: DecisionProblem,
+def bound_from_gaps(crit: Any, problem: DecisionProblem,
                     gap: np.ndarray, w_low: np.ndarray, w_high: np.ndarray) -> float:
     """The bound of ``crit``'s deviation (see the module) from the pair gaps ``gap``
     (n_z, n_z, n_c, n_t) and the ranges [w_low, w_high] of the group weights P(z | c)
@@ -90,7 +89,7 @@ def bound_from_gaps(crit: ConditionalIndependence, problem: DecisionProblem,
     return float(block.sum())
 
 
-def write_bound_rows(block: ProgramBlock, crit: ConditionalIndependence,
+def write_bound_rows(block: ProgramBlock, crit: Any,
                      hi_cols: np.ndarray, lo_cols: np.ndarray, w_low: np.ndarray,
                      w_high: np.ndarray, active: np.ndarray) -> None:
     """Rows f >= the bound of ``crit``'s deviation (see the module) from variables that

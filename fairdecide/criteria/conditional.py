@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from fairdecide._validation import as_choice, as_labels, check_instance
+from fairdecide.criteria import over_set
 from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
 from fairdecide.criteria.divergences import MEASURES, _block_divergence
 from fairdecide.criteria.terms import MarginalTerms, conditional_terms
@@ -303,8 +304,6 @@ class ConditionalIndependence(Criterion):
         """Held over every world of a set inside the program
         (:func:`~fairdecide.criteria.over_set.set_criterion`): independence and, in a
         prediction problem, separation, by the measures "tv" and "max"."""
-        from fairdecide.criteria import over_set  # over_set builds on this module
-
         return over_set.set_criterion(self, confidence, problem)
 
     def bound_over_set(self, confidence: Any, policy: Any, problem: DecisionProblem
@@ -312,8 +311,6 @@ class ConditionalIndependence(Criterion):
         """A sound upper bound over every world of the set of the fixed ``policy``'s
         deviation (:func:`~fairdecide.criteria.over_set.bound_over_set`): exact for the
         largest pairwise gap; independence, separation and sufficiency, not KL."""
-        from fairdecide.criteria import over_set  # over_set builds on this module
-
         if (self.target, self.given) == ("action", None) and confidence.population_given:
             # every world of the set has the centre's population: exact there
             return self.deviation(policy, confidence.center, problem)

@@ -44,7 +44,6 @@ from fairdecide.criteria.worst_rates import (
 )
 
 if TYPE_CHECKING:
-    from fairdecide.criteria.conditional import ConditionalIndependence
     from fairdecide.problem import DecisionProblem
     from fairdecide.table import DecisionTable
     from fairdecide.units import Units
@@ -90,7 +89,7 @@ class SetRanges:
     lo_code: np.ndarray | None = None
     hi_code: np.ndarray | None = None
 
-    def bound(self, crit: ConditionalIndependence, problem: DecisionProblem) -> float:
+    def bound(self, crit: Any, problem: DecisionProblem) -> float:
         """The bound of ``crit``'s deviation over the set (:mod:`~fairdecide.criteria.bounds`)."""
         both = self.can[:, None] & self.can[None, :]  # (n_z, n_z, n_c)
         gap = np.where(both[..., None], gaps_from_ranges(self.lo, self.hi), 0.0)
@@ -159,7 +158,7 @@ def _weight_ranges(m_lo: np.ndarray, m_hi: np.ndarray, p_z: np.ndarray, r0: floa
     return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
 
-def group_weights(crit: ConditionalIndependence, cs: Any, problem: DecisionProblem,
+def group_weights(crit: Any, cs: Any, problem: DecisionProblem,
                   rows: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """The ranges over the set of the group weights P(z | c) the criterion's pooled
     reference mixes (n_z, n_c each), and whether P(c, z) can be positive: P(z) for
@@ -180,7 +179,7 @@ def group_weights(crit: ConditionalIndependence, cs: Any, problem: DecisionProbl
     return w_low, w_high, (m_hi > MASS_TOL) & (w_high > MASS_TOL)
 
 
-def set_ranges(crit: ConditionalIndependence, cs: Any, problem: DecisionProblem,
+def set_ranges(crit: Any, cs: Any, problem: DecisionProblem,
                rows: np.ndarray) -> SetRanges:
     """Each group's conditional of policy rows ``rows`` (n_units, n_actions) at its
     extremes over every world of ``cs``, and the group weights' ranges (see the module).
@@ -226,7 +225,7 @@ def set_ranges(crit: ConditionalIndependence, cs: Any, problem: DecisionProblem,
                      top_code.reshape((*shape, n_x)) if codes else None)
 
 
-def bound_over_set(crit: ConditionalIndependence, cs: Any, problem: DecisionProblem,
+def bound_over_set(crit: Any, cs: Any, problem: DecisionProblem,
                    rows: np.ndarray) -> float | None:
     """A sound upper bound of ``crit``'s deviation of policy rows ``rows`` over every
     world of ``cs`` (exact for the largest pairwise gap); None where none is known: KL
@@ -243,7 +242,7 @@ def bound_over_set(crit: ConditionalIndependence, cs: Any, problem: DecisionProb
     return set_ranges(crit, cs, problem, rows).bound(crit, problem)
 
 
-def set_criterion(crit: ConditionalIndependence, cs: Any, problem: DecisionProblem
+def set_criterion(crit: Any, cs: Any, problem: DecisionProblem
                   ) -> Criterion | None:
     """``crit`` as a program over ``cs`` holds it (see the module): itself for
     independence with the population given (the same in every world), a
