@@ -185,3 +185,30 @@ def test_the_issues_adult_case_is_certified_within_epsilon_and_priced(data_dir):
     assert g.price.below_constant and g.price.estimated < majority
     assert any("WARNING: at the estimate this certified policy is worth less" in s
                for s in g.sentences())
+
+
+@pytest.mark.parametrize("kind", ["estimated", "given"])
+@pytest.mark.parametrize("name", ["independence", "separation", "separation gap"])
+def test_penalised_and_slack_tradeoffs_over_a_set_read_the_certified_bounds(kind, name):
+    # b19dcbc failed verification here ("solver value matches recomputation"): the
+    # program's deviation variable bounds the criterion over the set, not at the centre
+    problem, cs = _set(kind)
+    crit = CRITERIA[name]
+    lam = 0.3
+    res = fd.optimize_policy(problem, cs, crit, lam=lam)
+    (bound,) = res.guarantee.deviations.values()
+    assert res.objective == pytest.approx((1 - lam) * res.guarantee.value - lam * bound,
+                                          abs=1e-6)
+    # no policy does better on the certified trade-off: not the constant rules, not the
+    # plug-in policy of the same penalty (their certified values and bounds over the set)
+    for a in range(problem.n_actions):
+        const = fd.TabularPolicy.constant(cs.center.n_x, cs.center.n_z,
+                                          np.eye(problem.n_actions)[a])
+        g = fd.certify_policy(const, cs, problem, crit)
+        (b,) = g.deviations.values()
+        assert (1 - lam) * g.value - lam * b <= res.objective + 1e-6
+    slack = fd.optimize_policy(problem, cs, crit, utility_slack=0.05)
+    (b,) = slack.guarantee.deviations.values()
+    assert slack.objective == pytest.approx(b, abs=1e-6)
+    best = fd.optimize_policy(problem, cs).guarantee.value
+    assert slack.guarantee.value >= best - 0.05 - 1e-6

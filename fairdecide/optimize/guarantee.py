@@ -182,7 +182,7 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
         gap = max(gap, 0.0) if loose else 0.0
     floor = getattr(tradeoff, "utility_min", None)
     if floor is not None:
-        checks["worst value over the set meets the utility floor"] = bool(
+        checks["value over the set meets the utility floor"] = bool(
             value >= floor - session.utility_tol)
     failed = [k for k, ok in checks.items() if not ok]
     if failed:

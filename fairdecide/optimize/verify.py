@@ -33,6 +33,7 @@ def verify_solution(
     tol: float,
     utility_tol: float,
     solver: str = "the solver",
+    over_set: bool = False,
 ) -> Verification:
     """Recompute utility and deviations from each scenario's decision table and check them.
 
@@ -42,6 +43,11 @@ def verify_solution(
     solver's reported utilities and deviation bounds (when it reports them) against the
     recomputed ones, and the trade-off's own constraints (each fairness tolerance as the
     mean, worst case or CVaR over scenarios; the utility floor) within ``tol``.
+
+    ``over_set``: the program was over a confidence set, whose deviation variables bound
+    each criterion over every world of the set and whose trade-off reads the set's value:
+    only "solver bound holds" is checked here (the table's world is one of the set's);
+    :func:`~fairdecide.optimize.guarantee.certify_over_set` checks the rest on the set.
 
     A check that fails raises VerificationError naming ``solver`` (the one that solved),
     each failed check with how far its recomputed value lies past its bound and the
@@ -60,7 +66,7 @@ def verify_solution(
         solver_utility = belief.combine(su)
         excess["solver utility matches recomputation"] = (
             float(np.max(np.abs(su - U_k))), utility_tol)
-        tight = belief.aggregate == "mean" and tradeoff.tight_deviations
+        tight = belief.aggregate == "mean" and tradeoff.tight_deviations and not over_set
         for c, (crit, n) in enumerate(zip(criteria, names, strict=True)):
             f = np.asarray(solver_values["f"][c], dtype=float)
             # f is an epigraph variable: an upper bound on the deviation, equal to it
@@ -75,7 +81,8 @@ def verify_solution(
                 w = np.asarray(belief.weights, dtype=float)
                 excess[f"{n}: solver value matches recomputation"] = (
                     abs(float(w @ (f - F_ck[c]))), scale * tol)
-    excess.update(tradeoff.excesses(U_k, F_ck, belief, names, tol, utility_tol))
+    if not over_set:
+        excess.update(tradeoff.excesses(U_k, F_ck, belief, names, tol, utility_tol))
     checks = {k: bool(over <= allowed) for k, (over, allowed) in excess.items()}
     v = Verification(U, dev, solver_utility, float(simplex_violation), checks, tol,
                      U_k, ByCriterion({n: F_ck[c] for c, n in enumerate(names)}))

@@ -41,7 +41,8 @@ def finish(session: Any, found: RouteResult) -> OptimizeResult:
     verification = verify_solution(policy, session.belief, session.problem,
                                    session.criteria, session.names, session.tradeoff,
                                    found.solver_values, found.violation, session.tol,
-                                   session.utility_tol, session.solver_name)
+                                   session.utility_tol, session.solver_name,
+                                   over_set=session.confidence is not None)
     if session.confidence is None:
         return _result(session, found.status, policy, verification)
     guarantee, objective = certify_over_set(session, policy, verification,
