@@ -65,9 +65,8 @@ __all__ = [
 #: What a program over a set certifies, for error messages and the docs.
 CERTIFIABLE = ("independence (measure 'tv' or 'max', either reference, any weighting), "
                "separation in a prediction problem over a set that is not pooled (measure "
-               "'tv' or 'max', either reference, any weighting), and Capacity with the "
-               "population given; a given policy's sufficiency is bounded by "
-               "certify_policy")
+               "'tv' or 'max', either reference, any weighting), and Capacity; a given "
+               "policy's sufficiency is bounded by certify_policy")
 
 
 @dataclass(frozen=True)
@@ -295,7 +294,6 @@ class SetConditional(Criterion):
         n_z, n_a = self.confidence.center.n_z, self.problem.n_actions
         return (n_z, 1, n_a) if self.base.given is None else (
             n_z, self.problem.n_outcomes, n_a)
-
 
     def capabilities(self, problem: DecisionProblem) -> Capabilities:
         """Reads the policy rows; linear; separation's worlds are cuts."""
