@@ -106,15 +106,18 @@ class OptimizeResult:
 
     def summary(self) -> str:
         """A readable report of the result."""
+        # over a confidence set the utility and deviations are the estimate's (the set's
+        # centre); what holds over the set follows under "guarantee"
+        at = "" if self.guarantee is None else " (at the estimate)"
         lines = [
             f"fairdecide policy optimisation: {self.tradeoff}",
             f"  status        : {self.status} ({self.solver})",
             *([f"  chosen by     : {self.solver_choice['reason']}"]
               if self.solver_choice else []),
-            f"  utility       : {self.utility:.6g}",
+            f"  utility       : {self.utility:.6g}{at}",
         ]
         for name, val in self.deviations.items():
-            lines.append(f"  {name:<14}: {val:.6g}")
+            lines.append(f"  {name:<14}: {val:.6g}{at}")
         st = self.stats
         if "n_parameters" in st:  # a parametric family (the gradient route)
             lines.append(f"  policy        : {st['n_parameters']} parameters, "
@@ -152,6 +155,23 @@ class OptimizeResult:
                 f"{cert['pairs_checked']:,} {searched} (in {cert['search_seconds']:.2f} s); "
                 f"{cert['cuts_in_program']:,} cuts in the final program "
                 f"({cert['cuts_added']:,} generated in {cert['rounds']} rounds)")
+        g = self.guarantee
+        if g is not None:  # over a confidence set: what is certified, and its price
+            level = f"{'about ' if g.approximate or g.credible else ''}{100 * g.level:.3g}%"
+            lines.append(f"  guarantee     : {'best' if g.optimistic else 'certified'} "
+                         f"{g.utility} {g.value:.6g} at {level} ({g.method})")
+            for name, bound in g.deviations.items():
+                lines.append(f"  {name:<14}: " + ("NOT certified" if bound is None else
+                                                  f"at most {bound:.6g} over the set"))
+            if g.price is not None:
+                p = g.price
+                lines.append(f"  price         : estimated {p.estimated:.6g}; {p.constant} "
+                             f"{p.constant_estimated:.6g} (certified "
+                             f"{p.constant_certified:.6g}); plug-in "
+                             + ("not fitted" if p.plug_in_estimated is None else
+                                f"{p.plug_in_estimated:.6g} (certified "
+                                f"{p.plug_in_certified:.6g})")
+                             + ("; BELOW THE CONSTANT RULE" if p.below_constant else ""))
         if self.verification is not None:
             v = self.verification
             word = "passed" if v.passed else "FAILED"
