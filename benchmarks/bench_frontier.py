@@ -59,7 +59,7 @@ for the whole run, and FairGBM gets ``num_threads=1``. On this two-core machine,
 with other work, two threads made one logistic-regression fit on Adult 15 times slower
 (2.9 s against 0.18 s) and a FairGBM fit 5 to 15 times slower (measured), which would
 time the machine's contention rather than the methods (fairdecide's own loops already
-hold BLAS at one thread, fairdecide/_threads.py).
+hold BLAS at one thread, fairdecide/_common/threads.py).
 
 Per (data set, constraint):
 

@@ -16,8 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from fairdecide.beliefs import Belief
-from fairdecide.confidence import ConfidenceSet
+from fairdecide._common.meta import __version__ as __version__
 from fairdecide.criteria import (
     Capabilities,
     Capacity,
@@ -29,7 +28,10 @@ from fairdecide.criteria import (
     Separation,
     Sufficiency,
 )
-from fairdecide.data import BanditData, LoggedData
+from fairdecide.criteria.values import scenario_values
+from fairdecide.data.counts import LoggedCounts
+from fairdecide.data.logged import BanditData, LoggedData
+from fairdecide.data.units import Units
 from fairdecide.exceptions import (
     FairdecideError,
     InfeasibleToleranceError,
@@ -38,19 +40,18 @@ from fairdecide.exceptions import (
     SolverError,
     VerificationError,
 )
-from fairdecide.logged_counts import LoggedCounts
-
-# eager, not lazy: a lazy name equal to its submodule's is replaced by the submodule as
-# soon as anything imports ``fairdecide.meritocracy`` (fd.meritocracy was then the
-# module, not the function)
-from fairdecide.meritocracy import meritocracy
 from fairdecide.policies import LinearSoftmaxPolicy, Policy, TabularPolicy, sample_cohort
 from fairdecide.problem import DecisionProblem
-from fairdecide.sample_world import SampleWorld
-from fairdecide.table import DecisionTable, decision_table, expected_utility
-from fairdecide.units import Units
-from fairdecide.values import scenario_values
-from fairdecide.world import TabularWorld, World
+
+# eager, not lazy: a lazy name equal to its submodule's is replaced by the submodule as
+# soon as anything imports ``fairdecide.smoothness.meritocracy`` (fd.meritocracy was then the
+# module, not the function)
+from fairdecide.smoothness.meritocracy import meritocracy
+from fairdecide.uncertainty.beliefs import Belief
+from fairdecide.uncertainty.confidence import ConfidenceSet
+from fairdecide.worlds.sample import SampleWorld
+from fairdecide.worlds.table import DecisionTable, decision_table, expected_utility
+from fairdecide.worlds.world import TabularWorld, World
 
 if TYPE_CHECKING:
     from fairdecide.assignment.exposure import ExposureParity, MeritExposure, TopShare
@@ -68,15 +69,14 @@ if TYPE_CHECKING:
         make_utility_scorer,
     )
     from fairdecide.evaluation.belief import BeliefEvaluation, evaluate_under_belief
-    from fairdecide.frame_world import FrameWorld
     from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
     from fairdecide.optimize.api import optimize_policy
     from fairdecide.optimize.certify import certify_policy
     from fairdecide.optimize.frontier import pareto_frontier
     from fairdecide.optimize.guarantee import Guarantee
     from fairdecide.optimize.result import OptimizeResult
+    from fairdecide.worlds.frame import FrameWorld
 
-__version__ = "0.1.0"
 
 _LAZY = {
     "ExposureParity": "fairdecide.assignment.exposure",
@@ -99,14 +99,14 @@ _LAZY = {
     "make_fairness_scorer": "fairdecide.estimators",
     "make_utility_scorer": "fairdecide.estimators",
     "DirichletPosterior": "fairdecide.models.dirichlet",
-    "FrameWorld": "fairdecide.frame_world",
-    "parity": "fairdecide.smoothness",
+    "FrameWorld": "fairdecide.worlds.frame",
+    "parity": "fairdecide.smoothness.parity",
     "MatchingMarket": "fairdecide.assignment.stable",
     "MatchingResult": "fairdecide.assignment.result",
     "blocking_pairs": "fairdecide.assignment.stable",
     "deferred_acceptance": "fairdecide.assignment.stable",
     "optimize_matching": "fairdecide.assignment.matching_lp",
-    "worst_case_bias": "fairdecide.smoothness",
+    "worst_case_bias": "fairdecide.smoothness.parity",
 }
 
 

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from fairdecide._meta import package_version
+from fairdecide._common.meta import package_version
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["main", "package_version"]

@@ -16,13 +16,13 @@ import numpy as np
 import pandas as pd
 
 from fairdecide.criteria import Independence, Separation, Sufficiency
-from fairdecide.data import LoggedData
+from fairdecide.data.logged import LoggedData
 from fairdecide.datasets import DataNotFoundError, load_compas, make_bail_problem
 from fairdecide.datasets.real import FILES
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize import optimize_policy
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import TabularWorld
+from fairdecide.worlds.world import TabularWorld
 
 __all__ = [
     "CRITERIA", "DemoCase", "bail_case", "compare_policies", "compas_case", "policy_table",

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._validation import plain
+from fairdecide._common.validation import plain
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["Labels"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_bool, as_float_array, as_int
+from fairdecide._common.validation import as_bool, as_float_array, as_int
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
 

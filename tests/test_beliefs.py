@@ -22,8 +22,8 @@ from fairdecide import (
     evaluate_under_belief,
     optimize_policy,
 )
-from fairdecide.beliefs import cvar
 from fairdecide.datasets import make_bail_problem, make_tabular_problem, sample_logged_data
+from fairdecide.uncertainty.beliefs import cvar
 
 IND = fd.Independence().label  # the criterion's name with its measure
 SEP = fd.Separation().label  # the criterion's name with its measure

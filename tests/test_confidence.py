@@ -15,10 +15,10 @@ from scipy import stats
 from scipy.optimize import linprog
 
 import fairdecide as fd
-from fairdecide.confidence import clopper_pearson, weissman_radius, worst_in_ball
 from fairdecide.criteria.over_set import extreme_rates, set_ranges
 from fairdecide.datasets import make_tabular_problem
 from fairdecide.datasets.synthetic import sample_logged_data
+from fairdecide.uncertainty.confidence import clopper_pearson, weissman_radius, worst_in_ball
 from tests.reference import TIGHT, ball_min, set_worst_value
 
 

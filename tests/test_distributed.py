@@ -166,7 +166,7 @@ def test_the_mixture_policy_names_bad_input():
 def _corrupt_pass(monkeypatch, change):
     """Make the verification pass (FrameWorld.decision_table, partition by partition)
     return change(M) instead of the marginal it summed."""
-    import fairdecide.frame_world as fw
+    import fairdecide.worlds.frame as fw
 
     real = fw._part_table
 

@@ -247,10 +247,10 @@ def _malformed_cases():
         pareto_frontier,
         scenario_values,
     )
-    from fairdecide.beliefs import cvar
     from fairdecide.criteria import block_divergence
     from fairdecide.optimize import FairnessConstraint, UtilityConstraint
     from fairdecide.policies import as_policy
+    from fairdecide.uncertainty.beliefs import cvar
 
     policy = TabularPolicy.constant(3, 2, [0.5, 0.5])
     cases = [

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fairdecide import DecisionTable
 from fairdecide.exceptions import FairdecideError
-from fairdecide.table import scenario_marginals
+from fairdecide.worlds.table import scenario_marginals
 
 
 def _loops(p_xz, rows, p_y):
@@ -54,8 +54,8 @@ def test_a_table_from_counts():
 @given(st.integers(1, 60), st.integers(0, 2**32 - 1))
 def test_count_table_counts_rows_and_atoms(n, seed):
     from fairdecide import LoggedCounts, LoggedData
+    from fairdecide.data.counts import count_table
     from fairdecide.datasets import make_bail_problem
-    from fairdecide.logged_counts import count_table
 
     problem, world = make_bail_problem()
     rng = np.random.default_rng(seed)
@@ -79,7 +79,7 @@ def test_count_table_counts_rows_and_atoms(n, seed):
 @given(st.integers(1, 40), st.integers(1, 3), st.integers(2, 3), st.integers(2, 3),
        st.integers(0, 2**32 - 1))
 def test_row_counts_are_the_sums(n, n_z, n_a, n_y, seed):
-    from fairdecide.table import row_counts
+    from fairdecide.worlds.table import row_counts
 
     rng = np.random.default_rng(seed)
     z, y = rng.integers(n_z, size=n), rng.integers(n_y, size=n)

@@ -18,7 +18,7 @@ from fairdecide.estimators._guarantee import safety_split
 from fairdecide.evaluation import DeviationCertificate, certify
 from fairdecide.evaluation._bounds import kl_interval, n_statements
 from fairdecide.evaluation.certify import bound_rows
-from fairdecide.table import row_counts
+from fairdecide.worlds.table import row_counts
 
 IND = fd.Independence().label  # the criterion's name with its measure
 SEP = fd.Separation().label  # the criterion's name with its measure

@@ -380,7 +380,7 @@ def test_one_default_per_count():
     import inspect
 
     from fairdecide import evaluation, models
-    from fairdecide._defaults import N_DRAWS, N_SCENARIOS
+    from fairdecide._common.defaults import N_DRAWS, N_SCENARIOS
     from fairdecide.experiments import bayesian_fairness
 
     with_scenarios = [fd.Belief.from_posterior, fd.Belief.from_bootstrap, fd.Belief.from_refits,

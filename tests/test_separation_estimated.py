@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 import fairdecide as fd
-from fairdecide.balls import worst_in_ball
 from fairdecide.criteria.over_set import (
     extreme_rates_over_population,
     population_code,
     population_vertex,
 )
 from fairdecide.datasets import make_tabular_problem, sample_logged_data
+from fairdecide.uncertainty.balls import worst_in_ball
 from tests.reference import set_worst_value
 
 SEP = fd.Separation(measure="max", reference="pairwise")

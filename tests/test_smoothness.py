@@ -14,8 +14,8 @@ from scipy.optimize import linprog
 from scipy.spatial.distance import cdist
 
 from fairdecide.exceptions import FairdecideError
-from fairdecide.meritocracy import meritocracy
-from fairdecide.smoothness import parity, worst_case_bias
+from fairdecide.smoothness.meritocracy import meritocracy
+from fairdecide.smoothness.parity import parity, worst_case_bias
 
 
 def _tv(P):

@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fairdecide as fd
+from fairdecide.data.units import Units
 from fairdecide.datasets import make_logged_bandit
 from fairdecide.evaluation import evaluate_policy
-from fairdecide.units import Units
 
 
 def _policy(seed, A=3, d=2, include_z=False, n_groups=2, scale=1.0):

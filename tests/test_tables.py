@@ -3,7 +3,7 @@
 import pandas as pd
 
 from fairdecide import Independence, Separation, Sufficiency, optimize_policy, pareto_frontier
-from fairdecide._tables import ResultTable
+from fairdecide._common.tables import ResultTable
 from fairdecide.datasets import make_bail_problem, sample_logged_data
 from fairdecide.evaluation import audit
 

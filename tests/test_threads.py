@@ -1,4 +1,4 @@
-"""fairdecide._threads.one_blas_thread: every loaded BLAS at one thread inside, the
+"""fairdecide._common.threads.one_blas_thread: every loaded BLAS at one thread inside, the
 previous counts restored after (the test session itself runs at one thread, so the
 counts are raised first to see them restored)."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import scipy.linalg  # noqa: F401  (loads scipy's own BLAS beside numpy's)
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from fairdecide._threads import one_blas_thread
+from fairdecide._common.threads import one_blas_thread
 
 
 def _counts() -> list[int]:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide._validation import as_float_array
+from fairdecide._common.validation import as_float_array
 from fairdecide.assignment._setup import RankingSetup, dcg_weights, ranking_setup
 from fairdecide.exceptions import FairdecideError
 

@@ -29,7 +29,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from fairdecide._validation import as_float_array, as_int, as_real, check_random_state
+from fairdecide._common.validation import as_float_array, as_int, as_real, check_random_state
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["BirkhoffDecomposition", "birkhoff_decomposition", "complete_doubly_stochastic"]

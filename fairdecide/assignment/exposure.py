@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide._validation import as_float_array, as_int, as_real, check_instance, plain
+from fairdecide._common.validation import as_float_array, as_int, as_real, check_instance, plain
 from fairdecide.assignment._criterion import RankingCriterion, Rows
 from fairdecide.assignment._setup import RankingSetup
 from fairdecide.exceptions import FairdecideError

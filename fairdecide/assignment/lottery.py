@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_int, check_random_state
+from fairdecide._common.validation import as_int, check_random_state
 from fairdecide.assignment._setup import average_over
 
 __all__ = ["RankingLottery"]

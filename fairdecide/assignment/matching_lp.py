@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide._validation import as_bool, as_float_array, as_real
+from fairdecide._common.validation import as_bool, as_float_array, as_real
 from fairdecide.assignment.result import MatchingResult, check_result
 from fairdecide.assignment.stable import MatchingMarket, deferred_acceptance
 from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError, SolverError

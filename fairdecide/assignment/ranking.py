@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_real, check_choice
+from fairdecide._common.validation import as_float_array, as_real, check_choice
 from fairdecide.assignment._criterion import RankingCriterion
 from fairdecide.assignment._exposure_lp import solve_exposure
 from fairdecide.assignment._ranking_lp import Solved, solve_counts, solve_matrix

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_bool, as_float_array, as_int, check_random_state
+from fairdecide._common.validation import as_bool, as_float_array, as_int, check_random_state
 from fairdecide.assignment.lottery import RankingLottery
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.engine.rounds import describe
@@ -157,11 +157,11 @@ class RankingResult:
 
     def meritocracy(self, worths: Any = None, *, top_k: int | None = None,
                     unconstrained: bool = False, tol: float = 1e-9) -> Any:
-        """:func:`fairdecide.meritocracy` of the selection into the first ``top_k`` places
-        (default k): rows [1 - p_i, p_i] with p_i = P(i among the first top_k), checked
-        against ``worths`` (default the merits). ``unconstrained=True`` checks the sort by
-        merit instead, the ranking before the criteria."""
-        from fairdecide.meritocracy import meritocracy
+        """:func:`~fairdecide.smoothness.meritocracy` of the selection into the first
+        ``top_k`` places (default k): rows [1 - p_i, p_i] with p_i = P(i among the first
+        top_k), checked against ``worths`` (default the merits). ``unconstrained=True``
+        checks the sort by merit instead, the ranking before the criteria."""
+        from fairdecide.smoothness.meritocracy import meritocracy
 
         v = self.merits if worths is None else as_float_array(worths, "worths", ndim=1)
         if len(v) != self.n:

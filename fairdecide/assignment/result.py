@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_int, check_random_state
+from fairdecide._common.validation import as_int, check_random_state
 from fairdecide.exceptions import VerificationError
 
 __all__ = ["MatchingResult"]

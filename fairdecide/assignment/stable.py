@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import check_choice
+from fairdecide._common.validation import check_choice
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["MatchingMarket", "blocking_pairs", "deferred_acceptance"]

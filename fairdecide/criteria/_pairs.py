@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_real
+from fairdecide._common.validation import as_float_array, as_real
 from fairdecide.criteria._pair_screen import Screen, as_is, screened_top, top_per_unit, tv_block
 from fairdecide.exceptions import FairdecideError
 

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
-from fairdecide._validation import canonical, check_choice
+from fairdecide._common.validation import canonical, check_choice
 from fairdecide.exceptions import FairdecideError
 
 if TYPE_CHECKING:
     from fairdecide.criteria.terms import MarginalTerms
     from fairdecide.policies.base import Policy
     from fairdecide.problem import DecisionProblem
-    from fairdecide.table import DecisionTable
-    from fairdecide.world import World
+    from fairdecide.worlds.table import DecisionTable
+    from fairdecide.worlds.world import World
 
 __all__ = ["ByCriterion", "Capabilities", "Criterion", "CutSearch", "Expansion",
            "ProgramBlock", "resolve_names", "short_name"]
@@ -71,7 +71,7 @@ class Capabilities:
     outcome_free : bool
         The deviation never reads the outcome y (independence, capacities, Lipschitz):
         it is the same in every world with the same population, so a decision over a
-        :class:`~fairdecide.confidence.ConfidenceSet` with the population given
+        :class:`~fairdecide.uncertainty.confidence.ConfidenceSet` with the population given
         certifies it exactly.
     """
 
@@ -241,13 +241,13 @@ class Criterion(abc.ABC):
 
     def deviation(self, policy: Policy, world: World, problem: DecisionProblem) -> float:
         """The deviation F of ``policy`` in ``world``, from the decision table."""
-        from fairdecide.table import decision_table
+        from fairdecide.worlds.table import decision_table
 
         return self.deviation_from_table(decision_table(policy, world, problem), problem)
 
     def over_set(self, confidence: Any, problem: DecisionProblem) -> Criterion | None:
         """This criterion in a program over a
-        :class:`~fairdecide.confidence.ConfidenceSet`, held over every world of the set
+        :class:`~fairdecide.uncertainty.confidence.ConfidenceSet`, held over every world of the set
         inside the program: itself when its deviation is the same in every world (it
         does not read the outcome and the population is given); None when a program over
         the set cannot certify it (the program then refuses it)."""

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide._validation import as_bool, as_labels, as_real, check_instance, plain
+from fairdecide._common.validation import as_bool, as_labels, as_real, check_instance, plain
 from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
 from fairdecide.criteria.terms import MarginalTerms
 from fairdecide.exceptions import FairdecideError
 
 if TYPE_CHECKING:
     from fairdecide.problem import DecisionProblem
-    from fairdecide.table import DecisionTable
+    from fairdecide.worlds.table import DecisionTable
 
 __all__ = ["Capacity"]
 
@@ -224,7 +224,7 @@ class Capacity(Criterion):
                        ) -> float:
         """The largest excess over every population of the set (exact): each group's
         share at its extremes over its ball of P(x | z), the overall share over the
-        nested balls (:meth:`~fairdecide.confidence.ConfidenceSet.population_min`)."""
+        nested balls (:meth:`~fairdecide.uncertainty.confidence.ConfidenceSet.population_min`)."""
         if confidence.population_given:
             return self.deviation(policy, confidence.center, problem)
         rows = policy.proba(confidence.center.units())

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from fairdecide._validation import as_choice, as_labels, check_instance
+from fairdecide._common.validation import as_choice, as_labels, check_instance
 from fairdecide.criteria import over_set
 from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
 from fairdecide.criteria.divergences import MEASURES, _block_divergence
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from fairdecide.policies.base import Policy
-    from fairdecide.table import DecisionTable
-    from fairdecide.world import World
+    from fairdecide.worlds.table import DecisionTable
+    from fairdecide.worlds.world import World
 
 __all__ = ["ConditionalIndependence", "LinearizedConditionals"]
 
@@ -332,8 +332,8 @@ class ConditionalIndependence(Criterion):
             in place of ``p_pooled``. Rows whose (c, z) is left out (zero mass, or not
             in ``given_values``) have NaN conditionals.
         """
-        from fairdecide._tables import result_table
-        from fairdecide.table import decision_table
+        from fairdecide._common.tables import result_table
+        from fairdecide.worlds.table import decision_table
 
         M = decision_table(policy, world, problem).group_marginal()
         P = self._pieces(M, problem)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairdecide._validation import as_choice, as_float_array
+from fairdecide._common.validation import as_choice, as_float_array
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["MEASURES", "block_divergence"]

@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_int, as_real, canonical, check_instance
+from fairdecide._common.validation import (
+    as_float_array,
+    as_int,
+    as_real,
+    canonical,
+    check_instance,
+)
 from fairdecide.criteria._lipschitz_softmax import softmax_bound, softmax_constraints
 from fairdecide.criteria._pair_rows import write_pair_rows
 from fairdecide.criteria._pairs import (
@@ -40,9 +46,9 @@ from fairdecide.criteria.base import Capabilities, Criterion, CutSearch, Expansi
 from fairdecide.exceptions import FairdecideError
 
 if TYPE_CHECKING:
+    from fairdecide.data.units import Units
     from fairdecide.problem import DecisionProblem
-    from fairdecide.table import DecisionTable
-    from fairdecide.units import Units
+    from fairdecide.worlds.table import DecisionTable
 
 __all__ = ["Lipschitz"]
 

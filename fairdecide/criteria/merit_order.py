@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide._validation import as_float_array, as_labels, check_instance
+from fairdecide._common.validation import as_float_array, as_labels, check_instance
 from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
 from fairdecide.exceptions import FairdecideError
 
 if TYPE_CHECKING:
+    from fairdecide.data.units import Units
     from fairdecide.problem import DecisionProblem
-    from fairdecide.table import DecisionTable
-    from fairdecide.units import Units
+    from fairdecide.worlds.table import DecisionTable
 
 __all__ = ["MeritOrder"]
 

@@ -1,12 +1,12 @@
 """Group criteria certified over a confidence set: every group's rate at its extremes over
 the set's worlds, and the deviation bounded from them inside the program.
 
-Over a :class:`~fairdecide.confidence.ConfidenceSet` a group's conditional rate
+Over a :class:`~fairdecide.uncertainty.confidence.ConfidenceSet` a group's conditional rate
 P(t | c, z) of a fixed policy ranges over an interval [lo, hi] (:func:`set_ranges`):
 
 - independence, P(a | z) = sum_x P(x | z) pi(a | x, z): linear in the group's P(x | z),
   so lo and hi are the minimum and maximum over its L1 ball, in closed form
-  (:func:`~fairdecide.balls.worst_in_ball`), and in a program their duals (exact);
+  (:func:`~fairdecide.uncertainty.balls.worst_in_ball`), and in a program their duals (exact);
 - separation in a prediction problem, P(a | y, z) = sum_x p_x t_x pi / sum_x p_x t_x with
   t_x = P(y | x, z) in the interval its ball allows for outcome y: the exact adversaries
   of :mod:`fairdecide.criteria.worst_rates`, and in a program cuts, one linear row per
@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide.balls import worst_in_ball
 from fairdecide.criteria.base import Capabilities, Criterion, CutSearch, Expansion, ProgramBlock
 from fairdecide.criteria.bounds import bound_from_gaps, gaps_from_ranges, write_bound_rows
 from fairdecide.criteria.worst_rates import (
@@ -42,11 +41,12 @@ from fairdecide.criteria.worst_rates import (
     population_code,
     population_vertex,
 )
+from fairdecide.uncertainty.balls import worst_in_ball
 
 if TYPE_CHECKING:
+    from fairdecide.data.units import Units
     from fairdecide.problem import DecisionProblem
-    from fairdecide.table import DecisionTable
-    from fairdecide.units import Units
+    from fairdecide.worlds.table import DecisionTable
 
 __all__ = [
     "CERTIFIABLE",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from fairdecide._validation import as_labels
+from fairdecide._common.validation import as_labels
 from fairdecide.criteria.base import named
 from fairdecide.criteria.conditional import ConditionalIndependence
 

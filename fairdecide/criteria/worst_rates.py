@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairdecide.balls import worst_in_ball
+from fairdecide.uncertainty.balls import worst_in_ball
 
 __all__ = ["MASS_TOL", "extreme_rates", "extreme_rates_over_population", "population_code",
            "population_vertex"]

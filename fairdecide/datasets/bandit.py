@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, softmax
 
-from fairdecide._validation import as_int, as_real, check_instance, check_random_state
+from fairdecide._common.validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.adapters import check_rows
 from fairdecide.problem import DecisionProblem
@@ -113,7 +113,7 @@ def make_logged_bandit(
     >>> data.X.shape, round(truth.value(lambda X: truth.logging_proba(X), 10_000), 2)
     ((500, 4), 0.42)
     """
-    from fairdecide.data import BanditData
+    from fairdecide.data.logged import BanditData
 
     n = as_int(n, "n", minimum=1)
     n_features = as_int(n_features, "n_features", minimum=1)

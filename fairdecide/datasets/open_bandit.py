@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairdecide._validation import as_labels, check_choice, check_instance
-from fairdecide.data import LoggedData
+from fairdecide._common.validation import as_labels, check_choice, check_instance
+from fairdecide.data.logged import LoggedData
 from fairdecide.datasets.real import (
     RemoteFile,
     _read_table,

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._validation import check_instance
+from fairdecide._common.validation import check_instance
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["DataNotFoundError", "find_dataset", "load_adult", "load_compas", "load_german"]

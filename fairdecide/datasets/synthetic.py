@@ -6,13 +6,13 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_int, as_real, check_instance, check_random_state
-from fairdecide.data import LoggedData
+from fairdecide._common.validation import as_int, as_real, check_instance, check_random_state
+from fairdecide.data.logged import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import as_object_vector
 from fairdecide.policies import TabularPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import TabularWorld
+from fairdecide.worlds.world import TabularWorld
 
 __all__ = ["make_bail_problem", "make_tabular_problem", "sample_logged_data"]
 

@@ -11,19 +11,19 @@ from typing import Any
 import numpy as np
 from sklearn.preprocessing import StandardScaler
 
-from fairdecide._validation import as_bool, as_int, as_real, check_random_state
-from fairdecide.beliefs import Belief
-from fairdecide.confidence import ConfidenceSet
+from fairdecide._common.validation import as_bool, as_int, as_real, check_random_state
 from fairdecide.criteria import Criterion
 from fairdecide.criteria.base import ByCriterion, as_criteria
-from fairdecide.data import LoggedData
+from fairdecide.data.logged import LoggedData
 from fairdecide.estimators import _flatten as flatten
 from fairdecide.estimators._inputs import Cells, family_of
 from fairdecide.estimators._labels import label_world, reads_outcome, with_labels
 from fairdecide.exceptions import FairdecideError, NotCertifiedError
 from fairdecide.optimize.program.tradeoff import tolerances
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import TabularWorld, World
+from fairdecide.uncertainty.beliefs import Belief
+from fairdecide.uncertainty.confidence import ConfidenceSet
+from fairdecide.worlds.world import TabularWorld, World
 
 __all__ = ["DEFAULT_EPSILON", "Fitted", "fit_policy", "tradeoff"]
 

@@ -31,7 +31,6 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide.beliefs import Belief
 from fairdecide.criteria import Criterion
 from fairdecide.exceptions import VerificationError
 from fairdecide.optimize.engine.highs_model import HighsModel
@@ -40,6 +39,7 @@ from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.verify import verify_solution
 from fairdecide.policies import TabularPolicy
 from fairdecide.problem import DecisionProblem
+from fairdecide.uncertainty.beliefs import Belief
 
 #: Utility and deviations of the flattened policy may differ from the vertex's by solver
 #: rounding only; beyond this the vertex is kept.

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from fairdecide._validation import as_real, check_random_state
+from fairdecide._common.validation import as_real, check_random_state
 from fairdecide.estimators._fitting import Fitted, fit_policy, tradeoff
 from fairdecide.evaluation._bounds import deviation_bound, level
 from fairdecide.evaluation.certify import DeviationCertificate, bound_rows, certifiable

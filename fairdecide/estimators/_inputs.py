@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import validate_data
 
-from fairdecide._validation import as_bool
+from fairdecide._common.validation import as_bool
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels, as_object_vector
 

@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide.beliefs import Belief
 from fairdecide.criteria import Criterion
 from fairdecide.criteria.base import ByCriterion, resolve_names
 from fairdecide.problem import DecisionProblem
-from fairdecide.sample_world import SampleWorld
-from fairdecide.table import DecisionTable, row_counts
+from fairdecide.uncertainty.beliefs import Belief
+from fairdecide.worlds.sample import SampleWorld
+from fairdecide.worlds.table import DecisionTable, row_counts
 
 __all__ = ["label_deviations", "label_world", "reads_outcome", "training_deviations",
            "with_labels", "world_deviations"]
@@ -119,7 +119,7 @@ def world_deviations(rule: Any, problem: DecisionProblem) -> dict[str, float]:
     P(y | a, u) is the fitted outcome model (softmax family) or the outcome frequencies
     of the cell's rows that took action a (tabular family). Independence reads no
     outcome: its value is exact on the training rows."""
-    from fairdecide.table import decision_table
+    from fairdecide.worlds.table import decision_table
 
     table = decision_table(rule.result.policy, rule.world, problem)
     return ByCriterion({n: float(c.deviation_from_table(table, problem))

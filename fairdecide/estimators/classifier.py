@@ -10,8 +10,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from fairdecide._defaults import N_SCENARIOS
-from fairdecide._validation import as_bool, as_float_array
+from fairdecide._common.defaults import N_SCENARIOS
+from fairdecide._common.validation import as_bool, as_float_array
 from fairdecide.estimators._fitting import fit_policy
 from fairdecide.estimators._guarantee import fit_guaranteed
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
@@ -109,7 +109,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         0.9; for "softmax" the maximin over the refits, certified over their band
         (``ConfidenceSet.from_refits``; about 0.9, a bootstrap approximation).
     n_scenarios : int, default=32
-        The package's one default (:data:`fairdecide._defaults.N_SCENARIOS`).
+        The package's one default (:data:`fairdecide._common.defaults.N_SCENARIOS`).
     outcome_model : scikit-learn classifier, optional
         P(y | x) (cloned), fitted on the features without the group: for "score" the
         scorer whose probabilities are binned (default logistic regression on

@@ -10,10 +10,10 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from fairdecide._defaults import N_SCENARIOS
-from fairdecide._validation import as_bool, as_float_array, as_propensity, as_real
+from fairdecide._common.defaults import N_SCENARIOS
+from fairdecide._common.validation import as_bool, as_float_array, as_propensity, as_real
 from fairdecide.criteria.base import as_criteria
-from fairdecide.data import BanditData
+from fairdecide.data.logged import BanditData
 from fairdecide.estimators._fitting import fit_policy
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
 from fairdecide.estimators._labels import world_deviations

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.metadata_routing import MetadataRequest
 
-from fairdecide._validation import as_float_array, as_real
+from fairdecide._common.validation import as_float_array, as_real
 from fairdecide.criteria.base import as_criteria
 from fairdecide.estimators._labels import label_deviations
 from fairdecide.exceptions import FairdecideError

@@ -1,6 +1,6 @@
 """Evaluation of policies: under a belief about the world, and off-policy from logs."""
 
-from fairdecide.data import BanditData
+from fairdecide.data.logged import BanditData
 from fairdecide.evaluation.audit import (
     DeviationEstimate,
     audit,

@@ -122,7 +122,7 @@ def deviation_bound(crit: ConditionalIndependence, problem: DecisionProblem,
     interval at ``level`` holds (module docstring).
 
     ``counts`` n(z, a, y) = sum_i pi(a | x_i, z_i) [z_i = z, y_i = y] of the rows that
-    estimate the conditionals (:func:`fairdecide.table.row_counts`); ``labels`` the
+    estimate the conditionals (:func:`fairdecide.worlds.table.row_counts`); ``labels`` the
     numbers of rows per (z, y) that estimate the group weights (the same rows, or more
     rows of the same population). The criterion has target "action", given None or
     "outcome", measure "tv" or "max", either reference.

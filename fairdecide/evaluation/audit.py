@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 from scipy.special import gammaln
 
-from fairdecide._defaults import N_DRAWS
-from fairdecide._tables import result_table
-from fairdecide._validation import (
+from fairdecide._common.defaults import N_DRAWS
+from fairdecide._common.tables import result_table
+from fairdecide._common.validation import (
     as_float_array,
     as_int,
     as_real,
@@ -32,7 +32,8 @@ from fairdecide._validation import (
 from fairdecide.criteria.base import as_criteria, resolve_names
 from fairdecide.criteria.conditional import ConditionalIndependence
 from fairdecide.criteria.presets import Independence, Separation, Sufficiency
-from fairdecide.data import BanditData, LoggedData
+from fairdecide.data.counts import LoggedCounts
+from fairdecide.data.logged import BanditData, LoggedData
 from fairdecide.evaluation.deviation import (
     DeviationEstimate,
     check_inputs,
@@ -43,7 +44,6 @@ from fairdecide.evaluation.deviation import (
 )
 from fairdecide.evaluation.logged import LOGGED
 from fairdecide.exceptions import FairdecideError
-from fairdecide.logged_counts import LoggedCounts
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["DeviationEstimate", "audit", "audit_table", "estimate_deviation",
@@ -143,7 +143,7 @@ def audit(
         Bootstrap replicates, >= 10.
     n_draws : int, default=1000
         Posterior draws, >= 10 (the package's one default,
-        :data:`fairdecide._defaults.N_DRAWS`).
+        :data:`fairdecide._common.defaults.N_DRAWS`).
     prior : float, default=1.0
         Dirichlet concentration of the posterior and of the tests, > 0.
     level : float, default=0.95

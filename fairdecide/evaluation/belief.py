@@ -8,15 +8,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fairdecide._tables import result_table
-from fairdecide._validation import as_float_array, check_instance
-from fairdecide.beliefs import Belief
+from fairdecide._common.tables import result_table
+from fairdecide._common.validation import as_float_array, check_instance
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
+from fairdecide.criteria.values import scenario_values
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
-from fairdecide.values import scenario_values
-from fairdecide.world import World
+from fairdecide.uncertainty.beliefs import Belief
+from fairdecide.worlds.world import World
 
 __all__ = ["BeliefEvaluation", "evaluate_under_belief"]
 

@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_real, check_distribution
+from fairdecide._common.validation import as_float_array, as_real, check_distribution
 from fairdecide.criteria.base import ByCriterion, as_criteria, resolve_names
 from fairdecide.criteria.conditional import ConditionalIndependence
 from fairdecide.evaluation._bounds import deviation_bound, level
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import row_counts
+from fairdecide.worlds.table import row_counts
 
 __all__ = ["DeviationCertificate", "certify"]
 

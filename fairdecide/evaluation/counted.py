@@ -35,7 +35,7 @@ from fairdecide.models.outcome import CellFrequencies
 from fairdecide.policies import as_policy
 from fairdecide.policies.adapters import check_rows
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import World
+from fairdecide.worlds.world import World
 
 __all__ = ["prepare_counts"]
 

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._validation import as_int, as_real, check_instance, check_random_state
+from fairdecide._common.validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.criteria.base import Criterion
-from fairdecide.data import BanditData, LoggedData
+from fairdecide.data.counts import LoggedCounts
+from fairdecide.data.logged import BanditData, LoggedData
 from fairdecide.evaluation.counts import MarginalAtoms
 from fairdecide.evaluation.logged import LOGGED, is_logged
 from fairdecide.evaluation.offpolicy import _prepare
@@ -34,9 +35,8 @@ from fairdecide.evaluation.ope import (
     check_weights,
 )
 from fairdecide.exceptions import FairdecideError
-from fairdecide.logged_counts import LoggedCounts
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import DecisionTable
+from fairdecide.worlds.table import DecisionTable
 
 __all__ = ["DeviationEstimate", "estimate_deviation"]
 

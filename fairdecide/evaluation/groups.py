@@ -9,14 +9,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._tables import result_table
-from fairdecide._validation import as_real
-from fairdecide.data import BanditData, LoggedData
+from fairdecide._common.tables import result_table
+from fairdecide._common.validation import as_real
+from fairdecide.data.counts import LoggedCounts
+from fairdecide.data.logged import BanditData, LoggedData
 from fairdecide.evaluation.logged import warn_summary
 from fairdecide.evaluation.offpolicy import _prepare
 from fairdecide.evaluation.ope import OffPolicyInputs, ValueEstimate
 from fairdecide.exceptions import FairdecideError
-from fairdecide.logged_counts import LoggedCounts
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["GroupValues", "evaluate_policy_by_group"]

@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide.data import BanditData
+from fairdecide.data.counts import LoggedCounts
+from fairdecide.data.logged import BanditData
 from fairdecide.evaluation._weights import _robust_std
 from fairdecide.evaluation.ope import OffPolicyInputs, OnPolicy, ValueEstimate
 from fairdecide.exceptions import FairdecideError
-from fairdecide.logged_counts import LoggedCounts
 from fairdecide.policies.adapters import as_policy
 from fairdecide.problem import DecisionProblem
 

@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._defaults import N_DRAWS
-from fairdecide._validation import as_int, as_real, check_instance, check_random_state
-from fairdecide.data import BanditData, LoggedData
+from fairdecide._common.defaults import N_DRAWS
+from fairdecide._common.validation import as_int, as_real, check_instance, check_random_state
+from fairdecide.data.counts import LoggedCounts
+from fairdecide.data.logged import BanditData, LoggedData
+from fairdecide.data.units import Units
 from fairdecide.evaluation.counted import prepare_counts
 from fairdecide.evaluation.logged import is_logged, logged_inputs, warn_summary
 from fairdecide.evaluation.ope import (
@@ -24,7 +26,6 @@ from fairdecide.evaluation.ope import (
 )
 from fairdecide.evaluation.support import warn_unsupported
 from fairdecide.exceptions import FairdecideError
-from fairdecide.logged_counts import LoggedCounts
 from fairdecide.models.outcome import (
     check_model,
     cross_fit_proba,
@@ -34,7 +35,6 @@ from fairdecide.models.outcome import (
 )
 from fairdecide.policies.adapters import as_policy, check_rows
 from fairdecide.problem import DecisionProblem
-from fairdecide.units import Units
 
 __all__ = ["BanditData", "evaluate_policy"]
 
@@ -138,7 +138,7 @@ def evaluate_policy(
         Bootstrap replicates (>= 10) for ``interval="bootstrap"``.
     n_draws : int, default=1000
         Posterior draws (>= 10) for ``estimator="bayes"`` (the package's one default,
-        :data:`fairdecide._defaults.N_DRAWS`). Without a tabular policy the Bayesian
+        :data:`fairdecide._common.defaults.N_DRAWS`). Without a tabular policy the Bayesian
         bootstrap refits the outcome model per draw: O(n_draws n), so pass fewer there
         to trade precision for time.
     prior : float, default=0.5
@@ -224,7 +224,7 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
            n_draws: int, prior: float, rng: np.random.RandomState) -> ValueEstimate:
     """Posterior of the model-based value (see evaluate_policy)."""
     from fairdecide.models import DirichletPosterior
-    from fairdecide.table import expected_utility
+    from fairdecide.worlds.table import expected_utility
 
     check_instance(data, "data", (LoggedData, LoggedCounts, BanditData),
                    "LoggedData, LoggedCounts or BanditData")

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from fairdecide._validation import as_code_array, as_float_array, as_real
+from fairdecide._common.validation import as_code_array, as_float_array, as_real
 from fairdecide.evaluation._weights import (
     _effective_sample_size,
     _robust_std,

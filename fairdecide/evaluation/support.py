@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide.data import LoggedData
+from fairdecide.data.logged import LoggedData
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["UNSUPPORTED_MASS", "warn_unsupported"]
@@ -31,7 +31,7 @@ def warn_unsupported(data: Any, problem: DecisionProblem, target: np.ndarray) ->
     probability zero (no overlap, as before); in other cells it is merely absent from
     this sample (a uniform random policy logs every action somewhere), and weighting by
     the known propensities stays unbiased: a milder warning says so."""
-    from fairdecide.logged_counts import LoggedCounts
+    from fairdecide.data.counts import LoggedCounts
 
     if not isinstance(data, LoggedData | LoggedCounts) or data.a is None:
         return

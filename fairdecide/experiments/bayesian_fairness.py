@@ -27,12 +27,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._defaults import N_SCENARIOS
-from fairdecide._tables import result_table
-from fairdecide._validation import as_real, check_random_state
-from fairdecide.beliefs import Belief
+from fairdecide._common.defaults import N_SCENARIOS
+from fairdecide._common.tables import result_table
+from fairdecide._common.validation import as_real, check_random_state
 from fairdecide.criteria import Separation
-from fairdecide.data import LoggedData
+from fairdecide.criteria.values import scenario_values
+from fairdecide.data.logged import LoggedData
 from fairdecide.datasets import load_compas, sample_logged_data
 from fairdecide.exceptions import FairdecideError
 from fairdecide.experiments.scenario_sgd import ScenarioSGD
@@ -40,9 +40,9 @@ from fairdecide.models import DirichletPosterior
 from fairdecide.optimize import optimize_policy
 from fairdecide.policies import TabularPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import marginal_utility, scenario_marginals
-from fairdecide.values import scenario_values
-from fairdecide.world import TabularWorld
+from fairdecide.uncertainty.beliefs import Belief
+from fairdecide.worlds.table import marginal_utility, scenario_marginals
+from fairdecide.worlds.world import TabularWorld
 
 __all__ = [
     "PUBLISHED",

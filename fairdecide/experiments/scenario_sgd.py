@@ -35,13 +35,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._tables import result_table
-from fairdecide._validation import as_int, as_real, check_random_state
+from fairdecide._common.tables import result_table
+from fairdecide._common.validation import as_int, as_real, check_random_state
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies import TabularPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import marginal_utility, scenario_marginals
+from fairdecide.worlds.table import marginal_utility, scenario_marginals
 
 __all__ = ["SGDResult", "ScenarioSGD", "scenario_gradient"]
 

@@ -24,13 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._defaults import N_SCENARIOS
-from fairdecide._validation import as_float_array, as_int, as_real, check_random_state
-from fairdecide.beliefs import Belief
+from fairdecide._common.defaults import N_SCENARIOS
+from fairdecide._common.validation import as_float_array, as_int, as_real, check_random_state
 from fairdecide.exceptions import FairdecideError
 from fairdecide.models.individuals import ENCODINGS, check_action_counts, check_training_rows
 from fairdecide.problem import DecisionProblem
-from fairdecide.sample_world import SampleWorld
+from fairdecide.worlds.sample import SampleWorld
+
+#: For the deprecated :meth:`BayesianOutcomeModel.belief` only: the Belief class, which
+#: sits above the models (:mod:`fairdecide.uncertainty.beliefs` puts it here when it is
+#: imported, as ``import fairdecide`` does), so that the models import nothing above them.
+BELIEF: list = []
 
 __all__ = ["BayesianOutcomeModel"]
 
@@ -99,7 +103,8 @@ class BayesianOutcomeModel:
     >>> model = model.fit(X, z, y, problem, random_state=0)
     >>> model.coef_draws_.shape  # 2 x 300 draws of (x1, x2, 1) x 2 outcomes
     (600, 3, 2)
-    >>> belief = model.belief(n_scenarios=8, random_state=0)
+    >>> from fairdecide import Belief
+    >>> belief = Belief.from_posterior(model, 8, random_state=0)
     >>> belief
     Belief(Bayes (8 draws), 8 scenarios, aggregate='mean')
     >>> optimize_policy(problem, belief, Independence(), epsilon=0.05).status
@@ -233,41 +238,32 @@ class BayesianOutcomeModel:
                                       "with X")
         return SampleWorld(X, z, uniform(len(X)), group_labels=self.group_labels_)
 
-    def belief(self, n_scenarios: int = N_SCENARIOS, X: Any = None, z: Any = None,
-               aggregate: str = "mean", random_state: Any = None) -> Belief:
-        """A belief whose scenarios are ``n_scenarios`` posterior draws.
-
-        Each scenario is a :class:`~fairdecide.SampleWorld` of the training individuals
-        (or of new ones, features ``X`` and group labels ``z``) with outcome
-        probabilities P(y | a, x) = softmax(phi(x) B_a^(s)) of one draw s; the draws are
-        picked from the pooled chains without replacement, equally weighted.
-
-        Parameters
-        ----------
-        n_scenarios : int, default=32
-            At most the number of draws kept (chains * draws); the package's one
-            default (:data:`fairdecide._defaults.N_SCENARIOS`).
-        X, z : array-like, optional
-            New individuals (both or neither).
-        aggregate : {"mean", "worst"}, default="mean"
-            Passed to :class:`~fairdecide.Belief`: the posterior mean of the trade-off's
-            value, or its worst case over the scenarios.
-        random_state : None, int or numpy RandomState
-            Which draws are picked.
-
-        Returns
-        -------
-        Belief
-            ``n_scenarios`` equally weighted SampleWorlds, labelled "Bayes (n draws)".
-        """
+    def sample(self, n: int, random_state: Any = None, X: Any = None, z: Any = None
+               ) -> list[SampleWorld]:
+        """``n`` posterior draws as worlds: each a :class:`~fairdecide.SampleWorld` of
+        the training individuals (or of new ones, features ``X`` and group labels ``z``)
+        with outcome probabilities P(y | a, x) = softmax(phi(x) B_a^(s)) of one draw s,
+        picked from the pooled chains without replacement (``n`` at most chains *
+        draws). :meth:`Belief.from_posterior <fairdecide.Belief.from_posterior>` makes
+        them the scenarios of a belief."""
         base = self._base_world(X, z)
         n_draws = len(self.coef_draws_)
-        n_scenarios = as_int(n_scenarios, "n_scenarios", minimum=1, maximum=n_draws)
-        picked = np.sort(check_random_state(random_state).choice(
-            n_draws, n_scenarios, replace=False))
-        p_y = self._proba(base.X, picked)
-        worlds = tuple(base.with_outcomes(p) for p in p_y)
-        return Belief(worlds, aggregate=aggregate, label=f"Bayes ({n_scenarios} draws)")
+        n = as_int(n, "n_scenarios", minimum=1, maximum=n_draws)
+        picked = np.sort(check_random_state(random_state).choice(n_draws, n,
+                                                                 replace=False))
+        return [base.with_outcomes(p) for p in self._proba(base.X, picked)]
+
+    def belief(self, n_scenarios: int = N_SCENARIOS, X: Any = None, z: Any = None,
+               aggregate: str = "mean", random_state: Any = None) -> Any:
+        """Deprecated: ``Belief.from_posterior(model, n_scenarios, random_state,
+        aggregate, X=X, z=z)``, the one door to a posterior's belief (this one is
+        removed in the next release)."""
+        warnings.warn("BayesianOutcomeModel.belief(...) is deprecated and will be removed "
+                      "in the next release: use Belief.from_posterior(model, n_scenarios, "
+                      "random_state, aggregate, X=X, z=z)", DeprecationWarning,
+                      stacklevel=2)
+        belief = BELIEF[0]  # the class the uncertainty package registers (see BELIEF)
+        return belief.from_posterior(self, n_scenarios, random_state, aggregate, X=X, z=z)
 
     def posterior_mean_world(self, X: Any = None, z: Any = None) -> SampleWorld:
         """The plug-in world of the posterior mean of P(y | a, x) over all S draws.

@@ -9,12 +9,12 @@ from scipy.special import gammaln
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from fairdecide._validation import as_bool, as_int, as_real, check_random_state
-from fairdecide.data import LoggedData
+from fairdecide._common.validation import as_bool, as_int, as_real, check_random_state
+from fairdecide.data.logged import LoggedData
+from fairdecide.data.tabular_counts import TabularCounts, check_data
 from fairdecide.exceptions import FairdecideError
-from fairdecide.models.counts import TabularCounts, check_data
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import TabularWorld
+from fairdecide.worlds.world import TabularWorld
 
 __all__ = ["BootstrapPosterior", "DirichletPosterior"]
 

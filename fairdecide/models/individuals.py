@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._defaults import N_SCENARIOS
-from fairdecide._validation import (
+from fairdecide._common.defaults import N_SCENARIOS
+from fairdecide._common.validation import (
     as_float_array,
     as_int,
     check_instance,
@@ -37,7 +37,7 @@ from fairdecide.models.outcome import (
     fit_predict,
 )
 from fairdecide.problem import DecisionProblem
-from fairdecide.sample_world import SampleWorld
+from fairdecide.worlds.sample import SampleWorld
 
 __all__ = ["IndividualOutcomeModel"]
 

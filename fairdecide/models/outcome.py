@@ -17,13 +17,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold
 
+from fairdecide.data.units import Units
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
-from fairdecide.units import Units
-from fairdecide.world import World
+from fairdecide.worlds.world import World
 
 if TYPE_CHECKING:
-    from fairdecide.data import BanditData
+    from fairdecide.data.logged import BanditData
 
 __all__ = ["CellFrequencies", "cross_fit", "cross_fit_proba", "default_classifier",
            "default_model", "fit_classes", "fit_predict", "model_inputs", "outcome_values"]
@@ -77,7 +77,7 @@ class CellFrequencies(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> CellFrequencies:
         """Count the classes per cell; returns self."""
-        from fairdecide._validation import as_code_array, as_float_array, as_real
+        from fairdecide._common.validation import as_code_array, as_float_array, as_real
 
         X = as_float_array(X, "X", ndim=2)
         big = np.iinfo(np.intp).max

@@ -6,11 +6,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion, as_criteria
 from fairdecide.criteria.capacity import Capacity
 from fairdecide.exceptions import FairdecideError
-from fairdecide.frame_world import FrameWorld
 from fairdecide.optimize import distributed
 from fairdecide.optimize.price import priced
 from fairdecide.optimize.program.shorthand import with_capacity
@@ -26,7 +24,9 @@ from fairdecide.optimize.routes.setup import (
 )
 from fairdecide.policies.base import ParametricPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import World
+from fairdecide.uncertainty.beliefs import Belief
+from fairdecide.worlds.frame import FrameWorld
+from fairdecide.worlds.world import World
 
 __all__ = ["optimize_distributed", "optimize_policy"]
 
@@ -72,7 +72,7 @@ def optimize_policy(
         The world, or a belief over worlds: a weighted set of scenarios aggregated by
         their mean (Bayesian: every term, fairness included, is the mean over scenarios
         of that scenario's value) or their worst case (maximin). Both stay one LP,
-        through epigraph variables. A :class:`~fairdecide.frame_world.FrameWorld` (a pandas
+        through epigraph variables. A :class:`~fairdecide.worlds.frame.FrameWorld` (a pandas
         or Dask table of units) is solved by the distributed master
         (:mod:`fairdecide.optimize.distributed`), which refuses the settings it cannot honour.
     criteria : criterion or sequence of criteria, optional
@@ -242,7 +242,7 @@ def optimize_distributed(
 
     Every argument is validated, and the result verified, by
     :func:`~fairdecide.optimize_policy`, which solves a
-    :class:`~fairdecide.frame_world.FrameWorld` with this module's master (see the module's
+    :class:`~fairdecide.worlds.frame.FrameWorld` with this module's master (see the module's
     description), so the two doors give the same numbers.
 
     Parameters
@@ -260,7 +260,7 @@ def optimize_distributed(
     epsilon, lam, utility_slack, tradeoff, tol, progress
         As for :func:`~fairdecide.optimize_policy`.
     group, weight : str, default "z" and "w"
-        Column names, as for :class:`~fairdecide.frame_world.FrameWorld`.
+        Column names, as for :class:`~fairdecide.worlds.frame.FrameWorld`.
     max_iter : int, default=200
         Passes over the units after which the master, not yet certified, raises
         :class:`~fairdecide.exceptions.SolverError` (optimize_policy's ``max_iter``).

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fairdecide._validation import check_instance
-from fairdecide.confidence import ConfidenceSet
+from fairdecide._common.validation import check_instance
 from fairdecide.criteria.base import as_criteria, resolve_names
 from fairdecide.optimize.api import optimize_policy
 from fairdecide.optimize.guarantee import Guarantee, deviation_bounds
 from fairdecide.optimize.price import priced
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
+from fairdecide.uncertainty.confidence import ConfidenceSet
 
 __all__ = ["certify_policy"]
 
@@ -25,7 +25,7 @@ def certify_policy(policy: Policy, confidence: ConfidenceSet, problem: DecisionP
 
     With probability at least 1 - delta over the data (the set's level), the policy's
     true expected utility is at least min over the set of V(pi, theta) (closed form,
-    :meth:`~fairdecide.confidence.ConfidenceSet.worst_value`), and each criterion's
+    :meth:`~fairdecide.uncertainty.confidence.ConfidenceSet.worst_value`), and each criterion's
     true deviation is at most its bound over every world of the set
     (:meth:`~fairdecide.criteria.Criterion.bound_over_set`: exact for the largest
     pairwise gap, a sound upper bound for the other measures; sufficiency too, for a

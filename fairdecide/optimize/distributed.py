@@ -26,12 +26,12 @@ The policy is never collected: it is the mixture of the vertices that the master
 y_k pick (:class:`~fairdecide.policies.mixture.VertexMixturePolicy`), recomputed unit by
 unit when asked. It is **verified** as every optimised policy is
 (:func:`~fairdecide.optimize.verify.verify_solution`): its decision table in the units'
-world (:class:`~fairdecide.frame_world.FrameWorld`, a further pass that sums the group
+world (:class:`~fairdecide.worlds.frame.FrameWorld`, a further pass that sums the group
 marginal from the units and that mixture, independently of the master) gives the utility
 and every deviation, checked against the master's values and the trade-off's own
 constraints; a failed check raises :class:`~fairdecide.exceptions.VerificationError`.
 
-The units are a :class:`~fairdecide.frame_world.FrameWorld`: a pandas DataFrame or a Dask
+The units are a :class:`~fairdecide.worlds.frame.FrameWorld`: a pandas DataFrame or a Dask
 DataFrame (``pip install 'fairdecide[dask]'``; on Dask every pass runs on the workers)
 with a group column, a weight column (P(x, z) of a cell, or 1/N of a person) and the
 outcome probabilities: columns p_<y> for prediction problems, p_<a>_<y> for
@@ -48,16 +48,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide._validation import as_bool
-from fairdecide.beliefs import Belief
+from fairdecide._common.validation import as_bool
 from fairdecide.criteria.base import Criterion, resolve_names
 from fairdecide.exceptions import FairdecideError, SolverError
-from fairdecide.frame_world import (
-    BLOCKS_PER_PARTITION,
-    FrameWorld,
-    map_partitions,
-    outcome_columns,
-)
 from fairdecide.optimize.engine._unit_pass import vertex_part
 from fairdecide.optimize.engine.chain import choose_for_units
 from fairdecide.optimize.engine.master import Master
@@ -67,7 +60,14 @@ from fairdecide.optimize.routes.base import RouteResult
 from fairdecide.optimize.routes.session import SessionBase
 from fairdecide.optimize.routes.setup import common_input
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import World
+from fairdecide.uncertainty.beliefs import Belief
+from fairdecide.worlds.frame import (
+    BLOCKS_PER_PARTITION,
+    FrameWorld,
+    map_partitions,
+    outcome_columns,
+)
+from fairdecide.worlds.world import World
 
 __all__ = ["DistributedSession", "check_settings", "outcome_columns", "solve_distributed",
            "takes"]
@@ -157,7 +157,7 @@ def _master(problem: DecisionProblem, p_zay: np.ndarray, criteria: list,
     policy-independent masses P(z) and P(z, y) or P(y | a, z)), whose rows on M are the
     master's."""
     from fairdecide.optimize.program.policy_program import PolicyProgram
-    from fairdecide.world import TabularWorld
+    from fairdecide.worlds.world import TabularWorld
 
     p_z = p_zay[:, 0, :].sum(axis=1)
     tot = p_zay.sum(axis=-1, keepdims=True)

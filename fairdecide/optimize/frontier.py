@@ -8,17 +8,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._tables import result_table
-from fairdecide._validation import as_int, as_number
-from fairdecide.beliefs import Belief
-from fairdecide.confidence import ConfidenceSet
+from fairdecide._common.tables import result_table
+from fairdecide._common.validation import as_int, as_number
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize import distributed
 from fairdecide.optimize.api import optimize_policy
 from fairdecide.optimize.routes.warm_frontier import warm_frontier
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import World
+from fairdecide.uncertainty.beliefs import Belief
+from fairdecide.uncertainty.confidence import ConfidenceSet
+from fairdecide.worlds.world import World
 
 __all__ = ["pareto_frontier"]
 
@@ -50,7 +50,7 @@ def pareto_frontier(
         Columns ``epsilon``, ``utility``, ``deviation``, ``status`` and ``solver``, one
         row per tolerance; ``frame.attrs["criterion"]`` names the deviation with its
         measure and reference. Utility is non-decreasing in epsilon for convex criteria.
-        Over a :class:`~fairdecide.confidence.ConfidenceSet` epsilon bounds the
+        Over a :class:`~fairdecide.uncertainty.confidence.ConfidenceSet` epsilon bounds the
         deviation over every world of the set (held inside each program, as by
         :func:`optimize_policy`): ``utility`` and ``deviation`` are at the set's centre,
         and the columns ``certified value`` (the maximised worst value, non-decreasing)

@@ -1,7 +1,7 @@
 """What a decision optimised over a confidence set is guaranteed, checked independently.
 
 :func:`certify_over_set` recomputes the returned policy's worst value over the set in
-closed form (:meth:`~fairdecide.confidence.ConfidenceSet.worst_value`, not the
+closed form (:meth:`~fairdecide.uncertainty.confidence.ConfidenceSet.worst_value`, not the
 program's dual rows), checks that it is the optimum the program reported, and states
 the guarantee: with probability at least 1 - delta over the data, the policy's true
 expected utility is at least that value, and each criterion's true deviation is at most

@@ -31,7 +31,7 @@ from fairdecide.criteria.base import ByCriterion, resolve_names
 from fairdecide.exceptions import FairdecideError, PriceWarning
 from fairdecide.optimize.guarantee import deviation_bounds
 from fairdecide.policies.tabular import TabularPolicy
-from fairdecide.table import expected_utility
+from fairdecide.worlds.table import expected_utility
 
 __all__ = ["Price", "PriceWarning", "constant_rules", "price_of", "priced",
            "warn_below_constant"]
@@ -107,7 +107,7 @@ class Price:
 
     def to_frame(self) -> Any:
         """One row per policy compared: ``estimated`` and ``certified`` values."""
-        from fairdecide._tables import result_table
+        from fairdecide._common.tables import result_table
 
         return result_table([
             {"policy": "certified policy", "estimated": self.estimated,

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from fairdecide._validation import as_real
+from fairdecide._common.validation import as_real
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["Progress", "ProgressBar", "report", "reporting"]

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._tables import result_table
+from fairdecide._common.tables import result_table
 from fairdecide.criteria.base import ByCriterion
 from fairdecide.optimize.engine.rounds import describe
 from fairdecide.policies.base import Policy
@@ -87,8 +87,8 @@ class OptimizeResult:
         tolerance would buy, d U* / d epsilon_c (a supergradient where U* has a kink).
     verification : Verification
     guarantee : Guarantee or None
-        Over a :class:`~fairdecide.confidence.ConfidenceSet`: the set's level 1 - delta,
-        the certified lower bound of the true value and upper bounds of the deviations
+        Over a :class:`~fairdecide.uncertainty.confidence.ConfidenceSet`: the set's level
+        1 - delta, the certified lower bound of the true value and upper bounds of the deviations
         (:class:`~fairdecide.optimize.guarantee.Guarantee`); ``utility`` and
         ``deviations`` are then the policy's at the set's centre (the estimate).
     """

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import ByCriterion, Criterion
+from fairdecide.criteria.values import tables_values
 from fairdecide.exceptions import VerificationError
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL
 from fairdecide.optimize.engine.solvers import CONE_TOL
@@ -16,7 +16,7 @@ from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.result import Verification
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
-from fairdecide.values import tables_values
+from fairdecide.uncertainty.beliefs import Belief
 
 __all__ = ["verify_solution"]
 
@@ -38,7 +38,7 @@ def verify_solution(
     """Recompute utility and deviations from each scenario's decision table and check them.
 
     The recomputation uses only the policy, the worlds and the problem
-    (:func:`fairdecide.values.tables_values`), never the solver's matrices or reported
+    (:func:`fairdecide.criteria.values.tables_values`), never the solver's matrices or reported
     values. Checks: rows on the simplex (the solver's raw rows within ``tol``), the
     solver's reported utilities and deviation bounds (when it reports them) against the
     recomputed ones, and the trade-off's own constraints (each fairness tolerance as the

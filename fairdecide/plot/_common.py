@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._validation import check_choice
+from fairdecide._common.validation import check_choice
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
 

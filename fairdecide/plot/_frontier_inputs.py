@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._tables import result_table
+from fairdecide._common.tables import result_table
 from fairdecide.criteria.base import short_name
 from fairdecide.exceptions import FairdecideError
 from fairdecide.plot._common import as_finite

@@ -21,8 +21,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from fairdecide._tables import result_table
-from fairdecide.table import row_counts
+from fairdecide._common.tables import result_table
+from fairdecide.worlds.table import row_counts
 
 KINDS = ("action", "action_given_outcome", "outcome_given_action")
 YLABELS = {"action": "P(a | z)", "action_given_outcome": "P(a | y, z)",

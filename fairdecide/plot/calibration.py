@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._tables import result_table
-from fairdecide._validation import as_int
+from fairdecide._common.tables import result_table
+from fairdecide._common.validation import as_int
 from fairdecide.exceptions import FairdecideError
 from fairdecide.plot._common import (
     as_finite,

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._tables import result_table
+from fairdecide._common.tables import result_table
 from fairdecide.exceptions import FairdecideError
 from fairdecide.plot._common import as_finite, axes
 from fairdecide.plot._frontier_inputs import (

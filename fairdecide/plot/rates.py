@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._validation import as_int, as_real, check_random_state
+from fairdecide._common.validation import as_int, as_real, check_random_state
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels, as_object_vector
 from fairdecide.plot import _rates
@@ -22,7 +22,7 @@ from fairdecide.plot._common import (
     policy_rows,
     response,
 )
-from fairdecide.table import decision_table
+from fairdecide.worlds.table import decision_table
 
 __all__ = ["GroupRatesDisplay"]
 

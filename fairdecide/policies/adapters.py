@@ -12,11 +12,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fairdecide._validation import as_int, check_instance
+from fairdecide._common.validation import as_int, check_instance
+from fairdecide.data.units import Units
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
-from fairdecide.units import Units
 
 __all__ = ["CallablePolicy", "ClassifierPolicy", "as_policy"]
 

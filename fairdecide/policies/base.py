@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 if TYPE_CHECKING:
-    from fairdecide.units import Units
+    from fairdecide.data.units import Units
 
 __all__ = ["ParametricEvaluator", "ParametricPolicy", "Policy", "sample_cohort"]
 
@@ -27,7 +27,7 @@ COHORT_TOL = 1e-9
 def draw_rows(p: np.ndarray, random_state: Any = None) -> np.ndarray:
     """One column index per row of ``p`` (rows on the simplex) drawn by inverting its
     cumulative sums at a uniform number: the action codes a randomised policy takes."""
-    from fairdecide._validation import check_random_state
+    from fairdecide._common.validation import check_random_state
 
     u = check_random_state(random_state).random_sample(len(p))[:, None]
     return np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), p.shape[1] - 1)
@@ -75,7 +75,7 @@ def sample_cohort(p: Any, k: int | None = None, random_state: Any = None) -> np.
     >>> bool(np.all(draws.sum(axis=1) == 3)), bool(np.abs(draws.mean(0) - p).max() < 0.05)
     (True, True)
     """
-    from fairdecide._validation import as_float_array, as_int, check_random_state
+    from fairdecide._common.validation import as_float_array, as_int, check_random_state
     from fairdecide.exceptions import FairdecideError
 
     p = as_float_array(p, "p", ndim=1).copy()

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, check_distribution
+from fairdecide._common.validation import as_float_array, check_distribution
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.base import Policy
 
 if TYPE_CHECKING:
-    from fairdecide.units import Units
+    from fairdecide.data.units import Units
 
 __all__ = ["IndividualPolicy"]
 

@@ -14,7 +14,7 @@ from fairdecide.policies.base import Policy
 if TYPE_CHECKING:
     import pandas as pd
 
-    from fairdecide.units import Units
+    from fairdecide.data.units import Units
 
 __all__ = ["VertexMixturePolicy"]
 
@@ -49,7 +49,7 @@ class VertexMixturePolicy(Policy):
     a_k(u) = argmin_a w_u sum_y Y_k[z_u, a, y] P(y | a, u), one per set of duals Y_k.
 
     It reads a unit's block as its cell, its group, and its weight and outcome
-    probabilities as features, as a :class:`~fairdecide.frame_world.FrameWorld` presents
+    probabilities as features, as a :class:`~fairdecide.worlds.frame.FrameWorld` presents
     them; :meth:`frame_proba` gives the rows of one partition of the units table. The
     policy is never collected: a few dual arrays and a (blocks x duals) weight table
     stand for every unit's row.

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from fairdecide._validation import (
+from fairdecide._common.validation import (
     as_bool,
     as_float_array,
     as_int,
@@ -23,7 +23,7 @@ from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.base import ParametricEvaluator, ParametricPolicy, draw_rows
 
 if TYPE_CHECKING:
-    from fairdecide.units import Units
+    from fairdecide.data.units import Units
 
 __all__ = ["LinearSoftmaxPolicy"]
 

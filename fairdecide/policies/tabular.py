@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from fairdecide._validation import (
+from fairdecide._common.validation import (
     as_code_array,
     as_float_array,
     as_int,
@@ -19,7 +19,7 @@ from fairdecide.labels import Labels
 from fairdecide.policies.base import Policy, draw_rows
 
 if TYPE_CHECKING:
-    from fairdecide.units import Units
+    from fairdecide.data.units import Units
 
 __all__ = ["TabularPolicy"]
 
@@ -128,7 +128,7 @@ class TabularPolicy(Policy):
         array([[0.33333333, 0.66666667],
                [1.        , 0.        ]])
         """
-        from fairdecide.data import LoggedData
+        from fairdecide.data.logged import LoggedData
         from fairdecide.problem import DecisionProblem
 
         check_instance(data, "data", LoggedData, "LoggedData")
@@ -252,7 +252,7 @@ class TabularPolicy(Policy):
         """
         import pandas as pd
 
-        from fairdecide._tables import result_table
+        from fairdecide._common.tables import result_table
 
         cells = self.x_labels or tuple(range(self.n_x))
         groups = self.group_labels or tuple(range(self.n_z))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from fairdecide._validation import as_real
+from fairdecide._common.validation import as_real
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["PrivacyBudget"]

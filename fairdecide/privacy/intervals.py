@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 
-from fairdecide._validation import as_float_array, as_real, index_text
+from fairdecide._common.validation import as_float_array, as_real, index_text
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["RateInterval", "rate_interval"]

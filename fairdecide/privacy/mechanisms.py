@@ -43,7 +43,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_int, as_real, check_random_state, index_text
+from fairdecide._common.validation import (
+    as_float_array,
+    as_int,
+    as_real,
+    check_random_state,
+    index_text,
+)
 from fairdecide.exceptions import FairdecideError
 from fairdecide.privacy._opendp import SAMPLERS, opendp_release
 

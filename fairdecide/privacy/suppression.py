@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_int, index_text
+from fairdecide._common.validation import as_float_array, as_int, index_text
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["SMALL_CELL_THRESHOLD", "suppress_small_cells"]

@@ -28,8 +28,8 @@ CRITERIA = {"independence": Independence(), "separation": Separation(),
 
 def train_world(C: np.ndarray, data: Any, problem: Any) -> Any:
     """The (smoothed) maximum-likelihood world of a cell table."""
-    from fairdecide.models.counts import TabularCounts
-    from fairdecide.world import TabularWorld
+    from fairdecide.data.tabular_counts import TabularCounts
+    from fairdecide.worlds.world import TabularWorld
 
     n_y = C if problem.outcome_depends_on_action else C.sum(axis=2)
     counts = TabularCounts(C.sum(axis=(2, 3)), n_y, data.x_labels, data.group_labels,

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._validation import as_bool, as_int, as_real, check_random_state
+from fairdecide._common.validation import as_bool, as_int, as_real, check_random_state
 from fairdecide.evaluation.audit import audit_table, labels_problem
 from fairdecide.exceptions import FairdecideError
 from fairdecide.report import alternative

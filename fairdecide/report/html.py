@@ -127,7 +127,7 @@ def _policy_section(rep: Any) -> str:
 
 def render(rep: Any) -> str:
     """The HTML page of an :class:`~fairdecide.report.AuditReport`."""
-    from fairdecide._meta import package_version
+    from fairdecide._common.meta import package_version
 
     m = rep.meta
     n = f"{m['n_rows']:,.0f}" + (" (a noisy count)" if rep.privacy else "")

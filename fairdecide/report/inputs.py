@@ -1,7 +1,7 @@
 """Reading the audited table: the file, its columns, the utility and the problem.
 
 Everything here turns what a person types (a file name, column names, a utility written
-as JSON) into a :class:`~fairdecide.data.LoggedData` and a
+as JSON) into a :class:`~fairdecide.data.logged.LoggedData` and a
 :class:`~fairdecide.problem.DecisionProblem`, or stops with an error that says what is
 wrong and what to do. What was changed on the way (rows dropped for missing values,
 numeric features binned) is returned as plain sentences for the report.
@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._validation import as_bool, as_int
-from fairdecide.columns import checked_labels
-from fairdecide.data import LoggedData
+from fairdecide._common.validation import as_bool, as_int
+from fairdecide.data.columns import checked_labels
+from fairdecide.data.logged import LoggedData
 from fairdecide.exceptions import FairdecideError, SuspiciousLabelError
 from fairdecide.labels import Labels
 

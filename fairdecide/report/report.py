@@ -123,7 +123,7 @@ class AuditReport:
     def to_dict(self) -> dict:
         """Every number of the report, JSON-ready (NaN becomes None); ``skipped`` only when
         the value parts were skipped."""
-        from fairdecide._meta import package_version
+        from fairdecide._common.meta import package_version
 
         extra = {} if self.skipped is None else {"skipped": self.skipped}
         return _plain({

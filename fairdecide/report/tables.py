@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide.data import LoggedData
-from fairdecide.logged_counts import count_table
+from fairdecide.data.counts import count_table
+from fairdecide.data.logged import LoggedData
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import marginal_utility, scenario_marginals
+from fairdecide.worlds.table import marginal_utility, scenario_marginals
 
 __all__ = [
     "cell_table",

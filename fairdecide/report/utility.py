@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide.data import LoggedData
+from fairdecide.data.logged import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 

@@ -1,4 +1,4 @@
-"""One pass over the units of a :class:`~fairdecide.frame_world.FrameWorld` for the
+"""One pass over the units of a :class:`~fairdecide.worlds.frame.FrameWorld` for the
 distributed solver (:mod:`fairdecide.optimize.distributed`), per partition: each block's
 marginal under its action of least reduced cost for the master's duals."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fairdecide.frame_world import BLOCKS_PER_PARTITION, frame_arrays, unit_blocks
 from fairdecide.policies.mixture import least_cost_actions
 from fairdecide.problem import DecisionProblem
+from fairdecide.worlds.frame import BLOCKS_PER_PARTITION, frame_arrays, unit_blocks
 
 __all__ = ["vertex_part"]
 

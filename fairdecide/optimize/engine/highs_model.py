@@ -45,7 +45,7 @@ def method_by_size(n_columns: int, family: str) -> str:
 #: (the certificates' gaps) unresolved below it.
 FEASIBILITY_TOL = 1e-9
 #: The dual feasibility tolerance of a program whose answer is its row duals: the
-#: worst-case bias LP of fairdecide.smoothness reads the policy q as the duals of a flow
+#: worst-case bias LP of fairdecide.smoothness.parity reads the policy q as the duals of a flow
 #: program and searches for pairs it violates by more than 1e-9, so the pairs already in
 #: it must hold to less than that.
 DUAL_ANSWER_TOL = 1e-10

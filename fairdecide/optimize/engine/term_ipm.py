@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide._threads import one_blas_thread
+from fairdecide._common.threads import one_blas_thread
 from fairdecide.optimize.engine._normal_columns import ColumnNormal
 from fairdecide.optimize.engine.chain import TERM_MAX_ENTRIES, TERMS_PER_COLUMN
 from fairdecide.optimize.engine.rounds import Certificate, Rounds

@@ -48,7 +48,7 @@ from typing import Any, Protocol
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide._threads import one_blas_thread
+from fairdecide._common.threads import one_blas_thread
 from fairdecide.optimize.engine._block_lp import BlockLP, block_structure
 from fairdecide.optimize.engine._merge_rows import Merge, merge_rows
 from fairdecide.optimize.engine._normal_rows import RowNormal, row_blocks
@@ -111,9 +111,9 @@ def solve_unit_ipm(program: Any, time_limit: float | None = None,
     ``ub_duals``: d objective / d b_ub, the inequality rows' duals, at the interior
     optimum; where the optimum's duals are not unique, those of the optimal face's
     centre, a supergradient like any other). ``layout`` is :func:`analyse`'s answer, if
-    the caller has it. Its BLAS runs on one thread (:func:`fairdecide._threads.one_blas_thread`:
-    it alternates numpy's products with scipy's factorisations, whose two thread pools
-    halved its speed on two cores)."""
+    the caller has it. Its BLAS runs on one thread
+    (:func:`fairdecide._common.threads.one_blas_thread`: it alternates numpy's products
+    with scipy's factorisations, whose two thread pools halved its speed on two cores)."""
     with one_blas_thread():
         return _interior_point(program, time_limit, layout)
 

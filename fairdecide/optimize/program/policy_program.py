@@ -31,12 +31,12 @@ from fairdecide.criteria.base import Criterion, Expansion
 from fairdecide.optimize.program.assembly import Assembly, CriterionBlock, KLTerm
 from fairdecide.policies.tabular import TabularPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import world_arrays
+from fairdecide.worlds.world import world_arrays
 
 if TYPE_CHECKING:
-    from fairdecide.beliefs import Belief
     from fairdecide.optimize.program.tradeoff import Tradeoff
     from fairdecide.policies.base import Policy
+    from fairdecide.uncertainty.beliefs import Belief
 
 __all__ = ["CriterionBlock", "PolicyProgram", "Program"]
 

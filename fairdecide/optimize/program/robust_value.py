@@ -1,6 +1,6 @@
 """The worst expected utility over a confidence set, as linear rows of the program.
 
-For a :class:`~fairdecide.confidence.ConfidenceSet` the value of free rows pi is
+For a :class:`~fairdecide.uncertainty.confidence.ConfidenceSet` the value of free rows pi is
 
     V(pi) = min_{P in B_0} sum_u P_u g_u(pi),
     g_u(pi) = sum_{c of u} min_{theta_c in B_c} sum_{a in c} pi_ua U_a . theta_c,
@@ -15,7 +15,8 @@ so maximising V over pi is one linear program in (pi, mu, s, lam): the dual's
 constraints are rows, its objective is the value (the epigraph of the book's maximin,
 without enumerating the set's vertices). In an intervention each conditional is one
 (unit, action) pair and w = pi_ua U_a: the minimum is pi_ua times a number
-(:func:`~fairdecide.confidence.worst_in_ball`), a price on the policy column and no rows.
+(:func:`~fairdecide.uncertainty.balls.worst_in_ball`), a price on the policy column and no
+rows.
 Optimistic (the book's twin, max over the set), each action's best over its ball prices
 its column: exact in an intervention, an upper bound of the policy's best value in a
 prediction problem (the actions of a unit share its ball), whose gap the result reports.

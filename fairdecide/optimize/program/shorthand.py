@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_number
+from fairdecide._common.validation import as_number
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,

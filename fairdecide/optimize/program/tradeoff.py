@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from fairdecide._validation import as_number, plain
-from fairdecide.beliefs import Belief, cvar
+from fairdecide._common.validation import as_number, plain
 from fairdecide.exceptions import FairdecideError
+from fairdecide.uncertainty.beliefs import Belief, cvar
 
 if TYPE_CHECKING:
     from fairdecide.optimize.program.assembly import Assembly

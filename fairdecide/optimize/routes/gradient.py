@@ -30,8 +30,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fairdecide._threads import one_blas_thread
-from fairdecide._validation import check_random_state
+from fairdecide._common.threads import one_blas_thread
+from fairdecide._common.validation import check_random_state
 from fairdecide.criteria.base import ByCriterion, Capabilities
 from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError
 from fairdecide.optimize.program.tradeoff import (

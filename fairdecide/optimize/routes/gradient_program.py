@@ -20,7 +20,7 @@ from fairdecide.optimize.program.tradeoff import (
     Tradeoff,
 )
 from fairdecide.optimize.routes.parametric import ParametricSession
-from fairdecide.table import marginal_utility
+from fairdecide.worlds.table import marginal_utility
 
 __all__ = ["EPIGRAPH_LIMIT", "FEASIBILITY_TOL", "run_program"]
 

@@ -16,14 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.routes.session import SessionBase
 from fairdecide.policies.base import ParametricPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import world_arrays
+from fairdecide.uncertainty.beliefs import Belief
+from fairdecide.worlds.world import world_arrays
 
 __all__ = ["OBJECTIVE_RTOL", "VERIFIED_SHARE", "MarginalModel", "ParametricSession"]
 

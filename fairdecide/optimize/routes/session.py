@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide.beliefs import Belief
 from fairdecide.criteria.base import ByCriterion, Criterion, Expansion
+from fairdecide.criteria.values import scenario_values
 from fairdecide.exceptions import SolverError
 from fairdecide.optimize.engine.chain import BELIEF_SOLVERS, Case, choose, resolve_solver
 from fairdecide.optimize.engine.generation import generate
@@ -23,7 +23,7 @@ from fairdecide.optimize.engine.term_ipm import solve_term_ipm
 from fairdecide.optimize.program.policy_program import PolicyProgram, Program
 from fairdecide.optimize.program.tradeoff import MaxUtility, Tradeoff
 from fairdecide.problem import DecisionProblem
-from fairdecide.values import scenario_values
+from fairdecide.uncertainty.beliefs import Belief
 
 __all__ = ["Session", "SessionBase"]
 
@@ -31,7 +31,7 @@ __all__ = ["Session", "SessionBase"]
 class SessionBase(abc.ABC):
     """What every route needs, whatever the policy family: the problem, belief, criteria
     (with their capabilities), trade-off, tolerances and statistics, and the one way a
-    policy is evaluated (:func:`fairdecide.values.scenario_values`, from the decision
+    policy is evaluated (:func:`fairdecide.criteria.values.scenario_values`, from the decision
     tables). A kind of session says what its parameters are (:meth:`policy_of`)."""
 
     def __init__(self, problem: DecisionProblem, belief: Belief, criteria: list[Criterion],

@@ -12,9 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_bool, as_int, as_real, check_instance, check_random_state
-from fairdecide.beliefs import Belief
-from fairdecide.confidence import ConfidenceSet
+from fairdecide._common.validation import (
+    as_bool,
+    as_int,
+    as_real,
+    check_instance,
+    check_random_state,
+)
 from fairdecide.criteria.base import as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.engine.chain import resolve_solver
@@ -29,7 +33,9 @@ from fairdecide.optimize.routes.session import Session
 from fairdecide.optimize.verify import verify_solution
 from fairdecide.policies.base import ParametricPolicy
 from fairdecide.problem import DecisionProblem
-from fairdecide.world import World
+from fairdecide.uncertainty.beliefs import Belief
+from fairdecide.uncertainty.confidence import ConfidenceSet
+from fairdecide.worlds.world import World
 
 __all__ = ["as_belief", "check_settings", "common_input", "finish", "parametric_session",
            "policy_family", "tabular_session"]

@@ -1,4 +1,4 @@
-"""The set of :meth:`~fairdecide.confidence.ConfidenceSet.from_refits`: a simultaneous
+"""The set of :meth:`~fairdecide.uncertainty.confidence.ConfidenceSet.from_refits`: a simultaneous
 bootstrap band around a fitted model's outcome probabilities for a fixed population of
 individuals, written as a tabular world whose cells are the individuals.
 
@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_int, as_real
+from fairdecide._common.validation import as_int, as_real
 from fairdecide.exceptions import FairdecideError
-from fairdecide.sample_world import SampleWorld
-from fairdecide.world import TabularWorld
+from fairdecide.worlds.sample import SampleWorld
+from fairdecide.worlds.world import TabularWorld
 
 __all__ = ["refit_band"]
 

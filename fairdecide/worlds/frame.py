@@ -15,7 +15,7 @@ The decision table of a policy in this world is its group marginal
 M[z, a, y] = sum_{u in z} w_u pi(a | u) P(y | a, u), summed partition by partition (on
 the workers for Dask) without collecting the units, together with the largest error of a
 policy row off the simplex; every criterion that reads only the group marginal, and the
-expected utility, are computed from it (:func:`~fairdecide.values.scenario_values`).
+expected utility, are computed from it (:func:`~fairdecide.criteria.values.scenario_values`).
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._dask import is_dask_frame
-from fairdecide._validation import as_int, check_instance
+from fairdecide._common.dask import is_dask_frame
+from fairdecide._common.validation import as_int, check_instance
+from fairdecide.data.units import Units
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import DecisionTable
-from fairdecide.units import Units
-from fairdecide.world import World
+from fairdecide.worlds.table import DecisionTable
+from fairdecide.worlds.world import World
 
 if TYPE_CHECKING:
     from fairdecide.policies.base import Policy
@@ -182,7 +182,7 @@ class FrameWorld(World):
     Building it reads the units once (on the workers for Dask): it checks the columns and
     their values, finds the groups and the total weight, and keeps what every policy
     shares, the masses sum_{u in z} w_u P(y | a, u) and the blocks' sizes. Its
-    :meth:`summed_table` (what :func:`~fairdecide.table.decision_table` returns for it)
+    :meth:`summed_table` (what :func:`~fairdecide.worlds.table.decision_table` returns for it)
     never collects the units; :meth:`units` does (all partitions, in order): use it on
     populations that fit in memory. :func:`~fairdecide.optimize_policy` solves it with the
     distributed solver; its free policies are
@@ -317,7 +317,7 @@ class FrameWorld(World):
 
     def summed_table(self, policy: Policy, problem: DecisionProblem) -> DecisionTable:
         """The group marginal of ``policy``, summed over the partitions (on the workers
-        for Dask), as a :class:`~fairdecide.table.DecisionTable` of the groups, with the
+        for Dask), as a :class:`~fairdecide.worlds.table.DecisionTable` of the groups, with the
         largest row error off the simplex it found."""
         self.check_problem(problem)
         n_z, n_a, n_y = self.n_groups, problem.n_actions, problem.n_outcomes

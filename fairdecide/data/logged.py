@@ -9,14 +9,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._dask import is_dask_frame
-from fairdecide._validation import (
+from fairdecide._common.dask import is_dask_frame
+from fairdecide._common.validation import (
     as_code_array,
     as_float_array,
     as_propensity,
     check_same_length,
 )
-from fairdecide.columns import checked_labels, declared_labels, label_columns
+from fairdecide.data.columns import checked_labels, declared_labels, label_columns
+from fairdecide.data.units import Units
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import (
     Labels,
@@ -26,7 +27,6 @@ from fairdecide.labels import (
     warn_rare_labels,
 )
 from fairdecide.problem import DecisionProblem
-from fairdecide.units import Units
 
 __all__ = ["BanditData", "LoggedData"]
 

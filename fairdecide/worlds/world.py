@@ -6,7 +6,7 @@ what a policy may read of it (a cell index, feature vectors). The decision table
 
     J[u, a, y] = w[u] * pi(a | u) * P(y | a, u)
 
-(:mod:`fairdecide.table`) is built from these alone. For a tabular world the units are
+(:mod:`fairdecide.worlds.table`) is built from these alone. For a tabular world the units are
 the cells (x, z), flattened x-major (u = x * n_z + z), with weight w = P(x, z).
 """
 
@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, check_distribution
+from fairdecide._common.validation import as_float_array, check_distribution
+from fairdecide.data.units import Units
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
-from fairdecide.units import Units
 
 if TYPE_CHECKING:
-    from fairdecide.data import LoggedData
+    from fairdecide.data.logged import LoggedData
 
 __all__ = ["TabularWorld", "Units", "World", "world_arrays"]
 
@@ -67,8 +67,8 @@ class World(abc.ABC):
 
     def summed_table(self, policy: Any, problem: DecisionProblem) -> Any:
         """The decision table of ``policy`` summed by group, for a world that declares
-        ``units_in_memory = False`` (:class:`~fairdecide.frame_world.FrameWorld`);
-        :func:`fairdecide.table.decision_table` calls it, after checking the pair."""
+        ``units_in_memory = False`` (:class:`~fairdecide.worlds.frame.FrameWorld`);
+        :func:`fairdecide.worlds.table.decision_table` calls it, after checking the pair."""
         raise FairdecideError(f"{type(self).__name__} has its units in memory: use "
                               "fairdecide.decision_table(policy, world, problem)")
 
@@ -208,7 +208,7 @@ class TabularWorld(World):
             Non-negative weights of the rows in the counts (the estimators'
             ``sample_weight``, checked there); n is then the total weight.
         """
-        from fairdecide.models.counts import TabularCounts
+        from fairdecide.data.tabular_counts import TabularCounts
 
         counts = TabularCounts.from_data(data, problem, weights=weights)
         p_xz, p_y = counts.mle_parameters(smoothing)

@@ -1,4 +1,4 @@
-"""The frequentist set of :meth:`~fairdecide.confidence.ConfidenceSet.from_data`: its
+"""The frequentist set of :meth:`~fairdecide.uncertainty.confidence.ConfidenceSet.from_data`: its
 balls from the data's counts, simultaneous by the union bound.
 
 **Coverage** (:meth:`ConfidenceSet.from_data`). For a multinomial over m outcomes
@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._credible import given_population
-from fairdecide._validation import as_bool, as_real, check_choice
-from fairdecide.balls import clopper_pearson, weissman_radius
+from fairdecide._common.validation import as_bool, as_real, check_choice
 from fairdecide.exceptions import FairdecideError
-from fairdecide.world import TabularWorld
+from fairdecide.uncertainty.balls import clopper_pearson, weissman_radius
+from fairdecide.uncertainty.credible import given_population
+from fairdecide.worlds.world import TabularWorld
 
 __all__ = ["data_region"]
 
@@ -40,7 +40,7 @@ def data_region(data: Any, problem: Any, delta: Any, population: Any, outcomes: 
                 pooled: Any) -> tuple:
     """The arguments of ``ConfidenceSet(...)`` (centre, radii, delta, method, ball
     centres, credible, optimistic, pooled) for ``ConfidenceSet.from_data``."""
-    from fairdecide.models.counts import TabularCounts
+    from fairdecide.data.tabular_counts import TabularCounts
 
     delta = as_real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
     counts = TabularCounts.from_data(data, problem)

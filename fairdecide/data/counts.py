@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._validation import as_propensity
-from fairdecide.columns import checked_labels, declared_labels, label_columns
-from fairdecide.data import LoggedData
+from fairdecide._common.validation import as_propensity
+from fairdecide.data.columns import checked_labels, declared_labels, label_columns
+from fairdecide.data.logged import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels, as_object_vector
 from fairdecide.problem import DecisionProblem
@@ -137,7 +137,7 @@ class LoggedCounts:
         distinct values found (several features: the sorted combinations that occur),
         as for LoggedData, so both routes number the cells alike.
         """
-        from fairdecide._dask import count_atoms, is_dask_frame
+        from fairdecide._common.dask import count_atoms, is_dask_frame
 
         if isinstance(features, str):
             features = [features]
@@ -277,7 +277,7 @@ def count_table(data: LoggedData | LoggedCounts, problem: DecisionProblem,
     Examples
     --------
     >>> from fairdecide import DecisionProblem, LoggedData
-    >>> from fairdecide.logged_counts import count_table
+    >>> from fairdecide.data.counts import count_table
     >>> data = LoggedData(x=[0, 0, 1], z=["f", "m", "m"], a=[1, 1, 0], y=[1, 0, 0])
     >>> count_table(data, DecisionProblem.classification(2))[0, 1]
     array([[0., 0.],

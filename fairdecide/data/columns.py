@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._dask import is_dask_frame
-from fairdecide._validation import plain
+from fairdecide._common.dask import is_dask_frame
+from fairdecide._common.validation import plain
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import (
     Labels,

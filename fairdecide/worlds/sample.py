@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, check_distribution, check_instance
+from fairdecide._common.validation import as_float_array, check_distribution, check_instance
+from fairdecide.data.units import Units
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
 from fairdecide.problem import DecisionProblem
-from fairdecide.units import Units
-from fairdecide.world import World
+from fairdecide.worlds.world import World
 
 __all__ = ["SampleWorld"]
 

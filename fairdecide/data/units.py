@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairdecide._validation import as_code_array, as_float_array, as_int
+from fairdecide._common.validation import as_code_array, as_float_array, as_int
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
 

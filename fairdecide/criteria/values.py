@@ -10,8 +10,8 @@ from fairdecide.criteria.base import Criterion, as_criteria
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
-from fairdecide.table import decision_table
-from fairdecide.world import World
+from fairdecide.worlds.table import decision_table
+from fairdecide.worlds.world import World
 
 __all__ = ["scenario_values"]
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairdecide._validation import as_real, check_instance
-from fairdecide.data import LoggedData
+from fairdecide._common.validation import as_real, check_instance
+from fairdecide.data.logged import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
 
@@ -18,7 +18,7 @@ __all__ = ["TabularCounts"]
 def check_data(data: LoggedData, problem: DecisionProblem, allow_empty_groups: bool) -> None:
     """Raise unless ``data`` is LoggedData with rows in every group (or empty groups are
     allowed) and ``problem`` a DecisionProblem."""
-    from fairdecide.logged_counts import LoggedCounts
+    from fairdecide.data.counts import LoggedCounts
 
     if not isinstance(data, LoggedData | LoggedCounts):
         raise FairdecideError(
@@ -66,7 +66,7 @@ class TabularCounts:
         """Count ``data`` in the problem's numbering of actions and outcomes (each row
         weighted by ``weights`` when given). A group without rows is an error unless
         ``allow_empty_groups``."""
-        from fairdecide.logged_counts import count_table
+        from fairdecide.data.counts import count_table
 
         check_data(data, problem, allow_empty_groups)
         counts = count_table(data, problem, actions=problem.outcome_depends_on_action,

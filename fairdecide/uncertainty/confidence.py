@@ -16,7 +16,7 @@ and its range over the set is exact (:mod:`fairdecide.criteria.over_set`).
 
 **Coverage** (:meth:`ConfidenceSet.from_data`): Weissman et al.'s L1 bound, or exact
 Clopper-Pearson intervals with two outcomes, simultaneous by the union bound over the
-estimated multinomials (:mod:`fairdecide._data_region` says why each holds).
+estimated multinomials (:mod:`fairdecide.uncertainty.data_region` says why each holds).
 
 **Pooled outcomes** (``pooled=True``). A group-blind policy's value reads the outcomes
 only through P(y | x) = sum_z P(z | x) P(y | x, z): one ball per cell, from all its rows,
@@ -40,21 +40,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairdecide._credible import credible_region
-from fairdecide._data_region import data_region
-from fairdecide._validation import (
+from fairdecide._common.validation import (
     as_bool,
     as_float_array,
     as_real,
     check_distribution,
     check_instance,
 )
-from fairdecide.balls import clopper_pearson, weissman_radius, worst_in_ball
 from fairdecide.exceptions import FairdecideError
-from fairdecide.world import TabularWorld
+from fairdecide.uncertainty.balls import clopper_pearson, weissman_radius, worst_in_ball
+from fairdecide.uncertainty.credible import credible_region
+from fairdecide.uncertainty.data_region import data_region
+from fairdecide.worlds.world import TabularWorld
 
 if TYPE_CHECKING:
-    from fairdecide.data import LoggedData
+    from fairdecide.data.logged import LoggedData
     from fairdecide.policies.base import Policy
     from fairdecide.problem import DecisionProblem
 
@@ -251,7 +251,7 @@ class ConfidenceSet:
                     ) -> ConfidenceSet:
         """A simultaneous bootstrap band around a fitted
         :class:`~fairdecide.models.IndividualOutcomeModel`'s probabilities for its
-        training individuals (approximate: see :mod:`fairdecide._refit_band`).
+        training individuals (approximate: see :mod:`fairdecide.uncertainty.refit_band`).
 
         The set's cells are the individuals (cell i is individual i, in its own group;
         ``weights`` their population weights, default 1/n each): the policy optimised
@@ -285,7 +285,7 @@ class ConfidenceSet:
         >>> cs.center.n_x, cs.approximate
         (300, True)
         """
-        from fairdecide._refit_band import refit_band
+        from fairdecide.uncertainty.refit_band import refit_band
 
         center, radius, n = refit_band(model, delta, n_refits, random_state, weights,
                                        refits)

@@ -1,5 +1,5 @@
 """Sets around an estimated distribution, and the worst point of one: the pieces of a
-:class:`~fairdecide.confidence.ConfidenceSet`.
+:class:`~fairdecide.uncertainty.confidence.ConfidenceSet`.
 
 - :func:`weissman_radius`: the L1 radius holding a multinomial with probability 1 - d
   (Weissman et al. 2003);

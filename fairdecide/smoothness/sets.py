@@ -1,5 +1,5 @@
 """Sets of individuals given as masks or indices, and their weights: what parity
-(:mod:`fairdecide.smoothness`) and the worst-case bias read."""
+(:mod:`fairdecide.smoothness.parity`) and the worst-case bias read."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array
+from fairdecide._common.validation import as_float_array
 from fairdecide.exceptions import FairdecideError
 
 __all__: list[str] = []

@@ -1,6 +1,6 @@
-"""The pieces of a :class:`~fairdecide.confidence.ConfidenceSet` that are not balls: a
+"""The pieces of a :class:`~fairdecide.uncertainty.confidence.ConfidenceSet` that are not balls: a
 given population checked against the data, and the credible region of a Dirichlet
-posterior (:meth:`~fairdecide.confidence.ConfidenceSet.from_posterior`)."""
+posterior (:meth:`~fairdecide.uncertainty.confidence.ConfidenceSet.from_posterior`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import (
+from fairdecide._common.validation import (
     as_float_array,
     as_int,
     as_real,
@@ -16,7 +16,7 @@ from fairdecide._validation import (
     check_random_state,
 )
 from fairdecide.exceptions import FairdecideError
-from fairdecide.world import TabularWorld
+from fairdecide.worlds.world import TabularWorld
 
 __all__ = ["credible_region", "given_population"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import as_float_array, as_int, as_real, check_distribution
+from fairdecide._common.validation import as_float_array, as_int, as_real, check_distribution
 from fairdecide.exceptions import FairdecideError
 
 __all__ = ["MeritocracyResult", "meritocracy"]

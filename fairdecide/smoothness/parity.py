@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._individual_sets import index_set, unit_weights
-from fairdecide._smoothness_bias import BiasResult, worst_case_bias
-from fairdecide._validation import as_float_array, check_distribution
+from fairdecide._common.validation import as_float_array, check_distribution
+from fairdecide.smoothness.bias import BiasResult, worst_case_bias
+from fairdecide.smoothness.sets import index_set, unit_weights
 
 __all__ = ["BiasResult", "ParityResult", "parity", "worst_case_bias"]
 

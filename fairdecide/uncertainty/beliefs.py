@@ -18,14 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairdecide._defaults import N_SCENARIOS
-from fairdecide._validation import as_float_array, as_int, as_real
+from fairdecide._common.defaults import N_SCENARIOS
+from fairdecide._common.validation import as_float_array, as_int, as_real
 from fairdecide.exceptions import FairdecideError
-from fairdecide.world import World
+from fairdecide.models import bayesian
+from fairdecide.models.bayesian import BayesianOutcomeModel
+from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
+from fairdecide.models.individuals import IndividualOutcomeModel
+from fairdecide.worlds.world import World
 
 if TYPE_CHECKING:
-    from fairdecide.data import LoggedData
-    from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
+    from fairdecide.data.logged import LoggedData
     from fairdecide.problem import DecisionProblem
 
 __all__ = ["Belief", "cvar"]
@@ -120,14 +123,26 @@ class Belief:
 
     @classmethod
     def from_posterior(
-        cls, posterior: DirichletPosterior, n_scenarios: int = N_SCENARIOS,
-        random_state: Any = None, aggregate: str = "mean",
+        cls, posterior: DirichletPosterior | BayesianOutcomeModel,
+        n_scenarios: int = N_SCENARIOS, random_state: Any = None, aggregate: str = "mean",
+        *, X: Any = None, z: Any = None,
     ) -> Belief:
-        """``n_scenarios`` exact draws from a fitted posterior, equally weighted."""
-        _check_posterior(posterior)
-        n_scenarios = as_int(n_scenarios, "n_scenarios", minimum=1)
-        worlds = posterior.sample(n_scenarios, random_state=random_state)
-        return cls(tuple(worlds), aggregate=aggregate, label=f"Bayes ({n_scenarios} draws)")
+        """``n_scenarios`` draws from a fitted posterior, equally weighted: exact draws of
+        a :class:`~fairdecide.DirichletPosterior` (tabular worlds), or posterior draws of
+        a :class:`~fairdecide.models.BayesianOutcomeModel` (at most its chains * draws),
+        each a :class:`~fairdecide.SampleWorld` of its training individuals or of new
+        ones (features ``X`` and group labels ``z``, both or neither)."""
+        if isinstance(posterior, BayesianOutcomeModel):
+            worlds = posterior.sample(n_scenarios, random_state, X, z)
+        else:
+            _check_posterior(posterior)
+            if X is not None or z is not None:
+                raise FairdecideError(
+                    "X and z (new individuals) are for a BayesianOutcomeModel's posterior; "
+                    "a DirichletPosterior's worlds are its cells")
+            worlds = posterior.sample(as_int(n_scenarios, "n_scenarios", minimum=1),
+                                      random_state=random_state)
+        return cls(tuple(worlds), aggregate=aggregate, label=f"Bayes ({len(worlds)} draws)")
 
     @classmethod
     def from_bootstrap(
@@ -137,8 +152,6 @@ class Belief:
     ) -> Belief:
         """Smoothed maximum-likelihood worlds refitted on ``n_scenarios`` bootstrap resamples
         of the data (the papers' second approximate posterior)."""
-        from fairdecide.models.dirichlet import BootstrapPosterior
-
         n_scenarios = as_int(n_scenarios, "n_scenarios", minimum=1)
         boot: BootstrapPosterior = BootstrapPosterior(
             smoothing=smoothing, factorization=factorization,
@@ -153,8 +166,6 @@ class Belief:
         :class:`~fairdecide.models.IndividualOutcomeModel`, each predicting for the same
         individuals (a belief over a :class:`~fairdecide.SampleWorld`'s outcomes), whose
         population weights are ``weights`` (default 1/n each)."""
-        from fairdecide.models.individuals import IndividualOutcomeModel
-
         if not isinstance(model, IndividualOutcomeModel):
             raise FairdecideError(
                 "model must be a fitted IndividualOutcomeModel, got "
@@ -244,9 +255,11 @@ def cvar(values: Sequence[float], weights: Sequence[float], delta: float) -> flo
 
 
 def _check_posterior(posterior: Any) -> None:
-    from fairdecide.models.dirichlet import DirichletPosterior
-
     if not isinstance(posterior, DirichletPosterior) or not hasattr(posterior, "counts_"):
         raise FairdecideError(
             "posterior must be a fitted DirichletPosterior (DirichletPosterior(...).fit(data, "
             f"problem)), got {type(posterior).__name__}")
+
+
+# the deprecated BayesianOutcomeModel.belief builds this class (see bayesian.BELIEF)
+bayesian.BELIEF.append(Belief)

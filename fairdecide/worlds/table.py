@@ -3,7 +3,7 @@
     J[u, a, y] = w[u] * pi(a | u) * P(y | a, u)
 
 Expected utility, every criterion's deviation and the verification of optimised policies
-are functions of this one table (:func:`fairdecide.values.scenario_values` computes them
+are functions of this one table (:func:`fairdecide.criteria.values.scenario_values` computes them
 in every scenario of a belief).
 """
 
@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._validation import check_instance
+from fairdecide._common.validation import check_instance
+from fairdecide.data.units import Units
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
-from fairdecide.units import Units
-from fairdecide.world import World, world_arrays
+from fairdecide.worlds.world import World, world_arrays
 
 __all__ = ["DecisionTable", "decision_table", "expected_utility", "marginal_utility",
            "row_counts", "scenario_marginals"]

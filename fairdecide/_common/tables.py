@@ -18,7 +18,7 @@ class ResultTable(pd.DataFrame):
 
     Examples
     --------
-    >>> from fairdecide._tables import result_table
+    >>> from fairdecide._common.tables import result_table
     >>> wide = result_table({f"column_{i}": [0.123456] for i in range(30)})
     >>> "..." in repr(wide)
     False

@@ -1,5 +1,5 @@
 """The largest disparity any L-Lipschitz policy can show between two sets (Dwork et
-al.'s bias, section 3; :func:`fairdecide.smoothness.worst_case_bias`): an LP over the
+al.'s bias, section 3; :func:`fairdecide.smoothness.parity.worst_case_bias`): an LP over the
 pairs, grown by constraint generation from the nearest neighbours, and the transport
 distance that bounds it."""
 
@@ -12,9 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairdecide._individual_sets import index_set, unit_weights
-from fairdecide._tables import result_table
-from fairdecide._validation import as_float_array, as_int, as_real
+from fairdecide._common.tables import result_table
+from fairdecide._common.validation import as_float_array, as_int, as_real
 from fairdecide.criteria._pairs import (
     METRICS,
     PairMetric,
@@ -23,6 +22,7 @@ from fairdecide.criteria._pairs import (
     violated_pairs,
 )
 from fairdecide.exceptions import FairdecideError, SolverError
+from fairdecide.smoothness.sets import index_set, unit_weights
 
 __all__ = ["BiasResult", "worst_case_bias"]
 
