@@ -355,7 +355,7 @@ def test_stated_bounds_hold_in_random_worlds_of_the_set(seed):
                                             {"reference": "pairwise"},
                                             {"measure": "max", "reference": "pairwise"})]
     crits += [fd.Sufficiency(), fd.Sufficiency(measure="max", reference="pairwise")]
-    bounds = [c.bound_over_set(cs, policy, problem) for c in crits]
+    bounds = [c.over_set(cs, problem).bound(policy) for c in crits]
     for _ in range(30):  # a world inside every ball: a point of each ball
         p_z = _inside(cs.center.p_z, cs.group_radius, rng)
         cond = np.stack([_inside(cs.center.p_xz[:, z] / cs.center.p_z[z],

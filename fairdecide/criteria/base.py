@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from fairdecide.worlds.world import World
 
 __all__ = ["ByCriterion", "Capabilities", "Criterion", "CutSearch", "Expansion",
-           "ProgramBlock", "resolve_names", "short_name"]
+           "ProgramBlock", "SameInEveryWorld", "SetCriterion", "resolve_names",
+           "short_name"]
 
 #: How a criterion's rows are written: exactly (the criterion is linear), as a
 #: first-order expansion at the block's point, or exactly with the conditioning masses
@@ -245,26 +246,70 @@ class Criterion(abc.ABC):
 
         return self.deviation_from_table(decision_table(policy, world, problem), problem)
 
-    def over_set(self, confidence: Any, problem: DecisionProblem) -> Criterion | None:
-        """This criterion in a program over a
-        :class:`~fairdecide.uncertainty.confidence.ConfidenceSet`, held over every world of the set
-        inside the program: itself when its deviation is the same in every world (it
-        does not read the outcome and the population is given); None when a program over
-        the set cannot certify it (the program then refuses it)."""
+    def over_set(self, confidence: Any, problem: DecisionProblem) -> SetCriterion | None:
+        """This criterion over every world of a
+        :class:`~fairdecide.uncertainty.confidence.ConfidenceSet`: a
+        :class:`SetCriterion`, which states its bound over the set for a given policy
+        (:meth:`SetCriterion.bound`) and, where its capabilities say ``program``, holds
+        that bound inside a program; None where nothing over the set is known. By
+        default a criterion that does not read the outcome is the same in every world
+        of a set with the population given (:class:`SameInEveryWorld`)."""
         caps = self.capabilities(problem)
-        return (self if caps.outcome_free and not caps.cuts and confidence.population_given
+        return (SameInEveryWorld(self, confidence, problem)
+                if caps.outcome_free and not caps.cuts and confidence.population_given
                 else None)
 
-    def bound_over_set(self, confidence: Any, policy: Any, problem: DecisionProblem
-                       ) -> float | None:
-        """An upper bound of the deviation of the fixed ``policy`` over every world of
-        ``confidence``; None when the criterion states none. By default its deviation at
-        the set's centre where it is the same in every world (it does not read the
-        outcome and the population is given)."""
-        caps = self.capabilities(problem)
-        if caps.outcome_free and confidence.population_given:
-            return self.deviation(policy, confidence.center, problem)
-        return None
+
+class SetCriterion(Criterion):
+    """A criterion over every world of a confidence set (:meth:`Criterion.over_set`):
+    its deviation variable in a program bounds the criterion over the whole set, and
+    :meth:`bound` states that bound for a given policy, recomputed from the policy alone
+    (what a guarantee certifies, and what verifies the program's)."""
+
+    @abc.abstractmethod
+    def bound(self, policy: Policy) -> float:
+        """An upper bound of the policy's deviation in every world of the set."""
+
+    @property
+    def exact(self) -> bool:
+        """Whether :meth:`bound` is the exact worst case over the set (else an upper
+        bound of it)."""
+        return False
+
+
+@dataclass(frozen=True, eq=False)
+class SameInEveryWorld(SetCriterion):
+    """A criterion whose deviation is the same in every world of a set (it does not read
+    the outcome, and the set's population is given): in a program it is itself, and its
+    bound is its deviation at the set's centre, exactly."""
+
+    base: Criterion
+    confidence: Any
+    problem: Any
+
+    @property
+    def label(self) -> str:
+        return self.base.label
+
+    @property
+    def measure_words(self) -> str:
+        return self.base.measure_words
+
+    @property
+    def exact(self) -> bool:
+        return True
+
+    def capabilities(self, problem: DecisionProblem) -> Capabilities:
+        return self.base.capabilities(problem)
+
+    def deviation_from_table(self, table: DecisionTable, problem: DecisionProblem) -> float:
+        return self.base.deviation_from_table(table, problem)
+
+    def add_rows(self, block: ProgramBlock, how: Expansion) -> None:
+        self.base.add_rows(block, how)
+
+    def bound(self, policy: Policy) -> float:
+        return self.base.deviation(policy, self.confidence.center, self.problem)
 
 
 #: The criteria that have a name, by name: each preset registers itself (:func:`named`)

@@ -22,7 +22,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide._common.validation import as_bool, as_labels, as_real, check_instance, plain
-from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
+from fairdecide.criteria.base import (
+    Capabilities,
+    Criterion,
+    Expansion,
+    ProgramBlock,
+    SameInEveryWorld,
+    SetCriterion,
+)
 from fairdecide.criteria.terms import MarginalTerms
 from fairdecide.exceptions import FairdecideError
 
@@ -214,31 +221,12 @@ class Capacity(Criterion):
                            np.append(block.m_cols, block.f), -e)
 
     # ------------------------------------------------------------------ over a set
-    def over_set(self, confidence: Any, problem: DecisionProblem) -> Criterion:
-        """Held over every population of a confidence set: itself with the population
-        given (the share is the same in every world), else :class:`SetCapacity`."""
-        return self if confidence.population_given else SetCapacity(self, confidence,
-                                                                     problem)
-
-    def bound_over_set(self, confidence: Any, policy: Any, problem: DecisionProblem
-                       ) -> float:
-        """The largest excess over every population of the set (exact): each group's
-        share at its extremes over its ball of P(x | z), the overall share over the
-        nested balls (:meth:`~fairdecide.uncertainty.confidence.ConfidenceSet.population_min`)."""
-        if confidence.population_given:
-            return self.deviation(policy, confidence.center, problem)
-        rows = policy.proba(confidence.center.units())
-        center = confidence.center
-        share = rows[:, problem.action_codes(list(self.actions), name="actions")].sum(
-            axis=1).reshape(center.n_x, center.n_z)
-        lo_z, lo = confidence.population_min(share)
-        hi_z, hi = (-v for v in confidence.population_min(-share))
-        if self.per_group:
-            keep = center.p_z > MASS_TOL
-            lo, hi = lo_z[keep], hi_z[keep]
-        excess = [np.max(hi) - self.at_most] if self.at_most is not None else []
-        excess += [self.at_least - np.min(lo)] if self.at_least is not None else []
-        return float(max(0.0, *excess))
+    def over_set(self, confidence: Any, problem: DecisionProblem) -> SetCriterion:
+        """Held over every population of a confidence set: the same in every world with
+        the population given (:class:`~fairdecide.criteria.base.SameInEveryWorld`), else
+        :class:`SetCapacity`."""
+        return (SameInEveryWorld(self, confidence, problem) if confidence.population_given
+                else SetCapacity(self, confidence, problem))
 
     def gradient_terms(self, M: np.ndarray, problem: DecisionProblem) -> MarginalTerms:
         """The excesses r = E m + e, combined as F = max(0, max_i r_i) ("hinge-max")."""
@@ -255,7 +243,7 @@ class Capacity(Criterion):
 
 
 @dataclass(frozen=True, eq=False)
-class SetCapacity(Criterion):
+class SetCapacity(SetCriterion):
     """A :class:`Capacity` held over every population of a confidence set inside the
     program: f >= (largest share) - at_most and f >= at_least - (smallest share), each
     share's extreme over the set written by the duals of its balls (each group's
@@ -277,9 +265,27 @@ class SetCapacity(Criterion):
         """The excess in the table's own world (the set's centre, in a result)."""
         return self.base.deviation_from_table(table, problem)
 
-    def bound_over_set(self, confidence: Any, policy: Any, problem: DecisionProblem
-                       ) -> float:
-        return self.base.bound_over_set(confidence, policy, problem)
+    @property
+    def exact(self) -> bool:
+        return True
+
+    def bound(self, policy: Any) -> float:
+        """The largest excess over every population of the set (exact): each group's
+        share at its extremes over its ball of P(x | z), the overall share over the
+        nested balls (:meth:`~fairdecide.uncertainty.confidence.ConfidenceSet.population_min`)."""
+        cs, base = self.confidence, self.base
+        center = cs.center
+        rows = policy.proba(center.units())
+        share = rows[:, self.problem.action_codes(list(base.actions), name="actions")].sum(
+            axis=1).reshape(center.n_x, center.n_z)
+        lo_z, lo = cs.population_min(share)
+        hi_z, hi = (-v for v in cs.population_min(-share))
+        if base.per_group:
+            keep = center.p_z > MASS_TOL
+            lo, hi = lo_z[keep], hi_z[keep]
+        excess = [np.max(hi) - base.at_most] if base.at_most is not None else []
+        excess += [base.at_least - np.min(lo)] if base.at_least is not None else []
+        return float(max(0.0, *excess))
 
     def add_rows(self, block: ProgramBlock, how: Expansion) -> None:
         """For each bound share and side, one row over the dual of its balls."""

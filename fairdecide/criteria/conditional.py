@@ -300,22 +300,11 @@ class ConditionalIndependence(Criterion):
         """The deviation F from a decision table (through its group marginal)."""
         return self.deviation_from_marginal(table.group_marginal(), problem)
 
-    def over_set(self, confidence: Any, problem: DecisionProblem) -> Criterion | None:
-        """Held over every world of a set inside the program
-        (:func:`~fairdecide.criteria.over_set.set_criterion`): independence and, in a
-        prediction problem, separation, by the measures "tv" and "max"."""
+    def over_set(self, confidence: Any, problem: DecisionProblem) -> Any:
+        """Over every world of a set (:func:`~fairdecide.criteria.over_set.set_criterion`):
+        independence and, in a prediction problem, separation, held in a program;
+        sufficiency bounded for a given policy; by the measures "tv" and "max"."""
         return over_set.set_criterion(self, confidence, problem)
-
-    def bound_over_set(self, confidence: Any, policy: Any, problem: DecisionProblem
-                       ) -> float | None:
-        """A sound upper bound over every world of the set of the fixed ``policy``'s
-        deviation (:func:`~fairdecide.criteria.over_set.bound_over_set`): exact for the
-        largest pairwise gap; independence, separation and sufficiency, not KL."""
-        if (self.target, self.given) == ("action", None) and confidence.population_given:
-            # every world of the set has the centre's population: exact there
-            return self.deviation(policy, confidence.center, problem)
-        return over_set.bound_over_set(self, confidence, problem,
-                                       policy.proba(confidence.center.units()))
 
     def breakdown(self, policy: Policy, world: World, problem: DecisionProblem
                   ) -> pd.DataFrame:

@@ -32,7 +32,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide.criteria.base import Capabilities, Criterion, CutSearch, Expansion, ProgramBlock
+from fairdecide.criteria.base import (
+    Capabilities,
+    CutSearch,
+    Expansion,
+    ProgramBlock,
+    SameInEveryWorld,
+    SetCriterion,
+)
 from fairdecide.criteria.bounds import bound_from_gaps, gaps_from_ranges, write_bound_rows
 from fairdecide.criteria.worst_rates import (
     MASS_TOL,
@@ -52,7 +59,6 @@ __all__ = [
     "CERTIFIABLE",
     "SetConditional",
     "SetRanges",
-    "bound_over_set",
     "extreme_rates",
     "extreme_rates_over_population",
     "group_weights",
@@ -98,12 +104,11 @@ class SetRanges:
 
 def outcome_boxes(cs: Any) -> tuple[np.ndarray, np.ndarray]:
     """The interval of every outcome probability the set allows, (lo, hi) of the shape
-    of the centre's P(y | [a,] x, z): the projection of each conditional's L1 ball onto
-    one outcome, [theta_hat - r / 2, theta_hat + r / 2] within [0, 1] (exact: the other
-    outcomes absorb the change)."""
-    half = cs.radius[..., None] / 2.0
-    return (np.clip(cs.ball_center - half, 0.0, 1.0),
-            np.clip(cs.ball_center + half, 0.0, 1.0))
+    of the centre's P(y | [a,] x, z): each conditional's region projected onto one
+    outcome (:meth:`~fairdecide.uncertainty.regions.OutcomeRegions.ends`; a rate given
+    one outcome reads only that outcome's probability, so its extremes over these
+    intervals are its extremes over the set)."""
+    return cs.outcomes.ends()
 
 
 def _ratio_extremes(v_hi: np.ndarray, v_lo: np.ndarray, c: np.ndarray, lo: np.ndarray,
@@ -224,42 +229,28 @@ def set_ranges(crit: Any, cs: Any, problem: DecisionProblem,
                      top_code.reshape((*shape, n_x)) if codes else None)
 
 
-def bound_over_set(crit: Any, cs: Any, problem: DecisionProblem,
-                   rows: np.ndarray) -> float | None:
-    """A sound upper bound of ``crit``'s deviation of policy rows ``rows`` over every
-    world of ``cs`` (exact for the largest pairwise gap); None where none is known: KL
-    measures, separation in an intervention, an outcome-reading criterion over a pooled
-    set."""
+def set_criterion(crit: Any, cs: Any, problem: DecisionProblem) -> SetCriterion | None:
+    """``crit`` over every world of ``cs`` (see the module): the criterion itself, the
+    same in every world, for independence with the population given; a
+    :class:`SetConditional` for independence over an estimated population and for
+    separation and sufficiency in a prediction problem (sufficiency, not linear in the
+    policy, is bounded for a given policy only: no program rows), and for sufficiency in
+    an intervention; None for what no bound is known of (KL; separation in an
+    intervention; a criterion reading the outcome over a pooled set)."""
     kind = (crit.target, crit.given)
     if crit.measure == "kl" or kind not in (("action", None), ("action", "outcome"),
                                             ("outcome", "action")):
         return None
-    if crit.given is not None and cs.pooled:
+    if kind == ("action", None):
+        return (SameInEveryWorld(crit, cs, problem) if cs.population_given
+                else SetConditional(crit, cs, problem))
+    if cs.pooled or (kind == ("action", "outcome") and cs.center.outcome_depends_on_action):
         return None
-    if kind == ("action", "outcome") and cs.center.outcome_depends_on_action:
-        return None
-    return set_ranges(crit, cs, problem, rows).bound(crit, problem)
-
-
-def set_criterion(crit: Any, cs: Any, problem: DecisionProblem
-                  ) -> Criterion | None:
-    """``crit`` as a program over ``cs`` holds it (see the module): itself for
-    independence with the population given (the same in every world), a
-    :class:`SetConditional` for independence over an estimated population and for
-    separation in a prediction problem; None for what a program over the set cannot
-    certify (KL, sufficiency, separation in an intervention or over a pooled set)."""
-    if crit.measure == "kl":
-        return None
-    if (crit.target, crit.given) == ("action", None):
-        return crit if cs.population_given else SetConditional(crit, cs, problem)
-    if ((crit.target, crit.given) == ("action", "outcome") and not cs.pooled
-            and not cs.center.outcome_depends_on_action):
-        return SetConditional(crit, cs, problem)
-    return None
+    return SetConditional(crit, cs, problem)
 
 
 @dataclass(frozen=True, eq=False)
-class SetConditional(Criterion):
+class SetConditional(SetCriterion):
     """A group criterion bounded over every world of a confidence set inside the
     program (see the module); built by ``criterion.over_set(confidence_set, problem)``.
 
@@ -290,22 +281,34 @@ class SetConditional(Criterion):
         return self.base.given is not None
 
     @property
+    def exact(self) -> bool:
+        """The largest pairwise gap is exact (two groups' rates share no parameter)."""
+        return (self.base.measure, self.base.reference) == ("max", "pairwise")
+
+    @property
     def _shape(self) -> tuple[int, int, int]:
         n_z, n_a = self.confidence.center.n_z, self.problem.n_actions
         return (n_z, 1, n_a) if self.base.given is None else (
             n_z, self.problem.n_outcomes, n_a)
 
     def capabilities(self, problem: DecisionProblem) -> Capabilities:
-        """Reads the policy rows; linear; separation's worlds are cuts."""
-        return Capabilities(reads="rows", linear=True, program=True, cuts=self.by_cuts)
+        """Reads the policy rows; linear; separation's worlds are cuts. Sufficiency's
+        conditionals are ratios in the policy: no program rows (a given policy's bound
+        only)."""
+        program = self.base.target == "action"
+        return Capabilities(reads="rows", linear=program, program=program,
+                            cuts=self.by_cuts and program)
 
     def deviation_from_table(self, table: DecisionTable, problem: DecisionProblem) -> float:
         """The deviation in the table's own world (the set's centre, in a result)."""
         return self.base.deviation_from_table(table, problem)
 
-    def bound_over_set(self, confidence: Any, policy: Any, problem: DecisionProblem
-                       ) -> float | None:
-        return self.base.bound_over_set(confidence, policy, problem)
+    def bound(self, policy: Any) -> float:
+        """The bound over the set of the given policy's deviation (exact for the largest
+        pairwise gap): its rates at their extremes, recomputed from the policy alone."""
+        rows = policy.proba(self.confidence.center.units())
+        return set_ranges(self.base, self.confidence, self.problem, rows).bound(
+            self.base, self.problem)
 
     # ------------------------------------------------------------------ cuts
     def initial_cuts(self, units: Units) -> np.ndarray:

@@ -345,8 +345,9 @@ def _priced(result: OptimizeResult, session: Any, problem: Any, confidence: Any,
     tradeoff = session.tradeoff
     trade = ({"epsilon": list(tradeoff.epsilon)} if tradeoff.bounds_deviations
              else {} if not crits else {"tradeoff": tradeoff})
-    guarantee = priced(result.guarantee, result.policy, confidence, problem, crits,
-                       session.names, plug_in, crits, trade, group_blind, stacklevel=5)
+    guarantee = priced(result.guarantee, result.policy, confidence, problem,
+                       session.criteria, session.names, plug_in, crits, trade, group_blind,
+                       stacklevel=5)
     return replace(result, guarantee=guarantee)
 
 

@@ -7,8 +7,9 @@ from typing import Any
 
 from fairdecide._common.validation import check_instance
 from fairdecide.criteria.base import as_criteria, resolve_names
+from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.api import optimize_policy
-from fairdecide.optimize.guarantee import Guarantee, deviation_bounds
+from fairdecide.optimize.guarantee import Guarantee, deviation_bounds, over_set
 from fairdecide.optimize.price import priced
 from fairdecide.policies.base import Policy
 from fairdecide.problem import DecisionProblem
@@ -27,7 +28,7 @@ def certify_policy(policy: Policy, confidence: ConfidenceSet, problem: DecisionP
     true expected utility is at least min over the set of V(pi, theta) (closed form,
     :meth:`~fairdecide.uncertainty.confidence.ConfidenceSet.worst_value`), and each criterion's
     true deviation is at most its bound over every world of the set
-    (:meth:`~fairdecide.criteria.Criterion.bound_over_set`: exact for the largest
+    (the bound of :meth:`~fairdecide.criteria.Criterion.over_set`: exact for the largest
     pairwise gap, a sound upper bound for the other measures; sufficiency too, for a
     given policy); a criterion without a bound is named in ``uncertified`` with the
     reason. ``price`` compares the policy with the best constant rule and the plug-in
@@ -75,14 +76,23 @@ def certify_policy(policy: Policy, confidence: ConfidenceSet, problem: DecisionP
     crits = as_criteria(criteria)
     names = resolve_names(crits)
     value = confidence.value(policy, problem)
-    bounds, why = deviation_bounds(confidence, policy, crits, names, problem)
+    over, refused = [], {}
+    for crit, name in zip(crits, names, strict=True):
+        try:
+            over.append(over_set(crit, name, problem, confidence))
+        except FairdecideError as err:  # not bounded over this set: said, not raised
+            over.append(None)
+            refused[name] = str(err)
+    bounds, why = deviation_bounds(policy, over, names)
+    why.update(refused)
     if group_blind is None:
         group_blind = confidence.pooled or bool(getattr(policy, "is_group_blind", False))
     trade = {} if epsilon is None or not crits else {"epsilon": epsilon}
     guarantee = Guarantee(confidence.level, value, bounds, confidence.method, why,
-                          confidence.optimistic, 0.0, confidence.credible,
-                          confidence.approximate,
+                          confidence.kind, confidence.reading, 0.0,
                           {n: c.measure_words for c, n in zip(crits, names, strict=True)},
+                          exact={n: o.exact for o, n in zip(over, names, strict=True)
+                                 if o is not None},
                           utility=problem.utility_name)
     plug_crits = crits if trade else []
 
@@ -90,5 +100,5 @@ def certify_policy(policy: Policy, confidence: ConfidenceSet, problem: DecisionP
         return optimize_policy(problem, confidence.center, plug_crits or None,
                                group_blind=group_blind, **trade).policy
 
-    return priced(guarantee, policy, confidence, problem, crits, names, plug_in,
+    return priced(guarantee, policy, confidence, problem, over, names, plug_in,
                   plug_crits, trade, group_blind)

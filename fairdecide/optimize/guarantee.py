@@ -5,9 +5,9 @@ closed form (:meth:`~fairdecide.uncertainty.confidence.ConfidenceSet.worst_value
 program's dual rows), checks that it is the optimum the program reported, and states
 the guarantee: with probability at least 1 - delta over the data, the policy's true
 expected utility is at least that value, and each criterion's true deviation is at most
-its bound over every world of the set (:meth:`~fairdecide.criteria.Criterion.bound_over_set`,
-recomputed from the policy alone). Every criterion of such a program was held over the
-whole set inside it (:meth:`~fairdecide.criteria.Criterion.over_set`), never at the
+its bound over every world of the set (the bound of the criterion that
+:meth:`~fairdecide.criteria.Criterion.over_set` returns, recomputed from the policy).
+Every criterion of such a program was held over the whole set inside it, never at the
 centre only: each bound is checked against the program's own, and against epsilon.
 """
 
@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 
 from fairdecide.criteria.base import ByCriterion, short_name
+from fairdecide.criteria.over_set import CERTIFIABLE
 from fairdecide.exceptions import FairdecideError, VerificationError
+from fairdecide.uncertainty.kinds import DATA, SetKind
 
 __all__ = ["Guarantee", "certify_over_set", "deviation_bounds", "set_criteria"]
 
@@ -42,18 +44,22 @@ class Guarantee:
         How the set was built.
     uncertified : dict[str, str]
         For each deviation without a bound, why.
-    optimistic : bool
-        The set was read optimistically (``ConfidenceSet.as_optimistic``): ``value`` is
-        then the policy's best value over the set, a bound from above, not a guarantee.
+    kind : SetKind
+        What the set is (:class:`~fairdecide.uncertainty.kinds.SetKind`): what ``level``
+        means (a coverage over data sets, a posterior probability, a bootstrap
+        approximation: ``credible`` and ``approximate`` read it).
+    reading : {"worst", "best"}
+        "best": the set was read optimistically (``ConfidenceSet.as_optimistic``, and
+        ``optimistic``): ``value`` is then the policy's best value over the set, a bound
+        from above, not a guarantee.
     gap : float
         Optimistic: how much more the trade-off's objective of any policy could reach
         over the set than this one's (0 where the program is exact).
-    credible : bool
-        The set is a posterior credible region: ``level`` is a posterior probability.
-    approximate : bool
-        The set's level is an approximation (a bootstrap band), not a bound.
     words : dict[str, str]
         What each criterion's deviation measures, in words (for :meth:`sentences`).
+    exact : dict[str, bool]
+        Whether each bound is the exact worst case over the set (else an upper bound of
+        it).
     utility : str
         The utility by what it is ("accuracy" in a classification).
     price : Price or None
@@ -67,11 +73,11 @@ class Guarantee:
     deviations: dict[str, float | None]
     method: str
     uncertified: dict[str, str] = field(default_factory=dict)
-    optimistic: bool = False
+    kind: SetKind = DATA
+    reading: str = "worst"
     gap: float = 0.0
-    credible: bool = False
-    approximate: bool = False
     words: dict[str, str] = field(default_factory=dict)
+    exact: dict[str, bool] = field(default_factory=dict)
     price: Any = None
     utility: str = "expected utility"
 
@@ -79,35 +85,41 @@ class Guarantee:
         object.__setattr__(self, "deviations", ByCriterion(self.deviations))
         object.__setattr__(self, "uncertified", ByCriterion(self.uncertified))
 
+    @property
+    def optimistic(self) -> bool:
+        """The set was read optimistically (``reading == "best"``)."""
+        return self.reading == "best"
+
+    @property
+    def credible(self) -> bool:
+        """``level`` is a posterior probability (the set is a credible region)."""
+        return self.kind.statement == "posterior"
+
+    @property
+    def approximate(self) -> bool:
+        """``level`` is an approximation (a bootstrap band), not a bound."""
+        return self.kind.statement == "approximate"
+
     def sentences(self) -> list[str]:
         """The guarantee in words a non-specialist can read."""
-        pct = f"{100 * self.level:.3g}%"
         if self.optimistic:
-            lines = [f"In the most favourable world of a confidence set that holds the "
-                     f"truth with probability at least {pct} ({self.method}), this "
-                     f"policy's {self.utility} would be {self.value:.4g}: the optimistic "
-                     "twin of the maximin, a value to collect data with, not a guarantee; "
-                     f"no policy's objective over the set exceeds this one's by more than "
-                     f"{self.gap:.3g}."]
-        elif self.credible:
-            lines = [f"Under the posterior, with probability about {pct}, this policy's "
-                     f"{self.utility} is at least {self.value:.4g} (its worst case over "
-                     f"a credible region: {self.method}; a Bayesian statement, not a "
-                     "coverage over data sets)."]
-        elif self.approximate:
-            lines = [f"With probability about {pct} over the data (a bootstrap "
-                     f"approximation, not a bound), this policy's true {self.utility} is "
-                     f"at least {self.value:.4g} (its worst case over {self.method})."]
+            lines = [f"In the most favourable world of a {self.kind.name} that holds the "
+                     f"truth with probability {self.kind.probability(self.level)} "
+                     f"({self.method}), this policy's {self.utility} would be "
+                     f"{self.value:.4g}: the optimistic twin of the maximin, a value to "
+                     "collect data with, not a guarantee; no policy's objective over the "
+                     f"set exceeds this one's by more than {self.gap:.3g}."]
         else:
-            lines = [f"With probability at least {pct} over the data, this policy's true "
-                     f"{self.utility} is at least {self.value:.4g} (its worst case over "
-                     f"a confidence set: {self.method})."]
+            lines = [self.kind.sentence(self.level, self.value, self.utility, self.method)]
         for name, bound in self.deviations.items():
             what = f" as {self.words[name]}" if name in self.words else ""
             if bound is not None:
+                how = "" if name not in self.exact else (
+                    "; its exact worst case over the set" if self.exact[name] else
+                    "; an upper bound of its worst case over the set")
                 lines.append(f"In every world of that set, so also in the true one with that "
                              f"probability, its {short_name(name)} is at most {bound:.4g}"
-                             f"{what} ({name}).")
+                             f"{what} ({name}{how}).")
             else:
                 lines.append(f"Its {name} is NOT certified: {self.uncertified[name]}.")
         if self.price is not None:
@@ -117,20 +129,13 @@ class Guarantee:
 
 def set_criteria(problem: Any, criteria: list, names: list[str], confidence: Any
                  ) -> list:
-    """Each criterion as the program over ``confidence`` holds it over the whole set
-    (:meth:`~fairdecide.criteria.Criterion.over_set`); refuses those a program over the
-    set cannot certify, naming the forms it can."""
-    from fairdecide.criteria.over_set import CERTIFIABLE
-
+    """Each criterion over ``confidence`` (:meth:`~fairdecide.criteria.Criterion.over_set`)
+    as a program holds it, on its bound over the whole set; refuses those a program over
+    the set cannot hold, naming the forms it can."""
     out = []
     for crit, name in zip(criteria, names, strict=True):
-        if confidence.pooled and not crit.capabilities(problem).outcome_free:
-            raise FairdecideError(
-                f"criterion {name!r} reads the outcome in each group, which a set pooled "
-                "over the groups (pooled=True) does not bound: build the set with "
-                "pooled=False")
-        over = crit.over_set(confidence, problem)
-        if over is None:
+        over = over_set(crit, name, problem, confidence)
+        if over is None or not over.capabilities(problem).program:
             raise FairdecideError(
                 f"criterion {name!r} cannot be certified over this ConfidenceSet: a "
                 f"program over a set holds epsilon on a bound over every world of the set, "
@@ -140,19 +145,29 @@ def set_criteria(problem: Any, criteria: list, names: list[str], confidence: Any
     return out
 
 
-def deviation_bounds(cs: Any, policy: Any, criteria: list, names: list[str],
-                     problem: Any) -> tuple[ByCriterion, ByCriterion]:
-    """Each criterion's certified bound over ``cs`` for ``policy``
-    (:meth:`~fairdecide.criteria.Criterion.bound_over_set`), and why a bound is
-    missing."""
+def over_set(crit: Any, name: str, problem: Any, confidence: Any) -> Any:
+    """``crit`` over ``confidence`` (None where no bound is known); refuses a criterion
+    that reads each group's outcomes over a set pooled over the groups."""
+    if confidence.pooled and not crit.capabilities(problem).outcome_free:
+        raise FairdecideError(
+            f"criterion {name!r} reads the outcome in each group, which a set pooled "
+            "over the groups (pooled=True) does not bound: build the set with "
+            "pooled=False")
+    return crit.over_set(confidence, problem)
+
+
+def deviation_bounds(policy: Any, criteria: list, names: list[str]
+                     ) -> tuple[ByCriterion, ByCriterion]:
+    """Each criterion's certified bound over its set for ``policy`` (``criteria`` as
+    :meth:`~fairdecide.criteria.Criterion.over_set` returns them, None where it
+    returned none), and why a bound is missing."""
     bounds, why = ByCriterion(), ByCriterion()
     for crit, name in zip(criteria, names, strict=True):
-        bound = crit.bound_over_set(cs, policy, problem)
-        bounds[name] = None if bound is None else float(bound)
-        if bound is None:
+        bounds[name] = None if crit is None else float(crit.bound(policy))
+        if crit is None:
             why[name] = ("no bound over the set is known for it (KL measures; separation "
-                         "in an intervention; a criterion reading the outcome over a pooled "
-                         "set; a criterion defined outside the package that states none)")
+                         "in an intervention; a criterion defined outside the package that "
+                         "states none)")
     return bounds, why
 
 
@@ -165,7 +180,7 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
     cs, tradeoff, belief = session.prog.confidence, session.tradeoff, session.belief
     names, problem = session.names, session.problem
     value = cs.value(policy, problem)
-    bounds, why = deviation_bounds(cs, policy, session.criteria, names, problem)
+    bounds, why = deviation_bounds(policy, session.criteria, names)
     # the trade-off over the set reads the certified bounds (what the program bounds)
     F = np.array([bounds[n] if bounds[n] is not None else
                   verification.deviations[n] for n in names]).reshape(len(names), 1)
@@ -205,7 +220,7 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
                 f"{name}: its bound over the set, {bounds[name]:.9g}, exceeds epsilon "
                 f"{eps[c]:g}; try solver='highs'")
     words = {n: c.measure_words for c, n in zip(session.criteria, names, strict=True)}
-    guarantee = Guarantee(cs.level, value, bounds, cs.method, why, cs.optimistic, gap,
-                          cs.credible, cs.approximate, words,
-                          utility=problem.utility_name)
+    exact = {n: c.exact for c, n in zip(session.criteria, names, strict=True)}
+    guarantee = Guarantee(cs.level, value, bounds, cs.method, why, cs.kind, cs.reading,
+                          gap, words, exact=exact, utility=problem.utility_name)
     return guarantee, tradeoff.objective(np.array([value]), F, belief)

@@ -137,7 +137,8 @@ def price_of(policy: Any, confidence: Any, problem: Any, plug_in: Any, plug_in_w
              criteria: list, names: list[str]) -> Price:
     """The :class:`Price` of ``policy`` certified over ``confidence``: ``plug_in`` is the
     plug-in policy (None if it could not be fitted; ``plug_in_what`` says how it was, or
-    why not), bounded by ``criteria`` (named ``names``)."""
+    why not), bounded by ``criteria`` (named ``names``; as
+    :meth:`~fairdecide.criteria.Criterion.over_set` returns them, None where it did not)."""
     words, _, est, cert = max(constant_rules(confidence, problem),
                               key=lambda r: (r[2], r[3]))
     kw: dict[str, Any] = {}
@@ -145,8 +146,7 @@ def price_of(policy: Any, confidence: Any, problem: Any, plug_in: Any, plug_in_w
         kw = {"plug_in_estimated": float(expected_utility(plug_in, confidence.center,
                                                           problem)),
               "plug_in_certified": float(confidence.value(plug_in, problem)),
-              "plug_in_bounds": deviation_bounds(confidence, plug_in, criteria, names,
-                                                 problem)[0]}
+              "plug_in_bounds": deviation_bounds(plug_in, criteria, names)[0]}
     narrower = "more data or a larger delta" + (
         "" if confidence.pooled else ", or a set pooled over the groups (pooled=True) for "
         "a group-blind policy")
@@ -176,8 +176,9 @@ def priced(guarantee: Any, policy: Any, confidence: Any, problem: Any, criteria:
     """``guarantee`` with its :class:`Price`: ``plug_in()`` fits the plug-in policy (at
     the set's centre under ``plug_criteria`` and ``tradeoff``, keyword arguments of
     :func:`~fairdecide.optimize_policy`; said in words), whose deviations are bounded by
-    ``criteria`` (named ``names``); warns when ``policy`` is estimated to be worth less
-    than the best constant rule."""
+    ``criteria`` (named ``names``, as :meth:`~fairdecide.criteria.Criterion.over_set`
+    returns them); warns when ``policy`` is estimated to be worth less than the best
+    constant rule."""
     what = describe_plug_in(plug_criteria, tradeoff) + (", group-blind" if group_blind
                                                          else "")
     try:

@@ -157,9 +157,9 @@ class OptimizeResult:
                 f"({cert['cuts_added']:,} generated in {cert['rounds']} rounds)")
         g = self.guarantee
         if g is not None:  # over a confidence set: what is certified, and its price
-            level = f"{'about ' if g.approximate or g.credible else ''}{100 * g.level:.3g}%"
             lines.append(f"  guarantee     : {'best' if g.optimistic else 'certified'} "
-                         f"{g.utility} {g.value:.6g} at {level} ({g.method})")
+                         f"{g.utility} {g.value:.6g} with probability "
+                         f"{g.kind.probability(g.level)} ({g.method})")
             for name, bound in g.deviations.items():
                 lines.append(f"  {name:<14}: " + ("NOT certified" if bound is None else
                                                   f"at most {bound:.6g} over the set"))

@@ -1,14 +1,19 @@
 """Confidence sets for a tabular world, with stated coverage: the book's high-probability
 decision max_pi min_{theta in Theta_hat} V(pi, theta).
 
-A :class:`ConfidenceSet` is a product of L1 balls, one per outcome conditional
-P(y | x, z) (prediction problems) or P(y | a, x, z) (interventions), intersected with
-the simplex, and, when the population is estimated, one around P(z) and one around each
-group's P(x | z):
+A :class:`ConfidenceSet` is a product of regions, one per outcome conditional
+P(y | x, z) (prediction problems) or P(y | a, x, z) (interventions), within the simplex
+(:class:`~fairdecide.uncertainty.regions.OutcomeRegions`: L1 balls by default), and, when
+the population is estimated, an L1 ball around P(z) and one around each group's P(x | z):
 
-    Theta_hat = { theta : ||theta_c - theta_hat_c||_1 <= r_c for every conditional c,
+    Theta_hat = { theta : theta_c in R_c for every conditional c,
                           ||P(.) - P_hat(.)||_1 <= r_0 over the groups,
                           ||P(. | z) - P_hat(. | z)||_1 <= r_z for every group z }.
+
+What the set is (its :class:`SetKind`) says what its level means (a coverage over data
+sets, a posterior probability, a bootstrap approximation) and which policies it
+certifies (a set pooled over the groups of a cell: group-blind ones only); its reading
+("worst", or "best" for the optimistic twin) how a policy's value is read over it.
 
 The population is split by group so that what a group is made of, P(x | z), has its own
 parameters: a group's rate P(a | z) = sum_x P(x | z) pi(a | x, z) is then linear in them,
@@ -24,10 +29,11 @@ stored once per group (the same ball and a linear objective give the same minimi
 each group), certifies it, and criteria that do not read the outcome, with n_z times
 fewer conditionals to share delta.
 
-**Worst case** (:func:`worst_in_ball`). Utility is linear in theta for a fixed policy,
-and the minimum of c . theta over one ball moves mass min(r / 2, 1 - theta_hat_j*) to
-the cheapest outcome j* from the dearest ones in turn. The optimiser writes the same
-minimum as a linear program through duality
+**Worst case** (:meth:`OutcomeRegions.worst
+<fairdecide.uncertainty.regions.OutcomeRegions.worst>`). Utility is linear in theta for a
+fixed policy, and its minimum over a region is in closed form (over an L1 ball: mass
+min(r / 2, 1 - theta_hat_j*) moved to the cheapest outcome j* from the dearest ones in
+turn). The optimiser writes the same minimum as linear rows, the region's dual
 (:mod:`fairdecide.optimize.program.robust_value`); :meth:`ConfidenceSet.worst_value`
 computes it in closed form, and the two are checked against each other on every result.
 """
@@ -40,17 +46,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fairdecide._common.validation import (
-    as_bool,
-    as_float_array,
-    as_real,
-    check_distribution,
-    check_instance,
-)
+from fairdecide._common.validation import as_float_array, as_real, check_choice, check_instance
 from fairdecide.exceptions import FairdecideError
 from fairdecide.uncertainty.balls import clopper_pearson, weissman_radius, worst_in_ball
 from fairdecide.uncertainty.credible import credible_region
 from fairdecide.uncertainty.data_region import data_region
+from fairdecide.uncertainty.kinds import CREDIBLE, DATA, POOLED, READINGS, REFIT_BAND, SetKind
+from fairdecide.uncertainty.refit_band import refit_band
+from fairdecide.uncertainty.regions import L1Balls, OutcomeRegions
 from fairdecide.worlds.world import TabularWorld
 
 if TYPE_CHECKING:
@@ -58,7 +61,10 @@ if TYPE_CHECKING:
     from fairdecide.policies.base import Policy
     from fairdecide.problem import DecisionProblem
 
-__all__ = ["ConfidenceSet", "clopper_pearson", "weissman_radius", "worst_in_ball"]
+__all__ = ["CREDIBLE", "DATA", "POOLED", "REFIT_BAND", "ConfidenceSet", "SetKind",
+           "clopper_pearson", "weissman_radius", "worst_in_ball"]
+
+
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,8 +79,9 @@ class ConfidenceSet:
     ----------
     center : TabularWorld
         The estimate theta_hat (maximum likelihood).
-    radius : ndarray
-        The L1 radius of each outcome conditional, shape ``center.p_y.shape[:-1]``.
+    outcomes : OutcomeRegions
+        The region of each outcome conditional, shape ``center.p_y.shape[:-1]``
+        (:class:`~fairdecide.uncertainty.regions.L1Balls`, ...).
     group_radius : float, default=0
         The L1 radius around the centre's P(z); 0 when the population is given.
     cell_radius : ndarray of shape (n_z,), optional
@@ -82,25 +89,14 @@ class ConfidenceSet:
     delta : float
         The set misses the truth with probability at most delta.
     method : str
-        How the radii were set, for reports.
-    ball_center : ndarray, optional
-        The centre of each outcome conditional's ball, shape ``center.p_y.shape``
-        (default ``center.p_y``): an interval that is not symmetric around the estimate
-        (Clopper-Pearson) is the ball around its midpoint.
-    credible : bool, default=False
-        The set is a posterior credible region (:meth:`from_posterior`): its level is a
-        posterior probability, not a coverage over data sets.
-    optimistic : bool, default=False
-        The book's optimistic twin, max over the policy and the set's worlds (for a
-        policy that will collect data): a policy's value is then its best over the set
-        (:meth:`as_optimistic`). Needs the population given.
-    pooled : bool, default=False
-        The outcome conditionals are P(y | x) (P(y | a, x)), shared by the groups of a
-        cell (see the module): the set certifies group-blind policies, and criteria that
-        do not read the outcome, only.
-    approximate : bool, default=False
-        The level is an approximation (:meth:`from_refits`: a bootstrap band), not a
-        bound.
+        How the regions were set, for reports.
+    kind : SetKind, default=DATA
+        What the set is: :data:`DATA`, :data:`POOLED`, :data:`CREDIBLE` or
+        :data:`REFIT_BAND` (what its level means, which policies it certifies).
+    reading : {"worst", "best"}, default="worst"
+        A policy's value over the set: its worst (the maximin), or its best (the
+        book's optimistic twin, for a policy that will collect data:
+        :meth:`as_optimistic`; needs the population given).
 
     Examples
     --------
@@ -113,30 +109,24 @@ class ConfidenceSet:
     """
 
     center: TabularWorld
-    radius: np.ndarray
+    outcomes: OutcomeRegions
     group_radius: float = 0.0
     cell_radius: Any = None
     delta: float = 0.1
     method: str = "given"
-    ball_center: Any = None
-    credible: bool = False
-    optimistic: bool = False
-    pooled: bool = False
-    approximate: bool = False
+    kind: SetKind = DATA
+    reading: str = "worst"
 
     def __post_init__(self) -> None:
         check_instance(self.center, "center", TabularWorld, "a TabularWorld")
-        hat = self.center.p_y if self.ball_center is None else check_distribution(
-            as_float_array(self.ball_center, "ball_center"), "ball_center", axes=(-1,))
-        if hat.shape != self.center.p_y.shape:
-            raise FairdecideError(f"ball_center must have the shape of center.p_y "
-                                  f"{self.center.p_y.shape}, got {hat.shape}")
-        object.__setattr__(self, "ball_center", hat)
-        r = as_float_array(self.radius, "radius")
-        if r.shape != self.center.p_y.shape[:-1] or np.any(r < 0):
+        check_instance(self.outcomes, "outcomes", OutcomeRegions,
+                       "the outcome conditionals' regions (e.g. L1Balls)")
+        if self.outcomes.shape != self.center.p_y.shape[:-1]:
             raise FairdecideError(
-                f"radius must be non-negative, one per outcome conditional, shape "
-                f"{self.center.p_y.shape[:-1]}; got shape {r.shape}")
+                f"outcomes must hold one region per outcome conditional, shape "
+                f"{self.center.p_y.shape[:-1]}; got {self.outcomes.shape}")
+        check_instance(self.kind, "kind", SetKind, "a SetKind (DATA, POOLED, CREDIBLE, ...)")
+        check_choice(self.reading, "reading", READINGS)
         n_z = self.center.n_z
         rz = np.zeros(n_z) if self.cell_radius is None else as_float_array(
             self.cell_radius, "cell_radius", ndim=1)
@@ -144,20 +134,14 @@ class ConfidenceSet:
             raise FairdecideError(
                 f"cell_radius must be {n_z} non-negative numbers (one per group), got "
                 f"{self.cell_radius!r}")
-        object.__setattr__(self, "radius", np.minimum(r, 2.0))
         object.__setattr__(self, "cell_radius", np.minimum(rz, 2.0))
         object.__setattr__(self, "group_radius", min(2.0, as_real(
             self.group_radius, "group_radius", low=0)))
         object.__setattr__(self, "delta", as_real(self.delta, "delta", low=0, high=1,
                                                   low_open=True, high_open=True))
-        object.__setattr__(self, "optimistic", as_bool(self.optimistic, "optimistic"))
-        object.__setattr__(self, "pooled", as_bool(self.pooled, "pooled"))
-        object.__setattr__(self, "approximate", as_bool(self.approximate, "approximate"))
-        if self.pooled and not (np.ptp(hat, axis=1).max(initial=0) == 0
-                                and np.ptp(r, axis=1).max(initial=0) == 0):
+        if self.kind.pooled and not self.outcomes.shared_by_groups():
             raise FairdecideError(
-                "pooled=True: every group of a cell must share the cell's ball "
-                "(ball_center and radius equal along the group axis)")
+                "a pooled set: every group of a cell must share the cell's outcome region")
         if self.optimistic and not self.population_given:
             raise FairdecideError(
                 "the optimistic twin takes a given population (its best value over an "
@@ -170,7 +154,45 @@ class ConfidenceSet:
         (interventions); in a prediction problem the program maximises the per-action
         bound sum_a pi_a max_theta U_a . theta, an upper bound whose gap to the policy's
         true best value is reported in ``result.guarantee.gap`` (0 without criteria)."""
-        return dataclasses.replace(self, optimistic=True)
+        return dataclasses.replace(self, reading="best")
+
+    # ------------------------------------------------------------------ what it is
+    @property
+    def optimistic(self) -> bool:
+        """A policy's value is read as its best over the set (:meth:`as_optimistic`)."""
+        return self.reading == "best"
+
+    @property
+    def pooled(self) -> bool:
+        """The outcome regions are pooled over the groups of a cell (``kind.pooled``)."""
+        return self.kind.pooled
+
+    @property
+    def credible(self) -> bool:
+        """The level is a posterior probability (``kind.statement == "posterior"``)."""
+        return self.kind.statement == "posterior"
+
+    @property
+    def approximate(self) -> bool:
+        """The level is an approximation (``kind.statement == "approximate"``)."""
+        return self.kind.statement == "approximate"
+
+    @property
+    def radius(self) -> np.ndarray:
+        """The L1 radius of each outcome conditional's ball (sets of L1 balls)."""
+        return self._balls().radius
+
+    @property
+    def ball_center(self) -> np.ndarray:
+        """The centre of each outcome conditional's ball (sets of L1 balls)."""
+        return self._balls().center
+
+    def _balls(self) -> L1Balls:
+        if not isinstance(self.outcomes, L1Balls):
+            raise FairdecideError(
+                f"this set's outcome regions are {self.outcomes.words}, not L1 balls: read "
+                "them through cs.outcomes (ends(), worst(), contains())")
+        return self.outcomes
 
     @property
     def level(self) -> float:
@@ -220,7 +242,7 @@ class ConfidenceSet:
         >>> bool(pooled.radius[1, 0] < by_group.radius[1, 0])  # 100 rows, not 50
         True
         """
-        return cls(*data_region(data, problem, delta, population, outcomes, pooled))
+        return cls(**data_region(data, problem, delta, population, outcomes, pooled))
 
     @classmethod
     def from_posterior(cls, posterior: Any, delta: float = 0.1, *, population: Any = None,
@@ -239,11 +261,11 @@ class ConfidenceSet:
         ``n_draws`` posterior draws' distances (Monte Carlo, approximate). With
         ``population=`` given, the outcomes take all of delta.
         """
-        center, radius, r0, rz, ball_center = credible_region(
-            posterior, delta, population, n_draws, random_state)
-        return cls(center, radius, r0, rz, delta,
+        center, regions, r0, rz = credible_region(posterior, delta, population, n_draws,
+                                                  random_state)
+        return cls(center, regions, r0, rz, delta,
                    "Dirichlet posterior credible region (Beta intervals, union of "
-                   "independent factors)", ball_center, credible=True)
+                   "independent factors)", CREDIBLE)
 
     @classmethod
     def from_refits(cls, model: Any, delta: float = 0.1, *, n_refits: int = 200,
@@ -285,13 +307,11 @@ class ConfidenceSet:
         >>> cs.center.n_x, cs.approximate
         (300, True)
         """
-        from fairdecide.uncertainty.refit_band import refit_band
-
         center, radius, n = refit_band(model, delta, n_refits, random_state, weights,
                                        refits)
-        return cls(center, radius, 0.0, None, delta,
+        return cls(center, L1Balls(center.p_y, radius), 0.0, None, delta,
                    f"a bootstrap band over {n} refits of the outcome model, "
-                   "simultaneous over the individuals (approximate)", approximate=True)
+                   "simultaneous over the individuals (approximate)", REFIT_BAND)
 
     # ------------------------------------------------------------------ reading
     def contains(self, world: TabularWorld, slack: float = 1e-12) -> bool:
@@ -305,25 +325,24 @@ class ConfidenceSet:
             w = world.p_xz / np.maximum(world.p_xz.sum(axis=1, keepdims=True), 1e-300)
             w = w.reshape(w.shape + (1,) * (p_y.ndim - 2))
             p_y = np.broadcast_to((w * p_y).sum(axis=1, keepdims=True), p_y.shape)
-        d = np.abs(p_y - self.ball_center).sum(axis=-1)
         d0 = np.abs(world.p_z - self.center.p_z).sum()
         dz = np.abs(world.p_x_given_z - self.center.p_x_given_z).sum(axis=0)
-        return bool(np.all(d <= self.radius + slack) and d0 <= self.group_radius + slack
+        return bool(self.outcomes.contains(p_y, slack) and d0 <= self.group_radius + slack
                     and np.all(dz <= self.cell_radius + slack))
 
     def action_values(self, problem: DecisionProblem, best: bool = False) -> np.ndarray:
         """Each unit's and action's least (``best``: greatest) expected utility U_a .
-        theta over the ball the action reads, shape (n_units, n_actions): the (u, a)
+        theta over the region the action reads, shape (n_units, n_actions): the (u, a)
         conditional's in an intervention, the unit's own in a prediction problem (there
         a bound per action, not the policy's mix)."""
         U = problem.utility
-        n_u = self.center.n_x * self.center.n_z
-        shape = (n_u, problem.n_actions, problem.n_outcomes)
-        hat = np.broadcast_to(self.ball_center.reshape(n_u, -1, shape[2]), shape)
-        r = np.broadcast_to(self.radius.reshape(n_u, -1), shape[:2])
+        n_x, n_z, n_a = self.center.n_x, self.center.n_z, problem.n_actions
         sign = -1.0 if best else 1.0
-        return np.einsum("uay,ay->ua", worst_in_ball(sign * np.broadcast_to(U, shape), hat,
-                                                     r), U)
+        if self.center.outcome_depends_on_action:  # region (x, z, a) reads U_a
+            theta = self.outcomes.worst(sign * U)
+        else:  # region (x, z) read by each action: its worst for U_a, per action
+            theta = self.outcomes.worst(sign * U[:, None, None, :]).transpose(1, 2, 0, 3)
+        return np.einsum("uay,ay->ua", theta.reshape(n_x * n_z, n_a, -1), U)
 
     def unit_worst(self, rows: np.ndarray, problem: DecisionProblem, best: bool = False
                    ) -> np.ndarray:
@@ -333,8 +352,8 @@ class ConfidenceSet:
             return (rows * self.action_values(problem, best)).sum(axis=1)
         # one per u, priced by the policy's mix of actions
         sign, U = -1.0 if best else 1.0, problem.utility
-        hat = self.ball_center.reshape(len(rows), -1)
-        theta = worst_in_ball(sign * rows @ U, hat, self.radius.reshape(-1))
+        cost = (sign * rows @ U).reshape(*self.outcomes.shape, -1)
+        theta = self.outcomes.worst(cost).reshape(len(rows), -1)
         return np.einsum("ua,uy,ay->u", rows, theta, U)
 
     def population_min(self, values: np.ndarray) -> tuple[np.ndarray, float]:
@@ -385,9 +404,11 @@ class ConfidenceSet:
         pop = ("given population" if self.population_given else
                f"population radii {self.group_radius:.3g} (groups), "
                f"{self.cell_radius.min():.3g}-{self.cell_radius.max():.3g} (cells)")
-        n_c = self.radius.size // (self.center.n_z if self.pooled or self.approximate
-                                   else 1)
+        n_c = int(np.prod(self.outcomes.shape)) // (
+            self.center.n_z if self.pooled or self.approximate else 1)
         kind = "pooled " if self.pooled else "individuals' " if self.approximate else ""
+        low, high = self.outcomes.spans()
+        size = "radii" if isinstance(self.outcomes, L1Balls) else "widths"
         return (f"ConfidenceSet(level {self.level:g}{' (approximate)' * self.approximate}, "
-                f"{n_c} {kind}conditionals, "
-                f"radii {self.radius.min():.3g}-{self.radius.max():.3g}, {pop})")
+                f"{n_c} {kind}conditionals in {self.outcomes.words}, "
+                f"{size} {low:.3g}-{high:.3g}, {pop})")

@@ -16,16 +16,16 @@ from fairdecide._common.validation import (
     check_random_state,
 )
 from fairdecide.exceptions import FairdecideError
+from fairdecide.uncertainty.regions import L1Balls
 from fairdecide.worlds.world import TabularWorld
 
 __all__ = ["credible_region", "given_population"]
 
 
 def credible_region(posterior: Any, delta: Any, population: Any, n_draws: Any,
-                    random_state: Any) -> tuple[TabularWorld, np.ndarray, float, np.ndarray,
-                                                np.ndarray]:
-    """(centre, outcome radii, P(z) radius, P(x | z) radii, outcome ball centres) of
-    the credible region that ``ConfidenceSet.from_posterior`` describes."""
+                    random_state: Any) -> tuple[TabularWorld, L1Balls, float, np.ndarray]:
+    """(centre, outcome regions, P(z) radius, P(x | z) radii) of the credible region
+    that ``ConfidenceSet.from_posterior`` describes."""
     from scipy import stats
 
     from fairdecide.models.dirichlet import DirichletPosterior
@@ -62,7 +62,7 @@ def credible_region(posterior: Any, delta: Any, population: Any, n_draws: Any,
         r0 = _credible_radius(a_xz.sum(axis=0), d0, n_draws, rng)
         rz = np.array([_credible_radius(a_xz[:, z], d0, n_draws, rng)
                        for z in range(n_z)])
-    return center, radius, r0, rz, ball_center
+    return center, L1Balls(ball_center, radius), r0, rz
 
 
 def _beta_box_radius(alpha: np.ndarray, d: float) -> np.ndarray:

@@ -31,15 +31,17 @@ from fairdecide._common.validation import as_bool, as_real, check_choice
 from fairdecide.exceptions import FairdecideError
 from fairdecide.uncertainty.balls import clopper_pearson, weissman_radius
 from fairdecide.uncertainty.credible import given_population
+from fairdecide.uncertainty.kinds import DATA, POOLED
+from fairdecide.uncertainty.regions import L1Balls
 from fairdecide.worlds.world import TabularWorld
 
 __all__ = ["data_region"]
 
 
 def data_region(data: Any, problem: Any, delta: Any, population: Any, outcomes: Any,
-                pooled: Any) -> tuple:
-    """The arguments of ``ConfidenceSet(...)`` (centre, radii, delta, method, ball
-    centres, credible, optimistic, pooled) for ``ConfidenceSet.from_data``."""
+                pooled: Any) -> dict[str, Any]:
+    """The arguments of ``ConfidenceSet(...)`` (centre, outcome regions, population
+    radii, delta, method, kind) for ``ConfidenceSet.from_data``."""
     from fairdecide.data.tabular_counts import TabularCounts
 
     delta = as_real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
@@ -88,4 +90,7 @@ def data_region(data: Any, problem: Any, delta: Any, population: Any, outcomes: 
     method = (f"{how} for the outcomes, "
               f"{'the population given' if known else 'Weissman L1 balls for the population'}"
               ", union bound")
-    return center, radius, r0, rz, delta, method, ball_center, False, False, pooled
+    return {"center": center, "outcomes": L1Balls(p_y if ball_center is None
+                                                  else ball_center, radius),
+            "group_radius": r0, "cell_radius": rz, "delta": delta, "method": method,
+            "kind": POOLED if pooled else DATA}

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide.optimize.program.robust_value import ball_duals, robust_utility
+from fairdecide.optimize.program.robust_value import robust_utility
+from fairdecide.uncertainty.regions import ball_duals
 
 __all__ = ["Assembly", "CriterionBlock", "KLTerm", "RowBlocks"]
 
