@@ -404,10 +404,6 @@ def test_the_clopper_pearson_set_covers_binary_truths_and_holds_the_estimate():
                                        outcomes="weissman")
     seen = wider.radius < 2
     assert np.all(narrower.radius[seen] < wider.radius[seen])
-    with pytest.raises(fd.FairdecideError, match="two outcomes"):
-        problem3, world3 = make_tabular_problem(2, 2, 2, 3, random_state=0)
-        fd.ConfidenceSet.from_data(sample_logged_data(world3, problem3, 50, random_state=0),
-                                   problem3, outcomes="clopper-pearson")
 
 
 @settings(max_examples=40, deadline=None)
@@ -621,3 +617,77 @@ def test_the_credible_region_with_three_outcomes_holds_its_posterior_mass():
     # three outcomes: each cell's worst over its L1 ball by an LP, weighted by P(x, z)
     assert res.guarantee.value == pytest.approx(set_worst_value(cs, res.policy, problem),
                                                 abs=1e-8)
+
+
+# ---------------------------------------------------------------------- boxes
+def _box_vertices(lo, hi):
+    """Every vertex of {theta : lo <= theta <= hi, sum theta = 1}: all coordinates but
+    one at an end, the free one taking the rest (when it fits)."""
+    m, out = len(lo), []
+    for free in range(m):
+        others = [j for j in range(m) if j != free]
+        for ends in itertools.product((0, 1), repeat=m - 1):
+            theta = np.zeros(m)
+            for j, e in zip(others, ends, strict=True):
+                theta[j] = hi[j] if e else lo[j]
+            theta[free] = 1.0 - theta.sum()
+            if lo[free] - 1e-12 <= theta[free] <= hi[free] + 1e-12:
+                out.append(theta)
+    return np.unique(np.round(out, 12), axis=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 5), st.integers(0, 10_000))
+def test_a_box_region_is_read_exactly(m, seed):
+    # worst() is the LP minimum over the box within the simplex, ends() each outcome's
+    # LP range there, and the dual written into a program gives the same minimum
+    from fairdecide.uncertainty.regions import Boxes
+
+    rng = np.random.RandomState(seed)
+    p = rng.dirichlet(np.ones(m))
+    lo = np.clip(p - rng.uniform(0, 0.3, m), 0, 1) * (rng.rand(m) > 0.2)
+    hi = np.clip(p + rng.uniform(0, 0.3, m), 0, 1)
+    box = Boxes(lo[None], hi[None])
+    cost = rng.normal(size=m)
+    A_eq, bounds = np.ones((1, m)), list(zip(lo, hi, strict=True))
+    best = linprog(cost, A_eq=A_eq, b_eq=[1.0], bounds=bounds, method="highs", options=TIGHT)
+    theta = box.worst(cost[None])[0]
+    assert theta @ cost == pytest.approx(best.fun, abs=1e-10)
+    assert box.contains(theta[None]) and theta.sum() == pytest.approx(1.0)
+    ends = box.ends()
+    for j in range(m):
+        e = np.eye(m)[j]
+        low = linprog(e, A_eq=A_eq, b_eq=[1.0], bounds=bounds, method="highs", options=TIGHT)
+        high = linprog(-e, A_eq=A_eq, b_eq=[1.0], bounds=bounds, method="highs",
+                       options=TIGHT)
+        assert ends[0][0, j] == pytest.approx(low.fun, abs=1e-10)
+        assert ends[1][0, j] == pytest.approx(-high.fun, abs=1e-10)
+    vertices = _box_vertices(lo, hi)
+    assert (vertices @ cost).min() == pytest.approx(best.fun, abs=1e-10)
+
+
+def test_three_outcomes_take_clopper_pearson_boxes_and_the_maximin_is_exact():
+    problem, world = make_tabular_problem(2, 2, 2, 3, random_state=0)
+    data = sample_logged_data(world, problem, 300, random_state=0)
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2, population=world,
+                                    outcomes="clopper-pearson")
+    assert cs.outcomes.words == "boxes" and "Clopper-Pearson boxes" in cs.method
+    # each outcome's interval is its exact binomial one at delta / (4 conditionals x 3)
+    counts = np.zeros((2, 2, 3))
+    codes = data.outcome_codes(problem)
+    np.add.at(counts, (data.x, data.z, codes), 1)
+    k, n = counts[0, 1, 2], counts[0, 1].sum()
+    d = 0.2 / 4 / 3
+    assert cs.outcomes.lo[0, 1, 2] == pytest.approx(stats.beta.ppf(d / 2, k, n - k + 1))
+    assert cs.outcomes.hi[0, 1, 2] == pytest.approx(stats.beta.ppf(1 - d / 2, k + 1, n - k))
+    # the program's maximin equals an LP over every vertex world of the boxes
+    res = fd.optimize_policy(problem, cs)
+    per_cell = [_box_vertices(cs.outcomes.lo[x, z], cs.outcomes.hi[x, z])
+                for x in range(2) for z in range(2)]
+    worlds = [fd.TabularWorld(world.p_xz, np.array(combo).reshape(2, 2, 3))
+              for combo in itertools.product(*per_cell)]
+    assert res.guarantee.value == pytest.approx(_maximin_lp(problem, worlds), abs=1e-8)
+    worst = min(fd.expected_utility(res.policy, w, problem) for w in worlds)
+    assert res.guarantee.value == pytest.approx(worst, abs=1e-8)
+    with pytest.raises(fd.FairdecideError, match="boxes, not L1 balls"):
+        cs.radius

@@ -28,11 +28,10 @@ from typing import Any
 import numpy as np
 
 from fairdecide._common.validation import as_bool, as_real, check_choice
-from fairdecide.exceptions import FairdecideError
 from fairdecide.uncertainty.balls import clopper_pearson, weissman_radius
 from fairdecide.uncertainty.credible import given_population
 from fairdecide.uncertainty.kinds import DATA, POOLED
-from fairdecide.uncertainty.regions import L1Balls
+from fairdecide.uncertainty.regions import Boxes, L1Balls
 from fairdecide.worlds.world import TabularWorld
 
 __all__ = ["data_region"]
@@ -62,35 +61,32 @@ def data_region(data: Any, problem: Any, delta: Any, population: Any, outcomes: 
     estimated = 0 if known else (n_z > 1) + n_z * (n_x > 1)
     d = delta / max(int(np.count_nonzero(n_c)) + estimated, 1)
     check_choice(outcomes, "outcomes", ("auto", "weissman", "clopper-pearson"))
-    binary = problem.n_outcomes == 2
-    if outcomes == "clopper-pearson" and not binary:
-        raise FairdecideError(
-            f"outcomes='clopper-pearson' needs two outcomes, the problem has "
-            f"{problem.n_outcomes}; use 'weissman' (or 'auto')")
-    ball_center = None
-    if binary and outcomes != "weissman":
+    m = problem.n_outcomes
+    if m == 2 and outcomes != "weissman":  # one exact interval, the ball around its middle
         lo, hi = clopper_pearson(n_y[..., 1], n_c, d)
-        ball_center = np.stack([1 - (lo + hi) / 2, (lo + hi) / 2], axis=-1)
-        radius, how = hi - lo, "Clopper-Pearson intervals"
+        parts, how = (L1Balls, np.stack([1 - (lo + hi) / 2, (lo + hi) / 2], axis=-1),
+                      hi - lo), "Clopper-Pearson intervals"
+    elif outcomes == "clopper-pearson":  # each outcome's exact interval at d / m: a box
+        lo, hi = clopper_pearson(n_y, n_c[..., None], d / m)
+        parts, how = (Boxes, lo, hi), ("Clopper-Pearson boxes (each outcome's exact "
+                                       "interval, Bonferroni over the outcomes)")
     else:
-        radius, how = weissman_radius(n_c, problem.n_outcomes, d), "Weissman L1 balls"
+        parts, how = (L1Balls, p_y, weissman_radius(n_c, m, d)), "Weissman L1 balls"
     if known:
         r0, rz = 0.0, np.zeros(n_z)
     else:
         n_group = counts.n_xz.sum(axis=0)
         r0 = float(weissman_radius(n_group.sum(), n_z, d)) if n_z > 1 else 0.0
         rz = weissman_radius(n_group, n_x, d) if n_x > 1 else np.zeros(n_z)
-    if pooled:  # every group of a cell shares the cell's ball
-        def spread(a: Any) -> Any:
-            return None if a is None else np.repeat(a, n_z, axis=1)
-        p_y, radius, ball_center = spread(p_y), spread(radius), spread(ball_center)
+    if pooled:  # every group of a cell shares the cell's region
+        p_y = np.repeat(p_y, n_z, axis=1)
+        parts = (parts[0], *(np.repeat(a, n_z, axis=1) for a in parts[1:]))
         how += " pooled over the groups of a cell (group-blind policies)"
     center = TabularWorld(p_xz, p_y, x_labels=counts.x_labels,
                           group_labels=counts.group_labels)
     method = (f"{how} for the outcomes, "
               f"{'the population given' if known else 'Weissman L1 balls for the population'}"
               ", union bound")
-    return {"center": center, "outcomes": L1Balls(p_y if ball_center is None
-                                                  else ball_center, radius),
+    return {"center": center, "outcomes": parts[0](*parts[1:]),
             "group_radius": r0, "cell_radius": rz, "delta": delta, "method": method,
             "kind": POOLED if pooled else DATA}

@@ -14,9 +14,10 @@ the simplex. Everything the library asks of them goes through :class:`OutcomeReg
 - :meth:`~OutcomeRegions.contains`, :meth:`~OutcomeRegions.pick` (the regions of some
   conditionals), :meth:`~OutcomeRegions.spans` (for a set's description).
 
-The geometry: :class:`L1Balls` (Weissman's bound; a Clopper-Pearson interval of two
-outcomes is the ball around its midpoint). A new geometry is one class here and the
-constructor that builds it.
+The geometries: :class:`L1Balls` (Weissman's bound; a Clopper-Pearson interval of two
+outcomes is the ball around its midpoint) and :class:`Boxes` (an interval per outcome,
+intersected with the simplex: exact binomial intervals, simultaneous over the outcomes).
+A new geometry is one class here and the constructor that builds it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from fairdecide._common.validation import as_float_array, check_distribution
 from fairdecide.exceptions import FairdecideError
 from fairdecide.uncertainty.balls import worst_in_ball
 
-__all__ = ["L1Balls", "OutcomeRegions", "ball_duals"]
+__all__ = ["Boxes", "L1Balls", "OutcomeRegions", "ball_duals", "box_duals"]
 
 Columns = tuple[np.ndarray, np.ndarray]
 
@@ -66,6 +67,29 @@ def ball_duals(asm: Any, cols: np.ndarray, vals: np.ndarray, center: np.ndarray,
                    np.tile([sign, -1.0], B * n), np.zeros(B * n))
     return (np.column_stack([mu, s.reshape(B, n), lam]),
             np.column_stack([np.ones(B), center, -radius]))
+
+
+def box_duals(asm: Any, cols: np.ndarray, vals: np.ndarray, lo: np.ndarray,
+              hi: np.ndarray) -> Columns:
+    """The minimum over B boxes within the simplex, {theta : lo <= theta <= hi, sum theta
+    = 1}, of theta-weighted children (as :func:`ball_duals`): its dual is max mu + lo .
+    alpha - hi . beta subject to mu + alpha_i - beta_i <= c_i, alpha, beta >= 0.
+    Returns the columns and coefficients (B, 1 + 2n) of mu_b + lo_b . alpha_b - hi_b .
+    beta_b."""
+    B, n, w = cols.shape
+    asm.wrote_duals = True
+    mu = asm.new_vars(B, -np.inf)
+    alpha = asm.new_vars(B * n)
+    beta = asm.new_vars(B * n)
+    rows = np.arange(B * n)
+    asm.ub.add(np.repeat(rows, 3 + w),
+               np.column_stack([np.repeat(mu, n), alpha, beta,
+                                cols.reshape(B * n, w)]).reshape(-1),
+               np.column_stack([np.ones(B * n), np.ones(B * n), -np.ones(B * n),
+                                -vals.reshape(B * n, w)]).reshape(-1),
+               np.zeros(B * n))
+    return (np.column_stack([mu, alpha.reshape(B, n), beta.reshape(B, n)]),
+            np.column_stack([np.ones(B), lo, -hi]))
 
 
 class OutcomeRegions(abc.ABC):
@@ -180,3 +204,73 @@ class L1Balls(OutcomeRegions):
 
     def _arrays(self) -> tuple[np.ndarray, ...]:
         return self.center, self.radius
+
+
+@dataclass(frozen=True, eq=False)
+class Boxes(OutcomeRegions):
+    """An interval [lo_j, hi_j] for every outcome, intersected with the simplex, one box
+    per conditional (e.g. each outcome's exact binomial interval, simultaneous over the
+    outcomes). ``lo`` and ``hi`` (shape + (n_outcomes,)) in [0, 1] with sum lo <= 1 <=
+    sum hi, so that every box holds a distribution."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+
+    def __post_init__(self) -> None:
+        lo, hi = as_float_array(self.lo, "lo"), as_float_array(self.hi, "hi")
+        if lo.shape != hi.shape or np.any(lo < 0) or np.any(hi > 1) or np.any(lo > hi):
+            raise FairdecideError("a box needs 0 <= lo <= hi <= 1 of one shape, got "
+                                  f"shapes {lo.shape} and {hi.shape}")
+        if np.any(lo.sum(axis=-1) > 1 + 1e-12) or np.any(hi.sum(axis=-1) < 1 - 1e-12):
+            raise FairdecideError("every box must hold a distribution: sum lo <= 1 <= sum hi")
+        object.__setattr__(self, "lo", lo)
+        object.__setattr__(self, "hi", hi)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.lo.shape[:-1]
+
+    @property
+    def words(self) -> str:
+        return "boxes"
+
+    def worst(self, cost: np.ndarray) -> np.ndarray:
+        """Every outcome at its lower end, then the rest of the mass to the cheapest
+        outcomes in turn, each up to its upper end."""
+        shape = np.broadcast_shapes(np.shape(cost), self.lo.shape)
+        c = np.broadcast_to(cost, shape).reshape(-1, shape[-1])
+        lo = np.broadcast_to(self.lo, shape).reshape(-1, shape[-1])
+        room = np.broadcast_to(self.hi, shape).reshape(-1, shape[-1]) - lo
+        order = np.argsort(c, axis=1, kind="stable")
+        rows = np.arange(len(c))[:, None]
+        left = 1.0 - lo.sum(axis=1, keepdims=True)
+        cap = room[rows, order]
+        before = np.cumsum(cap, axis=1) - cap
+        give = np.clip(left - before, 0.0, cap)
+        theta = lo.copy()
+        theta[rows, order] += give
+        return theta.reshape(shape)
+
+    def dual(self, asm: Any, cols: np.ndarray, vals: np.ndarray) -> Columns:
+        n_y = self.lo.shape[-1]
+        return box_duals(asm, cols, vals, self.lo.reshape(-1, n_y), self.hi.reshape(-1, n_y))
+
+    def ends(self) -> tuple[np.ndarray, np.ndarray]:
+        """[max(lo_j, 1 - sum of the others' hi), min(hi_j, 1 - sum of the others' lo)]:
+        the box's sides where the simplex cuts them."""
+        lo_rest = self.lo.sum(axis=-1, keepdims=True) - self.lo
+        hi_rest = self.hi.sum(axis=-1, keepdims=True) - self.hi
+        return np.maximum(self.lo, 1.0 - hi_rest), np.minimum(self.hi, 1.0 - lo_rest)
+
+    def contains(self, p_y: np.ndarray, slack: float = 1e-12) -> bool:
+        return bool(np.all(p_y >= self.lo - slack) and np.all(p_y <= self.hi + slack))
+
+    def pick(self, index: Any) -> Boxes:
+        return Boxes(self.lo[index], self.hi[index])
+
+    def spans(self) -> tuple[float, float]:
+        width = (self.hi - self.lo).max(axis=-1, initial=0.0)
+        return float(width.min(initial=0.0)), float(width.max(initial=0.0))
+
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        return self.lo, self.hi
