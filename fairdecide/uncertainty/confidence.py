@@ -221,10 +221,13 @@ class ConfidenceSet:
             balls have radius 0. Default: estimated from the data, with P(z) and each
             P(x | z) in a ball.
         outcomes : {"auto", "weissman", "clopper-pearson"}, default="auto"
-            The outcome conditionals' sets: Weissman's L1 balls, or (two outcomes only)
-            exact Clopper-Pearson intervals, each the ball around its midpoint; "auto"
-            takes Clopper-Pearson for two outcomes (narrower: 0.71 against 0.94 wide at
-            8 of 17, 0.16 against 0.39 at 5 of 100, both at 1 - 0.1 / 90).
+            The outcome conditionals' sets: Weissman's L1 balls, or exact
+            Clopper-Pearson intervals: with two outcomes one interval, the ball around
+            its midpoint; with more a box of every outcome's interval (Bonferroni over
+            the outcomes) within the simplex (:class:`~fairdecide.uncertainty.regions.
+            Boxes`). "auto" takes Clopper-Pearson for two outcomes (narrower: 0.71
+            against 0.94 wide at 8 of 17, 0.16 against 0.39 at 5 of 100, both at
+            1 - 0.1 / 90), Weissman's balls for more.
         pooled : bool, default=False
             One outcome conditional per cell, P(y | x) from all its rows, for
             group-blind decisions (``optimize_policy(..., group_blind=True)``): far

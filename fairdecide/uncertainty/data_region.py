@@ -17,8 +17,11 @@ ball is the whole simplex (r = 2), which spends none of delta. With two outcomes
 Weissman's bound is Hoeffding's, loose against the exact binomial (Clopper-Pearson)
 interval [lo, hi], which holds with probability at least 1 - d too; the interval is the
 L1 ball of radius hi - lo around its midpoint (``ball_center``), and is the default for
-two outcomes (:func:`clopper_pearson`). The population's balls stay Weissman's, whose
-bound serves any number of cells.
+two outcomes (:func:`clopper_pearson`). With m > 2 outcomes, ``outcomes=
+"clopper-pearson"`` takes each outcome's exact interval at d / m: all m hold at once with
+probability at least 1 - d (Bonferroni), and the conditional lies in their box within the
+simplex (:class:`~fairdecide.uncertainty.regions.Boxes`). The population's balls stay
+Weissman's, whose bound serves any number of cells.
 """
 
 from __future__ import annotations
