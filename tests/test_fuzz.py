@@ -47,6 +47,7 @@ from fairdecide.datasets import (
 )
 from fairdecide.optimize import FairnessConstraint, Mixture, UtilityConstraint
 from fairdecide.policies import CallablePolicy, IndividualPolicy, as_policy
+from fairdecide.uncertainty.regions import Boxes, L1Balls
 
 PROBLEM, WORLD = make_bail_problem()
 CLS = fd.DecisionProblem.classification(2)
@@ -573,10 +574,17 @@ def _entries() -> list[Entry]:
            "n_draws": "size", "random_state": "object"},
           accepts={"population": {"none"}, "random_state": {"number"}}),
         E("ConfidenceSet", fd.ConfidenceSet,
-          {"center": CWORLD, "radius": np.full(CWORLD.p_y.shape[:-1], 0.2),
+          {"center": CWORLD, "outcomes": L1Balls(CWORLD.p_y,
+                                                 np.full(CWORLD.p_y.shape[:-1], 0.2)),
            "group_radius": 0.1, "cell_radius": [0.2, 0.3], "delta": 0.1},
-          {"center": "object", "radius": "array", "group_radius": "real",
+          {"center": "object", "outcomes": "object", "group_radius": "real",
            "cell_radius": "array", "delta": "real"}),
+        E("L1Balls", L1Balls,
+          {"center": CWORLD.p_y, "radius": np.full(CWORLD.p_y.shape[:-1], 0.2)},
+          {"center": "array", "radius": "array"}),
+        E("Boxes", Boxes,
+          {"lo": np.clip(CWORLD.p_y - 0.1, 0, 1), "hi": np.clip(CWORLD.p_y + 0.1, 0, 1)},
+          {"lo": "array", "hi": "array"}),
         E("optimize_policy (ConfidenceSet)", lambda world, epsilon: fd.optimize_policy(
             CLS, world, fd.Independence(), epsilon=epsilon),
           {"world": fd.ConfidenceSet.from_data(CDATA, CLS, population=CWORLD),
@@ -906,7 +914,8 @@ EXEMPT = {
     "DataNotFoundError": "an exception", "PriceWarning": "a warning class",
     "Criterion": "abstract base class", "Policy": "abstract base class",
     "World": "abstract base class", "ParametricPolicy": "abstract base class",
-    "Tradeoff": "abstract base class",
+    "Tradeoff": "abstract base class", "OutcomeRegions": "abstract base class",
+    "SetKind": "a record of what a set is (its four instances are the library's own)",
     "MatchingResult": "a result container built by optimize_matching (fuzzed); its sample is "
                       "fuzzed",
     "BirkhoffDecomposition": "a result container built by birkhoff_decomposition "
@@ -950,7 +959,9 @@ EXEMPT = {
 PUBLIC_MODULES = ["fairdecide", "fairdecide.evaluation", "fairdecide.datasets",
                   "fairdecide.optimize", "fairdecide.models", "fairdecide.criteria",
                   "fairdecide.policies", "fairdecide.estimators", "fairdecide.plot",
-                  "fairdecide.privacy", "fairdecide.report", "fairdecide.assignment"]
+                  "fairdecide.privacy", "fairdecide.report", "fairdecide.assignment",
+                  "fairdecide.data", "fairdecide.worlds", "fairdecide.uncertainty",
+                  "fairdecide.smoothness"]
 
 
 @pytest.fixture(autouse=True)
