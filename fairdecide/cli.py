@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from fairdecide._common.meta import package_version
-from fairdecide.exceptions import FairdecideError
+from fairdecide.exceptions import FairdecideError, SuspiciousLabelError
 
 __all__ = ["main", "package_version"]
 
@@ -141,7 +141,8 @@ def _labels(spec: str | None, option: str) -> list[str] | None:
 def _run_audit(args: argparse.Namespace) -> str:
     import dataclasses
 
-    from fairdecide.exceptions import SuspiciousLabelError
+    # heavy (the report reads the optimiser, scikit-learn, pandas' parsers): loaded for
+    # the audit only, so that --help and --version stay instant
     from fairdecide.report import audit_report
     from fairdecide.report.words import skipped_text
 
@@ -190,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     try:
         if args.command == "demo":
-            from fairdecide.demo import run_demo
+            from fairdecide.demo import run_demo  # heavy (the optimiser): the demo only
 
             print(run_demo(args.data_home, args.epsilon, args.synthetic, args.show))
         else:

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from fairdecide._common.validation import plain
-from fairdecide.exceptions import FairdecideError
+from fairdecide.exceptions import FairdecideError, SuspiciousLabelWarning
 
 __all__ = ["Labels"]
 
@@ -498,8 +498,6 @@ def warn_rare_labels(codes: np.ndarray, labels: Sequence[Any], name: str, argume
     ``weights``: the rows each entry stands for (atoms of counts, named as atoms);
     ``index``: a DataFrame's index, whose labels then name the rows."""
     import warnings
-
-    from fairdecide.exceptions import SuspiciousLabelWarning
 
     messages = []
     for _, sentence in suspect_sentences(codes, labels, name, weights, index):

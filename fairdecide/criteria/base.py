@@ -21,6 +21,7 @@ import numpy as np
 
 from fairdecide._common.validation import canonical, check_choice
 from fairdecide.exceptions import FairdecideError
+from fairdecide.worlds.table import decision_table
 
 if TYPE_CHECKING:
     from fairdecide.criteria.terms import MarginalTerms
@@ -242,8 +243,6 @@ class Criterion(abc.ABC):
 
     def deviation(self, policy: Policy, world: World, problem: DecisionProblem) -> float:
         """The deviation F of ``policy`` in ``world``, from the decision table."""
-        from fairdecide.worlds.table import decision_table
-
         return self.deviation_from_table(decision_table(policy, world, problem), problem)
 
     def over_set(self, confidence: Any, problem: DecisionProblem) -> SetCriterion | None:

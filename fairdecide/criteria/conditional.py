@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from fairdecide._common.tables import result_table
 from fairdecide._common.validation import as_choice, as_labels, check_instance
 from fairdecide.criteria import over_set
 from fairdecide.criteria.base import Capabilities, Criterion, Expansion, ProgramBlock
@@ -14,6 +15,7 @@ from fairdecide.criteria.divergences import MEASURES, _block_divergence
 from fairdecide.criteria.terms import MarginalTerms, conditional_terms
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
+from fairdecide.worlds.table import decision_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -321,9 +323,6 @@ class ConditionalIndependence(Criterion):
             in place of ``p_pooled``. Rows whose (c, z) is left out (zero mass, or not
             in ``given_values``) have NaN conditionals.
         """
-        from fairdecide._common.tables import result_table
-        from fairdecide.worlds.table import decision_table
-
         M = decision_table(policy, world, problem).group_marginal()
         P = self._pieces(M, problem)
         left, right, active, weight = self._compared(P)

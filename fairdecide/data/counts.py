@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._common.dask import count_atoms, is_dask_frame
 from fairdecide._common.validation import as_propensity
 from fairdecide.data.columns import checked_labels, declared_labels, label_columns
 from fairdecide.data.logged import LoggedData
@@ -137,8 +138,6 @@ class LoggedCounts:
         distinct values found (several features: the sorted combinations that occur),
         as for LoggedData, so both routes number the cells alike.
         """
-        from fairdecide._common.dask import count_atoms, is_dask_frame
-
         if isinstance(features, str):
             features = [features]
         if not isinstance(features, Sequence) or not features:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairdecide._common.validation import as_real, check_instance
+from fairdecide.data.counts import count_table
 from fairdecide.data.logged import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
@@ -66,8 +67,6 @@ class TabularCounts:
         """Count ``data`` in the problem's numbering of actions and outcomes (each row
         weighted by ``weights`` when given). A group without rows is an error unless
         ``allow_empty_groups``."""
-        from fairdecide.data.counts import count_table
-
         check_data(data, problem, allow_empty_groups)
         counts = count_table(data, problem, actions=problem.outcome_depends_on_action,
                              weights=weights)

@@ -10,6 +10,7 @@ import numpy as np
 from scipy.special import expit, softmax
 
 from fairdecide._common.validation import as_int, as_real, check_instance, check_random_state
+from fairdecide.data.logged import BanditData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.adapters import check_rows
 from fairdecide.problem import DecisionProblem
@@ -113,8 +114,6 @@ def make_logged_bandit(
     >>> data.X.shape, round(truth.value(lambda X: truth.logging_proba(X), 10_000), 2)
     ((500, 4), 0.42)
     """
-    from fairdecide.data.logged import BanditData
-
     n = as_int(n, "n", minimum=1)
     n_features = as_int(n_features, "n_features", minimum=1)
     n_actions = as_int(n_actions, "n_actions", minimum=2)

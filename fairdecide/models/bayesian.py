@@ -25,16 +25,12 @@ from typing import Any
 import numpy as np
 
 from fairdecide._common.defaults import N_SCENARIOS
+from fairdecide._common.registry import REGISTRY
 from fairdecide._common.validation import as_float_array, as_int, as_real, check_random_state
 from fairdecide.exceptions import FairdecideError
 from fairdecide.models.individuals import ENCODINGS, check_action_counts, check_training_rows
 from fairdecide.problem import DecisionProblem
 from fairdecide.worlds.sample import SampleWorld
-
-#: For the deprecated :meth:`BayesianOutcomeModel.belief` only: the Belief class, which
-#: sits above the models (:mod:`fairdecide.uncertainty.beliefs` puts it here when it is
-#: imported, as ``import fairdecide`` does), so that the models import nothing above them.
-BELIEF: list = []
 
 __all__ = ["BayesianOutcomeModel"]
 
@@ -262,7 +258,7 @@ class BayesianOutcomeModel:
                       "in the next release: use Belief.from_posterior(model, n_scenarios, "
                       "random_state, aggregate, X=X, z=z)", DeprecationWarning,
                       stacklevel=2)
-        belief = BELIEF[0]  # the class the uncertainty package registers (see BELIEF)
+        belief = REGISTRY["Belief"]  # registered by the uncertainty package, above us
         return belief.from_posterior(self, n_scenarios, random_state, aggregate, X=X, z=z)
 
     def posterior_mean_world(self, X: Any = None, z: Any = None) -> SampleWorld:

@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold
 
+from fairdecide._common.validation import as_code_array, as_float_array, as_real
 from fairdecide.data.units import Units
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
@@ -77,8 +78,6 @@ class CellFrequencies(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> CellFrequencies:
         """Count the classes per cell; returns self."""
-        from fairdecide._common.validation import as_code_array, as_float_array, as_real
-
         X = as_float_array(X, "X", ndim=2)
         big = np.iinfo(np.intp).max
         cells = as_code_array(X[:, 0], "X (its first column: cell indices)", big, "cell")

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide._common.tables import result_table
 from fairdecide.criteria.base import ByCriterion, resolve_names
 from fairdecide.exceptions import FairdecideError, PriceWarning
 from fairdecide.optimize.guarantee import deviation_bounds
@@ -107,8 +108,6 @@ class Price:
 
     def to_frame(self) -> Any:
         """One row per policy compared: ``estimated`` and ``certified`` values."""
-        from fairdecide._common.tables import result_table
-
         return result_table([
             {"policy": "certified policy", "estimated": self.estimated,
              "certified": self.certified},

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from fairdecide._common.validation import as_float_array, as_int, check_random_state
+from fairdecide.exceptions import FairdecideError
+
 if TYPE_CHECKING:
     from fairdecide.data.units import Units
 
@@ -27,8 +30,6 @@ COHORT_TOL = 1e-9
 def draw_rows(p: np.ndarray, random_state: Any = None) -> np.ndarray:
     """One column index per row of ``p`` (rows on the simplex) drawn by inverting its
     cumulative sums at a uniform number: the action codes a randomised policy takes."""
-    from fairdecide._common.validation import check_random_state
-
     u = check_random_state(random_state).random_sample(len(p))[:, None]
     return np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), p.shape[1] - 1)
 
@@ -75,9 +76,6 @@ def sample_cohort(p: Any, k: int | None = None, random_state: Any = None) -> np.
     >>> bool(np.all(draws.sum(axis=1) == 3)), bool(np.abs(draws.mean(0) - p).max() < 0.05)
     (True, True)
     """
-    from fairdecide._common.validation import as_float_array, as_int, check_random_state
-    from fairdecide.exceptions import FairdecideError
-
     p = as_float_array(p, "p", ndim=1).copy()
     n = len(p)
     if n == 0:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from fairdecide._common.tables import result_table
 from fairdecide._common.validation import (
     as_code_array,
     as_float_array,
@@ -14,9 +15,11 @@ from fairdecide._common.validation import (
     check_distribution,
     check_instance,
 )
+from fairdecide.data.logged import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
 from fairdecide.policies.base import Policy, draw_rows
+from fairdecide.problem import DecisionProblem
 
 if TYPE_CHECKING:
     from fairdecide.data.units import Units
@@ -128,9 +131,6 @@ class TabularPolicy(Policy):
         array([[0.33333333, 0.66666667],
                [1.        , 0.        ]])
         """
-        from fairdecide.data.logged import LoggedData
-        from fairdecide.problem import DecisionProblem
-
         check_instance(data, "data", LoggedData, "LoggedData")
         check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
         codes = data.action_codes(problem)
@@ -251,8 +251,6 @@ class TabularPolicy(Policy):
         low  f        0.2      0.8
         """
         import pandas as pd
-
-        from fairdecide._common.tables import result_table
 
         cells = self.x_labels or tuple(range(self.n_x))
         groups = self.group_labels or tuple(range(self.n_z))

@@ -17,8 +17,11 @@ import numpy as np
 import pandas as pd
 
 from fairdecide.criteria.presets import Independence, Separation, Sufficiency
+from fairdecide.data.tabular_counts import TabularCounts
 from fairdecide.evaluation.deviation import corrected_interval, deviation_of
+from fairdecide.optimize import optimize_policy, pareto_frontier
 from fairdecide.report import tables as tb
+from fairdecide.worlds.world import TabularWorld
 
 __all__ = ["CRITERIA", "decisions", "linear_value", "logged_row", "policies", "train_world"]
 
@@ -28,9 +31,6 @@ CRITERIA = {"independence": Independence(), "separation": Separation(),
 
 def train_world(C: np.ndarray, data: Any, problem: Any) -> Any:
     """The (smoothed) maximum-likelihood world of a cell table."""
-    from fairdecide.data.tabular_counts import TabularCounts
-    from fairdecide.worlds.world import TabularWorld
-
     n_y = C if problem.outcome_depends_on_action else C.sum(axis=2)
     counts = TabularCounts(C.sum(axis=(2, 3)), n_y, data.x_labels, data.group_labels,
                            problem.action_labels)
@@ -86,8 +86,6 @@ def policies(est: dict, reps: dict, problem: Any, crit_name: str, epsilon: float
     private (unbiased: no clipping); a policy's value in an intervention (the cell model)
     gets the percentile interval of the replicate tables.
     """
-    from fairdecide.optimize import optimize_policy, pareto_frontier
-
     crit = CRITERIA[crit_name]
     world = train_world(est["train"], data, problem)
     with warnings.catch_warnings(record=True) as caught:

@@ -36,9 +36,17 @@ import pandas as pd
 from fairdecide._common.validation import as_bool, as_int, as_real, check_random_state
 from fairdecide.evaluation.audit import audit_table, labels_problem
 from fairdecide.exceptions import FairdecideError
+from fairdecide.privacy import (
+    SMALL_CELL_THRESHOLD,
+    PrivacyBudget,
+    release_counts,
+    replicate_releases,
+)
+from fairdecide.privacy._opendp import require_opendp
 from fairdecide.report import alternative
 from fairdecide.report import tables as tb
 from fairdecide.report.inputs import prepare_data, read_table
+from fairdecide.report.limits import limitations
 from fairdecide.report.rates import group_sizes, rate_tables
 from fairdecide.report.report import AuditReport
 from fairdecide.report.utility import make_problem
@@ -73,7 +81,6 @@ def _release(tables: dict[str, np.ndarray], dp_epsilon: float | None, mechanism:
     """Exact tables, or their private releases: (estimates, releases, budget)."""
     if dp_epsilon is None:
         return dict(tables), {}, None
-    from fairdecide.privacy import PrivacyBudget, release_counts
 
     shares = ({"group table": 0.5, "cell tables": 0.5} if "train" in tables else
               {"group table": 1.0})  # no value asked for: the group table has it all
@@ -88,8 +95,6 @@ def _release(tables: dict[str, np.ndarray], dp_epsilon: float | None, mechanism:
 def _replicates(key: str, est: dict, releases: dict, n: int, rng: np.random.RandomState
                 ) -> np.ndarray:
     if key in releases:
-        from fairdecide.privacy import replicate_releases
-
         return replicate_releases(releases[key], n, random_state=rng)
     return tb.resample_tables(est[key], n, rng)
 
@@ -211,9 +216,6 @@ def audit_report(
     ...
     fairdecide.exceptions.SuspiciousLabelError: outcome column 'y' has the value 'yes' ...
     """
-    from fairdecide.privacy import SMALL_CELL_THRESHOLD
-    from fairdecide.privacy._opendp import require_opendp
-
     if not isinstance(criterion, str) or criterion not in CRITERIA:
         raise FairdecideError(f"criterion must be one of {list(CRITERIA)}, got {criterion!r}")
     epsilon = as_real(epsilon, "epsilon", low=0)
@@ -286,7 +288,6 @@ def audit_report(
             *pol["table"].to_dict("records")])
         notes += pol["notes"]
     step("writing the report")
-    from fairdecide.report.limits import limitations
 
     meta = {"source": source, "group": group, "action": action, "outcome": outcome,
             "features": list(features or []), "kind": kind if problem is None else

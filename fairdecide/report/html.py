@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._common.meta import package_version
 from fairdecide.report.rates import RATES
 from fairdecide.report.svg import dot_chart, frontier_chart
 from fairdecide.report.words import RECONCILE, size_text
@@ -127,8 +128,6 @@ def _policy_section(rep: Any) -> str:
 
 def render(rep: Any) -> str:
     """The HTML page of an :class:`~fairdecide.report.AuditReport`."""
-    from fairdecide._common.meta import package_version
-
     m = rep.meta
     n = f"{m['n_rows']:,.0f}" + (" (a noisy count)" if rep.privacy else "")
     crit = rep.criteria.drop(columns=["in_words"])

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide.privacy import rate_interval
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["group_sizes", "rate_tables", "small_groups"]
@@ -67,8 +68,6 @@ def small_groups(G: np.ndarray, min_cell: int) -> np.ndarray:
 
 def _one(succ: np.ndarray, tot: np.ndarray, var_s: Any, var_f: Any, level: float,
          private: bool, hidden: np.ndarray) -> tuple[np.ndarray, ...]:
-    from fairdecide.privacy import rate_interval
-
     if private:  # raw noisy sums: the interval clips and accounts for the noise itself
         res = rate_interval(succ, tot, level, noise=(var_s, var_f))
         suppressed = ~res.defined  # nothing left to divide by

@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._common.meta import package_version
 from fairdecide.exceptions import FairdecideError
+from fairdecide.report.html import render
 
 __all__ = ["AuditReport"]
 
@@ -123,8 +125,6 @@ class AuditReport:
     def to_dict(self) -> dict:
         """Every number of the report, JSON-ready (NaN becomes None); ``skipped`` only when
         the value parts were skipped."""
-        from fairdecide._common.meta import package_version
-
         extra = {} if self.skipped is None else {"skipped": self.skipped}
         return _plain({
             "fairdecide_version": package_version(), "meta": self.meta,
@@ -142,8 +142,6 @@ class AuditReport:
     def to_html(self, path: str | Path | None = None) -> str:
         """A self-contained HTML page: styles and figures inline, no script, no network
         (written to ``path`` too when given)."""
-        from fairdecide.report.html import render
-
         return _write(render(self), path, "HTML report")
 
     def summary(self) -> str:

@@ -140,6 +140,8 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
     dual simplex goes on from the last basis."""
     import scipy.sparse as sp
 
+    # heavy (HiGHS): loaded at the first bias computed, not at ``import fairdecide``,
+    # which imports this package for fd.parity and fd.meritocracy
     from fairdecide.optimize.engine.dual_form import DualForm
     from fairdecide.optimize.engine.rounds import Rounds, unseen_cuts
 
@@ -190,7 +192,7 @@ def _transport(D: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     """Earth mover's distance min_gamma sum gamma_ij D_ij, marginals a and b."""
     import scipy.sparse as sp
 
-    from fairdecide.optimize.engine.highs_model import HighsModel
+    from fairdecide.optimize.engine.highs_model import HighsModel  # heavy: HiGHS (above)
 
     ns, nt = D.shape
     A = sp.vstack([sp.kron(sp.eye(ns), np.ones((1, nt))),

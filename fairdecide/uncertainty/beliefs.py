@@ -19,16 +19,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fairdecide._common.defaults import N_SCENARIOS
+from fairdecide._common.registry import REGISTRY
 from fairdecide._common.validation import as_float_array, as_int, as_real
 from fairdecide.exceptions import FairdecideError
-from fairdecide.models import bayesian
-from fairdecide.models.bayesian import BayesianOutcomeModel
-from fairdecide.models.dirichlet import BootstrapPosterior, DirichletPosterior
-from fairdecide.models.individuals import IndividualOutcomeModel
 from fairdecide.worlds.world import World
 
 if TYPE_CHECKING:
     from fairdecide.data.logged import LoggedData
+    from fairdecide.models.bayesian import BayesianOutcomeModel
+    from fairdecide.models.dirichlet import DirichletPosterior
     from fairdecide.problem import DecisionProblem
 
 __all__ = ["Belief", "cvar"]
@@ -132,6 +131,10 @@ class Belief:
         a :class:`~fairdecide.models.BayesianOutcomeModel` (at most its chains * draws),
         each a :class:`~fairdecide.SampleWorld` of its training individuals or of new
         ones (features ``X`` and group labels ``z``, both or neither)."""
+        # scikit-learn (heavy) loads with the models, at the first posterior, not at
+        # ``import fairdecide``
+        from fairdecide.models.bayesian import BayesianOutcomeModel
+
         if isinstance(posterior, BayesianOutcomeModel):
             worlds = posterior.sample(n_scenarios, random_state, X, z)
         else:
@@ -152,6 +155,8 @@ class Belief:
     ) -> Belief:
         """Smoothed maximum-likelihood worlds refitted on ``n_scenarios`` bootstrap resamples
         of the data (the papers' second approximate posterior)."""
+        from fairdecide.models.dirichlet import BootstrapPosterior  # heavy: scikit-learn
+
         n_scenarios = as_int(n_scenarios, "n_scenarios", minimum=1)
         boot: BootstrapPosterior = BootstrapPosterior(
             smoothing=smoothing, factorization=factorization,
@@ -166,6 +171,8 @@ class Belief:
         :class:`~fairdecide.models.IndividualOutcomeModel`, each predicting for the same
         individuals (a belief over a :class:`~fairdecide.SampleWorld`'s outcomes), whose
         population weights are ``weights`` (default 1/n each)."""
+        from fairdecide.models.individuals import IndividualOutcomeModel  # heavy: sklearn
+
         if not isinstance(model, IndividualOutcomeModel):
             raise FairdecideError(
                 "model must be a fitted IndividualOutcomeModel, got "
@@ -255,11 +262,13 @@ def cvar(values: Sequence[float], weights: Sequence[float], delta: float) -> flo
 
 
 def _check_posterior(posterior: Any) -> None:
+    from fairdecide.models.dirichlet import DirichletPosterior  # heavy: scikit-learn
+
     if not isinstance(posterior, DirichletPosterior) or not hasattr(posterior, "counts_"):
         raise FairdecideError(
             "posterior must be a fitted DirichletPosterior (DirichletPosterior(...).fit(data, "
             f"problem)), got {type(posterior).__name__}")
 
 
-# the deprecated BayesianOutcomeModel.belief builds this class (see bayesian.BELIEF)
-bayesian.BELIEF.append(Belief)
+# the deprecated BayesianOutcomeModel.belief builds this class (fairdecide._common.registry)
+REGISTRY["Belief"] = Belief

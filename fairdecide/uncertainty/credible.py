@@ -28,7 +28,7 @@ def credible_region(posterior: Any, delta: Any, population: Any, n_draws: Any,
     that ``ConfidenceSet.from_posterior`` describes."""
     from scipy import stats
 
-    from fairdecide.models.dirichlet import DirichletPosterior
+    from fairdecide.models.dirichlet import DirichletPosterior  # heavy: scikit-learn
 
     check_instance(posterior, "posterior", DirichletPosterior, "a DirichletPosterior")
     if not hasattr(posterior, "counts_") or posterior.factorization != "joint":

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide._common.validation import as_bool, as_real, check_choice
+from fairdecide.data.tabular_counts import TabularCounts
 from fairdecide.uncertainty.balls import clopper_pearson, weissman_radius
 from fairdecide.uncertainty.credible import given_population
 from fairdecide.uncertainty.kinds import DATA, POOLED
@@ -44,8 +45,6 @@ def data_region(data: Any, problem: Any, delta: Any, population: Any, outcomes: 
                 pooled: Any) -> dict[str, Any]:
     """The arguments of ``ConfidenceSet(...)`` (centre, outcome regions, population
     radii, delta, method, kind) for ``ConfidenceSet.from_data``."""
-    from fairdecide.data.tabular_counts import TabularCounts
-
     delta = as_real(delta, "delta", low=0, high=1, low_open=True, high_open=True)
     counts = TabularCounts.from_data(data, problem)
     p_xz, p_y = counts.mle_parameters(0.0)

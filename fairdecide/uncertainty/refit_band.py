@@ -35,7 +35,7 @@ def refit_band(model: Any, delta: Any, n_refits: Any, random_state: Any, weights
     """(centre, radii, number of refits) of the band of ``model``'s ``n_refits``
     bootstrap refits over its training individuals (see the module), or of ``refits``
     already drawn (``model.bootstrap_worlds``)."""
-    from fairdecide.models.individuals import IndividualOutcomeModel
+    from fairdecide.models.individuals import IndividualOutcomeModel  # heavy: sklearn
 
     if not isinstance(model, IndividualOutcomeModel) or not hasattr(model, "X_"):
         raise FairdecideError(

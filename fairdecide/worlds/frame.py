@@ -29,6 +29,7 @@ from fairdecide._common.dask import is_dask_frame
 from fairdecide._common.validation import as_int, check_instance
 from fairdecide.data.units import Units
 from fairdecide.exceptions import FairdecideError
+from fairdecide.policies.mixture import VertexMixturePolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.worlds.table import DecisionTable
 from fairdecide.worlds.world import World
@@ -251,8 +252,6 @@ class FrameWorld(World):
         """The distributed solver's free policies: in each block of units, a mixture of
         deterministic policies (:class:`~fairdecide.policies.mixture.VertexMixturePolicy`;
         built by the solver from its master's duals, not from rows of a program)."""
-        from fairdecide.policies.mixture import VertexMixturePolicy
-
         return VertexMixturePolicy
 
     def units(self) -> Units:

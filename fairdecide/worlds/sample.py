@@ -19,6 +19,7 @@ from fairdecide._common.validation import as_float_array, check_distribution, ch
 from fairdecide.data.units import Units
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
+from fairdecide.policies.individual import IndividualPolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.worlds.world import World
 
@@ -122,8 +123,6 @@ class SampleWorld(World):
 
     def free_policy(self) -> type:
         """The free policy family of individuals: one row per person."""
-        from fairdecide.policies.individual import IndividualPolicy
-
         return IndividualPolicy
 
     def check_problem(self, problem: DecisionProblem) -> None:

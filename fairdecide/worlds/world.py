@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from fairdecide._common.validation import as_float_array, check_distribution
+from fairdecide.data.tabular_counts import TabularCounts
 from fairdecide.data.units import Units
 from fairdecide.exceptions import FairdecideError
+from fairdecide.policies.tabular import TabularPolicy
 from fairdecide.problem import DecisionProblem
 
 if TYPE_CHECKING:
@@ -208,8 +210,6 @@ class TabularWorld(World):
             Non-negative weights of the rows in the counts (the estimators'
             ``sample_weight``, checked there); n is then the total weight.
         """
-        from fairdecide.data.tabular_counts import TabularCounts
-
         counts = TabularCounts.from_data(data, problem, weights=weights)
         p_xz, p_y = counts.mle_parameters(smoothing)
         return cls(p_xz, p_y, x_labels=counts.x_labels, group_labels=counts.group_labels)
@@ -277,8 +277,6 @@ class TabularWorld(World):
 
     def free_policy(self) -> type:
         """Tabular policies: one row per cell and group."""
-        from fairdecide.policies.tabular import TabularPolicy
-
         return TabularPolicy
 
     def units(self) -> Units:
