@@ -647,7 +647,7 @@ def _entries() -> list[Entry]:
           {"model": "object", "delta": "real", "n_refits": "size",
            "random_state": "object", "refits": "object"},
           accepts={"random_state": {"number"}}),
-        E("TabularCounts.from_data", fd.models.TabularCounts.from_data,
+        E("TabularCounts.from_data", fd.data.TabularCounts.from_data,
           {"data": CDATA, "problem": CLS}, {"data": "object", "problem": "object"}),
         E("evaluate_under_belief", fd.evaluate_under_belief,
           {"policy": CPOLICY, "belief": BELIEF, "problem": CLS,

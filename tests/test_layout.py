@@ -50,3 +50,17 @@ def test_program_engine_routes_are_layered():
     assert _users(OPTIMIZE / "program", "fairdecide.optimize.engine") == set()
     assert _users(OPTIMIZE / "program", "fairdecide.optimize.routes") == set()
     assert _users(OPTIMIZE / "engine", "fairdecide.optimize.routes") == set()
+
+
+def test_a_moved_name_warns_and_works():
+    import warnings
+
+    import fairdecide.models as models
+    from fairdecide.data import TabularCounts
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        moved = models.TabularCounts
+    assert moved is TabularCounts
+    assert any(issubclass(w.category, DeprecationWarning)
+               and "fairdecide.data.TabularCounts" in str(w.message) for w in caught)
