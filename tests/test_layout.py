@@ -64,3 +64,47 @@ def test_a_moved_name_warns_and_works():
     assert moved is TabularCounts
     assert any(issubclass(w.category, DeprecationWarning)
                and "fairdecide.data.TabularCounts" in str(w.message) for w in caught)
+
+
+#: The package's floors, bottom first (docs/architecture.md): a module imports only its
+#: own floor's modules and the floors below (imports under TYPE_CHECKING included: an
+#: annotation that names a module above is an arrow up too).
+FLOORS = [
+    {"exceptions", "_common"}, {"labels"}, {"problem"}, {"data"}, {"policies"},
+    {"worlds"}, {"models", "datasets", "privacy"}, {"uncertainty"}, {"criteria"},
+    {"evaluation", "plot"}, {"optimize"},
+    {"estimators", "experiments", "smoothness", "assignment"}, {"report"},
+    {"demo"}, {"cli"}, {"__init__", "__main__"},
+]
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return "__init__" if len(parts) == 1 else parts[1]
+
+
+def _all_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return {m for m in found if m == "fairdecide" or m.startswith("fairdecide.")}
+
+
+def test_no_module_imports_a_floor_above_its_own():
+    floor = {room: k for k, rooms in enumerate(FLOORS) for room in rooms}
+    up = []
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        here = "__init__" if rel.parts == ("fairdecide", "__init__") else (
+            rel.parts[1] if len(rel.parts) > 1 else rel.parts[0])
+        here = here.split(".")[0]
+        assert here in floor, f"{rel}: a room no floor lists (add it to FLOORS)"
+        for module in _all_imports(path):
+            there = _room(module)
+            if there in floor and floor[there] > floor[here]:
+                up.append(f"{rel} -> {module}")
+    assert not up, f"imports of a floor above: {up}"
