@@ -17,8 +17,10 @@ from fairdecide.data.logged import BanditData
 from fairdecide.estimators._fitting import fit_policy
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
 from fairdecide.estimators._labels import world_deviations
+from fairdecide.evaluation import estimate_deviation, evaluate_policy
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels, as_object_vector
+from fairdecide.models.outcome import default_classifier
 from fairdecide.policies.base import draw_rows
 from fairdecide.problem import DecisionProblem
 
@@ -242,8 +244,6 @@ class FairDecisionPolicy(BaseEstimator):
             One row per quantity ("value", then each criterion's deviation), columns
             ``estimate``, ``lower``, ``upper``.
         """
-        from fairdecide.evaluation import estimate_deviation, evaluate_policy
-
         level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
         # the groups are needed to estimate deviations even when the policy ignores them
         X, zc = self._rows(X, sensitive_features, groups_needed=True)
@@ -261,11 +261,7 @@ class FairDecisionPolicy(BaseEstimator):
             zz = np.argmax(F[:, k:], axis=1) if rule.reads_group else None
             return rule.action_proba(F[:, :k], zz)
 
-        logging = None
-        if p is None:
-            from fairdecide.models.outcome import default_classifier
-
-            logging = default_classifier()
+        logging = default_classifier() if p is None else None
         value = evaluate_policy(data, target, self.problem_, estimator,
                                 logging_model=logging, random_state=self.random_state)
         lo, hi = value.confidence_interval(level)
