@@ -16,16 +16,24 @@ from fairdecide.estimators._fitting import (
 
 # what exists, written out here (not read from the code under test)
 TAKES = {
-    "softmax": ("plug-in", "mean", "worst", "certified"),
+    "softmax": ("plug-in", "mean", "worst", "refit-band"),
     "tabular": ("plug-in", "mean", "worst", "certified"),
     "score": ("plug-in", "mean", "worst"),
 }
+#: old names kept one release: the new one
+RENAMED = {("softmax", "certified"): "refit-band"}
 
 
 @pytest.mark.parametrize("family", sorted(TAKES))
 @pytest.mark.parametrize("uncertainty", UNCERTAINTY)
 def test_every_pair_maps_to_exactly_one_strategy_or_names_the_valid_ones(family,
                                                                          uncertainty):
+    if (family, uncertainty) in RENAMED:
+        new = RENAMED[family, uncertainty]
+        with pytest.warns(DeprecationWarning, match=f"use uncertainty={new!r}"):
+            s = strategy_for(family, uncertainty, intervention=False)
+        assert s is STRATEGIES[family, new]
+        return
     if uncertainty in TAKES[family]:
         s = strategy_for(family, uncertainty, intervention=False)
         assert s is STRATEGIES[family, uncertainty]
@@ -94,3 +102,20 @@ def test_a_fit_gives_what_its_strategy_declares(key, monkeypatch):
     else:
         assert g is not None and g.approximate == (strategy.guarantee == "approximate")
         assert all(b <= 0.3 + 1e-6 for b in g.deviations.values())
+
+
+def test_certified_with_the_softmax_family_warns_and_fits_the_refit_band():
+    """'certified' meant the softmax family's band until it was named 'refit-band'
+    (the tabular family's 'certified' holds exactly over a confidence set): the old name
+    works one release, with a DeprecationWarning naming the new one."""
+    X, y, z = _people()
+    params = dict(policy="softmax", epsilon=0.3, n_scenarios=10, random_state=0)
+    with pytest.warns(DeprecationWarning, match="use uncertainty='refit-band'"):
+        old = fd.FairPolicyClassifier(uncertainty="certified", **params).fit(
+            X, y, sensitive_features=z)
+    new = fd.FairPolicyClassifier(uncertainty="refit-band", **params).fit(
+        X, y, sensitive_features=z)
+    assert np.array_equal(old.predict_proba(X, sensitive_features=z),
+                          new.predict_proba(X, sensitive_features=z))
+    assert old.result_.guarantee.approximate
+    assert old.result_.guarantee.value == new.result_.guarantee.value

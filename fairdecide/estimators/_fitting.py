@@ -11,12 +11,14 @@ uncertainty       softmax              tabular                 score            
 "plug-in"         SoftmaxPlugIn        CellFit(plug_in)        ScoreFit(plug_in)  none
 "mean"            SoftmaxRefits(mean)  CellFit(posterior_mean) ScoreFit(...)      none
 "worst"           SoftmaxRefits(worst) CellFit(posterior_wor.) ScoreFit(...)      none
-"certified"       SoftmaxBand          CellFit(certified_set)  -                  see below
+"certified"       -                    CellFit(certified_set)  -                  exact
+"refit-band"      SoftmaxBand          -                       -                  approximate
 ================  ===================  ======================  =================  ==========
 
-"certified" holds every tolerance over a confidence set inside the program (tabular:
-exact); with the softmax family it fits the maximin over the refits and certifies it
-afterwards over their band (approximate).
+"certified" holds every tolerance over a confidence set inside the program (exact);
+"refit-band" fits the maximin over the refits and certifies it afterwards over their
+band (approximate), so the two have two names. "certified" with the softmax family was
+the band's name until this release: it still works, with a DeprecationWarning.
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ STRATEGIES: dict[tuple[str, str], FitStrategy] = _one_each(
         summary="the worst case over bootstrap refits of the outcome model",
         certifies=f"{_NOTHING}; epsilon holds in every refit and on the labelled rows"),
     SoftmaxBand(
-        uncertainty="certified", aggregate="worst", labelled=True, world_kind="Belief",
+        uncertainty="refit-band", aggregate="worst", labelled=True, world_kind="Belief",
         guarantee="approximate",
         summary="the maximin over bootstrap refits of the outcome model, certified over "
                 "their band",
@@ -125,11 +127,17 @@ STRATEGIES: dict[tuple[str, str], FitStrategy] = _one_each(
 )
 
 #: Every uncertainty= value some family takes (tests/test_strategies.py checks the two agree)
-UNCERTAINTY = ("plug-in", "mean", "worst", "certified")
+UNCERTAINTY = ("plug-in", "mean", "worst", "certified", "refit-band")
 
 #: Old (family, uncertainty) names, kept one release with a DeprecationWarning: the new
 #: value, and why the name changed
-DEPRECATED_UNCERTAINTY: dict[tuple[str, str], tuple[str, str]] = {}
+DEPRECATED_UNCERTAINTY: dict[tuple[str, str], tuple[str, str]] = {
+    ("softmax", "certified"): (
+        "refit-band",
+        "the same fit (the maximin over the outcome model's refits, certified "
+        "approximately over their bootstrap band); 'certified' is the tabular family's "
+        "worst case over a ConfidenceSet, whose bounds hold exactly"),
+}
 
 
 def strategy_for(family: str, uncertainty: Any, intervention: bool) -> FitStrategy:

@@ -96,18 +96,30 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         ``monotone`` orders the actions by how much their utility gains from the
         positive outcome, U(a, 1) - U(a, 0) (distinct for every action; otherwise no
         order is imposed).
-    uncertainty : {"plug-in", "mean", "worst", "certified"}, default="plug-in"
+    uncertainty : {"plug-in", "mean", "worst", "certified", "refit-band"}, default="plug-in"
         How the unknown outcome model is treated, in :class:`~fairdecide.Belief`'s words:
         the maximum-likelihood model plugged in as if known; the Bayesian decision, the
         mean over ``n_scenarios`` scenarios (bootstrap refits of ``outcome_model`` for
-        "softmax", exact Dirichlet posterior draws for "tabular"), fairness included; or
-        the worst case over them (maximin; for "softmax" the labelled rows are one more
-        scenario, so epsilon holds on them too). "certified": for "tabular" the worst
-        case over a :class:`~fairdecide.ConfidenceSet` of the cells at delta 0.1
-        (pooled over the groups of a cell when ``group_blind`` and no criterion reads
-        the outcome), with ``result_.guarantee`` stating what holds with probability
-        0.9; for "softmax" the maximin over the refits, certified over their band
-        (``ConfidenceSet.from_refits``; about 0.9, a bootstrap approximation).
+        "softmax", exact Dirichlet posterior draws for "tabular" and "score"), fairness
+        included; or the worst case over them (maximin; the labelled rows are one more
+        scenario, so epsilon holds on them too). None of these three gives
+        ``result_.guarantee``. Two treatments certify, each in its own family:
+
+        - "certified" ("tabular" only): the worst case over a
+          :class:`~fairdecide.ConfidenceSet` of the cells at delta 0.1 (pooled over the
+          groups of a cell when ``group_blind`` and no criterion reads the outcome),
+          every tolerance held on its bound over the whole set inside the program;
+          ``result_.guarantee`` states what holds with probability at least 0.9.
+        - "refit-band" ("softmax" only): the maximin over the outcome model's refits,
+          then certified over their band (``ConfidenceSet.from_refits``, delta 0.1,
+          ``n_scenarios`` >= 10): ``result_.guarantee`` holds with probability about
+          0.9 (a bootstrap approximation) for the training people; a bound over the
+          band above epsilon refuses the fit (:class:`~fairdecide.NotCertifiedError`).
+          Named "certified" until this release: that name still works for "softmax"
+          one release, with a DeprecationWarning.
+
+        A family without the treatment asked for is an error naming those it takes
+        (docs/estimators.md, "The unknown outcome model").
     n_scenarios : int, default=32
         The package's one default (:data:`fairdecide._common.defaults.N_SCENARIOS`).
     outcome_model : scikit-learn classifier, optional
