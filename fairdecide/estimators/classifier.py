@@ -135,11 +135,12 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         model's probabilities of the training rows.
     group_blind : bool, default=False
         A policy that does not read the group (then no group is needed to predict).
-    sensitive_feature : str, optional
-        A column of a DataFrame X holding the group; it is taken out of the features.
-        Otherwise pass ``sensitive_features=`` to ``fit`` (and to ``predict`` when the
-        policy reads the group), routed through Pipeline and GridSearchCV by
-        ``set_fit_request(sensitive_features=True)`` with metadata routing enabled.
+    group_column : str, optional
+        The name of the column of a DataFrame X holding the group; it is taken out of
+        the features. Otherwise pass ``sensitive_features=`` to ``fit`` (and to
+        ``predict`` when the policy reads the group), routed through Pipeline and
+        GridSearchCV by ``set_fit_request(sensitive_features=True)`` with metadata
+        routing enabled.
     n_bins : int or "auto", default="auto"
         Quantile bins per feature ("tabular", "auto" = 5) or of the score ("score",
         "auto" = one bin per 150 training rows, at least 20 and at most 200).
@@ -184,6 +185,9 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         With ``guarantee``, the share of each group's rows held out for the safety test,
         in (0, 1).
     random_state : int, RandomState or None
+    sensitive_feature : str, optional
+        Deprecated: the old name of ``group_column``, kept one release (``fit`` warns
+        with a DeprecationWarning naming ``group_column``).
 
     Attributes
     ----------
@@ -243,11 +247,12 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
                  actions: Any = None, uncertainty: str = "plug-in", n_scenarios: int = N_SCENARIOS,
                  outcome_model: Any = None,
                  n_folds: int | None = None, group_blind: bool = False,
-                 sensitive_feature: str | None = None, n_bins: int | str = "auto",
+                 group_column: str | None = None, n_bins: int | str = "auto",
                  monotone: bool = True, l2: float = 1e-5, n_restarts: int = 1,
                  max_iter: int = 500, guarantee: float | None = None,
                  safety_fraction: float = 0.4,
-                 random_state: Any = None) -> None:
+                 random_state: Any = None,
+                 sensitive_feature: str | None = None) -> None:
         self.policy = policy
         self.criteria = criteria
         self.epsilon = epsilon
@@ -260,7 +265,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         self.outcome_model = outcome_model
         self.n_folds = n_folds
         self.group_blind = group_blind
-        self.sensitive_feature = sensitive_feature
+        self.group_column = group_column
         self.n_bins = n_bins
         self.monotone = monotone
         self.l2 = l2
@@ -269,6 +274,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         self.guarantee = guarantee
         self.safety_fraction = safety_fraction
         self.random_state = random_state
+        self.sensitive_feature = sensitive_feature  # deprecated: group_column
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

@@ -50,8 +50,10 @@ class FairDecisionPolicy(BaseEstimator):
     action_encoding : {"separate", "feature"}, default="separate"
         One outcome classifier per action, or one with the one-hot action as a feature.
     policy, criteria, epsilon, lam, utility_slack, uncertainty, n_scenarios, outcome_model,
-    n_folds, group_blind, sensitive_feature, n_bins, l2, n_restarts, max_iter, random_state
+    n_folds, group_blind, group_column, n_bins, l2, n_restarts, max_iter, random_state
         As for :class:`FairPolicyClassifier`.
+    sensitive_feature : str, optional
+        Deprecated: the old name of ``group_column``, kept one release (``fit`` warns).
 
     Attributes
     ----------
@@ -95,9 +97,10 @@ class FairDecisionPolicy(BaseEstimator):
                  uncertainty: str = "plug-in", n_scenarios: int = N_SCENARIOS,
                  outcome_model: Any = None, action_encoding: str = "separate",
                  n_folds: int | None = None,
-                 group_blind: bool = False, sensitive_feature: str | None = None,
+                 group_blind: bool = False, group_column: str | None = None,
                  n_bins: int | str = "auto", l2: float = 1e-5, n_restarts: int = 1,
-                 max_iter: int = 500, random_state: Any = None) -> None:
+                 max_iter: int = 500, random_state: Any = None,
+                 sensitive_feature: str | None = None) -> None:
         self.utility = utility
         self.policy = policy
         self.criteria = criteria
@@ -110,12 +113,13 @@ class FairDecisionPolicy(BaseEstimator):
         self.action_encoding = action_encoding
         self.n_folds = n_folds
         self.group_blind = group_blind
-        self.sensitive_feature = sensitive_feature
+        self.group_column = group_column
         self.n_bins = n_bins
         self.l2 = l2
         self.n_restarts = n_restarts
         self.max_iter = max_iter
         self.random_state = random_state
+        self.sensitive_feature = sensitive_feature  # deprecated: group_column
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
