@@ -5,15 +5,15 @@ fitted rule it returns.
 Each (family, uncertainty) is one strategy (``_strategy.py``), declared below in
 :data:`STRATEGIES`:
 
-================  ===================  ======================  =================  ==========
-uncertainty       softmax              tabular                 score              guarantee
-================  ===================  ======================  =================  ==========
-"plug-in"         SoftmaxPlugIn        CellFit(plug_in)        ScoreFit(plug_in)  none
-"mean"            SoftmaxRefits(mean)  CellFit(posterior_mean) ScoreFit(...)      none
-"worst"           SoftmaxRefits(worst) CellFit(posterior_wor.) ScoreFit(...)      none
-"certified"       -                    CellFit(certified_set)  -                  exact
-"refit-band"      SoftmaxBand          -                       -                  approximate
-================  ===================  ======================  =================  ==========
+=============  =======================  =========================  ================  ===========
+uncertainty    softmax                  tabular                    score             guarantee
+=============  =======================  =========================  ================  ===========
+"plug-in"      SoftmaxPlugIn            CellFit(plug_in)           ScoreFit(same)    none
+"mean"         SoftmaxRefits("mean")    CellFit(posterior_mean)    ScoreFit(same)    none
+"worst"        SoftmaxRefits("worst")   CellFit(posterior_worst)   ScoreFit(same)    none
+"certified"    (deprecated alias)       CellFit(certified_set)     -                 exact
+"refit-band"   SoftmaxBand              -                          -                 approximate
+=============  =======================  =========================  ================  ===========
 
 "certified" holds every tolerance over a confidence set inside the program (exact);
 "refit-band" fits the maximin over the refits and certifies it afterwards over their
