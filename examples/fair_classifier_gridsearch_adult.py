@@ -12,7 +12,7 @@ routing hands to the classifier's fit and predict_proba and to the fairness scor
 every fold. The search keeps, among the tolerances whose mean validation deviation is
 within a bound, the one of highest mean validation accuracy (``best_utility_within``).
 A second, shorter part shows the other way to pass the group: as a named column of X
-(``sensitive_feature="sex"``), with no metadata routing.
+(``group_column="sex"``), with no metadata routing.
 """
 
 import time
@@ -134,12 +134,12 @@ print("The bound holds for the randomised policy. Its most probable class (predi
 named = Pipeline([
     ("pre", ColumnTransformer(encoder().transformers, remainder="passthrough",
                               verbose_feature_names_out=False).set_output(transform="pandas")),
-    ("clf", fd.FairPolicyClassifier(sensitive_feature="sex", epsilon=chosen, max_iter=500,
+    ("clf", fd.FairPolicyClassifier(group_column="sex", epsilon=chosen, max_iter=500,
                                     random_state=0))])
 t0 = time.perf_counter()
 named.fit(df.iloc[search_rows], y[search_rows])
 p_named = named.predict_proba(df.iloc[test])[:, 1]
-print(f"\nThe same classifier with sensitive_feature='sex' on a DataFrame holding the "
+print(f"\nThe same classifier with group_column='sex' on a DataFrame holding the "
       f"column\n(fit {time.perf_counter() - t0:.1f} s): in-sample deviation "
       f"{named[-1].result_.deviations['independence']:.6f}; largest difference from the "
       f"routed\nmodel's test probabilities {np.max(np.abs(p_named - proba)):.1e}.")

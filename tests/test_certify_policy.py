@@ -137,7 +137,7 @@ def test_a_certified_softmax_estimator_states_its_band_guarantee():
     y = (X[:, 0] + rng.normal(size=n) > 0).astype(int)
     parity = fd.Independence(measure="max", reference="pairwise")
     clf = fd.FairPolicyClassifier(policy="softmax", criteria=[parity], epsilon=0.1,
-                                  uncertainty="certified", n_scenarios=12,
+                                  uncertainty="refit-band", n_scenarios=12,
                                   random_state=0).fit(X, y, sensitive_features=z)
     g = clf.result_.guarantee
     assert g.approximate and "bootstrap band over 12 refits" in g.method
@@ -149,7 +149,7 @@ def test_a_certified_softmax_estimator_states_its_band_guarantee():
     assert g.deviations["independence"] == pytest.approx(gap, abs=1e-6)
     assert 0.0 < g.value < 1.0
     with pytest.raises(fd.FairdecideError, match="n_scenarios >= 10"):
-        fd.FairPolicyClassifier(policy="softmax", uncertainty="certified",
+        fd.FairPolicyClassifier(policy="softmax", uncertainty="refit-band",
                                 n_scenarios=4).fit(X, y, sensitive_features=z)
     with pytest.raises(fd.FairdecideError, match="'score' family"):
         fd.FairPolicyClassifier(policy="score", uncertainty="certified").fit(

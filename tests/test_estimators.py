@@ -183,7 +183,7 @@ def test_pandas_in_and_out_with_sensitive_column():
     frame = pd.DataFrame({"income": X[:, 0], "debt": X[:, 1],
                           "sex": np.where(z == 1, "female", "male")})
     labels = np.where(y == 1, "yes", "no")
-    clf = FairPolicyClassifier(sensitive_feature="sex", epsilon=0.05, random_state=0)
+    clf = FairPolicyClassifier(group_column="sex", epsilon=0.05, random_state=0)
     clf.fit(frame, labels)
     assert list(clf.feature_names_in_) == ["income", "debt"]
     assert clf.n_features_in_ == 2 and clf.group_labels_ == ("female", "male")
@@ -465,9 +465,9 @@ def test_scorers_match_an_independent_computation():
     assert got == pytest.approx(expect, abs=1e-12)
     # the groups can also come from a column of the raw X
     frame_x = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "g": z})
-    clf2 = FairPolicyClassifier(sensitive_feature="g", criteria="separation", epsilon=0.05,
+    clf2 = FairPolicyClassifier(group_column="g", criteria="separation", epsilon=0.05,
                                 random_state=0).fit(frame_x, y)
-    got2 = -fd.make_fairness_scorer("separation", sensitive_feature="g")(clf2, frame_x, y)
+    got2 = -fd.make_fairness_scorer("separation", group_column="g")(clf2, frame_x, y)
     assert got2 == pytest.approx(got, abs=1e-9)
     with pytest.raises(ValueError, match="needs the groups"):
         fd.make_fairness_scorer()(FairPolicyClassifier(group_blind=True, random_state=0).fit(

@@ -197,6 +197,13 @@ def _classifier_params(epsilon: Any, n_scenarios: Any, policy: Any, uncertainty:
         EX, EY, sensitive_features=EZ).result_
 
 
+def _classifier_group_column(group_column: Any) -> Any:
+    """The group read from a named column of a DataFrame X."""
+    frame = pd.DataFrame({"a": EX[:, 0], "b": EX[:, 1], "g": EZ})
+    return fd.FairPolicyClassifier(group_column=group_column, random_state=0).fit(
+        frame, EY).result_
+
+
 def _classifier_actions(actions: Any, utility: Any) -> Any:
     return fd.FairPolicyClassifier(actions=actions, utility=utility, random_state=0).fit(
         EX, EY, sensitive_features=EZ).result_
@@ -734,6 +741,8 @@ def _entries() -> list[Entry]:
             epsilon=epsilon, random_state=0).fit(
             EX, EY, actions=EA, sensitive_features=EZ, propensities=EP).result_,
           {"epsilon": 0.05}, {"epsilon": "tolerance"}),
+        E("FairPolicyClassifier(group_column)", _classifier_group_column,
+          {"group_column": "g"}, {"group_column": "choice"}),
         E("FairPolicyClassifier(actions)", _classifier_actions,
           {"actions": np.array(["deny", "refer", "approve"], dtype=object),
            "utility": np.array([[0.8, 0.0], [0.6, 0.6], [0.0, 1.0]])},

@@ -420,7 +420,7 @@ def test_certify_bounds_a_fitted_classifier_on_held_out_rows():
     import pandas as pd
 
     frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "g": z})
-    clf2 = fd.FairPolicyClassifier(policy="score", sensitive_feature="g",
+    clf2 = fd.FairPolicyClassifier(policy="score", group_column="g",
                                    random_state=0).fit(frame[:2000], y[:2000])
     cert2 = certify(clf2, frame[2000:], y[2000:], epsilon=1.5,
                     criteria=["independence", "separation"], delta=0.1)

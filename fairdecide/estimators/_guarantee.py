@@ -28,7 +28,8 @@ import numpy as np
 from sklearn.base import clone
 
 from fairdecide._common.validation import as_real, check_random_state
-from fairdecide.estimators._fitting import Fitted, fit_policy, tradeoff
+from fairdecide.estimators._fitting import fit_policy, tradeoff
+from fairdecide.estimators._rules import Fitted
 from fairdecide.evaluation._bounds import deviation_bound, level
 from fairdecide.evaluation.certify import DeviationCertificate, bound_rows, certifiable
 from fairdecide.exceptions import FairdecideError, NotCertifiedError

@@ -15,7 +15,27 @@ from fairdecide._common.validation import as_bool
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels, as_object_vector
 
-__all__ = ["Cells", "fit_groups", "predict_groups", "split_features"]
+__all__ = ["Cells", "fit_groups", "group_column", "predict_groups", "split_features"]
+
+
+def group_column(column: str | None, sensitive_feature: str | None, stacklevel: int = 2
+                 ) -> str | None:
+    """The name of the column of X holding the group: ``column`` (``group_column=``), or
+    ``sensitive_feature``, its old name, kept one release with a DeprecationWarning
+    (``stacklevel`` as :func:`warnings.warn`'s, counted from the caller)."""
+    if sensitive_feature is None:
+        return column
+    if column is not None:
+        raise FairdecideError(
+            f"group_column={column!r} and sensitive_feature={sensitive_feature!r} both name "
+            "the group's column: sensitive_feature is group_column's old name; give "
+            "group_column only")
+    warnings.warn(
+        "sensitive_feature is deprecated and will be removed in the next release: use "
+        f"group_column={sensitive_feature!r} (the column of X holding the group); the "
+        "sensitive_features= metadata of fit, predict and score stays", DeprecationWarning,
+        stacklevel=stacklevel + 1)
+    return sensitive_feature
 
 
 def split_features(estimator: Any, X: Any, sensitive_features: Any, *, reset: bool,
@@ -23,23 +43,27 @@ def split_features(estimator: Any, X: Any, sensitive_features: Any, *, reset: bo
     """The checked numeric features, the raw sensitive values (or None) and the checked
     y (when given: at fit time, where a missing y is an error).
 
-    With ``estimator.sensitive_feature`` set, X must be a DataFrame holding that column; it
-    is taken out of X (it is the group, not a feature) and ``sensitive_features`` must
-    not be given as well.
+    With ``estimator.group_column`` set (or its deprecated old name
+    ``sensitive_feature``: a warning at fit time), X must be a DataFrame holding that
+    column; it is taken out of X (it is the group, not a feature) and
+    ``sensitive_features`` must not be given as well.
     """
-    column = estimator.sensitive_feature
+    if reset:  # fit: named and warned about once, where the estimator is fitted
+        column = group_column(estimator.group_column, estimator.sensitive_feature, 3)
+    else:
+        column = estimator.group_column or estimator.sensitive_feature
     if column is not None:
         if not isinstance(X, pd.DataFrame):
             raise FairdecideError(
-                f"sensitive_feature={column!r} names a column of X, so X must be a pandas "
+                f"group_column={column!r} names a column of X, so X must be a pandas "
                 f"DataFrame, got {type(X).__name__}; or pass sensitive_features= instead")
         if column not in X.columns:
             raise FairdecideError(
-                f"sensitive_feature={column!r} is not a column of X; it has {list(X.columns)}")
+                f"group_column={column!r} is not a column of X; it has {list(X.columns)}")
         if sensitive_features is not None:
             raise FairdecideError(
                 f"the groups were given twice: as the column {column!r} of X "
-                "(sensitive_feature) and as sensitive_features; give one")
+                "(group_column) and as sensitive_features; give one")
         sensitive_features = X[column].to_numpy(dtype=object)
         X = X.drop(columns=[column])
     try:
@@ -127,7 +151,7 @@ def fit_groups(values: Any, n: int, criteria: Any) -> tuple[np.ndarray, tuple]:
                 "no sensitive features were given to fit: every row is in one group and "
                 "the fairness criteria hold trivially. Pass sensitive_features= (with "
                 "metadata routing in a Pipeline: set_fit_request(sensitive_features=True)) "
-                "or set sensitive_feature to a column of X", UserWarning, stacklevel=3)
+                "or set group_column to a column of X", UserWarning, stacklevel=3)
         return np.zeros(n, dtype=np.intp), ("all",)
     return Labels.factorize(_raw_groups(values, n), "sensitive_features")
 
@@ -146,7 +170,7 @@ def predict_groups(values: Any, n: int, labels: tuple, needed: bool) -> np.ndarr
             return np.zeros(n, dtype=np.intp)
         raise FairdecideError(
             "this policy reads the group: give sensitive_features (or the "
-            "sensitive_feature column of X) at predict time too; fit with "
+            "group_column of X) at predict time too; fit with "
             "group_blind=True for a policy that does not need it")
     return Labels.trusted(labels).encode(
         _raw_groups(values, n), "sensitive_features", what="the group",

@@ -33,7 +33,7 @@ from fairdecide.criteria.base import ByCriterion, resolve_names
 from fairdecide.problem import DecisionProblem
 from fairdecide.uncertainty.beliefs import Belief
 from fairdecide.worlds.sample import SampleWorld
-from fairdecide.worlds.table import DecisionTable, row_counts
+from fairdecide.worlds.table import DecisionTable, decision_table, row_counts
 
 __all__ = ["label_deviations", "label_world", "reads_outcome", "training_deviations",
            "with_labels", "world_deviations"]
@@ -119,8 +119,6 @@ def world_deviations(rule: Any, problem: DecisionProblem) -> dict[str, float]:
     P(y | a, u) is the fitted outcome model (softmax family) or the outcome frequencies
     of the cell's rows that took action a (tabular family). Independence reads no
     outcome: its value is exact on the training rows."""
-    from fairdecide.worlds.table import decision_table
-
     table = decision_table(rule.result.policy, rule.world, problem)
     return ByCriterion({n: float(c.deviation_from_table(table, problem))
                         for n, c in zip(resolve_names(rule.criteria), rule.criteria,

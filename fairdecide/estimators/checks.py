@@ -60,6 +60,8 @@ GUARANTEE_FAILED_CHECKS: dict[str, str] = dict.fromkeys((
 def all_estimators() -> list[type]:
     """Every scikit-learn estimator class defined in :mod:`fairdecide.estimators` (found
     by walking its modules, so a new one is checked without anyone listing it)."""
+    # the package imports this module (its __init__ re-exports all_estimators): walked
+    # at call time, when the package is whole
     import fairdecide.estimators as package
 
     found: dict[str, type] = {}

@@ -17,8 +17,10 @@ from fairdecide.data.logged import BanditData
 from fairdecide.estimators._fitting import fit_policy
 from fairdecide.estimators._inputs import fit_groups, predict_groups, split_features
 from fairdecide.estimators._labels import world_deviations
+from fairdecide.evaluation import estimate_deviation, evaluate_policy
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels, as_object_vector
+from fairdecide.models.outcome import default_classifier
 from fairdecide.policies.base import draw_rows
 from fairdecide.problem import DecisionProblem
 
@@ -48,8 +50,10 @@ class FairDecisionPolicy(BaseEstimator):
     action_encoding : {"separate", "feature"}, default="separate"
         One outcome classifier per action, or one with the one-hot action as a feature.
     policy, criteria, epsilon, lam, utility_slack, uncertainty, n_scenarios, outcome_model,
-    n_folds, group_blind, sensitive_feature, n_bins, l2, n_restarts, max_iter, random_state
+    n_folds, group_blind, group_column, n_bins, l2, n_restarts, max_iter, random_state
         As for :class:`FairPolicyClassifier`.
+    sensitive_feature : str, optional
+        Deprecated: the old name of ``group_column``, kept one release (``fit`` warns).
 
     Attributes
     ----------
@@ -93,9 +97,10 @@ class FairDecisionPolicy(BaseEstimator):
                  uncertainty: str = "plug-in", n_scenarios: int = N_SCENARIOS,
                  outcome_model: Any = None, action_encoding: str = "separate",
                  n_folds: int | None = None,
-                 group_blind: bool = False, sensitive_feature: str | None = None,
+                 group_blind: bool = False, group_column: str | None = None,
                  n_bins: int | str = "auto", l2: float = 1e-5, n_restarts: int = 1,
-                 max_iter: int = 500, random_state: Any = None) -> None:
+                 max_iter: int = 500, random_state: Any = None,
+                 sensitive_feature: str | None = None) -> None:
         self.utility = utility
         self.policy = policy
         self.criteria = criteria
@@ -108,12 +113,13 @@ class FairDecisionPolicy(BaseEstimator):
         self.action_encoding = action_encoding
         self.n_folds = n_folds
         self.group_blind = group_blind
-        self.sensitive_feature = sensitive_feature
+        self.group_column = group_column
         self.n_bins = n_bins
         self.l2 = l2
         self.n_restarts = n_restarts
         self.max_iter = max_iter
         self.random_state = random_state
+        self.sensitive_feature = sensitive_feature  # deprecated: group_column
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -242,8 +248,6 @@ class FairDecisionPolicy(BaseEstimator):
             One row per quantity ("value", then each criterion's deviation), columns
             ``estimate``, ``lower``, ``upper``.
         """
-        from fairdecide.evaluation import estimate_deviation, evaluate_policy
-
         level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
         # the groups are needed to estimate deviations even when the policy ignores them
         X, zc = self._rows(X, sensitive_features, groups_needed=True)
@@ -261,11 +265,7 @@ class FairDecisionPolicy(BaseEstimator):
             zz = np.argmax(F[:, k:], axis=1) if rule.reads_group else None
             return rule.action_proba(F[:, :k], zz)
 
-        logging = None
-        if p is None:
-            from fairdecide.models.outcome import default_classifier
-
-            logging = default_classifier()
+        logging = default_classifier() if p is None else None
         value = evaluate_policy(data, target, self.problem_, estimator,
                                 logging_model=logging, random_state=self.random_state)
         lo, hi = value.confidence_interval(level)

@@ -11,7 +11,7 @@ rows, so they score the policy itself, not its thresholded predictions:
 
 The groups come from the ``sensitive_features`` metadata (routed by GridSearchCV when
 scikit-learn's metadata routing is enabled: these scorers request it) or from a column of
-the raw X (``sensitive_feature=``).
+the raw X (``group_column=``; ``sensitive_feature=``, its old name, warns one release).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from sklearn.utils.metadata_routing import MetadataRequest
 
 from fairdecide._common.validation import as_float_array, as_real
 from fairdecide.criteria.base import as_criteria
+from fairdecide.estimators._inputs import group_column as column_of
 from fairdecide.estimators._labels import label_deviations
 from fairdecide.exceptions import FairdecideError
 from fairdecide.labels import Labels
@@ -38,24 +39,24 @@ class _PolicyScorer:
     """scorer(estimator, X, y, sensitive_features=None) on action probabilities."""
 
     def __init__(self, kind: str, criterion: Any, utility: Any,
-                 sensitive_feature: str | None) -> None:
+                 group_column: str | None) -> None:
         self.kind, self.criterion, self.utility = kind, criterion, utility
-        self.sensitive_feature = sensitive_feature
+        self.group_column = group_column
 
     def get_metadata_routing(self) -> MetadataRequest:
         request = MetadataRequest(owner=type(self).__name__)
-        if self.sensitive_feature is None:
+        if self.group_column is None:
             request.score.add_request(param="sensitive_features", alias=True)
         return request
 
     def _groups(self, X: Any, sensitive_features: Any) -> Any:
-        if self.sensitive_feature is None:
+        if self.group_column is None:
             return sensitive_features
-        if not isinstance(X, pd.DataFrame) or self.sensitive_feature not in X.columns:
+        if not isinstance(X, pd.DataFrame) or self.group_column not in X.columns:
             raise FairdecideError(
-                f"the scorer's sensitive_feature={self.sensitive_feature!r} must be a column "
+                f"the scorer's group_column={self.group_column!r} must be a column "
                 "of the DataFrame X given to the search")
-        return X[self.sensitive_feature].to_numpy(dtype=object)
+        return X[self.group_column].to_numpy(dtype=object)
 
     def __call__(self, estimator: Any, X: Any, y: Any, sensitive_features: Any = None
                  ) -> float:
@@ -81,7 +82,7 @@ class _PolicyScorer:
             raise FairdecideError(
                 "the fairness scorer needs the groups: pass sensitive_features to the search's "
                 "fit with metadata routing enabled (sklearn.set_config("
-                "enable_metadata_routing=True)), or give the scorer sensitive_feature=")
+                "enable_metadata_routing=True)), or give the scorer group_column=")
         z_codes, labels = Labels.factorize(z, "sensitive_features")
         if len(z_codes) != n:
             raise FairdecideError(f"sensitive_features has {len(z_codes)} rows, X has {n}")
@@ -94,13 +95,15 @@ class _PolicyScorer:
         return f"fairdecide scorer({what})"
 
 
-def make_utility_scorer(utility: Any = None, *, sensitive_feature: str | None = None
-                        ) -> Callable[..., float]:
+def make_utility_scorer(utility: Any = None, *, group_column: str | None = None,
+                        sensitive_feature: str | None = None) -> Callable[..., float]:
     """A scorer of expected utility per row of a classifier's randomised decisions,
     (1/n) sum_i sum_a pi(a | x_i, z_i) U(a, y_i); ``utility`` U[a, y], actions in the
     order of ``predict_proba``'s columns (``FairPolicyClassifier``'s ``actions_``; the
     classes by default) and outcomes in that of ``classes_`` (default: the identity,
-    expected accuracy).
+    expected accuracy). ``group_column``: the column of the raw X holding the group,
+    for an estimator that reads it there (else the ``sensitive_features`` metadata);
+    ``sensitive_feature`` is its old name (deprecated, one release).
 
     Examples
     --------
@@ -114,13 +117,17 @@ def make_utility_scorer(utility: Any = None, *, sensitive_feature: str | None = 
     >>> bool(abs(score - clf.score(X, y, sensitive_features=z)) < 1e-12)
     True
     """
-    return _PolicyScorer("utility", None, utility, sensitive_feature)
+    return _PolicyScorer("utility", None, utility, column_of(group_column,
+                                                             sensitive_feature))
 
 
 def make_fairness_scorer(criterion: Any = "independence", *,
+                         group_column: str | None = None,
                          sensitive_feature: str | None = None) -> Callable[..., float]:
     """A scorer of minus a criterion's deviation on the validation rows (greater is
-    better); ``criterion`` a name or a Criterion object, as for FairPolicyClassifier.
+    better); ``criterion`` a name or a Criterion object, as for FairPolicyClassifier;
+    ``group_column`` (``sensitive_feature``, deprecated) as for
+    :func:`make_utility_scorer`.
 
     The deviation is that of the empirical joint of the validation rows and the policy's
     probabilities (module docstring): on the training rows, exactly the fitted
@@ -143,7 +150,8 @@ def make_fairness_scorer(criterion: Any = "independence", *,
     if len(crits) != 1:
         raise FairdecideError(
             f"criterion must be one criterion (a name or Criterion), got {criterion!r}")
-    return _PolicyScorer("fairness", crits[0], None, sensitive_feature)
+    return _PolicyScorer("fairness", crits[0], None, column_of(group_column,
+                                                               sensitive_feature))
 
 
 def best_utility_within(bound: float, *, utility: str = "utility",

@@ -146,7 +146,7 @@ def certify(estimator: Any, X: Any, y: Any, *, epsilon: float,
         The tolerance, >= 0: certified when every bound is at most epsilon.
     sensitive_features : array-like of shape (n,), optional
         The group of each row; needed unless the estimator takes it from a column of X
-        (its ``sensitive_feature``).
+        (its ``group_column``).
     criteria : str, Criterion or list, optional
         Independence and Separation (any ConditionalIndependence of the action given
         nothing or the outcome, such as "demographic_parity_difference"), measure "tv" or
@@ -186,7 +186,9 @@ def certify(estimator: Any, X: Any, y: Any, *, epsilon: float,
     crits = certifiable(estimator.criteria if criteria is None and hasattr(
         estimator, "criteria") else criteria)
     z_raw = sensitive_features
-    column = getattr(estimator, "sensitive_feature", None)
+    # the estimator's column of X (group_column; sensitive_feature its deprecated name)
+    column = (getattr(estimator, "group_column", None)
+              or getattr(estimator, "sensitive_feature", None))
     if z_raw is None and column is not None and hasattr(X, "columns") and column in X.columns:
         z_raw = X[column].to_numpy(dtype=object)
     if z_raw is None:
