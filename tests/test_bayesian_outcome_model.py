@@ -11,6 +11,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 import fairdecide as fd
+from fairdecide import Belief
 from fairdecide.models import BayesianOutcomeModel, IndividualOutcomeModel
 from tests.reference import assert_recomputed
 
@@ -82,7 +83,7 @@ def test_recovers_a_known_logistic_truth(fitted):
 @pytest.mark.parametrize("aggregate", ["mean", "worst"])
 def test_belief_goes_to_both_routes_and_verifies(fitted, aggregate):
     model = fitted[0]
-    belief = model.belief(10, aggregate=aggregate, random_state=0)
+    belief = Belief.from_posterior(model, 10, random_state=0, aggregate=aggregate)
     assert belief.n_scenarios == 10 and belief.aggregate == aggregate
     assert belief.label == "Bayes (10 draws)"
     spread = np.std([w.p_y[:, 1] for w in belief.worlds], axis=0)
@@ -116,7 +117,7 @@ def test_intervention(encoding):
     mle = IndividualOutcomeModel(LogisticRegression(C=1e8, max_iter=1000),
                                  action_encoding=encoding).fit(X, z, y, INTERVENTION, a=a)
     assert np.max(np.abs(world.p_y - mle.world().p_y)) < 0.03
-    belief = model.belief(8, random_state=0)
+    belief = Belief.from_posterior(model, 8, random_state=0)
     res = fd.optimize_policy(INTERVENTION, belief, fd.Independence(), epsilon=0.05)
     assert_recomputed(res, INTERVENTION, belief, fd.Independence(), epsilon=0.05)
 
@@ -130,7 +131,7 @@ def test_posterior_spread_shrinks_with_more_data(fitted):
     new_z = ["f", "m"] * 15
     spread = {}
     for name, model in (("small", small), ("big", big)):
-        belief = model.belief(200, X=new_X, z=new_z, random_state=0)
+        belief = Belief.from_posterior(model, 200, random_state=0, X=new_X, z=new_z)
         spread[name] = np.std([w.p_y[:, 1] for w in belief.worlds], axis=0).mean()
     # posterior sd ~ 1 / sqrt(n): 8 times the rows, about 1/2.8 of the spread
     assert spread["big"] < 0.6 * spread["small"]
@@ -148,13 +149,13 @@ def test_new_individuals_and_the_mean_world():
     p = np.exp(logits) / np.exp(logits).sum(axis=2, keepdims=True)
     np.testing.assert_allclose(world.p_y, p.mean(axis=0))  # the mean over all 50 draws
     with pytest.raises(fd.FairdecideError, match="X has 3 features but the model was"):
-        model.belief(3, X=np.ones((2, 3)), z=["f", "m"])
+        Belief.from_posterior(model, 3, X=np.ones((2, 3)), z=["f", "m"])
     with pytest.raises(fd.FairdecideError, match=r"z \(the groups of the new"):
-        model.belief(3, X=np.ones((2, 2)))
+        Belief.from_posterior(model, 3, X=np.ones((2, 2)))
     with pytest.raises(fd.FairdecideError, match="n_scenarios must be <= 50"):
-        model.belief(51)
+        Belief.from_posterior(model, 51)
     with pytest.raises(fd.FairdecideError, match="aggregate must be one of"):
-        model.belief(3, aggregate="median")
+        Belief.from_posterior(model, 3, aggregate="median")
 
 
 def _bad(n=40):
@@ -191,7 +192,8 @@ def _bad(n=40):
     (lambda X, z, y, a: BayesianOutcomeModel(draws=0), "draws must be a positive"),
     (lambda X, z, y, a: BayesianOutcomeModel(tune=-1), "tune must be a non-negative"),
     (lambda X, z, y, a: BayesianOutcomeModel(chains=1.5), "chains must be a whole"),
-    (lambda X, z, y, a: BayesianOutcomeModel().belief(), r"call fit\(X, z, y, problem"),
+    (lambda X, z, y, a: Belief.from_posterior(BayesianOutcomeModel()),
+     r"call fit\(X, z, y, problem"),
 ])
 def test_errors(call, match):
     with pytest.raises(fd.FairdecideError, match=match):
@@ -209,3 +211,13 @@ def test_import_fairdecide_does_not_import_pymc():
     code = ("import sys, fairdecide, fairdecide.models; "
             "sys.exit(any(m in sys.modules for m in ('pymc', 'pytensor', 'arviz')))")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_the_deprecated_belief_door_warns_and_gives_the_same_belief(fitted):
+    model = fitted[0]
+    with pytest.warns(DeprecationWarning, match=r"Belief.from_posterior\(model"):
+        old = model.belief(6, random_state=3)
+    new = Belief.from_posterior(model, 6, random_state=3)
+    assert old.label == new.label and old.aggregate == new.aggregate
+    for a, b in zip(old.worlds, new.worlds, strict=True):
+        np.testing.assert_array_equal(a.p_y, b.p_y)

@@ -159,7 +159,7 @@ def _bayes_model() -> Any:
 
 
 def _bayes_belief(n_scenarios: Any, X: Any, z: Any, aggregate: Any) -> Any:
-    return _bayes_model().belief(n_scenarios, X, z, aggregate, random_state=0)
+    return fd.Belief.from_posterior(_bayes_model(), n_scenarios, 0, aggregate, X=X, z=z)
 
 
 def _bayes_mean_world(X: Any, z: Any) -> Any:
