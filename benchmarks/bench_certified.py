@@ -212,14 +212,14 @@ def main() -> None:
     rec = {(c, t): {"below": 0, "unfair": 0, "true": [], "claimed": [], "s": []}
            for c, _, ts in cases for t in ts}
     for i in range(reps):
-        data = sample_logged_data(truth, problem, args.rows, random_state=1000 + i)
+        data = sample_logged_data(problem, truth, args.rows, random_state=1000 + i)
         for case, crit, treatments in cases:
             for name in treatments:
                 t0 = time.perf_counter()
                 policy, claimed = fit(name, crit, data, problem, truth, i)
                 r = rec[case, name]
                 r["s"].append(time.perf_counter() - t0)
-                true_value = fd.expected_utility(policy, truth, problem)
+                true_value = fd.expected_utility(problem, truth, policy)
                 r["below"] += true_value < claimed - 1e-9
                 r["unfair"] += crit.deviation(policy, truth, problem) > EPSILON + 1e-9
                 r["true"].append(true_value)

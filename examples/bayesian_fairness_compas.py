@@ -65,7 +65,7 @@ res = fd.optimize_policy(problem, beliefs["Bayes"], balance, lam=bf.lam_of(0.5),
 print("\nThe Bayes policy for lambda = 0.5 (lam = 1/3): its utility (accuracy) and balance\n"
       "across the 32 posterior draws it was optimised on; the spread is the uncertainty\n"
       "about the world:")
-print(fd.evaluate_under_belief(res.policy, beliefs["Bayes"], problem, balance)
+print(fd.evaluate_under_belief(problem, beliefs["Bayes"], res.policy, balance)
       .summary().round(4).to_string())
 # A chance constraint: balance above 0.05 with posterior probability at most 10% (CVaR).
 chance = fd.optimize_policy(problem, beliefs["Bayes"], balance, epsilon=0.05,

@@ -46,7 +46,7 @@ def save(figure, name):
 
 # ---------------------------------------------------------------- 1. frontiers
 problem, world = make_bail_problem()
-data = sample_logged_data(world, problem, 2000, random_state=0)
+data = sample_logged_data(problem, world, 2000, random_state=0)
 plug_in = fd.TabularWorld.from_data(data, problem, smoothing=0.5)
 posterior = fd.DirichletPosterior(prior=1.0).fit(data, problem)
 bayes = fd.Belief.from_posterior(posterior, 32, random_state=0)
@@ -65,7 +65,7 @@ print(table.to_string(index=False))
 
 plugin_results = [fd.optimize_policy(problem, plug_in, independence, epsilon=e)
                   for e in epsilons]
-true_u = [fd.expected_utility(r.policy, world, problem) for r in plugin_results]
+true_u = [fd.expected_utility(problem, world, r.policy) for r in plugin_results]
 true_dev = [independence.deviation(r.policy, world, problem) for r in plugin_results]
 print("\nThe plug-in policies in the true world (what they really deliver):")
 for e, u, d in zip(epsilons, true_u, true_dev, strict=True):

@@ -148,7 +148,7 @@ def test_bail_problem_structure():
 def test_sample_logged_data_matches_world():
     problem, world = make_tabular_problem(3, 2, 2, 2, outcome_depends_on_action=True,
                                           random_state=2)
-    data = sample_logged_data(world, problem, 100_000, random_state=0)
+    data = sample_logged_data(problem, world, 100_000, random_state=0)
     assert np.all(data.propensity == 0.5)
     est = TabularWorld.from_data(data, problem)
     np.testing.assert_allclose(est.p_xz, world.p_xz, atol=0.01)
@@ -158,7 +158,7 @@ def test_sample_logged_data_matches_world():
     se = np.sqrt(world.p_y * (1 - world.p_y) / n_cell[..., None])
     assert np.all(np.abs(est.p_y - world.p_y) <= 5 * se + 1e-12)
     with pytest.raises(FairdecideError, match="n must be a positive integer"):
-        sample_logged_data(world, problem, 0)
+        sample_logged_data(problem, world, 0)
 
 
 def test_generator_arguments():

@@ -51,13 +51,13 @@ from fairdecide.policies import CallablePolicy, IndividualPolicy, as_policy
 PROBLEM, WORLD = make_bail_problem()
 CLS = fd.DecisionProblem.classification(2)
 _, CWORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
-DATA = sample_logged_data(WORLD, PROBLEM, 300, random_state=0)
-CDATA = sample_logged_data(CWORLD, CLS, 300, random_state=0)
+DATA = sample_logged_data(PROBLEM, WORLD, 300, random_state=0)
+CDATA = sample_logged_data(CLS, CWORLD, 300, random_state=0)
 POLICY = fd.TabularPolicy.for_world(WORLD, [0.3, 0.7])
 CPOLICY = fd.TabularPolicy.for_world(CWORLD, [0.5, 0.5])
 POSTERIOR = fd.DirichletPosterior().fit(CDATA, CLS)
 BELIEF = fd.Belief.from_posterior(POSTERIOR, n_scenarios=4, random_state=0)
-GROUPS = ev.evaluate_policy_by_group(DATA, POLICY, PROBLEM)
+GROUPS = ev.evaluate_policy_by_group(PROBLEM, DATA, POLICY)
 BPROBLEM, BANDIT, TRUTH = make_logged_bandit(300, random_state=0)
 FRAME = DATA.to_frame()
 _RNG = np.random.RandomState(0)
@@ -647,7 +647,7 @@ def _entries() -> list[Entry]:
           {"policy": "object", "belief": "object", "problem": "object",
            "criteria": "object"}),
         E("BeliefEvaluation.summary",
-          fd.evaluate_under_belief(CPOLICY, BELIEF, CLS).summary,
+          fd.evaluate_under_belief(CLS, BELIEF, CPOLICY).summary,
           {"quantiles": [0.1, 0.9]}, {"quantiles": "array"}),
         # ---------------------------------------------------------------- evaluation
         E("evaluate_policy", ev.evaluate_policy,

@@ -243,7 +243,7 @@ class Criterion(abc.ABC):
         """The deviation F of ``policy`` in ``world``, from the decision table."""
         from fairdecide.worlds.table import decision_table
 
-        return self.deviation_from_table(decision_table(policy, world, problem), problem)
+        return self.deviation_from_table(decision_table(problem, world, policy), problem)
 
     def over_set(self, confidence: Any, problem: DecisionProblem) -> Criterion | None:
         """This criterion in a program over a

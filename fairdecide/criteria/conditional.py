@@ -335,7 +335,7 @@ class ConditionalIndependence(Criterion):
         from fairdecide._common.tables import result_table
         from fairdecide.worlds.table import decision_table
 
-        M = decision_table(policy, world, problem).group_marginal()
+        M = decision_table(problem, world, policy).group_marginal()
         P = self._pieces(M, problem)
         left, right, active, weight = self._compared(P)
         c_lab, t_lab, c_name, t_name = self._labels(problem)

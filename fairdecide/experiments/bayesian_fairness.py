@@ -115,7 +115,7 @@ def objective_value(policy: TabularPolicy, world: TabularWorld, problem: Decisio
                     lam: float) -> tuple[float, float, float]:
     """(T, U, F) of ``policy`` in ``world``: the papers' T = U - lambda F, lambda =
     :func:`papers_lambda` (lam), with the balance measure."""
-    U, F = scenario_values(policy, [world], problem, [balance()])
+    U, F = scenario_values(problem, [world], policy, [balance()])
     return float(U[0] - papers_lambda(lam) * F[0, 0]), float(U[0]), float(F[0, 0])
 
 
@@ -326,7 +326,7 @@ def semi_synthetic_experiment(data: LoggedData, problem: DecisionProblem, *,
     rows = []
     for n in sizes:
         for run in range(runs):
-            train = sample_logged_data(truth, problem, n,
+            train = sample_logged_data(problem, truth, n,
                                        random_state=seed + 7919 * run + n)
             held = None
             if held_out:

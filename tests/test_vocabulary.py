@@ -1,0 +1,151 @@
+"""One vocabulary (issue 52, item 6): every old name, keyword and argument order still
+works for one release, warns with a DeprecationWarning naming the new one, and gives the
+result the new one gives; the table of docs/concepts.md is checked against the public
+signatures."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import fairdecide as fd
+from fairdecide.datasets import make_bail_problem, sample_logged_data
+from fairdecide.evaluation import (
+    estimate_deviation,
+    evaluate_policy,
+    evaluate_policy_by_group,
+)
+
+PROBLEM, WORLD = make_bail_problem()
+RELEASE = fd.TabularPolicy.constant(5, 2, [0.25, 0.75])
+
+
+def _quiet(call):
+    """The result of ``call()``, asserting that it gives no DeprecationWarning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        return call()
+
+
+def _old(call, *names):
+    """The result of ``call()``, asserting that it warns once with a DeprecationWarning
+    whose message names each of ``names`` (the old spelling and the new)."""
+    with pytest.warns(DeprecationWarning) as caught:
+        out = call()
+    messages = [str(w.message) for w in caught if w.category is DeprecationWarning]
+    assert len(messages) == 1, messages
+    for name in names:
+        assert name in messages[0], (name, messages[0])
+    assert caught[0].filename == __file__  # the warning points at the caller's line
+    return out
+
+
+@pytest.fixture(scope="module")
+def data():
+    return sample_logged_data(PROBLEM, WORLD, 1500, random_state=0)
+
+
+# ------------------------------------------------------------------ the argument order
+# (problem, world or data, policy, criteria); the old orders are recognised by where
+# the DecisionProblem landed, warn with both calls, and give the same numbers.
+
+def test_the_primitives_take_the_problem_first_and_the_old_order_warns():
+    new = _quiet(lambda: fd.expected_utility(PROBLEM, WORLD, RELEASE))
+    # an independent computation: sum_{x,z} P(x, z) sum_a pi(a) sum_y P(y | a, x, z) U[a, y]
+    p_y = WORLD.outcome_table(PROBLEM.n_actions)  # (n_x, n_z, n_a, n_y)
+    want = np.einsum("xz,a,xzay,ay->", WORLD.p_xz, [0.25, 0.75], p_y, PROBLEM.utility)
+    assert new == pytest.approx(want, abs=1e-12)
+    old = _old(lambda: fd.expected_utility(RELEASE, WORLD, PROBLEM),
+               "expected_utility(policy, world, problem)",
+               "expected_utility(problem, world, policy)")
+    assert old == new
+    table = _quiet(lambda: fd.decision_table(PROBLEM, WORLD, RELEASE))
+    old_table = _old(lambda: fd.decision_table(RELEASE, WORLD, PROBLEM),
+                     "decision_table(problem, world, policy)")
+    np.testing.assert_array_equal(old_table.joint, table.joint)
+    crit = [fd.Independence()]
+    U, F = _quiet(lambda: fd.scenario_values(PROBLEM, [WORLD, WORLD], RELEASE, crit))
+    U_old, F_old = _old(lambda: fd.scenario_values(RELEASE, [WORLD, WORLD], PROBLEM, crit),
+                        "scenario_values(problem, worlds, policy, criteria)")
+    np.testing.assert_array_equal(U_old, U)
+    np.testing.assert_array_equal(F_old, F)
+    assert U[0] == pytest.approx(want, abs=1e-12)
+
+
+def test_keywords_in_any_order_are_the_new_call():
+    by_name = _quiet(lambda: fd.expected_utility(policy=RELEASE, world=WORLD,
+                                                 problem=PROBLEM))
+    assert by_name == fd.expected_utility(PROBLEM, WORLD, RELEASE)
+
+
+def test_evaluate_under_belief_and_certify_policy_take_the_problem_first(data):
+    belief = fd.Belief.plug_in(WORLD)
+    new = _quiet(lambda: fd.evaluate_under_belief(PROBLEM, belief, RELEASE,
+                                                  fd.Independence()))
+    old = _old(lambda: fd.evaluate_under_belief(RELEASE, belief, PROBLEM, fd.Independence()),
+               "evaluate_under_belief(problem, belief, policy, criteria)")
+    assert old.values.equals(new.values)
+    assert new.values["utility"].iloc[0] == pytest.approx(
+        fd.expected_utility(PROBLEM, WORLD, RELEASE), abs=1e-12)
+    cs = fd.ConfidenceSet.from_data(data, PROBLEM, delta=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fd.PriceWarning)
+        g = _quiet(lambda: fd.certify_policy(PROBLEM, cs, RELEASE, fd.Independence()))
+        g_old = _old(lambda: fd.certify_policy(RELEASE, cs, PROBLEM, fd.Independence()),
+                     "certify_policy(problem, confidence, policy, criteria)")
+    assert g_old.value == g.value and g_old.deviations == g.deviations
+    assert g.value == pytest.approx(cs.worst_value(RELEASE, PROBLEM), abs=1e-12)
+
+
+def test_the_evaluation_doors_take_the_problem_first(data):
+    new = _quiet(lambda: evaluate_policy(PROBLEM, data, RELEASE, "ips"))
+    old = _old(lambda: evaluate_policy(data, RELEASE, PROBLEM, "ips"),
+               "evaluate_policy(data, policy, problem, method)",
+               "evaluate_policy(problem, data, policy, method)")
+    assert (old.value, old.std_error) == (new.value, new.std_error)
+    # the inverse-propensity mean, computed here
+    a, y = data.action_codes(PROBLEM), data.outcome_codes(PROBLEM)
+    w = np.array([0.25, 0.75])[a] / data.propensity
+    assert new.value == pytest.approx(np.mean(w * PROBLEM.utility[a, y]), abs=1e-12)
+    by_group = _quiet(lambda: evaluate_policy_by_group(PROBLEM, data, RELEASE, "ips"))
+    by_group_old = _old(lambda: evaluate_policy_by_group(data, RELEASE, PROBLEM, "ips"),
+                        "evaluate_policy_by_group(problem, data, policy, method)")
+    assert {k: v.value for k, v in by_group_old.groups.items()} == {
+        k: v.value for k, v in by_group.groups.items()}
+    est = _quiet(lambda: estimate_deviation(PROBLEM, data, fd.Independence(), n_boot=20,
+                                            random_state=0))
+    est_old = _old(lambda: estimate_deviation(data, PROBLEM, fd.Independence(), n_boot=20,
+                                              random_state=0),
+                   "estimate_deviation(problem, data, criterion, policy)")
+    assert (est_old.value, est_old.low, est_old.high) == (est.value, est.low, est.high)
+    # the policy, optional, still follows the criterion in both orders
+    cand = _old(lambda: estimate_deviation(data, PROBLEM, fd.Independence(), RELEASE,
+                                           n_boot=20, random_state=0), "estimate_deviation")
+    assert cand.plug_in == estimate_deviation(PROBLEM, data, fd.Independence(), RELEASE,
+                                              n_boot=20, random_state=0).plug_in
+
+
+def test_sample_logged_data_takes_the_problem_first():
+    new = _quiet(lambda: sample_logged_data(PROBLEM, WORLD, 50, random_state=3))
+    old = _old(lambda: sample_logged_data(WORLD, PROBLEM, 50, random_state=3),
+               "sample_logged_data(problem, world)")
+    assert old.to_frame().equals(new.to_frame())
+
+
+# ------------------------------------------------------------ the method of evaluation
+
+def test_the_off_policy_method_is_method_and_estimator_warns(data):
+    new = _quiet(lambda: evaluate_policy(PROBLEM, data, RELEASE, method="snips"))
+    old = _old(lambda: evaluate_policy(PROBLEM, data, RELEASE, estimator="snips"),
+               "evaluate_policy(estimator=...)", "evaluate_policy(method=...)")
+    assert (old.value, old.method) == (new.value, "snips")
+    grouped = _old(lambda: evaluate_policy_by_group(PROBLEM, data, RELEASE,
+                                                    estimator="snips"),
+                   "evaluate_policy_by_group(method=...)")
+    assert grouped.overall.value == new.value
+    assert _old(lambda: new.estimator, "ValueEstimate.estimator",
+                "ValueEstimate.method") == "snips"
+    with pytest.raises(fd.FairdecideError, match="give method= only"):
+        evaluate_policy(PROBLEM, data, RELEASE, method="ips", estimator="snips")
