@@ -735,7 +735,7 @@ def _entries() -> list[Entry]:
         E("FairPolicyClassifier(guarantee)", _guaranteed_fit,
           {"guarantee": 0.05, "safety_fraction": 0.4},
           {"guarantee": "real", "safety_fraction": "real"}),
-        E("certify", ev.certify,
+        E("certify_held_out", ev.certify_held_out,
           {"estimator": _classifier(), "X": EX, "y": EY, "sensitive_features": EZ,
            "epsilon": 0.5, "criteria": "separation", "delta": 0.1},
           {"estimator": "object", "X": "array", "y": "labels",
@@ -901,7 +901,7 @@ EXEMPT = {
     "reporting": "checks its callback as optimize_policy(progress=) does, which calls it "
                  "(fuzzed)",
     "InfeasibleToleranceError": "an exception", "NotCertifiedError": "an exception",
-    "DeviationCertificate": "a result container built by certify (fuzzed)",
+    "HeldOutGuarantee": "a result container built by certify_held_out (fuzzed)",
     "SolverError": "an exception", "VerificationError": "an exception",
     "DataNotFoundError": "an exception", "PriceWarning": "a warning class",
     "Criterion": "abstract base class", "Policy": "abstract base class",

@@ -149,3 +149,40 @@ def test_the_off_policy_method_is_method_and_estimator_warns(data):
                 "ValueEstimate.method") == "snips"
     with pytest.raises(fd.FairdecideError, match="give method= only"):
         evaluate_policy(PROBLEM, data, RELEASE, method="ips", estimator="snips")
+
+
+# ------------------------------------------------------------------------- "certify"
+# certify_* state what holds in the population with probability 1 - delta and return a
+# guarantee; a solver's certificates (result.certificates) are its proofs about its
+# program. evaluation.certify becomes certify_held_out, DeviationCertificate
+# HeldOutGuarantee.
+
+def _held_out_case():
+    rng = np.random.RandomState(0)
+    z = rng.randint(2, size=1200)
+    X = np.c_[rng.normal(size=1200) + z, rng.normal(size=1200)]
+    y = (X[:, 0] + rng.normal(size=1200) > 0.5).astype(int)
+    clf = fd.FairPolicyClassifier(epsilon=0.05, random_state=0).fit(
+        X[:600], y[:600], sensitive_features=z[:600])
+    return clf, X[600:], y[600:], z[600:]
+
+
+def test_certify_held_out_is_the_name_and_certify_warns():
+    from fairdecide import evaluation
+
+    clf, X, y, z = _held_out_case()
+    kw = {"sensitive_features": z, "epsilon": 0.3, "delta": 0.1}
+    new = _quiet(lambda: evaluation.certify_held_out(clf, X, y, **kw))
+    old = _old(lambda: evaluation.certify(clf, X, y, **kw),
+               "fairdecide.evaluation.certify", "fairdecide.evaluation.certify_held_out")
+    assert old == new and isinstance(new, evaluation.HeldOutGuarantee)
+    # the held-out deviation is independence's pooled TV of the rows' own rates, here
+    rows = clf.predict_proba(X, sensitive_features=z)[:, 1]
+    rate, p_z = [rows[z == g].mean() for g in (0, 1)], [np.mean(z == g) for g in (0, 1)]
+    pooled = p_z[0] * rate[0] + p_z[1] * rate[1]
+    tv = sum(2 * abs(r - pooled) for r in rate)  # both actions, both groups
+    assert new.deviations["independence"] == pytest.approx(tv, abs=1e-9)
+    with pytest.warns(DeprecationWarning, match="use fairdecide.evaluation.HeldOutGuarantee"):
+        assert evaluation.DeviationCertificate is evaluation.HeldOutGuarantee
+    assert "certify" not in evaluation.__all__
+    assert "DeviationCertificate" not in evaluation.__all__
