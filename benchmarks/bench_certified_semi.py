@@ -68,7 +68,7 @@ def today(name, data, problem, crit, seed):
         data, problem)
     world = {"plug-in": lambda: fd.Belief.plug_in(post.mean_world()),
              "Bayes": lambda: fd.Belief.from_posterior(post, K, random_state=seed),
-             "scenario maximin": lambda: fd.Belief.confidence_set(post, DELTA, K,
+             "scenario maximin": lambda: fd.Belief.highest_density_draws(post, DELTA, K,
                                                                   random_state=seed)}[name]()
     res = fd.optimize_policy(problem, world, crit, epsilon=EPSILON, group_blind=True)
     return res.policy, res.utility

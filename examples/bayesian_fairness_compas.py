@@ -39,7 +39,8 @@ beliefs = {
     "Bayes": fd.Belief.from_posterior(posterior, n_scenarios=32, random_state=1),
     "bootstrap": fd.Belief.from_bootstrap(train, problem, 32, smoothing=0.5,
                                           factorization="papers", random_state=2),
-    "maximin": fd.Belief.confidence_set(posterior, delta=0.1, n_scenarios=32, random_state=3),
+    "maximin": fd.Belief.highest_density_draws(posterior, delta=0.1, n_scenarios=32,
+                                               random_state=3),
 }
 balance = bf.balance()
 majority = np.bincount(train.outcome_codes(problem), minlength=2).argmax()

@@ -50,7 +50,7 @@ data = sample_logged_data(problem, world, 2000, random_state=0)
 plug_in = fd.TabularWorld.from_data(data, problem, smoothing=0.5)
 posterior = fd.DirichletPosterior(prior=1.0).fit(data, problem)
 bayes = fd.Belief.from_posterior(posterior, 32, random_state=0)
-maximin = fd.Belief.confidence_set(posterior, delta=0.1, n_scenarios=32, random_state=0)
+maximin = fd.Belief.highest_density_draws(posterior, delta=0.1, n_scenarios=32, random_state=0)
 independence = fd.Independence()
 epsilons = [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3]
 frontiers = {name: fd.pareto_frontier(problem, w, independence, epsilons)

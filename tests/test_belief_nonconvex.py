@@ -141,7 +141,7 @@ def test_readme_bayesian_separation_on_bail():
     posterior = DirichletPosterior(prior=0.5).fit(data, problem)
     belief = Belief.from_posterior(posterior, 8, random_state=0)
     bayes = optimize_policy(problem, belief, Separation(), lam=0.3)
-    worst = Belief.confidence_set(posterior, delta=0.25, n_scenarios=8, random_state=0)
+    worst = Belief.highest_density_draws(posterior, delta=0.25, n_scenarios=8, random_state=0)
     maximin = optimize_policy(problem, worst, Separation(), lam=0.3)
     # utility and separation recomputed by hand in each scenario: mean, and worst case
     u, f = assert_recomputed(bayes, problem, belief, Separation())

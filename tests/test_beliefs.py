@@ -161,15 +161,15 @@ def test_belief_validation():
         Belief(("world",))
 
 
-def test_confidence_set_errors_and_selection():
+def test_highest_density_draws_errors_and_selection():
     problem, _, data = small_data()
     post = DirichletPosterior().fit(data, problem)
     for delta in (0, 1, -0.5, 1.5):
         with pytest.raises(FairdecideError, match=r"delta must be a finite number in \(0, 1\)"):
-            Belief.confidence_set(post, delta=delta)
-    with pytest.raises(FairdecideError, match="confidence set is empty"):
-        Belief.confidence_set(post, delta=0.9, n_scenarios=1)
-    cs = Belief.confidence_set(post, delta=0.25, n_scenarios=16, random_state=3)
+            Belief.highest_density_draws(post, delta=delta)
+    with pytest.raises(FairdecideError, match="no draw is kept"):
+        Belief.highest_density_draws(post, delta=0.9, n_scenarios=1)
+    cs = Belief.highest_density_draws(post, delta=0.25, n_scenarios=16, random_state=3)
     assert cs.n_scenarios == 12 and cs.aggregate == "worst"
     # The kept draws are the 12 most probable of the 16.
     params = post.sample_parameters(16, random_state=3)

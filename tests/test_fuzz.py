@@ -557,7 +557,7 @@ def _entries() -> list[Entry]:
           {"data": CDATA, "problem": CLS, "n_scenarios": 3, "smoothing": 0.5},
           {"data": "object", "problem": "object", "n_scenarios": "size",
            "smoothing": "real"}),
-        E("Belief.confidence_set", fd.Belief.confidence_set,
+        E("Belief.highest_density_draws", fd.Belief.highest_density_draws,
           {"posterior": POSTERIOR, "delta": 0.1, "n_scenarios": 4, "random_state": 0},
           {"posterior": "object", "delta": "real", "n_scenarios": "size"}),
         E("ConfidenceSet.from_data", fd.ConfidenceSet.from_data,

@@ -384,7 +384,7 @@ def test_one_default_per_count():
     from fairdecide.experiments import bayesian_fairness
 
     with_scenarios = [fd.Belief.from_posterior, fd.Belief.from_bootstrap, fd.Belief.from_refits,
-                      fd.Belief.confidence_set, models.BayesianOutcomeModel.belief,
+                      fd.Belief.highest_density_draws, models.BayesianOutcomeModel.belief,
                       models.IndividualOutcomeModel.bootstrap_worlds,
                       fd.FairPolicyClassifier, fd.FairDecisionPolicy,
                       bayesian_fairness.fit_policies]

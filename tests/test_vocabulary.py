@@ -186,3 +186,22 @@ def test_certify_held_out_is_the_name_and_certify_warns():
         assert evaluation.DeviationCertificate is evaluation.HeldOutGuarantee
     assert "certify" not in evaluation.__all__
     assert "DeviationCertificate" not in evaluation.__all__
+
+
+# ------------------------------------------------- Belief.confidence_set, for what it is
+
+def test_the_worst_of_the_densest_draws_is_not_called_a_confidence_set(data):
+    post = fd.DirichletPosterior(prior=1.0).fit(data, PROBLEM)
+    new = _quiet(lambda: fd.Belief.highest_density_draws(post, delta=0.25, n_scenarios=8,
+                                                        random_state=0))
+    old = _old(lambda: fd.Belief.confidence_set(post, delta=0.25, n_scenarios=8,
+                                                random_state=0),
+               "Belief.confidence_set", "Belief.highest_density_draws")
+    assert old.aggregate == new.aggregate == "worst" and old.n_scenarios == 6
+    for a, b in zip(old.worlds, new.worlds, strict=True):
+        np.testing.assert_array_equal(a.p_y, b.p_y)
+    # the kept draws are the six of highest posterior density among the same eight draws
+    params = post.sample_parameters(8, random_state=0)
+    dens = sorted((post.log_density(p) for p in params), reverse=True)[:6]
+    kept = [post.log_density({"p_xz": w.p_xz, "p_y": w.p_y}) for w in new.worlds]
+    np.testing.assert_allclose(sorted(kept, reverse=True), dens)

@@ -203,7 +203,7 @@ def fit_policies(
                 train, problem, n_scenarios, smoothing=PRIOR, factorization=FACTORIZATION,
                 random_state=seed, allow_empty_groups=True))
         elif method == "maximin":
-            out[method] = solve(Belief.confidence_set(post, delta, n_scenarios,
+            out[method] = solve(Belief.highest_density_draws(post, delta, n_scenarios,
                                                       random_state=seed))
         elif method == "constant":
             majority = np.bincount(train.outcome_codes(problem), minlength=2).argmax()
