@@ -205,3 +205,38 @@ def test_the_worst_of_the_densest_draws_is_not_called_a_confidence_set(data):
     dens = sorted((post.log_density(p) for p in params), reverse=True)[:6]
     kept = [post.log_density({"p_xz": w.p_xz, "p_y": w.p_y}) for w in new.worlds]
     np.testing.assert_allclose(sorted(kept, reverse=True), dens)
+
+
+# ------------------------------------------------------------------------ the group
+# group= for each unit's group (a column name of a table, or one label per candidate);
+# groups= only for a collection by group (audit_report(groups=) keeps those values).
+
+def test_ranking_and_matching_take_group_and_groups_warns():
+    merits, group = [4.0, 3.0, 2.0, 1.0], ["a", "a", "b", "b"]
+    share = fd.TopShare("b", at_least=0.5, top=2, every_prefix=False)
+    new = _quiet(lambda: fd.optimize_ranking(merits, group=group, criteria=share))
+    old = _old(lambda: fd.optimize_ranking(merits, groups=group, criteria=share),
+               "optimize_ranking(groups=...)", "optimize_ranking(group=...)")
+    np.testing.assert_array_equal(old.matrix, new.matrix)
+    # group "b" holds half of the first two places: 0.5 + the second of them is b's
+    assert new.matrix[2:, :2].sum() == pytest.approx(1.0, abs=1e-9)
+    np.testing.assert_array_equal(_old(lambda: new.groups, "RankingResult.groups",
+                                       "RankingResult.group"), [0, 0, 1, 1])
+    dev = _quiet(lambda: fd.ExposureParity().deviation(np.eye(4), merits, group))
+    dev_old = _old(lambda: fd.ExposureParity().deviation(np.eye(4), merits, groups=group),
+                   "ExposureParity.deviation(groups=...)")
+    # DCG exposures 1, 1/log2(3), 1/2, 1/log2(5): the gap between the groups' averages
+    v = 1 / np.log2(np.arange(2, 6))
+    assert dev == dev_old == pytest.approx((v[0] + v[1]) / 2 - (v[2] + v[3]) / 2)
+    with pytest.raises(fd.FairdecideError, match="group is required"):
+        fd.optimize_ranking(merits)
+    market = fd.MatchingMarket([[0], [0], [0]], [[0, 1, 2]], capacities=[1])
+    fair = _quiet(lambda: fd.optimize_matching(market, group=["a", "a", "b"],
+                                               programme_gap=0.0, stability=False))
+    fair_old = _old(lambda: fd.optimize_matching(market, groups=["a", "a", "b"],
+                                                 programme_gap=0.0, stability=False),
+                    "optimize_matching(groups=...)", "optimize_matching(group=...)")
+    np.testing.assert_array_equal(fair_old.X, fair.X)
+    assert fair.X[2, 0] == pytest.approx(1 / 3, abs=1e-9)  # equal rates: 1/3 each
+    with pytest.raises(fd.FairdecideError, match="give group= only"):
+        fd.optimize_matching(market, group=["a", "a", "b"], groups=["a", "a", "b"])
