@@ -240,3 +240,45 @@ def test_ranking_and_matching_take_group_and_groups_warns():
     assert fair.X[2, 0] == pytest.approx(1 / 3, abs=1e-9)  # equal rates: 1/3 each
     with pytest.raises(fd.FairdecideError, match="give group= only"):
         fd.optimize_matching(market, group=["a", "a", "b"], groups=["a", "a", "b"])
+
+
+# --------------------------------------------------------------------------- the seed
+
+def _cli_audit(tmp_path, capsys, *seed):
+    from fairdecide.cli import main
+
+    rng = np.random.RandomState(0)
+    z = rng.choice(["A", "B"], 400)
+    y = (rng.random_sample(400) < np.where(z == "A", 0.45, 0.3)).astype(int)
+    a = (rng.random_sample(400) < 0.3 + 0.4 * y).astype(int)
+    path = tmp_path / "logs.csv"
+    import pandas as pd
+
+    pd.DataFrame({"z": z, "a": a, "y": y}).to_csv(path, index=False)
+    out = tmp_path / f"report{len(seed)}{seed[0] if seed else ''}.json"
+    code = main(["audit", str(path), "--group", "z", "--action", "a", "--outcome", "y",
+                 "--n-boot", "50", "--quiet", "--json", str(out), *seed])
+    captured = capsys.readouterr()
+    if code != 0:
+        return code, captured.err, None
+    import json
+
+    report = json.loads(out.read_text())
+    report.pop("seconds", None)
+    report["meta"].pop("seconds", None)
+    return code, captured.err, report
+
+
+def test_the_cli_seed_is_random_state_and_seed_warns_on_stderr(tmp_path, capsys):
+    code, err, new = _cli_audit(tmp_path, capsys, "--random-state", "7")
+    assert code == 0 and "deprecated" not in err
+    code, err, old = _cli_audit(tmp_path, capsys, "--seed", "7")
+    assert code == 0
+    assert ("fairdecide: warning: --seed is deprecated and will be removed in the next "
+            "release; use --random-state") in err
+    assert old == new
+    _, _, default = _cli_audit(tmp_path, capsys)
+    _, _, zero = _cli_audit(tmp_path, capsys, "--random-state", "0")
+    assert default == zero  # the default is still 0
+    code, err, _ = _cli_audit(tmp_path, capsys, "--seed", "1", "--random-state", "1")
+    assert code == 2 and "give --random-state only" in err
