@@ -85,7 +85,7 @@ def value_table(args: argparse.Namespace) -> None:
     sizes = [1000, 10000] if args.quick else [1000, 10000, 100000]
     reps = args.reps or (10 if args.quick else 50)
     problem, _, truth = make_logged_bandit(10, random_state=0)
-    policy = truth.nearby_policy(0.4, seed=1)
+    policy = truth.nearby_policy(0.4, random_state=1)
 
     V = truth.value(policy, 2_000_000)
     gap_true = truth.value(policy, 2_000_000, group=1) - truth.value(policy, 2_000_000,

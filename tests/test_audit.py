@@ -131,7 +131,7 @@ def test_candidate_fairness_with_numeric_features():
     from fairdecide.evaluation import BanditData
 
     problem, data, truth = make_logged_bandit(40_000, random_state=7)
-    policy = truth.nearby_policy(0.3, seed=2)
+    policy = truth.nearby_policy(0.3, random_state=2)
 
     # The true group marginal P(z, a, y) of the policy, by integration over fresh draws.
     X, z = truth.draw_features(1_000_000, np.random.RandomState(0))

@@ -228,7 +228,7 @@ def test_nearby_policy_pickles_and_gives_the_same_probabilities():
     from scipy.special import softmax
 
     _, _, truth = make_logged_bandit(10, random_state=0)
-    policy = truth.nearby_policy(0.4, seed=1)
+    policy = truth.nearby_policy(0.4, random_state=1)
     again = pickle.loads(pickle.dumps(policy))
     X, _ = truth.draw_features(50, np.random.RandomState(3))
     # the rule as documented, written here: softmax(X @ (logging_coef + 0.4 N(0, 1)))
@@ -243,8 +243,8 @@ def test_nearby_policy_pickles_and_gives_the_same_probabilities():
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"scale": "0.4"}, "scale must be a real number"),
     ({"scale": -1.0}, r"scale must be a finite number in \[0.0, inf\)"),
-    ({"seed": 1.5}, "seed must be a whole number"),
-    ({"seed": -1}, "seed must be a non-negative integer"),
+    ({"random_state": 1.5}, "random_state must be None, an integer or a numpy RandomState"),
+    ({"random_state": -1}, r"random_state must be an integer in \[0, 2\*\*32 - 1\]"),
 ])
 def test_nearby_policy_names_bad_arguments(kwargs, match):
     _, _, truth = make_logged_bandit(10, random_state=0)

@@ -699,8 +699,8 @@ def _entries() -> list[Entry]:
           {"n": 50, "n_features": 2, "n_actions": 2, "random_state": 0},
           {"n": "size", "n_features": "size", "n_actions": "size"}),
         E("LoggedBanditTruth.value", TRUTH.value,
-          {"policy": TRUTH.nearby_policy(), "n_mc": 1000},
-          {"policy": "object", "n_mc": "size"}),
+          {"policy": TRUTH.nearby_policy(), "n_draws": 1000},
+          {"policy": "object", "n_draws": "size"}),
         # ---------------------------------------------------------------- estimators
         E("FairPolicyClassifier.fit", _classifier_fit,
           {"X": EX, "y": EY, "sensitive_features": EZ, "sample_weight": np.ones(60)},

@@ -69,7 +69,7 @@ def _interval_runs(reps):
     standardised error (value - V) / std_error."""
     problem, _, truth = make_logged_bandit(10, random_state=0)
     # A candidate close enough to the logging policy for good overlap.
-    policy = truth.nearby_policy(0.4, seed=1)
+    policy = truth.nearby_policy(0.4, random_state=1)
 
     V = truth.value(policy, 1_000_000)
     hits = {"ips": [], "snips": [], "dr": [], "dm": []}
@@ -227,7 +227,7 @@ def _group_runs(reps):
     from fairdecide.evaluation import evaluate_policy_by_group
 
     problem, _, truth = make_logged_bandit(10, random_state=0)
-    policy = truth.nearby_policy(0.4, seed=1)
+    policy = truth.nearby_policy(0.4, random_state=1)
 
     v0 = truth.value(policy, 1_000_000, group=0)
     v1 = truth.value(policy, 1_000_000, group=1)

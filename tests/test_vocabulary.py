@@ -282,3 +282,30 @@ def test_the_cli_seed_is_random_state_and_seed_warns_on_stderr(tmp_path, capsys)
     assert default == zero  # the default is still 0
     code, err, _ = _cli_audit(tmp_path, capsys, "--seed", "1", "--random-state", "1")
     assert code == 2 and "give --random-state only" in err
+
+
+def test_the_bandit_truth_speaks_random_state_and_n_draws():
+    from fairdecide.datasets import make_logged_bandit
+
+    _, _, truth = make_logged_bandit(10, random_state=0)
+    new = _quiet(lambda: truth.nearby_policy(0.4, random_state=2))
+    old = _old(lambda: truth.nearby_policy(0.4, seed=2),
+               "LoggedBanditTruth.nearby_policy(seed=...)",
+               "LoggedBanditTruth.nearby_policy(random_state=...)")
+    np.testing.assert_array_equal(old.coef, new.coef)
+    W = truth.logging_coef + 0.4 * np.random.RandomState(2).standard_normal(
+        truth.logging_coef.shape)
+    np.testing.assert_array_equal(new.coef, W)
+    X, z = _quiet(lambda: truth.draw_features(30, random_state=4))
+    X_old, _ = _old(lambda: truth.draw_features(30, rng=np.random.RandomState(4)),
+                    "LoggedBanditTruth.draw_features(rng=...)")
+    np.testing.assert_array_equal(X_old, X)
+    assert np.array_equal(X[:, -1], z)
+    v = _quiet(lambda: truth.value(new, n_draws=500, random_state=1))
+    v_old = _old(lambda: truth.value(new, n_mc=500, random_state=1),
+                 "LoggedBanditTruth.value(n_mc=...)", "LoggedBanditTruth.value(n_draws=...)")
+    assert v == v_old
+    # the mean over the same 500 draws of sum_a pi(a | X) q(X, a), computed here
+    X, _ = truth.draw_features(500, random_state=1)
+    assert v == pytest.approx(float(np.mean(np.sum(new(X) * truth.expected_utility(X),
+                                                   axis=1))), abs=1e-12)

@@ -65,7 +65,8 @@ def renamed(where: str, old: str, old_value: Any, new: str, new_value: Any,
     if old_value is DEPRECATED:
         return new_value
     if not (new_value is new_default
-            or (isinstance(new_value, str) and new_value == new_default)):
+            or (type(new_value) is type(new_default) and isinstance(new_value, str | int | float)
+                and new_value == new_default)):
         raise FairdecideError(
             f"{where}: give {new}= only; {old}= is its deprecated name, and both were given")
     warn_deprecated(f"{where}({old}=...)", f"{where}({new}=...)", stacklevel=4)
