@@ -792,14 +792,7 @@ def _entries() -> list[Entry]:
             {"mean_test_utility": [0.9, 0.8], "mean_test_fairness": [-0.2, -0.01]}),
           {"bound": 0.05}, {"bound": "real"}),
         # ---------------------------------------------------------------- distributed
-        E("optimize_distributed", fd.optimize.optimize_distributed,
-          {"problem": CLS, "units": UNITS, "criteria": [fd.Independence()],
-           "epsilon": 0.05, "progress": None, "tradeoff": None, "max_iter": 50, "tol": 1e-6,
-           "group": "z", "weight": "w"},
-          {"problem": "object", "units": "object", "criteria": "object", "epsilon": "real",
-           "progress": "object", "tradeoff": "object", "max_iter": "size", "tol": "real",
-           "group": "label", "weight": "label"},
-          accepts={"epsilon": {"inf"}}),
+        # (optimize_distributed, deprecated, calls optimize_policy(FrameWorld) below)
         E("FrameWorld", fd.FrameWorld,
           {"units": UNITS, "problem": CLS, "group": "z", "weight": "w"},
           {"units": "object", "problem": "object", "group": "label", "weight": "label"}),

@@ -309,3 +309,29 @@ def test_the_bandit_truth_speaks_random_state_and_n_draws():
     X, _ = truth.draw_features(500, random_state=1)
     assert v == pytest.approx(float(np.mean(np.sum(new(X) * truth.expected_utility(X),
                                                    axis=1))), abs=1e-12)
+
+
+# ------------------------------------------------------------- one door for each job
+
+def test_optimize_distributed_is_optimize_policy_on_a_frame_world():
+    import pandas as pd
+
+    rng = np.random.RandomState(0)
+    z = rng.randint(0, 2, 200)
+    p1 = 1 / (1 + np.exp(-rng.normal(size=200) - z))
+    units = pd.DataFrame({"g": z, "mass": 1.0, "p_0": 1 - p1, "p_1": p1})
+    problem = fd.DecisionProblem.classification(2)
+    new = _quiet(lambda: fd.optimize_policy(
+        problem, fd.FrameWorld(units, problem, group="g", weight="mass"),
+        [fd.Independence()], epsilon=0.02))
+    old = _old(lambda: fd.optimize.optimize_distributed(
+        problem, units, [fd.Independence()], epsilon=0.02, group="g", weight="mass"),
+        "optimize_distributed", "fairdecide.optimize_policy(problem, fairdecide.FrameWorld("
+        "units, problem, group='g', weight='mass'), ...)")
+    assert old.utility == new.utility and old.deviations == new.deviations
+    assert "optimize_distributed" not in fd.optimize.__all__
+    # the policy's rows give its utility: sum_i w_i sum_a pi(a | i) sum_y p(y | i) U[a, y]
+    pi = new.policy.frame_proba(units)
+    p = np.c_[1 - p1, p1]
+    assert np.einsum("ia,iy,ay->", pi, p, problem.utility) / 200 == pytest.approx(
+        new.utility, abs=1e-9)
