@@ -5,12 +5,17 @@ signatures."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import fairdecide as fd
+from fairdecide._common.deprecation import DEPRECATED
 from fairdecide.datasets import make_bail_problem, sample_logged_data
 from fairdecide.evaluation import (
     estimate_deviation,
@@ -335,3 +340,226 @@ def test_optimize_distributed_is_optimize_policy_on_a_frame_world():
     p = np.c_[1 - p1, p1]
     assert np.einsum("ia,iy,ay->", pi, p, problem.utility) / 200 == pytest.approx(
         new.utility, abs=1e-9)
+
+
+# ------------------------------------------------------------- the table, against the API
+
+SUBPACKAGES = ("assignment", "criteria", "data", "datasets", "estimators", "evaluation",
+               "models", "optimize", "plot", "policies", "privacy", "report", "smoothness",
+               "uncertainty", "worlds")
+CONCEPTS = Path(__file__).resolve().parents[1] / "docs" / "concepts.md"
+#: Words the estimators' part of issue 52, item 6 settles (fairdecide/estimators/ is
+#: another developer's): allowed where they stand, not required.
+ESTIMATORS_PART = {("FairDecisionPolicy.evaluate", "estimator")}
+
+
+def _estimators_part(name: str, word: str) -> bool:
+    first, _, rest = name.partition(".")
+    return (rest if first in SUBPACKAGES else name, word) in ESTIMATORS_PART
+
+
+def _rows() -> list[list[str]]:
+    text = CONCEPTS.read_text()
+    table = text[text.index("## Vocabulary"):].split("\n\n")[2]
+    lines = [ln for ln in table.splitlines() if ln.startswith("|")][2:]
+    return [[c.strip() for c in re.split(r"(?<!\\)\|", ln)[1:-1]] for ln in lines]
+
+
+ROWS = _rows()
+
+
+def _ticks(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def _public() -> tuple[dict[str, object], set[str]]:
+    """Every public callable by the names a user writes: ``name`` for the package's,
+    ``sub.name`` for a subpackage's, ``Class.method`` for methods (inherited ones too);
+    and the names that are methods or classes (not functions)."""
+    out: dict[str, object] = {}
+    not_functions: set[str] = set()
+    mods = [("", fd)] + [(s + ".", importlib.import_module(f"fairdecide.{s}"))
+                         for s in SUBPACKAGES]
+    for prefix, mod in mods:
+        for n in mod.__all__:
+            obj = getattr(mod, n)
+            if not callable(obj):
+                continue
+            out[prefix + n] = obj
+            if inspect.isclass(obj):
+                not_functions.add(prefix + n)
+                for a, v in inspect.getmembers(obj):
+                    if (not a.startswith("_") and callable(v) and not isinstance(v, type)
+                            and getattr(v, "__module__", "").startswith("fairdecide")):
+                        out[f"{prefix}{n}.{a}"] = v
+                        not_functions.add(f"{prefix}{n}.{a}")
+    return out, not_functions
+
+
+PUBLIC, METHODS_AND_CLASSES = _public()
+
+
+def _resolve(name: str) -> object:
+    """The object a table names: a public name, or a dotted path from fairdecide."""
+    name = name.split("(")[0].removeprefix("fairdecide.")
+    if name in PUBLIC:
+        return PUBLIC[name]
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module("fairdecide." + ".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for p in parts[cut:]:
+            obj = getattr(obj, p)
+        return obj
+    obj = fd
+    for p in parts:
+        obj = getattr(obj, p)
+    return obj
+
+
+def _params(obj: object) -> dict[str, inspect.Parameter]:
+    try:
+        return dict(inspect.signature(obj).parameters)
+    except (TypeError, ValueError):
+        return {}
+
+
+def _key(obj: object) -> object:
+    return getattr(obj, "__func__", obj)
+
+
+def _cli_options() -> set[str]:
+    from fairdecide.cli import _parser
+
+    sub = _parser()._subparsers._group_actions[0].choices
+    return {opt for p in sub.values() for a in p._actions for opt in a.option_strings}
+
+
+CLI = _cli_options()
+
+
+def _names(cell: str) -> list[str]:
+    """The API names of a cell: backticked tokens that are not values ("logged"),
+    formulas or words with spaces."""
+    out = []
+    for tok in _ticks(cell):
+        if tok.startswith("fairdecide audit"):
+            out.append(tok)
+        elif re.fullmatch(r"[A-Za-z_][\w.]*(\([^()]*\))?", tok) and (
+                "." in tok.split("(")[0] or tok.split("(")[0] in PUBLIC):
+            out.append(tok)
+    return out
+
+
+def test_the_table_has_every_idea_the_issue_names():
+    ideas = " ".join(r[0] for r in ROWS)
+    for idea in ("order", "group", "probability that a guarantee or bound fails",
+                 "seed", "method", "certify", "solver proved", "posterior draws",
+                 "table of units"):
+        assert idea in ideas, idea
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r[0][:40] for r in ROWS])
+def test_every_name_in_the_table_exists_and_takes_its_word(row):
+    _idea, word, where, earlier = row
+    words = [w[:-1] for w in _ticks(word)[:1] if re.fullmatch(r"\w+=", w)]
+    for name in _names(where):
+        if name.startswith("fairdecide audit"):
+            assert name.split()[-1] in CLI, name
+            continue
+        obj = _resolve(name.split("(")[0])
+        params = _params(obj)
+        takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        for w in words:
+            if callable(obj) and not isinstance(obj, property) and params:
+                assert w in params or takes_kwargs, f"{name} does not take {w}="
+    with warnings.catch_warnings():  # a deprecated name warns when looked up: expected
+        warnings.simplefilter("ignore", DeprecationWarning)
+        _check_earlier(_names(earlier))
+
+
+def _check_earlier(names: list[str]) -> None:
+    for name in names:
+        if name.startswith("fairdecide audit"):
+            assert name.split()[-1] in CLI, name  # still parsed, and warns (its test)
+            continue
+        base, _, args = name.partition("(")
+        obj = _resolve(base)  # the old name still resolves
+        short = base.split(".")[-1]
+        for mod in [fd] + [importlib.import_module(f"fairdecide.{s}") for s in SUBPACKAGES]:
+            assert not (short in mod.__all__ and getattr(mod, short) is obj
+                        and short in {"certify", "optimize_distributed",
+                                      "DeviationCertificate"}), f"{name} is public"
+        if args.endswith("=)"):  # a deprecated keyword, kept with the default DEPRECATED
+            old = args[:-2]
+            assert _params(obj)[old].default is DEPRECATED, name
+        elif args:  # an earlier order: the same parameters, no longer in this order
+            old = [a.strip() for a in args[:-1].split(",")]
+            now = list(_params(obj))[:len(old)]
+            assert sorted(old) == sorted(now) and old != now and now[0] == "problem", name
+
+
+def _deprecated_objects() -> set[object]:
+    """The old functions the fourth column names (they keep their old parameters)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return {_key(_resolve(n.split("(")[0])) for r in ROWS for n in _names(r[3])
+                if not n.startswith("fairdecide audit") and "(" not in n}
+
+
+def test_only_means_only():
+    """Where a row says "only", no other public function takes its word (the old names
+    kept with the default DEPRECATED, and the deprecated functions, do not count)."""
+    old = _deprecated_objects()
+    for _idea, word, where, _earlier in ROWS:
+        if not where.startswith("only"):
+            continue
+        w = _ticks(word)[0].removesuffix("=")
+        listed = {_key(_resolve(n.split("(")[0])) for n in _names(where)
+                  if not n.startswith("fairdecide audit")}
+        for name, obj in PUBLIC.items():
+            p = _params(obj).get(w)
+            if (p is None or p.default is DEPRECATED or _estimators_part(name, w)
+                    or _key(obj) in old):
+                continue
+            assert _key(obj) in listed, f"{name} takes {w}= but the table does not list it"
+
+
+def test_no_public_function_takes_an_earlier_word_but_through_its_shim():
+    earlier = {"seed", "rng", "n_mc"}  # the deprecated keywords with no current meaning
+    for _idea, _word, _where, cell in ROWS:
+        for name in _names(cell):
+            if name.endswith("=)"):
+                earlier.add(name.split("(")[1][:-2])
+    current = {t[:-1] for r in ROWS for t in _ticks(r[1]) if t.endswith("=")}
+    old = _deprecated_objects()
+    for name, obj in PUBLIC.items():
+        if _key(obj) in old:
+            continue
+        for w, p in _params(obj).items():
+            if (w in earlier and p.default is not DEPRECATED
+                    and not _estimators_part(name, w)):
+                assert w in current, f"{name} takes the earlier word {w}="
+
+
+def test_functions_take_the_problem_first_and_methods_last():
+    """(problem, world or data, policy, criteria): the required arguments in that order,
+    then the optional ones in that order; a method takes the problem after the others."""
+    kind = {"problem": 0, "world": 1, "worlds": 1, "belief": 1, "data": 1, "confidence": 1,
+            "policy": 2, "criteria": 3, "criterion": 3}
+    checked = 0
+    for name, obj in PUBLIC.items():
+        ps = [p for p in _params(obj).values() if p.name in kind
+              and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if "problem" not in [p.name for p in ps]:
+            continue
+        checked += 1
+        if name in METHODS_AND_CLASSES:
+            assert ps[-1].name == "problem", (name, [p.name for p in ps])
+            continue
+        req = [kind[p.name] for p in ps if p.default is p.empty]
+        opt = [kind[p.name] for p in ps if p.default is not p.empty]
+        assert req == sorted(req) and opt == sorted(opt), (name, [p.name for p in ps])
+    assert checked >= 20
