@@ -14,7 +14,7 @@ estimated). Treatments, each fitted on the same data:
   claimed value ``result.guarantee.value``, the deviation certified;
 - certified, population estimated: ``ConfidenceSet.from_data(...)``; claimed value
   ``guarantee.value``, the deviation bounded over every population of the set;
-- scenario maximin (``Belief.confidence_set``, Dirichlet posterior with prior 1, 32
+- scenario maximin (``Belief.highest_density_draws``, Dirichlet posterior with prior 1, 32
   draws), Bayes (32 posterior draws, their mean) and plug-in (the MLE world); claimed
   value ``result.utility``.
 
@@ -26,7 +26,7 @@ treatment keeps its claim when both counts are at most delta of the replicates.
 ``--compas`` instead times the robust program on COMPAS (7,214 rows, 141 cells x 12
 groups, ``FAIRDECIDE_DATA``), with no criterion, the largest rate gap, independence (TV)
 and separation (largest gap) within 0.1, beside today's scenario
-maximin (``Belief.confidence_set``,
+maximin (``Belief.highest_density_draws``,
 32 draws, prior 1) on the same criterion, in one process, the two alternating; medians
 of ``--repeats`` runs, and each result's certified value.
 
@@ -73,7 +73,7 @@ def fit(name: str, crit, data, problem, truth, seed: int):
     else:
         post = fd.DirichletPosterior(prior=1.0).fit(data, problem)
         world = (fd.Belief.from_posterior(post, K, random_state=seed) if name == "Bayes"
-                 else fd.Belief.confidence_set(post, DELTA, K, random_state=seed))
+                 else fd.Belief.highest_density_draws(post, DELTA, K, random_state=seed))
     res = fd.optimize_policy(problem, world, crit, epsilon=EPSILON)
     return res.policy, res.utility
 
@@ -112,7 +112,7 @@ def compas(repeats: int, out: Path) -> None:
                 res = fd.optimize_policy(problem, cs, crit, **kw)
                 times.append(time.perf_counter() - t0)
                 t0 = time.perf_counter()
-                fd.optimize_policy(problem, fd.Belief.confidence_set(post, DELTA, K,
+                fd.optimize_policy(problem, fd.Belief.highest_density_draws(post, DELTA, K,
                                                                      random_state=r),
                                    crit, **kw)
                 other.append(time.perf_counter() - t0)
@@ -212,14 +212,14 @@ def main() -> None:
     rec = {(c, t): {"below": 0, "unfair": 0, "true": [], "claimed": [], "s": []}
            for c, _, ts in cases for t in ts}
     for i in range(reps):
-        data = sample_logged_data(truth, problem, args.rows, random_state=1000 + i)
+        data = sample_logged_data(problem, truth, args.rows, random_state=1000 + i)
         for case, crit, treatments in cases:
             for name in treatments:
                 t0 = time.perf_counter()
                 policy, claimed = fit(name, crit, data, problem, truth, i)
                 r = rec[case, name]
                 r["s"].append(time.perf_counter() - t0)
-                true_value = fd.expected_utility(policy, truth, problem)
+                true_value = fd.expected_utility(problem, truth, policy)
                 r["below"] += true_value < claimed - 1e-9
                 r["unfair"] += crit.deviation(policy, truth, problem) > EPSILON + 1e-9
                 r["true"].append(true_value)

@@ -68,7 +68,7 @@ def today(name, data, problem, crit, seed):
         data, problem)
     world = {"plug-in": lambda: fd.Belief.plug_in(post.mean_world()),
              "Bayes": lambda: fd.Belief.from_posterior(post, K, random_state=seed),
-             "scenario maximin": lambda: fd.Belief.confidence_set(post, DELTA, K,
+             "scenario maximin": lambda: fd.Belief.highest_density_draws(post, DELTA, K,
                                                                   random_state=seed)}[name]()
     res = fd.optimize_policy(problem, world, crit, epsilon=EPSILON, group_blind=True)
     return res.policy, res.utility
@@ -97,17 +97,17 @@ def science(data, problem, truth, sizes, runs):
     for n in sizes:
         rec = {m: {"true": [], "cert": [], "below": 0, "beat": 0, "cbeat": 0} for m in names}
         for run in range(runs):
-            train = sample_logged_data(truth, problem, n, random_state=7919 * run + n)
+            train = sample_logged_data(problem, truth, n, random_state=7919 * run + n)
             fits = bf.fit_policies(train, problem, 0.0, n_scenarios=K, random_state=run,
                                    methods=("plug-in", "Bayes", "maximin", "constant"))
-            const = fd.expected_utility(fits["constant"].policy, truth, problem)
+            const = fd.expected_utility(problem, truth, fits["constant"].policy)
             for m in names:
                 if m.startswith("certified"):
                     policy, cert = certified(train, problem, truth,
                                              pooled="pooled" in m, given=m.endswith("given"))
                 else:
                     policy, cert = fits["maximin" if m == "scenario maximin" else m].policy, None
-                v = fd.expected_utility(policy, truth, problem)
+                v = fd.expected_utility(problem, truth, policy)
                 r = rec[m]
                 r["true"].append(v)
                 r["beat"] += v > const + 1e-9
@@ -155,7 +155,7 @@ def science_balance(data, problem, truth, sizes, runs, lambdas):
             rec = {m: {"T": [], "cert": [], "below": 0, "beat": 0, "cbeat": 0}
                    for m in names}
             for run in range(runs):
-                train = sample_logged_data(truth, problem, n, random_state=7919 * run + n)
+                train = sample_logged_data(problem, truth, n, random_state=7919 * run + n)
                 fits = bf.fit_policies(train, problem, lam, n_scenarios=K, random_state=run,
                                        methods=("plug-in", "Bayes", "maximin", "constant"))
                 cs = fd.ConfidenceSet.from_data(train, problem, delta=DELTA)
@@ -169,7 +169,7 @@ def science_balance(data, problem, truth, sizes, runs, lambdas):
                     r["T"].append(T)
                     r["beat"] += T > const_T + 1e-9
                     if m in ("certified", "constant"):
-                        g = fd.certify_policy(policy, cs, problem, SEPARATION)
+                        g = fd.certify_policy(problem, cs, policy, SEPARATION)
                         cert = g.value - lam_papers * k * g.deviations["separation"]
                         r["cert"].append(cert)
                         r["below"] += T < cert - 1e-9
@@ -188,14 +188,14 @@ def coverage(data, problem, truth, rows, reps, n_today):
     rec = {m: {"below": 0, "unfair": 0, "n": 0, "true": [], "claimed": [], "s": []}
            for m in names}
     for i in range(reps):
-        train = sample_logged_data(truth, problem, rows, random_state=5000 + i)
+        train = sample_logged_data(problem, truth, rows, random_state=5000 + i)
         for m in names if i < n_today else names[:1]:
             t0 = time.perf_counter()
             policy, claimed = (certified(train, problem, truth, PARITY) if m.startswith(
                 "certified") else today(m, train, problem, PARITY, i))
             r = rec[m]
             r["s"].append(time.perf_counter() - t0)
-            v = fd.expected_utility(policy, truth, problem)
+            v = fd.expected_utility(problem, truth, policy)
             r["n"] += 1
             r["below"] += v < claimed - 1e-9
             r["unfair"] += PARITY.deviation(policy, truth, problem) > EPSILON + 1e-9

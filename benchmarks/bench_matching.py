@@ -171,7 +171,7 @@ def programs(mk: fd.MatchingMarket, z: np.ndarray, lattice: bool) -> list[tuple]
     target = GAP
     if lattice:  # the fairest stable lottery: the smallest gap any stable lottery meets
         try:
-            fd.optimize_matching(mk, groups=z, programme_gap=0.0)
+            fd.optimize_matching(mk, group=z, programme_gap=0.0)
             target = 0.0
         except fd.InfeasibleToleranceError as exc:
             target = round(exc.smallest["programme_gap"], 4) + 1e-4
@@ -180,7 +180,7 @@ def programs(mk: fd.MatchingMarket, z: np.ndarray, lattice: bool) -> list[tuple]
             ("stable", True, None), (f"stable + gap {target:.4f}", True, target),
             ("unstable", False, None), (f"unstable + gap {target:.4f}", False, target)]:
         try:
-            fd.optimize_matching(mk, groups=z, programme_gap=gap, stability=stability)
+            fd.optimize_matching(mk, group=z, programme_gap=gap, stability=stability)
         except fd.InfeasibleToleranceError as exc:  # solve at the smallest feasible gap
             gap = exc.smallest["programme_gap"] + 1e-9
             name = f"stable + smallest gap {gap:.4f} ({target} infeasible)"
@@ -196,7 +196,7 @@ def lp_rows(n: int, m: int, repeats: int, lattice: bool = False) -> list[str]:
     lines = []
     for label, stability, gap in programs(mk, z, lattice):
         res, secs = timed(lambda s=stability, g=gap: fd.optimize_matching(
-            mk, groups=z, programme_gap=g, stability=s), repeats)
+            mk, group=z, programme_gap=g, stability=s), repeats)
         if label == "stable":
             Xda = np.zeros_like(res.X)
             Xda[np.flatnonzero(da >= 0), da[da >= 0]] = 1.0
@@ -208,7 +208,7 @@ def lp_rows(n: int, m: int, repeats: int, lattice: bool = False) -> list[str]:
             from fairdecide.assignment import matching_lp
 
             with mock.patch.object(matching_lp, "follows_preferences", lambda *a: False):
-                lp, lp_secs = timed(lambda: fd.optimize_matching(mk, groups=z), repeats)
+                lp, lp_secs = timed(lambda: fd.optimize_matching(mk, group=z), repeats)
             assert abs(lp.utility - res.utility) <= 1e-7 * max(1.0, abs(lp.utility))
             rows.append(("stable, the program (no shortcut)", lp, lp_secs))
         for label, res, secs in rows:
@@ -232,7 +232,7 @@ def landed_case(n: int, m: int, lattice: bool, i: int) -> dict:
                     "value": float(U[np.flatnonzero(da >= 0), da[da >= 0]].sum())}
         _, stability, gap = programs(mk, z, lattice)[i]
         t0 = time.perf_counter()
-        res = fd.optimize_matching(mk, groups=z, programme_gap=gap, stability=stability)
+        res = fd.optimize_matching(mk, group=z, programme_gap=gap, stability=stability)
         return {"seconds": time.perf_counter() - t0, "value": float(res.utility),
                 "method": res.method}
 

@@ -85,7 +85,7 @@ def value_table(args: argparse.Namespace) -> None:
     sizes = [1000, 10000] if args.quick else [1000, 10000, 100000]
     reps = args.reps or (10 if args.quick else 50)
     problem, _, truth = make_logged_bandit(10, random_state=0)
-    policy = truth.nearby_policy(0.4, seed=1)
+    policy = truth.nearby_policy(0.4, random_state=1)
 
     V = truth.value(policy, 2_000_000)
     gap_true = truth.value(policy, 2_000_000, group=1) - truth.value(policy, 2_000_000,
@@ -99,14 +99,14 @@ def value_table(args: argparse.Namespace) -> None:
                 t0 = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    est = evaluate_policy(data, policy, problem, name, random_state=r)
+                    est = evaluate_policy(problem, data, policy, name, random_state=r)
                 seconds = time.perf_counter() - t0
                 lo, hi = est.confidence_interval(0.95)
                 rows.append({"n": n, "rep": r, "estimator": name, "error": est.value - V,
                              "covered": lo <= V <= hi, "width": hi - lo,
                              "seconds": seconds})
             t0 = time.perf_counter()
-            res = evaluate_policy_by_group(data, policy, problem, "dr", random_state=r)
+            res = evaluate_policy_by_group(problem, data, policy, "dr", random_state=r)
             seconds = time.perf_counter() - t0
             gap = res.gaps().iloc[0]
             rows.append({"n": n, "rep": r, "estimator": "dr group gap",
@@ -139,9 +139,9 @@ def per_cell_table(reps: int, out: Path) -> pd.DataFrame:
         rng = np.random.default_rng(seed)
         logging = TabularPolicy(0.8 * rng.dirichlet(np.ones(3), size=(4, 3)) + 0.2 / 3)
         candidate = TabularPolicy(rng.dirichlet(np.ones(3), size=(4, 3)))
-        V = expected_utility(candidate, world, problem)
+        V = expected_utility(problem, world, candidate)
         for r in range(reps):
-            data = sample_logged_data(world, problem, 3000, policy=logging,
+            data = sample_logged_data(problem, world, 3000, policy=logging,
                                       random_state=1000 * seed + r)
             data.propensity = None
             for label, name, kwargs in (
@@ -152,7 +152,7 @@ def per_cell_table(reps: int, out: Path) -> pd.DataFrame:
                     ("ips (logistic)", "ips", {"logging_model": default_classifier()})):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    est = evaluate_policy(data, candidate, problem, name, random_state=r,
+                    est = evaluate_policy(problem, data, candidate, name, random_state=r,
                                           **kwargs)
                 lo, hi = est.confidence_interval(0.95)
                 rows.append({"world": seed, "estimator": label, "error": est.value - V,
@@ -187,14 +187,14 @@ def deviation_table(reps: int, sizes: list[int], out: Path) -> pd.DataFrame:
     rows = []
     for n in sizes:
         for r in range(reps):
-            logs = {id(p): sample_logged_data(world, problem, n, policy=p,
+            logs = {id(p): sample_logged_data(problem, world, n, policy=p,
                                               random_state=100_000 * r + n + k)
                     for k, p in enumerate((coin, by_cell))}
             for label, logging, pol in cases:
                 for crit in criteria:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        est = estimate_deviation(logs[id(logging)], problem, crit, pol,
+                        est = estimate_deviation(problem, logs[id(logging)], crit, pol,
                                                  random_state=r)
                     true = truth[(label, crit.label)]
                     lo, hi = np.quantile(est.draws, [0.025, 0.975])

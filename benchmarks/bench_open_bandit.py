@@ -87,7 +87,7 @@ def estimate_all(data, policy, problem, names: dict, *, bayes_draws: int | None,
     error's message where the estimator refuses the rows."""
     out = {}
     for est in WEIGHTING:
-        res = evaluate_policy_by_group(data, policy, problem, est, random_state=seed)
+        res = evaluate_policy_by_group(problem, data, policy, est, random_state=seed)
         out[est, "all"] = res.overall
         if groups:
             for g, value in res.groups.items():
@@ -101,7 +101,7 @@ def estimate_all(data, policy, problem, names: dict, *, bayes_draws: int | None,
     for group, part in parts:
         for name, pol in (("bayes", policy), ("bayes-bb", on_features(policy, part))):
             try:
-                out[name, group] = evaluate_policy(part, pol, problem, "bayes",
+                out[name, group] = evaluate_policy(problem, part, pol, "bayes",
                                                    n_draws=bayes_draws, random_state=seed)
             except FairdecideError as exc:  # e.g. items never shown to a small group
                 out[name, group] = str(exc)
@@ -258,7 +258,7 @@ def obp_part(obd, problem, features, seed, out) -> None:
                    "obp_high": next(hi), "obp_s": sec}
             if q_name != "obp-lr":
                 t0 = time.perf_counter()
-                ours = evaluate_policy(data, policy, problem, name, random_state=seed,
+                ours = evaluate_policy(problem, data, policy, name, random_state=seed,
                                        outcome_model=world if q is not None else None)
                 row["ours_s"] = time.perf_counter() - t0
                 lo2, hi2 = ours.confidence_interval(0.95)

@@ -100,7 +100,7 @@ for aggregate in ("mean", "worst"):
             "belief": aggregate, "bound": "-" if eps is None else f"separation <= {eps}",
             "U (belief)": res.utility,
             "F (belief)": belief.combine_deviation(list(f_train)),
-            "U held out": fd.expected_utility(res.policy, held_out, problem),
+            "U held out": fd.expected_utility(problem, held_out, res.policy),
             "F held out": separation.deviation(res.policy, held_out, problem),
             "release AA": rates["African-American"], "release C": rates["Caucasian"]})
         results.append((aggregate, eps, res))

@@ -47,13 +47,13 @@ for eps in (0.0, 0.05, 0.1, 0.2, 0.4):
     print(f"{eps:7.2f}  {u_ind:15.4f}  {u_sep:13.4f}")
 
 # 2. The world is unknown: learn it from logged decisions (maximum likelihood).
-data = sample_logged_data(world, problem, 5000, random_state=0)
+data = sample_logged_data(problem, world, 5000, random_state=0)
 learned = fd.TabularWorld.from_data(data, problem, smoothing=0.5)
 plug_in = fd.optimize_policy(problem, learned, fd.Independence(), epsilon=0.05)
 print("\nThe plug-in policy: optimised in the world learned from 5000 logged decisions\n"
       f"(there: utility {plug_in.utility:.4f}, independence "
       f"{plug_in.deviations['independence']:.4f}), evaluated in the true world:")
-print(f"  utility {fd.expected_utility(plug_in.policy, world, problem):.4f} "
+print(f"  utility {fd.expected_utility(problem, world, plug_in.policy):.4f} "
       f"(the true optimum under the same constraint: {parity.utility:.4f}), independence "
       f"{fd.Independence().deviation(plug_in.policy, world, problem):.4f}")
 print("Its independence in the true world, term by term: P(action | group) (p_group)\n"

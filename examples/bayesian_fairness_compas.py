@@ -39,7 +39,8 @@ beliefs = {
     "Bayes": fd.Belief.from_posterior(posterior, n_scenarios=32, random_state=1),
     "bootstrap": fd.Belief.from_bootstrap(train, problem, 32, smoothing=0.5,
                                           factorization="papers", random_state=2),
-    "maximin": fd.Belief.confidence_set(posterior, delta=0.1, n_scenarios=32, random_state=3),
+    "maximin": fd.Belief.highest_density_draws(posterior, delta=0.1, n_scenarios=32,
+                                               random_state=3),
 }
 balance = bf.balance()
 majority = np.bincount(train.outcome_codes(problem), minlength=2).argmax()
@@ -65,7 +66,7 @@ res = fd.optimize_policy(problem, beliefs["Bayes"], balance, lam=bf.lam_of(0.5),
 print("\nThe Bayes policy for lambda = 0.5 (lam = 1/3): its utility (accuracy) and balance\n"
       "across the 32 posterior draws it was optimised on; the spread is the uncertainty\n"
       "about the world:")
-print(fd.evaluate_under_belief(res.policy, beliefs["Bayes"], problem, balance)
+print(fd.evaluate_under_belief(problem, beliefs["Bayes"], res.policy, balance)
       .summary().round(4).to_string())
 # A chance constraint: balance above 0.05 with posterior probability at most 10% (CVaR).
 chance = fd.optimize_policy(problem, beliefs["Bayes"], balance, epsilon=0.05,

@@ -46,7 +46,7 @@ print(fair.guarantee.price.to_frame().round(4).to_string())
 majority = np.bincount(data.outcome_codes(problem), minlength=2).argmax()
 constant = fd.TabularPolicy.constant(data.n_x, data.n_z, np.eye(2)[majority])
 print(f"\nalways predicting {majority}: estimated accuracy "
-      f"{fd.expected_utility(constant, pooled.center, problem):.4f}, certified "
+      f"{fd.expected_utility(problem, pooled.center, constant):.4f}, certified "
       f"{pooled.worst_value(constant, problem):.4f}")
 print(f"The optimised policy's certified accuracy, {res.guarantee.value:.4f}, is above what the\n"
       "set certifies for the constant rule but below the rule's estimate: 7,214 rows do\n"

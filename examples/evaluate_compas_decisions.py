@@ -70,11 +70,11 @@ with warnings.catch_warnings():
     for name, policy in (("historical decisions (as logged)", "logged"),
                          ("per-cell historical policy", per_cell),
                          ("separation <= 0.05 (trained)", fair)):
-        value = evaluate_policy(test, policy, problem)  # full information: y is always seen
-        g = evaluate_policy_by_group(test, policy, problem).gaps().iloc[0]
+        value = evaluate_policy(problem, test, policy)  # full information: y is always seen
+        g = evaluate_policy_by_group(problem, test, policy).gaps().iloc[0]
         report(name, (value.value, *value.confidence_interval()),
                (g["gap"], g["low"], g["high"]),
-               estimate_deviation(test, problem, separation, policy, random_state=0))
+               estimate_deviation(problem, test, separation, policy, random_state=0))
 
 print(
     "\nThe historical separation here differs from the audit's: the audit uses all rows, the\n"
@@ -86,8 +86,8 @@ print(
     "the cells too."
 )
 in_world = separation.deviation(fair, world, problem)
-on_train = estimate_deviation(train, problem, separation, fair, random_state=0).plug_in
-on_test = estimate_deviation(test, problem, separation, fair, random_state=0).plug_in
+on_train = estimate_deviation(problem, train, separation, fair, random_state=0).plug_in
+on_test = estimate_deviation(problem, test, separation, fair, random_state=0).plug_in
 print(
     f"\nWhy 'separation <= 0.05' is above 0.05 on the test half: the constraint holds in the\n"
     f"world estimated (smoothed) from the training half ({in_world:.4f}); the same plug-in\n"

@@ -25,21 +25,21 @@ import fairdecide as fd
 
 rng = np.random.default_rng(2)
 n, m, places = 200, 10, 20
-groups = np.where(rng.random(n) < 1 / 3, "b", "a")
+group = np.where(rng.random(n) < 1 / 3, "b", "a")  # each student's group
 pupils = np.argsort(-rng.gumbel(size=(n, m)), axis=1)
 schools = np.argsort(-rng.normal(size=(n, m)), axis=0).T
 market = fd.MatchingMarket(pupils.tolist(), schools.tolist(), [places] * m)
 print(market)
 
 da = fd.deferred_acceptance(market)
-base = fd.optimize_matching(market, groups=groups)  # stable, no criterion: deferred acceptance
+base = fd.optimize_matching(market, group=group)  # stable, no criterion: deferred acceptance
 assert np.array_equal(base.X.argmax(axis=1), da)
 print(f"deferred acceptance  utility {base.utility:.1f}  gap "
       f"{base.deviations['programme_gap']:.4f}  blocking pairs "
       f"{len(fd.blocking_pairs(market, da))}")
 
 try:
-    fd.optimize_matching(market, groups=groups, programme_gap=0.0)
+    fd.optimize_matching(market, group=group, programme_gap=0.0)
     gap = 0.0
 except fd.InfeasibleToleranceError as exc:
     gap = exc.smallest["programme_gap"] + 1e-6
@@ -47,7 +47,7 @@ except fd.InfeasibleToleranceError as exc:
           f"{exc.smallest['programme_gap']:.4f}")
 
 for stability in (True, False):
-    res = fd.optimize_matching(market, groups=groups, programme_gap=gap, stability=stability)
+    res = fd.optimize_matching(market, group=group, programme_gap=gap, stability=stability)
     draw = res.sample(1, random_state=0)[0]
     counts = np.bincount(draw[draw >= 0], minlength=m)
     comp = res.comparison()

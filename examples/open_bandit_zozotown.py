@@ -73,12 +73,12 @@ with warnings.catch_warnings():
     # weights use the true propensities, so the estimates stay unbiased.
     warnings.filterwarnings("ignore", message="the evaluated policy puts")
     for name in ["dm", "ips", "snips", "dr"]:
-        res = evaluate_policy_by_group(data, bts, problem, name, random_state=0)
+        res = evaluate_policy_by_group(problem, data, bts, name, random_state=0)
         results[name, "all"] = res.overall
         for g, est in res.groups.items():
             results[name, names[g]] = est
-    results["bayes", "all"] = evaluate_policy(data, bts, problem, "bayes", random_state=0)
-    results["bayes-bb", "all"] = evaluate_policy(data, bts_of_features, problem, "bayes",
+    results["bayes", "all"] = evaluate_policy(problem, data, bts, "bayes", random_state=0)
+    results["bayes-bb", "all"] = evaluate_policy(problem, data, bts_of_features, "bayes",
                                                  n_draws=100, random_state=0)
 
 misses = []

@@ -46,11 +46,11 @@ def save(figure, name):
 
 # ---------------------------------------------------------------- 1. frontiers
 problem, world = make_bail_problem()
-data = sample_logged_data(world, problem, 2000, random_state=0)
+data = sample_logged_data(problem, world, 2000, random_state=0)
 plug_in = fd.TabularWorld.from_data(data, problem, smoothing=0.5)
 posterior = fd.DirichletPosterior(prior=1.0).fit(data, problem)
 bayes = fd.Belief.from_posterior(posterior, 32, random_state=0)
-maximin = fd.Belief.confidence_set(posterior, delta=0.1, n_scenarios=32, random_state=0)
+maximin = fd.Belief.highest_density_draws(posterior, delta=0.1, n_scenarios=32, random_state=0)
 independence = fd.Independence()
 epsilons = [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3]
 frontiers = {name: fd.pareto_frontier(problem, w, independence, epsilons)
@@ -65,7 +65,7 @@ print(table.to_string(index=False))
 
 plugin_results = [fd.optimize_policy(problem, plug_in, independence, epsilon=e)
                   for e in epsilons]
-true_u = [fd.expected_utility(r.policy, world, problem) for r in plugin_results]
+true_u = [fd.expected_utility(problem, world, r.policy) for r in plugin_results]
 true_dev = [independence.deviation(r.policy, world, problem) for r in plugin_results]
 print("\nThe plug-in policies in the true world (what they really deliver):")
 for e, u, d in zip(epsilons, true_u, true_dev, strict=True):

@@ -107,7 +107,11 @@ def _audit_parser(sub: Any) -> None:
                        help="without privacy, suppress counts below K (default 10; 1: off)")
     audit.add_argument("--level", type=float, default=0.95, help="interval level")
     audit.add_argument("--n-boot", type=int, default=300, help="replicates for intervals")
-    audit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    audit.add_argument("--random-state", type=int, default=None, metavar="N",
+                       help="seed of the split into halves and the replicates (default 0; "
+                       "random_state= in Python)")
+    audit.add_argument("--seed", type=int, default=None, metavar="N",
+                       help="deprecated name of --random-state")
     audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -138,6 +142,18 @@ def _labels(spec: str | None, option: str) -> list[str] | None:
     return labels
 
 
+def _random_state(args: argparse.Namespace) -> int:
+    """--random-state, or its deprecated name --seed (a warning on stderr), default 0."""
+    if args.seed is None:
+        return 0 if args.random_state is None else args.random_state
+    if args.random_state is not None:
+        raise FairdecideError("give --random-state only; --seed is its deprecated name, and "
+                              "both were given")
+    print("fairdecide: warning: --seed is deprecated and will be removed in the next "
+          "release; use --random-state", file=sys.stderr)
+    return args.seed
+
+
 def _run_audit(args: argparse.Namespace) -> str:
     import dataclasses
 
@@ -156,7 +172,7 @@ def _run_audit(args: argparse.Namespace) -> str:
             max_levels=args.max_levels, utility=args.utility, kind=args.kind,
             criterion=args.criterion, epsilon=args.epsilon, group_blind=args.group_blind,
             level=args.level, dp_epsilon=args.dp_epsilon, dp_mechanism=args.dp_mechanism,
-            min_cell=args.min_cell, n_boot=args.n_boot, random_state=args.seed,
+            min_cell=args.min_cell, n_boot=args.n_boot, random_state=_random_state(args),
             outcome_labels=_labels(args.outcome_labels, "--outcome-labels"),
             action_labels=_labels(args.action_labels, "--action-labels"),
             accept_rare_labels=args.accept_rare_labels,

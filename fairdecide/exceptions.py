@@ -50,8 +50,8 @@ class NotCertifiedError(FairdecideError):
         The smallest tolerance the safety test would have passed with this policy (the
         largest bound); without a policy, the predicted width of the bound, below which
         no tolerance can pass on this many rows.
-    certificate : DeviationCertificate or None
-        The failed certificate (None when no policy was fitted).
+    certificate : HeldOutGuarantee or None
+        The failed held-out guarantee (None when no policy was fitted).
     """
 
     def __init__(self, message: str, bounds: dict[str, float], smallest_epsilon: float,

@@ -65,7 +65,7 @@ def test_bayes_factor_detects_dependence_and_independence(seed):
 
 def test_audit_of_a_group_blind_random_logging_policy():
     problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 20_000, random_state=1)
+    data = sample_logged_data(problem, world, 20_000, random_state=1)
     table = audit(data, problem, n_boot=100, n_draws=500, random_state=0)
     row = table.set_index("criterion")
     # Actions were coin flips: independent of the group.
@@ -81,10 +81,10 @@ def test_audit_of_a_group_blind_random_logging_policy():
 
 def test_candidate_fairness_in_a_prediction_problem_matches_the_truth():
     problem, world = make_tabular_problem(4, 2, 2, 2, random_state=3)
-    data = sample_logged_data(world, problem, 50_000, random_state=2)
+    data = sample_logged_data(problem, world, 50_000, random_state=2)
     pi = TabularPolicy(np.random.default_rng(1).dirichlet([1, 1], size=(4, 2)))
     for crit in (Independence(), Separation()):
-        est = estimate_deviation(data, problem, crit, pi, n_boot=200, random_state=0)
+        est = estimate_deviation(problem, data, crit, pi, n_boot=200, random_state=0)
         exact = crit.deviation(pi, world, problem)
         assert est.low <= exact <= est.high
         assert abs(est.value - exact) < 0.03
@@ -92,20 +92,20 @@ def test_candidate_fairness_in_a_prediction_problem_matches_the_truth():
 
 def test_candidate_fairness_in_an_intervention_by_importance_weighting():
     problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 100_000, random_state=4)
+    data = sample_logged_data(problem, world, 100_000, random_state=4)
     pi = TabularPolicy(np.random.default_rng(2).dirichlet([2, 2], size=(5, 2)))
     crit = Separation(weighting="group")
-    est = estimate_deviation(data, problem, crit, pi, n_boot=100, random_state=0)
+    est = estimate_deviation(problem, data, crit, pi, n_boot=100, random_state=0)
     assert abs(est.value - crit.deviation(pi, world, problem)) < 0.03
     no_prop = data.subset(np.arange(data.n))
     no_prop.propensity = None
     # Issue 40: without propensities, tabular logs are weighted by the cells' action
     # frequencies (the bail world logs by cell, so they are consistent), not refused.
-    est = estimate_deviation(no_prop, problem, crit, pi, n_boot=100, random_state=0)
+    est = estimate_deviation(problem, no_prop, crit, pi, n_boot=100, random_state=0)
     assert abs(est.value - crit.deviation(pi, world, problem)) < 0.03
     bandit = BanditData.from_logged(no_prop, problem)
     with pytest.raises(FairdecideError, match="needs the logging propensities"):
-        estimate_deviation(bandit, problem, crit, lambda X: pi.table[0, 0] + 0 * X[:, :2],
+        estimate_deviation(problem, bandit, crit, lambda X: pi.table[0, 0] + 0 * X[:, :2],
                            n_boot=10)
 
 
@@ -119,7 +119,7 @@ def test_audit_bad_input():
         audit(no_actions, problem)
     data = LoggedData(x=[0, 1, 0, 1], z=[0, 1, 1, 0], y=[0, 1, 1, 0], a=[0, 1, 0, 1])
     with pytest.raises(FairdecideError, match="n_boot"):
-        estimate_deviation(data, problem, Sufficiency(), n_boot=1)
+        estimate_deviation(problem, data, Sufficiency(), n_boot=1)
     with pytest.raises(FairdecideError, match="prior must be a finite number in \\(0"):
         audit(data, problem, prior=0)
 
@@ -131,7 +131,7 @@ def test_candidate_fairness_with_numeric_features():
     from fairdecide.evaluation import BanditData
 
     problem, data, truth = make_logged_bandit(40_000, random_state=7)
-    policy = truth.nearby_policy(0.3, seed=2)
+    policy = truth.nearby_policy(0.3, random_state=2)
 
     # The true group marginal P(z, a, y) of the policy, by integration over fresh draws.
     X, z = truth.draw_features(1_000_000, np.random.RandomState(0))
@@ -144,15 +144,15 @@ def test_candidate_fairness_with_numeric_features():
             M[g, a, 0] = np.mean((z == g) * probs[:, a] * (1 - p1[:, a]))
     crit = Separation(weighting="group")
     exact = crit.deviation_from_marginal(M, problem)
-    est = estimate_deviation(data, problem, crit, policy, n_boot=100, random_state=0)
+    est = estimate_deviation(problem, data, crit, policy, n_boot=100, random_state=0)
     assert est.low <= exact <= est.high
     # Without propensities a logging model estimates them.
     bare = BanditData(data.X, data.z, data.a, data.y)
     with pytest.raises(FairdecideError, match="logging_model"):
-        estimate_deviation(bare, problem, crit, policy, n_boot=10)
+        estimate_deviation(problem, bare, crit, policy, n_boot=10)
     from sklearn.linear_model import LogisticRegression
 
-    est2 = estimate_deviation(bare, problem, crit, policy, n_boot=50,
+    est2 = estimate_deviation(problem, bare, crit, policy, n_boot=50,
                               logging_model=LogisticRegression(), random_state=0)
     assert abs(est2.value - exact) < 0.05
 
@@ -199,7 +199,7 @@ def test_count_bootstrap_is_the_row_bootstrap(case):
         problem, world = make_tabular_problem(4, 2, 2, 3, random_state=0)
     else:
         problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 400, random_state=1)
+    data = sample_logged_data(problem, world, 400, random_state=1)
     n_x = data.n_x
     policy = "logged" if case == "logged" else TabularPolicy(
         np.random.default_rng(0).dirichlet([1, 1], size=(n_x, 2)))
@@ -224,21 +224,21 @@ def test_rows_are_their_own_atoms_when_propensities_vary_within_cells():
     from fairdecide.evaluation.deviation import marginal_atoms
 
     problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 300, random_state=2)
+    data = sample_logged_data(problem, world, 300, random_state=2)
     data.propensity = data.propensity * np.random.default_rng(0).uniform(0.9, 1.0, data.n)
     pi = TabularPolicy.constant(5, 2, [0.3, 0.7])
     atoms = marginal_atoms(data, problem, pi, None, 0)
     assert not atoms.grouped and len(atoms.counts) == data.n
     V = _row_contributions(data, problem, pi)
     np.testing.assert_allclose(atoms.marginal().ravel(), V.mean(axis=0), atol=1e-12)
-    est = estimate_deviation(data, problem, Separation(), pi, n_boot=20, random_state=0)
+    est = estimate_deviation(problem, data, Separation(), pi, n_boot=20, random_state=0)
     assert est.low <= est.value <= est.high
 
 
 def test_deviation_is_bias_corrected_with_percentile_and_basic_intervals():
     problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 2000, random_state=3)
-    est = estimate_deviation(data, problem, Separation(), n_boot=200, random_state=0)
+    data = sample_logged_data(problem, world, 2000, random_state=3)
+    est = estimate_deviation(problem, data, Separation(), n_boot=200, random_state=0)
     q_lo, q_hi = np.quantile(est.draws, [0.025, 0.975])
     assert est.plug_in == pytest.approx(
         Separation().deviation_from_marginal(
@@ -251,7 +251,7 @@ def test_deviation_is_bias_corrected_with_percentile_and_basic_intervals():
     assert est.high == pytest.approx(max(q_hi, 2 * est.plug_in - q_lo))
     # Near a zero deviation (coin-flip logging ignores the group) |.| biases the plug-in
     # upward, and the correction pulls it down.
-    ind = estimate_deviation(data, problem, Independence(), n_boot=200, random_state=0)
+    ind = estimate_deviation(problem, data, Independence(), n_boot=200, random_state=0)
     assert ind.bias > 0 and ind.value < ind.plug_in and ind.low == 0.0
 
 
@@ -270,9 +270,9 @@ def _deviation_runs(reps, n, candidate=False, n_boot=200):
     hits = {c.label: [] for c in crits}
     errors = {c.label: [] for c in crits}
     for r in range(reps):
-        data = sample_logged_data(world, problem, n, policy=logging, random_state=500 + r)
+        data = sample_logged_data(problem, world, n, policy=logging, random_state=500 + r)
         for c in crits:
-            est = estimate_deviation(data, problem, c, pi if candidate else "logged",
+            est = estimate_deviation(problem, data, c, pi if candidate else "logged",
                                      n_boot=n_boot, random_state=r)
             hits[c.label].append(est.low <= truth[c.label] <= est.high)
             errors[c.label].append((est.plug_in - truth[c.label],
@@ -297,8 +297,8 @@ def _zero_deviation_runs(reps, n, n_boot=200):
     problem, world = make_bail_problem()
     hits, plug, corrected = [], [], []
     for r in range(reps):
-        data = sample_logged_data(world, problem, n, random_state=900 + r)
-        est = estimate_deviation(data, problem, Independence(), n_boot=n_boot,
+        data = sample_logged_data(problem, world, n, random_state=900 + r)
+        est = estimate_deviation(problem, data, Independence(), n_boot=n_boot,
                                  random_state=r)
         hits.append(est.low == 0.0)
         plug.append(est.plug_in)
@@ -322,7 +322,7 @@ def test_audit_needs_no_utility_nor_kind():
     # with problems that differ in utility and kind, the table is the same, number for
     # number; and it is the audit of the counts n(z, a, y) counted here by hand.
     problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 3000, random_state=5)
+    data = sample_logged_data(problem, world, 3000, random_state=5)
     kw = {"n_boot": 50, "n_draws": 100, "random_state": 0}
     bare = audit(data, **kw)
     assert list(bare["criterion"]) == [IND, SEP, SUF]
@@ -342,7 +342,7 @@ def test_audit_needs_no_utility_nor_kind():
 
 def test_audit_without_a_problem_on_counts_and_numeric_features():
     problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 2000, random_state=6)
+    data = sample_logged_data(problem, world, 2000, random_state=6)
     kw = {"n_boot": 30, "n_draws": 50, "random_state": 1}
     pd.testing.assert_frame_equal(audit(LoggedCounts.from_data(data), **kw),
                                   audit(data, **kw))

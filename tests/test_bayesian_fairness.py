@@ -64,7 +64,7 @@ def test_lambda_zero_is_pure_accuracy(compas):
 def test_semi_synthetic_samples_match_truth(compas):
     data, problem = compas
     truth = DirichletPosterior(0.5, "papers").fit(data, problem).mean_world()
-    sample = sample_logged_data(truth, problem, 50_000, random_state=0)
+    sample = sample_logged_data(problem, truth, 50_000, random_state=0)
     assert isinstance(sample, LoggedData) and sample.x_labels == data.x_labels
     freq = np.bincount(sample.x * sample.n_z + sample.z, minlength=truth.p_xz.size)
     np.testing.assert_allclose(freq / sample.n, truth.p_xz.ravel(), atol=0.005)

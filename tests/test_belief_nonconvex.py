@@ -24,7 +24,7 @@ def scenarios(seed, k=3):
     """A small intervention and k posterior draws of its world."""
     problem, world = make_tabular_problem(2, 2, 2, 2, outcome_depends_on_action=True,
                                           random_state=seed)
-    data = sample_logged_data(world, problem, 400, random_state=seed)
+    data = sample_logged_data(problem, world, 400, random_state=seed)
     post = DirichletPosterior(prior=1.0).fit(data, problem)
     return problem, post.sample(k, random_state=seed)
 
@@ -137,22 +137,22 @@ def test_identical_scenarios_give_the_plug_in_answer():
 def test_readme_bayesian_separation_on_bail():
     """README's Bayesian example: separation in an intervention, Bayes and maximin."""
     problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 2000, random_state=0)
+    data = sample_logged_data(problem, world, 2000, random_state=0)
     posterior = DirichletPosterior(prior=0.5).fit(data, problem)
     belief = Belief.from_posterior(posterior, 8, random_state=0)
     bayes = optimize_policy(problem, belief, Separation(), lam=0.3)
-    worst = Belief.confidence_set(posterior, delta=0.25, n_scenarios=8, random_state=0)
+    worst = Belief.highest_density_draws(posterior, delta=0.25, n_scenarios=8, random_state=0)
     maximin = optimize_policy(problem, worst, Separation(), lam=0.3)
     # utility and separation recomputed by hand in each scenario: mean, and worst case
     u, f = assert_recomputed(bayes, problem, belief, Separation())
     assert_recomputed(maximin, problem, worst, Separation())
     # The mean objective, recomputed scenario by scenario, is what was optimised, and it
     # is at least that of the plug-in optimum evaluated under the same belief.
-    ev = evaluate_under_belief(bayes.policy, belief, problem, Separation()).values
+    ev = evaluate_under_belief(problem, belief, bayes.policy, Separation()).values
     mean_obj = float((0.7 * ev["utility"] - 0.3 * ev["separation"]).mean())
     assert bayes.objective == pytest.approx(0.7 * u - 0.3 * f["separation"])
     assert mean_obj == pytest.approx(0.7 * u - 0.3 * f["separation"])
     plug = optimize_policy(problem, posterior.mean_world(), Separation(), lam=0.3)
-    ev_plug = evaluate_under_belief(plug.policy, belief, problem, Separation()).values
+    ev_plug = evaluate_under_belief(problem, belief, plug.policy, Separation()).values
     assert mean_obj >= float((0.7 * ev_plug["utility"] - 0.3 * ev_plug["separation"]).mean()
                              ) - 1e-6

@@ -32,7 +32,7 @@ SEP = fd.Separation().label  # the criterion's name with its measure
 def small_data(seed=0, n=400, dep=False):
     problem, world = make_tabular_problem(4, 2, 2, 2, outcome_depends_on_action=dep,
                                           random_state=seed)
-    return problem, world, sample_logged_data(world, problem, n, random_state=seed)
+    return problem, world, sample_logged_data(problem, world, n, random_state=seed)
 
 
 # ---------------------------------------------------------------------- posterior
@@ -161,15 +161,15 @@ def test_belief_validation():
         Belief(("world",))
 
 
-def test_confidence_set_errors_and_selection():
+def test_highest_density_draws_errors_and_selection():
     problem, _, data = small_data()
     post = DirichletPosterior().fit(data, problem)
     for delta in (0, 1, -0.5, 1.5):
         with pytest.raises(FairdecideError, match=r"delta must be a finite number in \(0, 1\)"):
-            Belief.confidence_set(post, delta=delta)
-    with pytest.raises(FairdecideError, match="confidence set is empty"):
-        Belief.confidence_set(post, delta=0.9, n_scenarios=1)
-    cs = Belief.confidence_set(post, delta=0.25, n_scenarios=16, random_state=3)
+            Belief.highest_density_draws(post, delta=delta)
+    with pytest.raises(FairdecideError, match="no draw is kept"):
+        Belief.highest_density_draws(post, delta=0.9, n_scenarios=1)
+    cs = Belief.highest_density_draws(post, delta=0.25, n_scenarios=16, random_state=3)
     assert cs.n_scenarios == 12 and cs.aggregate == "worst"
     # The kept draws are the 12 most probable of the 16.
     params = post.sample_parameters(16, random_state=3)
@@ -222,7 +222,7 @@ def test_maximin_value_at_most_bayes_value(seed, crit, lam):
     worst = optimize_policy(problem, belief.with_aggregate("worst"), crit, lam=lam)
     assert worst.objective <= bayes.objective + 1e-9
     # And each is optimal for its own aggregate when evaluated on the other's policy.
-    ev = evaluate_under_belief(bayes.policy, belief, problem, crit).values
+    ev = evaluate_under_belief(problem, belief, bayes.policy, crit).values
     v_bayes_policy = ((1 - lam) * ev["utility"] - lam * ev[crit.label]).min()
     assert worst.objective >= v_bayes_policy - 1e-8
 
@@ -253,14 +253,14 @@ def test_bayes_fairness_is_mean_of_deviations_not_deviation_of_mean():
     assert res.utility == pytest.approx(float(belief.weights @ per["utility"]))
     # A policy whose scenario deviations differ from its deviation in the mean world.
     pi = TabularPolicy(np.random.default_rng(0).dirichlet([1, 1], size=(4, 2)))
-    mean_dev = evaluate_under_belief(pi, belief, problem, Independence()).values[
+    mean_dev = evaluate_under_belief(problem, belief, pi, Independence()).values[
         IND].mean()
     assert mean_dev > Independence().deviation(pi, mixture_world(belief), problem) + 1e-6
 
 
 def test_worst_case_against_brute_force():
     problem, world = make_tabular_problem(2, 2, 2, 2, random_state=3)
-    data = sample_logged_data(world, problem, 60, random_state=1)
+    data = sample_logged_data(problem, world, 60, random_state=1)
     belief = Belief.from_posterior(DirichletPosterior().fit(data, problem), 4,
                                    random_state=2, aggregate="worst")
     lam = 0.4
@@ -279,7 +279,7 @@ def test_worst_case_against_brute_force():
         values.append((1 - lam) * U - lam * F)
     best_grid = np.min(values, axis=0).max()
     assert res.objective >= best_grid - 1e-9
-    ev = evaluate_under_belief(res.policy, belief, problem, Separation()).values
+    ev = evaluate_under_belief(problem, belief, res.policy, Separation()).values
     assert res.objective == pytest.approx(
         ((1 - lam) * ev["utility"] - lam * ev[SEP]).min())
 
@@ -313,7 +313,7 @@ def test_chance_and_belief_errors():
 def test_evaluate_under_belief_summary():
     problem, belief = belief_for(1, k=10)
     res = optimize_policy(problem, belief, Independence(), epsilon=0.1)
-    ev = evaluate_under_belief(res.policy, belief, problem, [Independence(), Separation()])
+    ev = evaluate_under_belief(problem, belief, res.policy, [Independence(), Separation()])
     summary = ev.summary()
     assert list(summary.index) == ["utility", IND, SEP]
     assert summary.loc["utility", "mean"] == pytest.approx(res.utility)

@@ -365,7 +365,7 @@ def test_gradient_terms_are_the_excesses_and_their_exact_jacobian():
     problem, world = make_tabular_problem(4, 2, 3, 2, random_state=1)
     cap = fd.Capacity([1, 2], at_most=0.3, at_least=0.2, per_group=True)
     pi = fd.TabularPolicy(np.random.default_rng(2).dirichlet([1, 1, 1], size=(4, 2)))
-    M = fd.decision_table(pi, world, problem).group_marginal()
+    M = fd.decision_table(problem, world, pi).group_marginal()
     terms = cap.gradient_terms(M, problem)
     assert terms.combine == "hinge-max"
     assert terms.deviation() == pytest.approx(cap.deviation(pi, world, problem), abs=1e-12)

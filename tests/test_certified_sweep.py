@@ -33,7 +33,7 @@ REFUSAL = r"cannot be certified over this ConfidenceSet.*certifies independence"
 
 def _set(kind: str, seed: int = 3):
     problem, truth = make_tabular_problem(3, 2, 2, 2, random_state=seed)
-    data = sample_logged_data(truth, problem, 3000, random_state=seed)
+    data = sample_logged_data(problem, truth, 3000, random_state=seed)
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1, pooled=kind == "pooled",
                                     population=truth if kind == "given" else None)
     return problem, cs
@@ -204,7 +204,7 @@ def test_penalised_and_slack_tradeoffs_over_a_set_read_the_certified_bounds(kind
     for a in range(problem.n_actions):
         const = fd.TabularPolicy.constant(cs.center.n_x, cs.center.n_z,
                                           np.eye(problem.n_actions)[a])
-        g = fd.certify_policy(const, cs, problem, crit)
+        g = fd.certify_policy(problem, cs, const, crit)
         (b,) = g.deviations.values()
         assert (1 - lam) * g.value - lam * b <= res.objective + 1e-6
     slack = fd.optimize_policy(problem, cs, crit, utility_slack=0.05)

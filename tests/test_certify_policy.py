@@ -16,7 +16,7 @@ SEP = fd.Separation(measure="max", reference="pairwise")
 
 def _case(seed: int, population: bool):
     problem, truth = make_tabular_problem(4, 2, 2, 2, random_state=seed)
-    data = sample_logged_data(truth, problem, 400, random_state=seed)
+    data = sample_logged_data(problem, truth, 400, random_state=seed)
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1,
                                     population=truth if population else None)
     return problem, truth, data, cs
@@ -42,7 +42,7 @@ def test_a_given_policys_certified_value_is_its_worst_at_the_interval_ends(seed)
     problem, truth, data, cs = _case(seed, population=True)
     plug = fd.optimize_policy(problem, fd.TabularWorld.from_data(data, problem),
                               fd.Independence(), epsilon=0.05)
-    g = fd.certify_policy(plug.policy, cs, problem, fd.Independence())
+    g = fd.certify_policy(problem, cs, plug.policy, fd.Independence())
     assert g.value == pytest.approx(_worst_by_interval_ends(plug.policy, cs, problem),
                                     abs=1e-10)
     # population given: independence does not read the outcome, the same in every world
@@ -58,7 +58,7 @@ def test_certify_policy_repeats_the_maximin_results_guarantee():
     largest separation gap over every vertex world of the set, each computed here."""
     problem, _truth, _data, cs = _case(3, population=True)
     res = fd.optimize_policy(problem, cs, SEP, epsilon=0.1)
-    g = fd.certify_policy(res.policy, cs, problem, SEP)
+    g = fd.certify_policy(problem, cs, res.policy, SEP)
     value = _worst_by_interval_ends(res.policy, cs, problem)
     gap = separation_over_set_by_brute_force(res.policy.table, cs)
     for guarantee in (g, res.guarantee):
@@ -72,7 +72,7 @@ def test_what_the_set_does_not_certify_is_said_not_raised():
     problem, _truth, _data, cs = _case(4, population=False)
     always = fd.TabularPolicy.constant(cs.center.n_x, cs.center.n_z, [0.0, 1.0])
     kl, suff = fd.Separation(measure="kl"), fd.Sufficiency()
-    g = fd.certify_policy(always, cs, problem, [kl, suff, fd.Separation()])
+    g = fd.certify_policy(problem, cs, always, [kl, suff, fd.Separation()])
     assert g.deviations[kl] is None and "no bound over the set" in g.uncertified[kl]
     assert any("NOT certified" in s for s in g.sentences())
     # a constant policy meets separation in every world, exactly (its rates are its own)
@@ -89,21 +89,21 @@ def test_what_the_set_does_not_certify_is_said_not_raised():
         assert suff.deviation(always, world, problem) <= g.deviations[suff] + 1e-12
     # a constant policy's worst value: every conditional at its worst end, the
     # population at its worst too: below the estimate's
-    assert g.value <= fd.expected_utility(always, cs.center, problem) + 1e-12
+    assert g.value <= fd.expected_utility(problem, cs.center, always) + 1e-12
 
 
 def test_certify_policy_names_a_wrong_argument():
     problem, truth, _data, cs = _case(5, population=True)
     always = fd.TabularPolicy.constant(cs.center.n_x, cs.center.n_z, [1.0, 0.0])
     with pytest.raises(fd.FairdecideError, match="confidence"):
-        fd.certify_policy(always, truth, problem)
+        fd.certify_policy(problem, truth, always)
     with pytest.raises(fd.FairdecideError, match="policy"):
-        fd.certify_policy(always.table, cs, problem)
+        fd.certify_policy(problem, cs, always.table)
     with pytest.raises(fd.FairdecideError, match="problem"):
-        fd.certify_policy(always, cs, "accuracy")
+        fd.certify_policy("accuracy", cs, always)
     three = fd.TabularPolicy.constant(cs.center.n_x, cs.center.n_z, [0.2, 0.3, 0.5])
     with pytest.raises(fd.FairdecideError, match="3 actions but the problem has 2"):
-        fd.certify_policy(three, cs, problem)
+        fd.certify_policy(problem, cs, three)
 
 
 def test_a_group_blind_certified_estimator_pools_the_cells_outcomes():

@@ -174,7 +174,7 @@ def _fallback_cases():
                        "marginal", "highs-ds"),
         # program stage: a confidence set's dual rows, KL terms
         "confidence set": ((one[0], fd.ConfidenceSet.from_data(fd.datasets.sample_logged_data(
-            one[1], one[0], 300, random_state=0), one[0], delta=0.1)), [Independence()],
+            one[0], one[1], 300, random_state=0), one[0], delta=0.1)), [Independence()],
             {"epsilon": 0.1}, "unit-ipm", "it does not take a confidence set's dual rows "
             "(per unit, not coupling rows)", "highs-ds"),
         "KL": (one, [Independence(measure="kl")], eps, "highs-ds",

@@ -111,7 +111,7 @@ def test_score_scorer_and_certificate_read_the_actions():
     assert clf.score(X, y, sensitive_features=z) == pytest.approx(by_hand, abs=1e-12)
     scorer = fd.make_utility_scorer(U)
     assert scorer(clf, X, y, sensitive_features=z) == pytest.approx(by_hand, abs=1e-12)
-    cert = fd.evaluation.certify(clf, X, y, sensitive_features=z, epsilon=0.5, delta=0.05)
+    cert = fd.evaluation.certify_held_out(clf, X, y, sensitive_features=z, epsilon=0.5, delta=0.05)
     rates = np.array([P[z == g].mean(axis=0) for g in (0, 1)])
     dev = np.abs(rates - P.mean(axis=0)).sum()  # Independence's TV deviation
     assert cert.deviations["independence"] == pytest.approx(dev, abs=1e-9)

@@ -141,7 +141,7 @@ def _max_t(A_ub: list, b_ub: list, n_u: int, n_a: int) -> float:
 
 def _small(seed: int, n_rows: int = 60):
     problem, world = make_tabular_problem(2, 2, 2, 2, random_state=seed)
-    data = sample_logged_data(world, problem, n_rows, random_state=seed)
+    data = sample_logged_data(problem, world, n_rows, random_state=seed)
     return problem, world, data
 
 
@@ -153,7 +153,7 @@ def test_robust_optimum_equals_an_lp_over_the_sets_vertex_worlds(seed):
     worlds = _vertex_worlds(cs)  # 2^4 worlds
     assert res.guarantee.value == pytest.approx(_maximin_lp(problem, worlds), abs=1e-8)
     # the returned policy's worst case is its worst vertex world's value
-    worst = min(fd.expected_utility(res.policy, w, problem) for w in worlds)
+    worst = min(fd.expected_utility(problem, w, res.policy) for w in worlds)
     assert res.guarantee.value == pytest.approx(worst, abs=1e-8)
 
 
@@ -177,7 +177,7 @@ def test_robust_optimum_with_independence_equals_the_vertex_lp(seed):
 def test_intervention_robust_value_is_the_nominal_value_in_the_worst_world():
     problem, world = make_tabular_problem(3, 2, 2, 2, outcome_depends_on_action=True,
                                           random_state=3)
-    data = sample_logged_data(world, problem, 200, random_state=0)
+    data = sample_logged_data(problem, world, 200, random_state=0)
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1, population=world)
     res = fd.optimize_policy(problem, cs)
     # each (cell, action) conditional at its own worst: a fixed world, solved plainly
@@ -226,7 +226,7 @@ def test_the_weissman_set_covers_the_truth_at_least_one_minus_delta_of_the_time(
     problem, world = make_tabular_problem(6, 2, 2, 3, random_state=1)
     delta, reps = 0.2, 300
     held = sum(fd.ConfidenceSet.from_data(
-        sample_logged_data(world, problem, 300, random_state=i), problem,
+        sample_logged_data(problem, world, 300, random_state=i), problem,
         delta=delta).contains(world) for i in range(reps))
     # the lower end of a 99.9% Clopper-Pearson interval for the coverage is above 1 - delta
     low = stats.beta.ppf(0.0005, held, reps - held + 1) if held < reps else (
@@ -317,7 +317,7 @@ def _estimated_case(seed: int, n_a: int, n_rows: int):
     """A set with an estimated population over 4 cells and 3 groups, a random policy of
     ``n_a`` actions, and the generator that drew it."""
     problem, world = make_tabular_problem(4, 3, n_a, 2, random_state=seed % 11)
-    data = sample_logged_data(world, problem, n_rows, random_state=seed)
+    data = sample_logged_data(problem, world, n_rows, random_state=seed)
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2)
     rng = np.random.RandomState(seed)
     return problem, cs, fd.TabularPolicy(rng.dirichlet(np.ones(n_a), size=(4, 3))), rng
@@ -389,7 +389,7 @@ def test_the_clopper_pearson_set_covers_binary_truths_and_holds_the_estimate():
     problem, world = make_tabular_problem(6, 2, 2, 2, random_state=2)
     delta, reps, held = 0.2, 300, 0
     for i in range(reps):
-        cs = fd.ConfidenceSet.from_data(sample_logged_data(world, problem, 200,
+        cs = fd.ConfidenceSet.from_data(sample_logged_data(problem, world, 200,
                                                            random_state=i), problem,
                                         delta=delta)
         assert cs.contains(cs.center)  # the maximum-likelihood world lies inside
@@ -397,9 +397,9 @@ def test_the_clopper_pearson_set_covers_binary_truths_and_holds_the_estimate():
     low = stats.beta.ppf(0.0005, held, reps - held + 1) if held < reps else (
         0.0005 ** (1 / reps))
     assert low >= 1 - delta
-    narrower = fd.ConfidenceSet.from_data(sample_logged_data(world, problem, 200,
+    narrower = fd.ConfidenceSet.from_data(sample_logged_data(problem, world, 200,
                                                              random_state=0), problem)
-    wider = fd.ConfidenceSet.from_data(sample_logged_data(world, problem, 200,
+    wider = fd.ConfidenceSet.from_data(sample_logged_data(problem, world, 200,
                                                           random_state=0), problem,
                                        outcomes="weissman")
     seen = wider.radius < 2
@@ -505,7 +505,7 @@ def _best(c, h, r):
 def test_optimistic_twin_in_an_intervention_is_the_plain_optimum_of_the_best_world():
     problem, world = make_tabular_problem(3, 2, 2, 2, outcome_depends_on_action=True,
                                           random_state=4)
-    data = sample_logged_data(world, problem, 200, random_state=1)
+    data = sample_logged_data(problem, world, 200, random_state=1)
     cs = fd.ConfidenceSet.from_data(data, problem, population=world).as_optimistic()
     for crit, kw in ((None, {}), (fd.Independence(), {"epsilon": 0.02})):
         res = fd.optimize_policy(problem, cs, crit, **kw)
@@ -538,7 +538,7 @@ def test_optimistic_twin_in_a_prediction_problem_brackets_the_best_vertex_world(
 
 def test_the_posterior_credible_region_holds_its_posterior_mass():
     problem, world = make_tabular_problem(8, 2, 2, 2, random_state=5)
-    data = sample_logged_data(world, problem, 400, random_state=0)
+    data = sample_logged_data(problem, world, 400, random_state=0)
     post = fd.DirichletPosterior(prior=1.0).fit(data, problem)
     cs = fd.ConfidenceSet.from_posterior(post, 0.2, random_state=0)
     a = post._alpha()["p_y"]
@@ -561,7 +561,7 @@ def test_the_posterior_credible_region_holds_its_posterior_mass():
 
 def test_the_frontier_over_a_set_reports_the_certified_value_of_each_tolerance():
     problem, world = make_tabular_problem(6, 2, 2, 2, random_state=7)
-    data = sample_logged_data(world, problem, 300, random_state=1)
+    data = sample_logged_data(problem, world, 300, random_state=1)
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1, population=world)
     front = fd.pareto_frontier(problem, cs, fd.Independence(), epsilons=[0.0, 0.02, 0.04])
     assert front["certified value"].is_monotonic_increasing
@@ -598,7 +598,7 @@ def test_a_population_with_other_labels_is_refused_by_name():
 
 def test_the_credible_region_with_three_outcomes_holds_its_posterior_mass():
     problem, world = make_tabular_problem(4, 2, 2, 3, random_state=2)
-    data = sample_logged_data(world, problem, 300, random_state=0)
+    data = sample_logged_data(problem, world, 300, random_state=0)
     post = fd.DirichletPosterior(prior=1.0).fit(data, problem)
     cs = fd.ConfidenceSet.from_posterior(post, 0.2, population=world)
     # every conditional's ball holds at least 1 - d of its own Dirichlet's mass

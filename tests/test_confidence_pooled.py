@@ -39,7 +39,7 @@ def _pooled_intervals(data: fd.LoggedData, n_x: int, delta: float):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_pooled_certified_optimum_equals_the_lp_over_scipys_pooled_intervals(seed):
     problem, truth = _truth(seed)
-    data = sample_logged_data(truth, problem, 300, random_state=seed)
+    data = sample_logged_data(problem, truth, 300, random_state=seed)
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1, population=truth,
                                     pooled=True)
     res = fd.optimize_policy(problem, cs, group_blind=True)
@@ -61,7 +61,7 @@ def test_the_pooled_set_covers_a_group_dependent_truth():
     true_p1 = (w * truth.p_y[..., 1]).sum(axis=1)
     reps, held, held_scipy = 200, 0, 0
     for i in range(reps):
-        data = sample_logged_data(truth, problem, 150, random_state=100 + i)
+        data = sample_logged_data(problem, truth, 150, random_state=100 + i)
         cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2, pooled=True)
         held += cs.contains(truth)
         lo, hi = _pooled_intervals(data, truth.n_x, 0.2 / 2)  # less than the set's share
@@ -73,7 +73,7 @@ def test_the_pooled_set_covers_a_group_dependent_truth():
 
 def test_a_pooled_set_refuses_what_it_cannot_certify():
     problem, truth = _truth(1)
-    data = sample_logged_data(truth, problem, 200, random_state=3)
+    data = sample_logged_data(problem, truth, 200, random_state=3)
     cs = fd.ConfidenceSet.from_data(data, problem, pooled=True)
     with pytest.raises(fd.FairdecideError, match="group_blind=True"):
         fd.optimize_policy(problem, cs)

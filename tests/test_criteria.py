@@ -223,8 +223,8 @@ def test_relabelling_actions_changes_nothing(seed, dep):
     p_y2 = world.p_y[:, :, perm] if dep else world.p_y
     world2 = TabularWorld(world.p_xz, p_y2)
     pi2 = TabularPolicy(pi.table[:, :, perm])
-    assert expected_utility(pi2, world2, problem2) == pytest.approx(
-        expected_utility(pi, world, problem))
+    assert expected_utility(problem2, world2, pi2) == pytest.approx(
+        expected_utility(problem, world, pi))
     for crit in CRITERIA:
         assert crit.deviation(pi2, world2, problem2) == pytest.approx(
             crit.deviation(pi, world, problem), abs=1e-12)

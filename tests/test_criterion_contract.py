@@ -239,7 +239,7 @@ def test_deviation_is_finite_non_negative_and_read_from_the_table(crit, problem,
         pi = random_policy(world, problem, seed)
         dev = crit.deviation(pi, world, problem)
         assert np.isfinite(dev) and dev >= 0
-        assert dev == crit.deviation_from_table(decision_table(pi, world, problem), problem)
+        assert dev == crit.deviation_from_table(decision_table(problem, world, pi), problem)
         # and it is the criterion's formula, computed here from the world's arrays
         rows, hand = policy_rows(pi, world), by_hand(crit)
         want = (hand[crit.label](problem, world, rows) if hand else

@@ -148,7 +148,7 @@ def test_bail_problem_structure():
 def test_sample_logged_data_matches_world():
     problem, world = make_tabular_problem(3, 2, 2, 2, outcome_depends_on_action=True,
                                           random_state=2)
-    data = sample_logged_data(world, problem, 100_000, random_state=0)
+    data = sample_logged_data(problem, world, 100_000, random_state=0)
     assert np.all(data.propensity == 0.5)
     est = TabularWorld.from_data(data, problem)
     np.testing.assert_allclose(est.p_xz, world.p_xz, atol=0.01)
@@ -158,7 +158,7 @@ def test_sample_logged_data_matches_world():
     se = np.sqrt(world.p_y * (1 - world.p_y) / n_cell[..., None])
     assert np.all(np.abs(est.p_y - world.p_y) <= 5 * se + 1e-12)
     with pytest.raises(FairdecideError, match="n must be a positive integer"):
-        sample_logged_data(world, problem, 0)
+        sample_logged_data(problem, world, 0)
 
 
 def test_generator_arguments():
@@ -228,7 +228,7 @@ def test_nearby_policy_pickles_and_gives_the_same_probabilities():
     from scipy.special import softmax
 
     _, _, truth = make_logged_bandit(10, random_state=0)
-    policy = truth.nearby_policy(0.4, seed=1)
+    policy = truth.nearby_policy(0.4, random_state=1)
     again = pickle.loads(pickle.dumps(policy))
     X, _ = truth.draw_features(50, np.random.RandomState(3))
     # the rule as documented, written here: softmax(X @ (logging_coef + 0.4 N(0, 1)))
@@ -243,8 +243,8 @@ def test_nearby_policy_pickles_and_gives_the_same_probabilities():
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"scale": "0.4"}, "scale must be a real number"),
     ({"scale": -1.0}, r"scale must be a finite number in \[0.0, inf\)"),
-    ({"seed": 1.5}, "seed must be a whole number"),
-    ({"seed": -1}, "seed must be a non-negative integer"),
+    ({"random_state": 1.5}, "random_state must be None, an integer or a numpy RandomState"),
+    ({"random_state": -1}, r"random_state must be an integer in \[0, 2\*\*32 - 1\]"),
 ])
 def test_nearby_policy_names_bad_arguments(kwargs, match):
     _, _, truth = make_logged_bandit(10, random_state=0)

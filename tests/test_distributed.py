@@ -1,5 +1,5 @@
-"""The distributed solver (optimize_policy on a FrameWorld, and its shorthand
-optimize_distributed): the master over vertex mixtures, priced unit by unit, against the
+"""The distributed solver (optimize_policy on a FrameWorld; optimize_distributed, its
+deprecated shorthand): the master over vertex mixtures, priced unit by unit, against the
 exact in-memory program and an LP written here on populations that fit, on pandas and on
 a Dask LocalCluster; the settings it cannot honour refused by name."""
 
@@ -14,12 +14,18 @@ from hypothesis import strategies as st
 import fairdecide as fd
 from fairdecide.datasets import make_bail_problem
 from fairdecide.exceptions import FairdecideError, SolverError, VerificationError
-from fairdecide.optimize import optimize_distributed, outcome_columns
+from fairdecide.optimize import outcome_columns
 from fairdecide.optimize.engine.rounds import GAP
 
 from .reference import reference_solve
 
 PRED = fd.DecisionProblem([[1.0, -1.0], [-0.5, 0.5]], outcome_depends_on_action=False)
+
+
+def on_units(problem: fd.DecisionProblem, units, criteria, **kw) -> fd.OptimizeResult:
+    """The optimal policy of a table of units, through the one door (optimize_distributed,
+    deprecated, was its shorthand)."""
+    return fd.optimize_policy(problem, fd.FrameWorld(units, problem), criteria, **kw)
 
 
 def population(n: int, n_z: int, seed: int, problem: fd.DecisionProblem
@@ -56,7 +62,7 @@ def test_same_optimum_as_the_exact_program(seed, n_z, crit, tradeoff):
     units, z, w, p = population(400, n_z, seed, PRED)
     kw = {tradeoff[0]: tradeoff[1]}
     ref = in_memory(PRED, z, w, p, n_z, criterion, **kw)
-    res = optimize_distributed(PRED, units, [criterion], **kw)
+    res = on_units(PRED, units, [criterion], **kw)
     assert isinstance(res, fd.OptimizeResult) and res.status == "optimal"
     assert res.objective == pytest.approx(ref.objective, abs=1e-8)
     assert res.utility == pytest.approx(ref.utility, abs=1e-6 if kw.get("lam") else 1e-8)
@@ -82,7 +88,7 @@ def test_every_tradeoff_as_object_or_shorthand_gives_the_exact_optimum(kw):
     units) reach the in-memory program's optimum, solved by HiGHS."""
     units, z, w, p = population(300, 3, 11, PRED)
     ref = in_memory(PRED, z, w, p, 3, fd.Independence(), solver="highs", **kw)
-    res = optimize_distributed(PRED, units, [fd.Independence()], **kw)
+    res = on_units(PRED, units, [fd.Independence()], **kw)
     assert res.tradeoff == ref.tradeoff
     assert res.objective == pytest.approx(ref.objective, abs=1e-8)
     assert res.utility == pytest.approx(ref.utility, abs=1e-6)
@@ -93,7 +99,7 @@ def test_interventions_with_independence():
     units, z, w, p = population(600, 3, 1, problem)
     for kw in ({"epsilon": 0.02}, {"lam": 0.5}):
         ref = in_memory(problem, z, w, p, 3, fd.Independence(), **kw)
-        res = optimize_distributed(problem, units, [fd.Independence()], **kw)
+        res = on_units(problem, units, [fd.Independence()], **kw)
         assert res.objective == pytest.approx(ref.objective, abs=1e-8)
 
 
@@ -103,7 +109,7 @@ def test_dask_local_cluster_gives_the_same_optimum():
     from dask.distributed import Client, LocalCluster
 
     units, *_ = population(5000, 2, 3, PRED)
-    local = optimize_distributed(PRED, units, [fd.Separation()], epsilon=0.02)
+    local = on_units(PRED, units, [fd.Separation()], epsilon=0.02)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=":0") as cluster, Client(cluster):
         dask_units = dd.from_pandas(units, npartitions=3).persist()
@@ -127,30 +133,30 @@ def test_dask_local_cluster_gives_the_same_optimum():
 def test_bad_input_is_named():
     units, *_ = population(50, 2, 0, PRED)
     with pytest.raises(FairdecideError, match="linear in"):
-        optimize_distributed(PRED, units, [fd.Sufficiency()], epsilon=0.1)
+        on_units(PRED, units, [fd.Sufficiency()], epsilon=0.1)
     with pytest.raises(FairdecideError, match=r"lacks the columns \['p_1'\]"):
-        optimize_distributed(PRED, units.drop(columns="p_1"), [fd.Independence()],
+        on_units(PRED, units.drop(columns="p_1"), [fd.Independence()],
                              epsilon=0.1)
     with pytest.raises(FairdecideError, match="finite"):
-        optimize_distributed(PRED, units.assign(w=np.nan), [fd.Independence()],
+        on_units(PRED, units.assign(w=np.nan), [fd.Independence()],
                              epsilon=0.1)
     with pytest.raises(FairdecideError, match="at least two"):
-        optimize_distributed(PRED, units.assign(z=0), [fd.Independence()], epsilon=0.1)
+        on_units(PRED, units.assign(z=0), [fd.Independence()], epsilon=0.1)
     with pytest.raises(FairdecideError, match="exactly one trade-off"):
-        optimize_distributed(PRED, units, [fd.Independence()])
+        on_units(PRED, units, [fd.Independence()])
     with pytest.raises(FairdecideError, match="units must be"):
-        optimize_distributed(PRED, units.to_numpy(), [fd.Independence()], epsilon=0.1)
+        on_units(PRED, units.to_numpy(), [fd.Independence()], epsilon=0.1)
     with pytest.raises(FairdecideError, match="epsilon needs at least one fairness criterion"):
-        optimize_distributed(PRED, units, [], epsilon=0.1)
+        on_units(PRED, units, [], epsilon=0.1)
     with pytest.raises(FairdecideError, match="tradeoff must be a trade-off object"):
-        optimize_distributed(PRED, units, [fd.Independence()], tradeoff="epsilon")
+        on_units(PRED, units, [fd.Independence()], tradeoff="epsilon")
     with pytest.raises(FairdecideError, match="max_iter must be a positive integer"):
-        optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.1, max_iter=0)
+        on_units(PRED, units, [fd.Independence()], epsilon=0.1, max_iter=0)
 
 
 def test_the_mixture_policy_names_bad_input():
     units, *_ = population(60, 2, 0, PRED)
-    res = optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02)
+    res = on_units(PRED, units, [fd.Independence()], epsilon=0.02)
     pol = res.policy
     with pytest.raises(FairdecideError, match="index must be below"):
         pol.frame_proba(units, 1)
@@ -184,7 +190,7 @@ def test_a_policy_whose_recomputation_disagrees_raises(monkeypatch, kw):
     master (here: every unit's mass moved to action 0, which breaks the utility check and,
     under epsilon, is still fair) raises instead of returning a result."""
     units, _, w, p = population(300, 2, 5, PRED)
-    good = optimize_distributed(PRED, units, [fd.Independence()], **kw)
+    good = on_units(PRED, units, [fd.Independence()], **kw)
     # uncorrupted, the utility is sum_i (w_i / sum w) sum_{a,y} pi(a | i) p(y | i) U(a, y)
     pi = good.policy.frame_proba(units)
     by_hand = np.einsum("i,ia,iy,ay->", w / w.sum(), pi, p, PRED.utility)
@@ -198,14 +204,14 @@ def test_a_policy_whose_recomputation_disagrees_raises(monkeypatch, kw):
 
     _corrupt_pass(monkeypatch, all_to_action_0)
     with pytest.raises(VerificationError, match="utility"):
-        optimize_distributed(PRED, units, [fd.Independence()], **kw)
+        on_units(PRED, units, [fd.Independence()], **kw)
 
 
 def test_a_broken_tolerance_raises(monkeypatch):
     """Under epsilon, a recomputed deviation above the tolerance fails the trade-off's own
     check (the same check optimize_policy makes)."""
     units, z, *_ = population(300, 2, 6, PRED)
-    good = optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02)
+    good = on_units(PRED, units, [fd.Independence()], epsilon=0.02)
     assert good.policy.frame_proba(units)[z == 0, 0].sum() > 0.05 * len(units)
 
     def unfair(M):
@@ -215,7 +221,7 @@ def test_a_broken_tolerance_raises(monkeypatch):
 
     _corrupt_pass(monkeypatch, unfair)
     with pytest.raises(VerificationError, match="independence, TV summed vs pooled <= epsilon"):
-        optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02)
+        on_units(PRED, units, [fd.Independence()], epsilon=0.02)
 
 
 def test_rows_off_the_simplex_fail_verification(monkeypatch):
@@ -228,7 +234,7 @@ def test_rows_off_the_simplex_fail_verification(monkeypatch):
     monkeypatch.setattr(mixture.VertexMixturePolicy, "proba",
                         lambda self, u: 1.01 * real(self, u))
     with pytest.raises(VerificationError, match="simplex"):
-        optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02)
+        on_units(PRED, units, [fd.Independence()], epsilon=0.02)
 
 
 # ---------------------------------------------------------------- the front door
@@ -253,14 +259,17 @@ AGREE = 10 * GAP
     ("separation", {"lam": 0.3}, {"lam": 0.3}),
     ("independence", {"utility_slack": 0.01}, {"slack": 0.01})])
 def test_both_doors_give_the_reference_optimum(kind, kw, ref_kw):
-    """optimize_policy on a FrameWorld and optimize_distributed on its units give the same
-    utility and deviations, and they are the optimum of an LP written independently."""
+    """optimize_policy on a FrameWorld and optimize_distributed (deprecated: it warns) on
+    its units give the same utility and deviations, and they are the optimum of an LP
+    written independently."""
     units, z, w, p = population(60, 2, 21, PRED)
     crit = {None: [], "independence": [fd.Independence()],
             "separation": [fd.Separation()]}[kind]
     world = fd.FrameWorld(units, PRED)
     front = fd.optimize_policy(PRED, world, crit, **kw)
-    side = optimize_distributed(PRED, units, crit, **kw)
+    with pytest.warns(DeprecationWarning, match=r"use fairdecide\.optimize_policy\(problem, "
+                      r"fairdecide\.FrameWorld\(units, problem, group='z', weight='w'\)"):
+        side = fd.optimize.optimize_distributed(PRED, units, crit, **kw)
     tol = front.verification.tol
     assert side.utility == pytest.approx(front.utility, abs=tol)
     assert side.deviations.keys() == front.deviations.keys()
@@ -283,20 +292,24 @@ def test_both_doors_give_the_reference_optimum(kind, kw, ref_kw):
 
 
 def test_tol_is_checked_once_with_optimize_policys_default():
-    """tol is validated as optimize_policy validates it (optimize_distributed passed a NaN
-    on unchecked), and both doors default to optimize_policy's 1e-6."""
+    """tol is validated as optimize_policy validates it (optimize_distributed, deprecated,
+    passed a NaN on unchecked), and both doors default to optimize_policy's 1e-6."""
     import inspect
 
     units, *_ = population(40, 2, 2, PRED)
     for bad in (np.nan, -1e-6, 0.5, "1e-6"):
         with pytest.raises(FairdecideError, match="tol must be"):
-            optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.1, tol=bad)
+            with pytest.warns(DeprecationWarning, match="optimize_distributed"):
+                fd.optimize.optimize_distributed(PRED, units, [fd.Independence()],
+                                                 epsilon=0.1, tol=bad)
         with pytest.raises(FairdecideError, match="tol must be"):
             fd.optimize_policy(PRED, fd.FrameWorld(units, PRED), fd.Independence(),
                                epsilon=0.1, tol=bad)
     default = inspect.signature(fd.optimize_policy).parameters["tol"].default
-    assert inspect.signature(optimize_distributed).parameters["tol"].default == default
-    res = optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.1)
+    assert inspect.signature(fd.optimize.optimize_distributed).parameters[
+        "tol"].default == default
+    with pytest.warns(DeprecationWarning, match="optimize_distributed"):
+        res = fd.optimize.optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.1)
     assert res.verification.tol == default == 1e-6
 
 

@@ -254,14 +254,14 @@ def _malformed_cases():
 
     policy = TabularPolicy.constant(3, 2, [0.5, 0.5])
     cases = [
-        (lambda: scenario_values(np.eye(2), [WORLD], PROBLEM), "fairdecide Policy"),
-        (lambda: scenario_values(policy, [{"p": 1}], PROBLEM), "must be a World"),
-        (lambda: scenario_values(policy, WORLD, PROBLEM), "non-empty sequence of worlds"),
-        (lambda: scenario_values(policy, [], PROBLEM), "non-empty sequence of worlds"),
-        (lambda: scenario_values(policy, [WORLD], PROBLEM, ["parity"]),
+        (lambda: scenario_values(PROBLEM, [WORLD], np.eye(2)), "fairdecide Policy"),
+        (lambda: scenario_values(PROBLEM, [{"p": 1}], policy), "must be a World"),
+        (lambda: scenario_values(PROBLEM, WORLD, policy), "non-empty sequence of worlds"),
+        (lambda: scenario_values(PROBLEM, [], policy), "non-empty sequence of worlds"),
+        (lambda: scenario_values(PROBLEM, [WORLD], policy, ["parity"]),
          r"criteria\[0\] is the unknown criterion name"),
-        (lambda: scenario_values(policy, [WORLD], np.eye(2)), "problem"),
-        (lambda: decision_table(policy, "world", PROBLEM), "must be a World"),
+        (lambda: scenario_values(np.eye(2), [WORLD], policy), "problem"),
+        (lambda: decision_table(PROBLEM, "world", policy), "must be a World"),
         (lambda: as_policy(42, PROBLEM), "policy must be a TabularPolicy, a fitted"),
         (lambda: as_policy(policy, "problem"), "problem must be a DecisionProblem"),
         (lambda: Units(group=[0, 1], n_groups=0), "n_groups must be a positive integer"),
@@ -282,8 +282,8 @@ def _malformed_cases():
         (lambda: optimize_policy(PROBLEM, WORLD, solver="simplex"),
          "solver 'simplex' is not usable here: use None"),
         (lambda: optimize_policy(PROBLEM, WORLD, solver=3), "solver must be a string"),
-        (lambda: evaluate_under_belief(policy, WORLD, "problem"), "problem must be"),
-        (lambda: evaluate_under_belief(policy, [WORLD], PROBLEM), "belief must be a Belief"),
+        (lambda: evaluate_under_belief("problem", WORLD, policy), "problem must be"),
+        (lambda: evaluate_under_belief(PROBLEM, [WORLD], policy), "belief must be a Belief"),
         (lambda: Belief((WORLD,), weights=[np.inf]), "weights contains NaN or infinite"),
         (lambda: Belief((WORLD,), weights=[-1.0]), "non-negative numbers"),
         (lambda: pareto_frontier(PROBLEM, WORLD, "parity"), "one fairness criterion"),
@@ -369,7 +369,7 @@ def test_cases_named_in_issue_8():
     with pytest.raises(FairdecideError, match=r"propensity at row 1 is 4\.94e-324"):
         LoggedData(x=[0, 1], z=[0, 1], y=[0, 1], a=[0, 1], propensity=[0.5, 5e-324])
     with pytest.raises(FairdecideError, match="worlds must be a non-empty sequence"):
-        scenario_values(TabularPolicy.for_world(WORLD, [0.5, 0.5]), WORLD, PROBLEM)
+        scenario_values(PROBLEM, WORLD, TabularPolicy.for_world(WORLD, [0.5, 0.5]))
     with pytest.raises(FairdecideError, match="worlds must be a sequence of World"):
         Belief(WORLD)
     with pytest.raises(FairdecideError, match="tol must be a positive number"):

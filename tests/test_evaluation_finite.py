@@ -22,7 +22,7 @@ from fairdecide.evaluation import (
 SEP = fd.Separation().label  # the criterion's name with its measure
 
 PROBLEM, WORLD = make_bail_problem()
-DATA = sample_logged_data(WORLD, PROBLEM, 400, random_state=0)
+DATA = sample_logged_data(PROBLEM, WORLD, 400, random_state=0)
 POLICY = TabularPolicy.constant(5, 2, [0.5, 0.5])
 
 
@@ -44,15 +44,15 @@ def test_subnormal_propensity_overflows_loudly(estimator):
         assert "overflow" in str(exc)
         return
     with pytest.raises(FairdecideError, match="overflow"):
-        evaluate_policy(data, POLICY, PROBLEM, estimator)
+        evaluate_policy(PROBLEM, data, POLICY, estimator)
     with pytest.raises(FairdecideError, match="overflow"):
-        estimate_deviation(data, problem=PROBLEM, criterion=Independence(), policy=POLICY,
+        estimate_deviation(PROBLEM, data, criterion=Independence(), policy=POLICY,
                            n_boot=10)
 
 
 @pytest.mark.parametrize("name", ["ips", "snips", "dr"])
 def test_estimators_refuse_overflowing_weights_themselves(name):
-    from fairdecide.evaluation.offpolicy import ESTIMATORS
+    from fairdecide.evaluation.offpolicy import METHODS
     from fairdecide.evaluation.ope import OffPolicyInputs
 
     n = 5
@@ -61,7 +61,7 @@ def test_estimators_refuse_overflowing_weights_themselves(name):
     inputs = OffPolicyInputs(np.ones(n), np.zeros(n, int), np.tile([0.5, 0.5], (n, 1)),
                              prop, np.zeros((n, 2)))
     with pytest.raises(FairdecideError, match="importance weights overflow: row 2"):
-        ESTIMATORS[name]().estimate(inputs)
+        METHODS[name]().estimate(inputs)
 
 
 @pytest.mark.parametrize("estimator", ["ips", "snips", "dr"])
@@ -71,7 +71,7 @@ def test_tiny_propensity_warns_of_overlap_and_stays_finite(estimator):
     except FairdecideError:
         return
     with pytest.warns(UserWarning, match="poor overlap"):
-        est = evaluate_policy(data, POLICY, PROBLEM, estimator)
+        est = evaluate_policy(PROBLEM, data, POLICY, estimator)
     assert np.isfinite(est.value) and np.isfinite(est.std_error)
     assert est.ess == pytest.approx(1.0, abs=0.01)  # one row carries all the weight
 
@@ -90,7 +90,7 @@ def test_results_are_finite_on_ordinary_data():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for estimator in ("ips", "snips", "dr", "dm"):
-            est = evaluate_policy(DATA, POLICY, PROBLEM, estimator, random_state=0)
+            est = evaluate_policy(PROBLEM, DATA, POLICY, estimator, random_state=0)
             assert np.isfinite([est.value, est.std_error, *est.confidence_interval()]).all()
 
 
@@ -104,13 +104,13 @@ def test_levels_are_checked(level):
     with pytest.raises(FairdecideError, match="level"):
         res.overall.confidence_interval(level)
     with pytest.raises(FairdecideError, match="level"):
-        estimate_deviation(DATA, PROBLEM, Independence(), level=level, n_boot=10)
+        estimate_deviation(PROBLEM, DATA, Independence(), level=level, n_boot=10)
     with pytest.raises(FairdecideError, match="level"):
         audit(DATA, PROBLEM, level=level, n_boot=10, n_draws=10)
 
 
 def test_belief_summary_quantiles_are_checked():
-    ev = evaluate_under_belief(POLICY, WORLD, PROBLEM, Independence())
+    ev = evaluate_under_belief(PROBLEM, WORLD, POLICY, Independence())
     for bad in ([np.nan], [1.5], "a", [[0.5]]):
         with pytest.raises(FairdecideError, match="quantiles"):
             ev.summary(bad)
@@ -142,40 +142,40 @@ def test_audit_arguments_are_named(name, value):
     ({"n_folds": 10_000}, "n_folds"), ({"n_folds": "5"}, "n_folds"),
     ({"n_folds": 1}, "n_folds"), ({"interval": "bootstrap", "n_boot": "5"}, "n_boot"),
     ({"interval": ["normal"]}, "interval"),
-    ({"estimator": "bayes", "n_draws": np.nan}, "n_draws"),
-    ({"estimator": "bayes", "n_draws": 0}, "n_draws"),
-    ({"estimator": "bayes", "prior": "a"}, "prior"),
-    ({"estimator": "bayes", "prior": 0}, "prior"),
+    ({"method": "bayes", "n_draws": np.nan}, "n_draws"),
+    ({"method": "bayes", "n_draws": 0}, "n_draws"),
+    ({"method": "bayes", "prior": "a"}, "prior"),
+    ({"method": "bayes", "prior": 0}, "prior"),
 ])
 def test_evaluate_policy_arguments_are_named(kwargs, name):
     with pytest.raises(FairdecideError, match=name):
-        evaluate_policy(DATA, POLICY, PROBLEM, **kwargs)
+        evaluate_policy(PROBLEM, DATA, POLICY, **kwargs)
 
 
 def test_too_many_folds_for_an_action_names_n_folds():
     with pytest.raises(FairdecideError, match="n_folds"):
-        evaluate_policy(DATA, POLICY, PROBLEM, "dr", n_folds=300)
+        evaluate_policy(PROBLEM, DATA, POLICY, "dr", n_folds=300)
 
 
 def test_wrong_object_types_name_the_argument():
     frame = DATA.to_frame()
     calls = {
-        "data": [lambda: evaluate_policy(frame, POLICY, PROBLEM),
-                 lambda: evaluate_policy(frame, POLICY, PROBLEM, "bayes"),
-                 lambda: evaluate_policy_by_group(frame, POLICY, PROBLEM),
-                 lambda: estimate_deviation(frame, PROBLEM, Independence()),
+        "data": [lambda: evaluate_policy(PROBLEM, frame, POLICY),
+                 lambda: evaluate_policy(PROBLEM, frame, POLICY, "bayes"),
+                 lambda: evaluate_policy_by_group(PROBLEM, frame, POLICY),
+                 lambda: estimate_deviation(PROBLEM, frame, Independence()),
                  lambda: audit(frame, PROBLEM)],
-        "problem": [lambda: evaluate_policy(DATA, POLICY, np.eye(2)),
-                    lambda: evaluate_policy_by_group(DATA, POLICY, np.eye(2)),
-                    lambda: estimate_deviation(DATA, np.eye(2), Independence()),
+        "problem": [lambda: evaluate_policy(np.eye(2), DATA, POLICY),
+                    lambda: evaluate_policy_by_group(np.eye(2), DATA, POLICY),
+                    lambda: estimate_deviation(np.eye(2), DATA, Independence()),
                     lambda: audit(DATA, np.eye(2)),
-                    lambda: evaluate_under_belief(POLICY, WORLD, np.eye(2))],
-        "policy": [lambda: evaluate_policy(DATA, np.eye(2), PROBLEM),
-                   lambda: estimate_deviation(DATA, PROBLEM, Independence(), np.eye(2)),
-                   lambda: evaluate_under_belief(np.eye(2), WORLD, PROBLEM)],
-        "criterion": [lambda: estimate_deviation(DATA, PROBLEM, np.eye(2))],
+                    lambda: evaluate_under_belief(np.eye(2), WORLD, POLICY)],
+        "policy": [lambda: evaluate_policy(PROBLEM, DATA, np.eye(2)),
+                   lambda: estimate_deviation(PROBLEM, DATA, Independence(), np.eye(2)),
+                   lambda: evaluate_under_belief(PROBLEM, WORLD, np.eye(2))],
+        "criterion": [lambda: estimate_deviation(PROBLEM, DATA, np.eye(2))],
         "criteria": [lambda: audit(DATA, PROBLEM, [np.eye(2)])],
-        "belief": [lambda: evaluate_under_belief(POLICY, np.eye(2), PROBLEM)],
+        "belief": [lambda: evaluate_under_belief(PROBLEM, np.eye(2), POLICY)],
     }
     for name, fns in calls.items():
         for fn in fns:
@@ -192,4 +192,4 @@ def test_a_group_of_one_row_is_an_error_not_a_nan_standard_error():
     rows = np.r_[np.flatnonzero(DATA.z == 0), np.flatnonzero(DATA.z == 1)[:1]]
     data = DATA.subset(rows)
     with pytest.raises(FairdecideError, match=r"group 'group B': .*at least 2 rows"):
-        evaluate_policy_by_group(data, POLICY, PROBLEM, "ips")
+        evaluate_policy_by_group(PROBLEM, data, POLICY, "ips")

@@ -313,7 +313,7 @@ def test_pareto_frontier_plot(tmp_path, monkeypatch):
     row = re.search(r"\n\s+0\.05\s+(\d\.\d+)\s+", out)
     assert float(row.group(1)) == pytest.approx(u, abs=6e-5)
 
-    data = sample_logged_data(world, problem, 2000, random_state=0)
+    data = sample_logged_data(problem, world, 2000, random_state=0)
     learned = fd.TabularWorld.from_data(data, problem, smoothing=0.5)
     table = fd.optimize_policy(problem, learned, fd.Independence(), epsilon=0.05).policy.table
     release = (world.p_xz * table[:, :, 1]).sum(axis=0) / world.p_xz.sum(axis=0)

@@ -52,13 +52,13 @@ from fairdecide.uncertainty.regions import Boxes, L1Balls
 PROBLEM, WORLD = make_bail_problem()
 CLS = fd.DecisionProblem.classification(2)
 _, CWORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
-DATA = sample_logged_data(WORLD, PROBLEM, 300, random_state=0)
-CDATA = sample_logged_data(CWORLD, CLS, 300, random_state=0)
+DATA = sample_logged_data(PROBLEM, WORLD, 300, random_state=0)
+CDATA = sample_logged_data(CLS, CWORLD, 300, random_state=0)
 POLICY = fd.TabularPolicy.for_world(WORLD, [0.3, 0.7])
 CPOLICY = fd.TabularPolicy.for_world(CWORLD, [0.5, 0.5])
 POSTERIOR = fd.DirichletPosterior().fit(CDATA, CLS)
 BELIEF = fd.Belief.from_posterior(POSTERIOR, n_scenarios=4, random_state=0)
-GROUPS = ev.evaluate_policy_by_group(DATA, POLICY, PROBLEM)
+GROUPS = ev.evaluate_policy_by_group(PROBLEM, DATA, POLICY)
 BPROBLEM, BANDIT, TRUTH = make_logged_bandit(300, random_state=0)
 FRAME = DATA.to_frame()
 _RNG = np.random.RandomState(0)
@@ -391,10 +391,10 @@ def _entries() -> list[Entry]:
           {"market": "object", "assignment": "array"}),
         E("rank_utility", asg.rank_utility, {"market": MARKET}, {"market": "object"}),
         E("optimize_matching", fd.optimize_matching,
-          {"market": MARKET, "utility": np.ones((3, 2)), "groups": ["a", "b", "a"],
+          {"market": MARKET, "utility": np.ones((3, 2)), "group": ["a", "b", "a"],
            "rate_gap": 1.0, "programme_gap": 1.0, "min_share": {"a": 0.0},
            "stability": False, "time_limit": 60.0},
-          {"market": "object", "utility": "array", "groups": "labels", "rate_gap": "real",
+          {"market": "object", "utility": "array", "group": "labels", "rate_gap": "real",
            "programme_gap": "real", "min_share": "object", "stability": "flag",
            "time_limit": "real"},
           accepts={"utility": {"negative"}}),
@@ -404,20 +404,20 @@ def _entries() -> list[Entry]:
           {"P": [[0.5], [0.25]]}, {"P": "array"}),
         # ---------------------------------------------------------------- rankings
         E("optimize_ranking", fd.optimize_ranking,
-          {"merits": [0.9, 0.5, 0.4, 0.1], "groups": RGROUPS,
+          {"merits": [0.9, 0.5, 0.4, 0.1], "group": RGROUPS,
            "criteria": fd.ExposureParity(), "epsilon": 0.1, "positions": [1, 0.5, 0.5, 0.2],
            "k": 4, "formulation": None, "tol": 1e-6},
-          {"merits": "array", "groups": "labels", "criteria": "object", "epsilon": "real",
+          {"merits": "array", "group": "labels", "criteria": "object", "epsilon": "real",
            "positions": "array", "k": "size", "formulation": "choice", "tol": "real"},
           accepts={"merits": {"negative"}}),  # any real merits
         E("ExposureParity.deviation", fd.ExposureParity().deviation,
-          {"P": np.eye(4), "merits": [4, 3, 2, 1], "groups": RGROUPS, "positions": None},
-          {"P": "array", "merits": "array", "groups": "labels"},
+          {"P": np.eye(4), "merits": [4, 3, 2, 1], "group": RGROUPS, "positions": None},
+          {"P": "array", "merits": "array", "group": "labels"},
           accepts={"merits": {"negative"}}),
         E("MeritExposure.deviation", fd.MeritExposure().deviation,
-          {"P": np.eye(4), "merits": [4, 3, 2, 1], "groups": RGROUPS,
+          {"P": np.eye(4), "merits": [4, 3, 2, 1], "group": RGROUPS,
            "positions": [1, 0.5, 0.5, 0.2]},
-          {"P": "array", "merits": "array", "groups": "labels", "positions": "array"}),
+          {"P": "array", "merits": "array", "group": "labels", "positions": "array"}),
         E("TopShare", fd.TopShare,
           {"group": "b", "at_least": 0.5, "top": 2, "every_prefix": True},
           {"at_least": "real", "top": "size", "every_prefix": "flag"}),
@@ -437,10 +437,10 @@ def _entries() -> list[Entry]:
         E("RankingResult.selection_probability", RANKING.selection_probability,
           {"top_k": 2}, {"top_k": "size"}),
         E("optimize_ranking(exposure)", fd.optimize_ranking,
-          {"merits": [0.9, 0.5, 0.4, 0.1], "groups": RGROUPS,
+          {"merits": [0.9, 0.5, 0.4, 0.1], "group": RGROUPS,
            "criteria": [fd.ExposureParity(), fd.MeritExposure()], "epsilon": [0.1, 5.0],
            "positions": [1, 0.5, 0.2], "formulation": "exposure", "tol": 1e-6},
-          {"merits": "array", "groups": "labels", "epsilon": "array", "positions": "array",
+          {"merits": "array", "group": "labels", "epsilon": "array", "positions": "array",
            "formulation": "choice", "tol": "real"}),
         E("RankingResult.sample(lottery)", RANKING_EXPOSURE.sample,
           {"size": 3, "random_state": 0}, {"size": "size"}),
@@ -565,7 +565,7 @@ def _entries() -> list[Entry]:
           {"data": CDATA, "problem": CLS, "n_scenarios": 3, "smoothing": 0.5},
           {"data": "object", "problem": "object", "n_scenarios": "size",
            "smoothing": "real"}),
-        E("Belief.confidence_set", fd.Belief.confidence_set,
+        E("Belief.highest_density_draws", fd.Belief.highest_density_draws,
           {"posterior": POSTERIOR, "delta": 0.1, "n_scenarios": 4, "random_state": 0},
           {"posterior": "object", "delta": "real", "n_scenarios": "size"}),
         E("ConfidenceSet.from_data", fd.ConfidenceSet.from_data,
@@ -662,22 +662,22 @@ def _entries() -> list[Entry]:
           {"policy": "object", "belief": "object", "problem": "object",
            "criteria": "object"}),
         E("BeliefEvaluation.summary",
-          fd.evaluate_under_belief(CPOLICY, BELIEF, CLS).summary,
+          fd.evaluate_under_belief(CLS, BELIEF, CPOLICY).summary,
           {"quantiles": [0.1, 0.9]}, {"quantiles": "array"}),
         # ---------------------------------------------------------------- evaluation
         E("evaluate_policy", ev.evaluate_policy,
-          {"data": DATA, "policy": POLICY, "problem": PROBLEM, "estimator": "dr",
+          {"data": DATA, "policy": POLICY, "problem": PROBLEM, "method": "dr",
            "n_folds": 3},
           {"data": "object", "policy": "object", "problem": "object",
-           "estimator": "choice", "n_folds": "size"}),
+           "method": "choice", "n_folds": "size"}),
         E("evaluate_policy(bootstrap)", ev.evaluate_policy,
-          {"data": DATA, "policy": POLICY, "problem": PROBLEM, "estimator": "ips",
+          {"data": DATA, "policy": POLICY, "problem": PROBLEM, "method": "ips",
            "interval": "bootstrap", "n_boot": 20},
           {"interval": "choice", "n_boot": "size"}),
         E("evaluate_policy_by_group", ev.evaluate_policy_by_group,
-          {"data": DATA, "policy": POLICY, "problem": PROBLEM, "estimator": "ips"},
+          {"data": DATA, "policy": POLICY, "problem": PROBLEM, "method": "ips"},
           {"data": "object", "policy": "object", "problem": "object",
-           "estimator": "choice"}),
+           "method": "choice"}),
         E("GroupValues.gaps", GROUPS.gaps, {"level": 0.9}, {"level": "real"}),
         E("ValueEstimate.confidence_interval", GROUPS.overall.confidence_interval,
           {"level": 0.9}, {"level": "real"}),
@@ -714,8 +714,8 @@ def _entries() -> list[Entry]:
           {"n": 50, "n_features": 2, "n_actions": 2, "random_state": 0},
           {"n": "size", "n_features": "size", "n_actions": "size"}),
         E("LoggedBanditTruth.value", TRUTH.value,
-          {"policy": TRUTH.nearby_policy(), "n_mc": 1000},
-          {"policy": "object", "n_mc": "size"}),
+          {"policy": TRUTH.nearby_policy(), "n_draws": 1000},
+          {"policy": "object", "n_draws": "size"}),
         # ---------------------------------------------------------------- estimators
         E("FairPolicyClassifier.fit", _classifier_fit,
           {"X": EX, "y": EY, "sensitive_features": EZ, "sample_weight": np.ones(60)},
@@ -752,7 +752,7 @@ def _entries() -> list[Entry]:
         E("FairPolicyClassifier(guarantee)", _guaranteed_fit,
           {"guarantee": 0.05, "safety_fraction": 0.4},
           {"guarantee": "real", "safety_fraction": "real"}),
-        E("certify", ev.certify,
+        E("certify_held_out", ev.certify_held_out,
           {"estimator": _classifier(), "X": EX, "y": EY, "sensitive_features": EZ,
            "epsilon": 0.5, "criteria": "separation", "delta": 0.1},
           {"estimator": "object", "X": "array", "y": "labels",
@@ -809,14 +809,7 @@ def _entries() -> list[Entry]:
             {"mean_test_utility": [0.9, 0.8], "mean_test_fairness": [-0.2, -0.01]}),
           {"bound": 0.05}, {"bound": "real"}),
         # ---------------------------------------------------------------- distributed
-        E("optimize_distributed", fd.optimize.optimize_distributed,
-          {"problem": CLS, "units": UNITS, "criteria": [fd.Independence()],
-           "epsilon": 0.05, "progress": None, "tradeoff": None, "max_iter": 50, "tol": 1e-6,
-           "group": "z", "weight": "w"},
-          {"problem": "object", "units": "object", "criteria": "object", "epsilon": "real",
-           "progress": "object", "tradeoff": "object", "max_iter": "size", "tol": "real",
-           "group": "label", "weight": "label"},
-          accepts={"epsilon": {"inf"}}),
+        # (optimize_distributed, deprecated, calls optimize_policy(FrameWorld) below)
         E("FrameWorld", fd.FrameWorld,
           {"units": UNITS, "problem": CLS, "group": "z", "weight": "w"},
           {"units": "object", "problem": "object", "group": "label", "weight": "label"}),
@@ -918,7 +911,7 @@ EXEMPT = {
     "reporting": "checks its callback as optimize_policy(progress=) does, which calls it "
                  "(fuzzed)",
     "InfeasibleToleranceError": "an exception", "NotCertifiedError": "an exception",
-    "DeviationCertificate": "a result container built by certify (fuzzed)",
+    "HeldOutGuarantee": "a result container built by certify_held_out (fuzzed)",
     "SolverError": "an exception", "VerificationError": "an exception",
     "DataNotFoundError": "an exception", "PriceWarning": "a warning class",
     "Criterion": "abstract base class", "Policy": "abstract base class",

@@ -206,7 +206,7 @@ def test_held_out_individuals_keep_the_guarantee_within_sampling_error():
     # F = 2 |P(a=1 | z=0) - P(a=1 | z=1)|; each group mean of pi over ~1500 training
     # people has standard error <= 0.5 / sqrt(1500) = 0.013, so F moves by < 0.08.
     assert held_out <= 0.02 + 0.08
-    assert abs(fd.expected_utility(res.policy, test, problem) - res.utility) < 0.03
+    assert abs(fd.expected_utility(problem, test, res.policy) - res.utility) < 0.03
 
 
 def test_deterministic_under_random_state_and_class_accepted():
@@ -227,13 +227,13 @@ def test_mixture_slack_and_utility_trade_offs():
     fam = fd.LinearSoftmaxPolicy(include_z=True)
     best = fd.optimize_policy(problem, world, policy=fam, random_state=0)
     uniform = fam.for_units(world.units(), 2)
-    assert best.utility > fd.expected_utility(uniform, world, problem) + 0.05
+    assert best.utility > fd.expected_utility(problem, world, uniform) + 0.05
     mix = fd.optimize_policy(problem, world, fd.Independence(), lam=0.5, policy=fam,
                              random_state=0)
     crit = fd.Independence()
     mixed_value = 0.5 * mix.utility - 0.5 * mix.deviations["independence"]
     for other in (best.policy, uniform):  # the search beats its own starts
-        value = (0.5 * fd.expected_utility(other, world, problem)
+        value = (0.5 * fd.expected_utility(problem, world, other)
                  - 0.5 * crit.deviation(other, world, problem))
         assert mixed_value >= value - 1e-9
     slack = fd.optimize_policy(problem, world, fd.Independence(), utility_slack=0.02,
@@ -304,16 +304,16 @@ def test_evaluation_takes_a_softmax_policy_on_numeric_logs():
     width = data.X.shape[1] + 1
     policy = fd.LinearSoftmaxPolicy(coef=np.vstack([np.zeros(width),
                                                     np.linspace(-0.5, 1.0, width)]))
-    groups = evaluate_policy_by_group(data, policy, problem)
+    groups = evaluate_policy_by_group(problem, data, policy)
     assert np.isfinite(groups.overall.value) and len(groups.groups) == 2
-    est = estimate_deviation(data, problem, fd.Independence(), policy, n_boot=200,
+    est = estimate_deviation(problem, data, fd.Independence(), policy, n_boot=200,
                              random_state=0)
     X, z = truth.draw_features(200_000, np.random.RandomState(1))
     p = policy.action_proba(X)[:, 1]
     true_dev = 2 * abs(p[z == 0].mean() - p[z == 1].mean())
     assert est.low <= true_dev <= est.high
     with pytest.raises(fd.FairdecideError, match="problem must be a DecisionProblem"):
-        estimate_deviation(data, policy, fd.Independence())
+        estimate_deviation(policy, data, fd.Independence())
 
 
 def test_smoothing_upper_bounds_the_exact_deviation():

@@ -1,4 +1,4 @@
-"""Guarantees on new data: the deviation bound of fairdecide.evaluation.certify against
+"""Guarantees on new data: the deviation bound of evaluation.certify_held_out against
 independent computations and by simulation, and FairPolicyClassifier(guarantee=)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from scipy.optimize import brentq, linprog
 import fairdecide as fd
 from fairdecide.criteria.bounds import knapsack as _knapsack
 from fairdecide.estimators._guarantee import safety_split
-from fairdecide.evaluation import DeviationCertificate, certify
+from fairdecide.evaluation import HeldOutGuarantee, certify_held_out
 from fairdecide.evaluation._bounds import kl_interval, n_statements
 from fairdecide.evaluation.certify import bound_rows
 from fairdecide.worlds.table import row_counts
@@ -277,7 +277,7 @@ def test_certified_policy_is_the_candidate_fit_and_its_certificate_is_reproducib
     clf = fd.FairPolicyClassifier(policy="score", epsilon=0.3, guarantee=0.05,
                                   random_state=0).fit(X, y, sensitive_features=z)
     cert = clf.certificate_
-    assert isinstance(cert, DeviationCertificate) and cert.certified
+    assert isinstance(cert, HeldOutGuarantee) and cert.certified
     assert cert.bounds["independence"] <= 0.3
     assert cert.delta == 0.05 and cert.epsilon == 0.3
     # the split: 40% of each group held out, seeded by random_state
@@ -410,7 +410,7 @@ def test_certify_bounds_a_fitted_classifier_on_held_out_rows():
     clf = fd.FairPolicyClassifier(policy="score", criteria="separation", epsilon=0.05,
                                   random_state=0).fit(X[:2000], y[:2000],
                                                       sensitive_features=z[:2000])
-    cert = certify(clf, X[2000:], y[2000:], sensitive_features=z[2000:], epsilon=0.05)
+    cert = certify_held_out(clf, X[2000:], y[2000:], sensitive_features=z[2000:], epsilon=0.05)
     assert list(cert.bounds) == [SEP]  # the estimator's own criteria
     assert not cert.certified and cert.smallest_epsilon == cert.bounds["separation"]
     rows = clf.predict_proba(X[2000:], sensitive_features=z[2000:])
@@ -422,7 +422,7 @@ def test_certify_bounds_a_fitted_classifier_on_held_out_rows():
     frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "g": z})
     clf2 = fd.FairPolicyClassifier(policy="score", group_column="g",
                                    random_state=0).fit(frame[:2000], y[:2000])
-    cert2 = certify(clf2, frame[2000:], y[2000:], epsilon=1.5,
+    cert2 = certify_held_out(clf2, frame[2000:], y[2000:], epsilon=1.5,
                     criteria=["independence", "separation"], delta=0.1)
     assert cert2.certified and set(cert2.bounds) == {IND, SEP}
 
@@ -430,12 +430,12 @@ def test_certify_bounds_a_fitted_classifier_on_held_out_rows():
 def test_certify_names_what_is_wrong():
     X, y, z = _data(200)
     with pytest.raises(fd.FairdecideError, match=r"estimator .* \(fit it first"):
-        certify(fd.FairPolicyClassifier(), X, y, sensitive_features=z, epsilon=0.1)
+        certify_held_out(fd.FairPolicyClassifier(), X, y, sensitive_features=z, epsilon=0.1)
     clf = fd.FairPolicyClassifier(policy="score", random_state=0).fit(
         X, y, sensitive_features=z)
     with pytest.raises(fd.FairdecideError, match="sensitive_features"):
-        certify(clf, X, y, epsilon=0.1)
+        certify_held_out(clf, X, y, epsilon=0.1)
     with pytest.raises(fd.FairdecideError, match="delta"):
-        certify(clf, X, y, sensitive_features=z, epsilon=0.1, delta=1.0)
+        certify_held_out(clf, X, y, sensitive_features=z, epsilon=0.1, delta=1.0)
     with pytest.raises(fd.FairdecideError, match="sufficiency"):
-        certify(clf, X, y, sensitive_features=z, epsilon=0.1, criteria="sufficiency")
+        certify_held_out(clf, X, y, sensitive_features=z, epsilon=0.1, criteria="sufficiency")

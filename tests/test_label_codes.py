@@ -107,7 +107,7 @@ def test_labels_are_tuples_that_pickle():
 def test_logged_data_from_dask_says_what_to_use():
     dd = pytest.importorskip("dask.dataframe")
     problem, world = make_bail_problem()
-    ddf = dd.from_pandas(sample_logged_data(world, problem, 50, random_state=0).to_frame(),
+    ddf = dd.from_pandas(sample_logged_data(problem, world, 50, random_state=0).to_frame(),
                          npartitions=2)
     with pytest.raises(FairdecideError, match=r"LoggedCounts.from_frame"):
         fd.LoggedData.from_frame(ddf, features=["x"], group="z", outcome="y", action="a")
@@ -115,7 +115,7 @@ def test_logged_data_from_dask_says_what_to_use():
 
 def test_malformed_subsets_and_empty_frames():
     problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 20, random_state=0)
+    data = sample_logged_data(problem, world, 20, random_state=0)
     with pytest.raises(FairdecideError, match="rows is a boolean mask of shape"):
         data.subset(np.ones(7, dtype=bool))
     with pytest.raises(FairdecideError, match="rows must index the data's 20 rows"):
@@ -150,7 +150,7 @@ def _everything(df, problem, dask: bool):
     policy = fd.TabularPolicy.for_world(world, np.linspace(0.2, 0.8, problem.n_actions)
                                         / np.linspace(0.2, 0.8, problem.n_actions).sum())
     return (counts, world, audit(counts, problem, n_boot=50, n_draws=200, random_state=0),
-            evaluate_policy(counts, policy, problem, "ips"))
+            evaluate_policy(problem, counts, policy, "ips"))
 
 
 def _same_results(r1, r2) -> None:
@@ -169,7 +169,7 @@ def _same_results(r1, r2) -> None:
 def test_text_labels_the_same_in_pandas_and_dask_of_every_dtype(dtype):
     pytest.importorskip("dask.dataframe")
     problem, world = make_bail_problem()
-    df = sample_logged_data(world, problem, 3000, random_state=0).to_frame()
+    df = sample_logged_data(problem, world, 3000, random_state=0).to_frame()
     base = _everything(df, problem, dask=False)
     # the bail problem's outcomes are numbers: its text columns are x, z and a
     _same_results(_everything(_as(df, dtype, "xza"), problem, dask=False), base)
@@ -184,7 +184,7 @@ def test_number_labels_the_same_in_pandas_and_dask(dtype):
     outcomes, and its world is the same world by label."""
     pytest.importorskip("dask.dataframe")
     problem, world = make_tabular_problem(12, 3, 2, 2, random_state=0)
-    df = sample_logged_data(world, problem, 4000, random_state=0).to_frame()
+    df = sample_logged_data(problem, world, 4000, random_state=0).to_frame()
     assert all(df[c].dtype == np.int64 for c in "xzay")
     base = _everything(df, problem, dask=False)
     _same_results(_everything(_as(df, dtype), problem, dask=False), base)

@@ -39,13 +39,13 @@ def fair_policy():
 def test_library_policies_carry_labels(fair_policy):
     assert fair_policy.x_labels == WORLD.x_labels
     assert fair_policy.group_labels == WORLD.group_labels
-    data = sample_logged_data(WORLD, PROBLEM, 200, random_state=0)
+    data = sample_logged_data(PROBLEM, WORLD, 200, random_state=0)
     est = TabularPolicy.from_data(data, PROBLEM)
     assert est.x_labels == data.x_labels and est.group_labels == data.group_labels
 
 
 def test_policy_follows_labels_when_a_cell_was_never_observed(fair_policy):
-    data = _without_cell(sample_logged_data(WORLD, PROBLEM, 3000, random_state=1), "risk 2")
+    data = _without_cell(sample_logged_data(PROBLEM, WORLD, 3000, random_state=1), "risk 2")
     assert data.n_x == 4 and "risk 2" not in data.x_labels
     rows = fair_policy.proba(data.units())
     # independent lookup: each row's labels -> the world's codes -> the policy table
@@ -53,7 +53,7 @@ def test_policy_follows_labels_when_a_cell_was_never_observed(fair_policy):
     zw = np.array([WORLD.group_labels.index(data.group_labels[g]) for g in data.z])
     np.testing.assert_array_equal(rows, fair_policy.table[xw, zw])
     # so IPS with the logged propensities is the hand-computed importance-weighted mean
-    est = evaluate_policy(data, fair_policy, PROBLEM, estimator="ips")
+    est = evaluate_policy(PROBLEM, data, fair_policy, method="ips")
     a = data.action_codes(PROBLEM)
     y = data.outcome_codes(PROBLEM)
     want = np.mean(fair_policy.table[xw, zw, a] / data.propensity * PROBLEM.utility[a, y])
@@ -61,7 +61,7 @@ def test_policy_follows_labels_when_a_cell_was_never_observed(fair_policy):
 
 
 def test_groups_matched_by_label_not_order(fair_policy):
-    data = sample_logged_data(WORLD, PROBLEM, 500, random_state=2)
+    data = sample_logged_data(PROBLEM, WORLD, 500, random_state=2)
     frame = data.to_frame()
     flipped = LoggedData(frame["x"], frame["z"], frame["y"], frame["a"],
                          group_labels=["group B", "group A"])
@@ -71,7 +71,7 @@ def test_groups_matched_by_label_not_order(fair_policy):
 
 
 def test_world_outcomes_matched_by_label():
-    data = _without_cell(sample_logged_data(WORLD, PROBLEM, 500, random_state=3), "risk 0")
+    data = _without_cell(sample_logged_data(PROBLEM, WORLD, 500, random_state=3), "risk 0")
     got = WORLD.outcome_proba(data.units(), PROBLEM)
     xw = [WORLD.x_labels.index(data.x_labels[c]) for c in data.x]
     zw = [WORLD.group_labels.index(data.group_labels[g]) for g in data.z]
@@ -79,20 +79,20 @@ def test_world_outcomes_matched_by_label():
 
 
 def test_unlabelled_policy_of_other_size_is_refused():
-    data = _without_cell(sample_logged_data(WORLD, PROBLEM, 500, random_state=4), "risk 4")
+    data = _without_cell(sample_logged_data(PROBLEM, WORLD, 500, random_state=4), "risk 4")
     unlabelled = TabularPolicy.constant(5, 2, [0.5, 0.5])
     with pytest.raises(FairdecideError, match=r"policy has 5 cells .* has 4.*x_labels"):
-        evaluate_policy(data, unlabelled, PROBLEM, estimator="ips")
+        evaluate_policy(PROBLEM, data, unlabelled, method="ips")
 
 
 def test_labelled_policy_missing_a_cell_names_it():
-    data = sample_logged_data(WORLD, PROBLEM, 300, random_state=5)
+    data = sample_logged_data(PROBLEM, WORLD, 300, random_state=5)
     partial = _without_cell(data, "risk 3")
     narrow = TabularPolicy.for_world(partial, [0.5, 0.5])
     with pytest.raises(FairdecideError, match=r"no row for the cell label\(s\) \['risk 3'\]"):
-        expected_utility(narrow, WORLD, PROBLEM)
+        expected_utility(PROBLEM, WORLD, narrow)
     with pytest.raises(FairdecideError, match="risk 3"):
-        evaluate_policy(data, narrow, PROBLEM, estimator="ips")
+        evaluate_policy(PROBLEM, data, narrow, method="ips")
 
 
 def test_wider_labelled_policy_uses_only_matching_rows():
@@ -103,23 +103,23 @@ def test_wider_labelled_policy_uses_only_matching_rows():
     wide = TabularPolicy(table[[5, 0, 1, 2, 3, 4]], x_labels=labels,
                          group_labels=WORLD.group_labels)
     release_all = TabularPolicy.for_world(WORLD, [0.0, 1.0])
-    assert expected_utility(wide, WORLD, PROBLEM) == expected_utility(release_all, WORLD,
-                                                                      PROBLEM)
+    assert expected_utility(PROBLEM, WORLD, wide) == expected_utility(PROBLEM, WORLD,
+                                                                      release_all)
 
 
 def test_sampling_with_a_policy_of_other_action_count():
     three = TabularPolicy.for_world(WORLD, [0.2, 0.3, 0.5])
     with pytest.raises(FairdecideError, match="policy has 3 actions but the problem has 2"):
-        sample_logged_data(WORLD, PROBLEM, 10, policy=three)
+        sample_logged_data(PROBLEM, WORLD, 10, policy=three)
     with pytest.raises(FairdecideError, match="policy must be a TabularPolicy"):
-        sample_logged_data(WORLD, PROBLEM, 10, policy=np.full((5, 2, 2), 0.5))
+        sample_logged_data(PROBLEM, WORLD, 10, policy=np.full((5, 2, 2), 0.5))
 
 
 def test_sampling_follows_policy_labels():
     # the policy lists groups in the other order: group B always detained
     pi = TabularPolicy(np.stack([np.tile([[1.0, 0.0], [0.0, 1.0]], (5, 1, 1))])[0],
                        x_labels=WORLD.x_labels, group_labels=["group B", "group A"])
-    data = sample_logged_data(WORLD, PROBLEM, 400, policy=pi, random_state=6)
+    data = sample_logged_data(PROBLEM, WORLD, 400, policy=pi, random_state=6)
     frame = data.to_frame()
     assert set(frame.loc[frame["z"] == "group B", "a"]) == {PROBLEM.action_labels[0]}
     assert set(frame.loc[frame["z"] == "group A", "a"]) == {PROBLEM.action_labels[1]}

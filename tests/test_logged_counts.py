@@ -25,7 +25,7 @@ from fairdecide.evaluation import (
 from fairdecide.exceptions import FairdecideError
 
 PROBLEM, WORLD = make_bail_problem()
-DATA = sample_logged_data(WORLD, PROBLEM, 6000, random_state=0)
+DATA = sample_logged_data(PROBLEM, WORLD, 6000, random_state=0)
 POLICY = fd.TabularPolicy(np.random.default_rng(2).dirichlet([2, 2], size=(5, 2)))
 FIELDS = ("x", "z", "a", "y", "propensity", "weights")
 
@@ -64,29 +64,29 @@ def test_functions_give_the_rows_results():
     a1, a2 = audit(DATA, PROBLEM, random_state=0), audit(c, PROBLEM, random_state=0)
     pd.testing.assert_frame_equal(a1, a2, rtol=1e-12)
     for policy in ("logged", POLICY):
-        e1 = estimate_deviation(DATA, PROBLEM, fd.Separation(), policy, random_state=0)
-        e2 = estimate_deviation(c, PROBLEM, fd.Separation(), policy, random_state=0)
+        e1 = estimate_deviation(PROBLEM, DATA, fd.Separation(), policy, random_state=0)
+        e2 = estimate_deviation(PROBLEM, c, fd.Separation(), policy, random_state=0)
         assert (e1.value, e1.low, e1.high) == pytest.approx((e2.value, e2.low, e2.high),
                                                             rel=1e-12)
     bare = DATA.subset(np.arange(DATA.n))
     bare.propensity = None
     for data in (DATA, bare):
         for est in ("ips", "snips", "bayes"):
-            r1 = evaluate_policy(data, POLICY, PROBLEM, est, random_state=0)
-            r2 = evaluate_policy(fd.LoggedCounts.from_data(data), POLICY, PROBLEM, est,
+            r1 = evaluate_policy(PROBLEM, data, POLICY, est, random_state=0)
+            r2 = evaluate_policy(PROBLEM, fd.LoggedCounts.from_data(data), POLICY, est,
                                  random_state=0)
             assert r1.value == pytest.approx(r2.value, rel=1e-12)
             assert r1.std_error == pytest.approx(r2.std_error, rel=1e-10)
             assert r1.confidence_interval() == pytest.approx(r2.confidence_interval(),
                                                             rel=1e-10)
         for est in ("dm", "dr"):  # cross-fitted on rows, in-sample saturated on counts
-            r1 = evaluate_policy(data, POLICY, PROBLEM, est, random_state=0)
-            r2 = evaluate_policy(fd.LoggedCounts.from_data(data), POLICY, PROBLEM, est,
+            r1 = evaluate_policy(PROBLEM, data, POLICY, est, random_state=0)
+            r2 = evaluate_policy(PROBLEM, fd.LoggedCounts.from_data(data), POLICY, est,
                                  random_state=0)
             assert abs(r1.value - r2.value) < 0.2 * r1.std_error
             assert r2.std_error == pytest.approx(r1.std_error, rel=0.02)
-    g1 = evaluate_policy_by_group(DATA, POLICY, PROBLEM, "ips").gaps()
-    g2 = evaluate_policy_by_group(c, POLICY, PROBLEM, "ips").gaps()
+    g1 = evaluate_policy_by_group(PROBLEM, DATA, POLICY, "ips").gaps()
+    g2 = evaluate_policy_by_group(PROBLEM, c, POLICY, "ips").gaps()
     pd.testing.assert_frame_equal(g1, g2, rtol=1e-10)
     worlds = [fd.TabularWorld.from_data(d, PROBLEM, smoothing=0.5) for d in (DATA, c)]
     fair = [fd.optimize_policy(PROBLEM, w, fd.Independence(), epsilon=0.05) for w in worlds]
@@ -98,10 +98,10 @@ def test_prediction_full_information():
     clf = fd.DecisionProblem.classification(2)
     world = fd.TabularWorld(np.full((3, 2), 1 / 6), np.array(
         [[[0.8, 0.2], [0.6, 0.4]], [[0.5, 0.5], [0.3, 0.7]], [[0.2, 0.8], [0.1, 0.9]]]))
-    data = sample_logged_data(world, clf, 3000, random_state=1)
+    data = sample_logged_data(clf, world, 3000, random_state=1)
     pi = fd.TabularPolicy.for_world(world, [0.3, 0.7])
-    r1 = evaluate_policy(data, pi, clf, "full")
-    r2 = evaluate_policy(fd.LoggedCounts.from_data(data), pi, clf, "full")
+    r1 = evaluate_policy(clf, data, pi, "full")
+    r2 = evaluate_policy(clf, fd.LoggedCounts.from_data(data), pi, "full")
     assert (r1.value, r1.std_error) == pytest.approx((r2.value, r2.std_error), rel=1e-12)
 
 
@@ -111,7 +111,7 @@ def test_counts_refuse_what_needs_rows():
         fd.BootstrapPosterior().fit(c, PROBLEM)
     with pytest.raises(FairdecideError, match="logging_model"):
         from sklearn.linear_model import LogisticRegression
-        evaluate_policy(c, POLICY, PROBLEM, "ips", logging_model=LogisticRegression())
+        evaluate_policy(PROBLEM, c, POLICY, "ips", logging_model=LogisticRegression())
     df = DATA.to_frame()
     df["propensity"] = np.random.RandomState(0).uniform(0.2, 0.8, len(df))
     with pytest.raises(FairdecideError, match="vary within cells"):
@@ -141,8 +141,8 @@ def test_dask_local_cluster_gives_the_same_counts_and_results(tmp_path):
         counts = fd.LoggedCounts.from_frame(ddf, features=["x"], group="z", action="a",
                                             outcome="y", propensity="propensity")
     assert same(counts, fd.LoggedCounts.from_data(DATA))
-    r1 = evaluate_policy(DATA, POLICY, PROBLEM, "ips")
-    r2 = evaluate_policy(counts, POLICY, PROBLEM, "ips")
+    r1 = evaluate_policy(PROBLEM, DATA, POLICY, "ips")
+    r2 = evaluate_policy(PROBLEM, counts, POLICY, "ips")
     assert r1.confidence_interval() == pytest.approx(r2.confidence_interval(), rel=1e-12)
     pd.testing.assert_frame_equal(audit(DATA, PROBLEM, random_state=0),
                                   audit(counts, PROBLEM, random_state=0), rtol=1e-12)

@@ -359,7 +359,7 @@ def test_stable_lp_equals_the_full_polytope_lp(seed, gap):
     groups = np.arange(market.n_candidates) % 2
     use = gap is not None and market.n_candidates > 1
     ref = full_stable_lp(market, U, groups, programme_gap=gap if use else None)
-    kwargs = {"groups": groups, "programme_gap": gap} if use else {}
+    kwargs = {"group": groups, "programme_gap": gap} if use else {}
     if ref is None:
         with pytest.raises(fd.InfeasibleToleranceError):
             fd.optimize_matching(market, U, **kwargs)
@@ -503,7 +503,7 @@ def test_unstable_lp_and_group_criteria_against_linprog(seed, gap):
     use = market.n_candidates > 1
     ref = full_stable_lp(market, U, groups, programme_gap=gap if use else None,
                          stability=False)
-    res = fd.optimize_matching(market, U, groups=groups if use else None,
+    res = fd.optimize_matching(market, U, group=groups if use else None,
                            programme_gap=gap if use else None, stability=False)
     assert res.utility == pytest.approx(ref, abs=1e-7)
     X = res.X
@@ -522,8 +522,8 @@ def test_group_criteria_met_exactly_and_cost_utility():
     prog = [np.argsort(-score).tolist()] * m
     market = fd.MatchingMarket(cand, prog, [5, 5, 5])
     groups = np.where(np.arange(n) % 2, "b", "a")
-    free = fd.optimize_matching(market, groups=groups, stability=False)
-    fair = fd.optimize_matching(market, groups=groups, stability=False, rate_gap=0.0,
+    free = fd.optimize_matching(market, group=groups, stability=False)
+    fair = fd.optimize_matching(market, group=groups, stability=False, rate_gap=0.0,
                             programme_gap=0.05, min_share={"a": 0.45})
     X, size = fair.X, 15
     ra, rb = X[groups == "a"].sum(0) / size, X[groups == "b"].sum(0) / size
@@ -539,14 +539,14 @@ def test_infeasible_gap_reports_the_smallest_feasible_one():
     market = latin_market(4)
     groups = [0, 0, 1, 1]
     with pytest.raises(fd.InfeasibleToleranceError) as info:
-        fd.optimize_matching(market, groups=groups, programme_gap=0.0, rate_gap=None,
+        fd.optimize_matching(market, group=groups, programme_gap=0.0, rate_gap=None,
                          min_share={0: 0.9})
     market = fd.MatchingMarket([[0], [0], [1], [1]], [[0, 1, 2, 3], [0, 1, 2, 3]], [1, 1])
     with pytest.raises(fd.InfeasibleToleranceError) as info:
-        fd.optimize_matching(market, groups=groups, programme_gap=0.1)
+        fd.optimize_matching(market, group=groups, programme_gap=0.1)
     t = info.value.smallest["programme_gap"]
     assert t == pytest.approx(0.5)  # candidates 0 and 2 are matched in every stable matching
-    assert fd.optimize_matching(market, groups=groups, programme_gap=t + 1e-9).utility > 0
+    assert fd.optimize_matching(market, group=groups, programme_gap=t + 1e-9).utility > 0
 
 
 # ------------------------------------------------------------------ sampling
@@ -564,7 +564,7 @@ def assert_frequencies_match(draws: np.ndarray, X: np.ndarray, tail: float = 1e-
 
 def test_stable_lottery_samples_stable_matchings_with_its_marginals():
     market = latin_market(4)
-    res = fd.optimize_matching(market, groups=[0, 1, 0, 1], programme_gap=0.0)
+    res = fd.optimize_matching(market, group=[0, 1, 0, 1], programme_gap=0.0)
     assert np.all((res.X > 0.01) & (res.X < 0.99) | (res.X < 1e-9))  # a real lottery
     assert np.ptp(res.X[[0, 2]].sum(0) - res.X[[1, 3]].sum(0)) <= 1e-9
     draws = res.sample(10_000, random_state=0)
@@ -608,9 +608,9 @@ def fractional_stable_lottery(seed: int):
         market = contested_market(rng, cyclic=bool(rng.integers(2)))
         n, m = market.n_candidates, market.n_programmes
         U, groups = rng.random((n, m)), np.arange(n) % 2
-        res = fd.optimize_matching(market, U, groups=groups)
+        res = fd.optimize_matching(market, U, group=groups)
         try:
-            fd.optimize_matching(market, U, groups=groups, programme_gap=0.0)
+            fd.optimize_matching(market, U, group=groups, programme_gap=0.0)
             smallest = 0.0
         except fd.InfeasibleToleranceError as exc:
             smallest = exc.smallest["programme_gap"]
@@ -618,7 +618,7 @@ def fractional_stable_lottery(seed: int):
             if np.any((res.X > 1e-6) & (res.X < 1 - 1e-6)):
                 return market, res
             gap = (res.deviations["programme_gap"] + smallest) / 2
-            res = fd.optimize_matching(market, U, groups=groups, programme_gap=gap)
+            res = fd.optimize_matching(market, U, group=groups, programme_gap=gap)
     raise AssertionError(f"no contested market with a fractional optimum from seed {seed}")
 
 
@@ -644,7 +644,7 @@ def test_capacities_never_exceeded_in_x_or_any_draw(seed, stability):
     rng = np.random.default_rng(seed)
     U = rng.random((market.n_candidates, market.n_programmes))
     groups = np.arange(market.n_candidates) % 2
-    kwargs = ({"groups": groups, "programme_gap": 0.2}
+    kwargs = ({"group": groups, "programme_gap": 0.2}
               if market.n_candidates > 1 and not stability else {})
     res = fd.optimize_matching(market, U, stability=stability, **kwargs)
     assert np.all(res.X.sum(axis=0) <= market.capacities + 1e-9)
@@ -660,7 +660,7 @@ def test_birkhoff_lottery_marginals_without_stability():
     n, m = 8, 3
     market = fd.MatchingMarket([rng.permutation(m).tolist() for _ in range(n)],
                                [rng.permutation(n).tolist() for _ in range(m)], [2, 2, 1])
-    res = fd.optimize_matching(market, groups=np.arange(n) % 2, programme_gap=0.0,
+    res = fd.optimize_matching(market, group=np.arange(n) % 2, programme_gap=0.0,
                            stability=False)
     assert not np.all((res.X < 1e-9) | (res.X > 1 - 1e-9))
     draws = res.sample(10_000, random_state=1)
@@ -690,9 +690,9 @@ def test_assignment_and_arguments_checked():
         fd.blocking_pairs(market, [1, -1])
     with pytest.raises(fd.FairdecideError, match="over its capacity"):
         fd.blocking_pairs(market, [0, 0])
-    with pytest.raises(fd.FairdecideError, match="groups is needed"):
+    with pytest.raises(fd.FairdecideError, match="group is needed"):
         fd.optimize_matching(market, programme_gap=0.1)
     with pytest.raises(fd.FairdecideError, match="utility must have shape"):
         fd.optimize_matching(market, np.ones((3, 2)))
     with pytest.raises(fd.FairdecideError, match="min_share names group"):
-        fd.optimize_matching(market, groups=[0, 1], min_share={"x": 0.5})
+        fd.optimize_matching(market, group=[0, 1], min_share={"x": 0.5})

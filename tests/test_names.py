@@ -36,10 +36,10 @@ def test_a_criterion_is_named_with_its_measure_and_reference(crit, label):
 def test_two_measures_of_one_criterion_get_two_names_not_a_number():
     # b19dcbc named the second 'separation#2', and both printed as "separation"
     problem, truth = make_tabular_problem(4, 2, 2, 2, random_state=1)
-    data = sample_logged_data(truth, problem, 600, random_state=1)
+    data = sample_logged_data(problem, truth, 600, random_state=1)
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1, population=truth)
     always = fd.TabularPolicy.constant(4, 2, [0.0, 1.0])
-    g = fd.certify_policy(always, cs, problem, [GAP, fd.Separation()])
+    g = fd.certify_policy(problem, cs, always, [GAP, fd.Separation()])
     assert list(g.deviations) == ["separation, largest pairwise gap",
                                   "separation, TV summed vs pooled"]
     assert resolve_names([fd.Separation(), fd.Separation()]) == [
@@ -68,13 +68,13 @@ def test_the_sum_and_the_largest_gap_read_apart_in_a_summary():
 
 def test_one_name_at_every_door():
     crit = fd.Separation()
-    data = sample_logged_data(WORLD, PROBLEM, 2000, random_state=0)
+    data = sample_logged_data(PROBLEM, WORLD, 2000, random_state=0)
     res = fd.optimize_policy(PROBLEM, WORLD, crit, epsilon=0.1)
     front = fd.pareto_frontier(PROBLEM, WORLD, crit, [0.1, 0.2])
-    est = estimate_deviation(data, PROBLEM, crit, n_boot=20, random_state=0)
+    est = estimate_deviation(PROBLEM, data, crit, n_boot=20, random_state=0)
     table = fd.evaluation.audit(data, PROBLEM, [crit], n_boot=20, n_draws=50,
                                 random_state=0)
-    ev = fd.evaluate_under_belief(res.policy, fd.Belief.plug_in(WORLD), PROBLEM, crit)
+    ev = fd.evaluate_under_belief(PROBLEM, fd.Belief.plug_in(WORLD), res.policy, crit)
     assert list(res.deviations) == [crit.label]
     assert front.attrs["criterion"] == crit.label
     assert est.criterion == crit.label and list(table["criterion"]) == [crit.label]
@@ -88,7 +88,7 @@ def test_a_tolerance_reads_in_one_convention():
         "independence at most 0.1 as the total variation between each group's distribution "
         "of actions and the pooled one, summed over groups")
     problem, truth = make_tabular_problem(4, 2, 2, 2, random_state=1)
-    data = sample_logged_data(truth, problem, 600, random_state=1)
+    data = sample_logged_data(problem, truth, 600, random_state=1)
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1, population=truth)
     res = fd.optimize_policy(problem, cs, GAP, epsilon=0.3)
     (bound,) = res.guarantee.deviations.values()

@@ -28,13 +28,13 @@ from fairdecide.evaluation import (
 def test_tabular_exact_propensities_and_true_model_agree_with_exact_value(seed):
     problem, world = make_bail_problem()
     logging = TabularPolicy(np.random.default_rng(seed).dirichlet([2, 2], size=(5, 2)))
-    data = sample_logged_data(world, problem, 20_000, policy=logging, random_state=seed)
+    data = sample_logged_data(problem, world, 20_000, policy=logging, random_state=seed)
     candidate = TabularPolicy(np.random.default_rng(seed + 9).dirichlet([1, 1], size=(5, 2)))
-    exact = expected_utility(candidate, world, problem)
-    for est in (evaluate_policy(data, candidate, problem, "ips"),
-                evaluate_policy(data, candidate, problem, "snips"),
-                evaluate_policy(data, candidate, problem, "dm", outcome_model=world),
-                evaluate_policy(data, candidate, problem, "dr", outcome_model=world)):
+    exact = expected_utility(problem, world, candidate)
+    for est in (evaluate_policy(problem, data, candidate, "ips"),
+                evaluate_policy(problem, data, candidate, "snips"),
+                evaluate_policy(problem, data, candidate, "dm", outcome_model=world),
+                evaluate_policy(problem, data, candidate, "dr", outcome_model=world)):
         assert abs(est.value - exact) <= 4 * est.std_error, est
 
 
@@ -69,7 +69,7 @@ def _interval_runs(reps):
     standardised error (value - V) / std_error."""
     problem, _, truth = make_logged_bandit(10, random_state=0)
     # A candidate close enough to the logging policy for good overlap.
-    policy = truth.nearby_policy(0.4, seed=1)
+    policy = truth.nearby_policy(0.4, random_state=1)
 
     V = truth.value(policy, 1_000_000)
     hits = {"ips": [], "snips": [], "dr": [], "dm": []}
@@ -78,7 +78,7 @@ def _interval_runs(reps):
     for r in range(reps):
         _, data, _ = make_logged_bandit(2000, random_state=100 + r, truth=truth)
         for name in hits:
-            est = evaluate_policy(data, policy, problem, name, random_state=r)
+            est = evaluate_policy(problem, data, policy, name, random_state=r)
             lo, hi = est.confidence_interval(0.95)
             hits[name].append(lo <= V <= hi)
             errors[name].append(est.value - V)
@@ -114,17 +114,17 @@ def _cell_runs(reps, seed=0, n=3000):
     ``reps`` samples of the per-cell case: hits of the 95% interval and standardised
     errors per estimator."""
     problem, world, logging, candidate = per_cell_case(seed)
-    V = expected_utility(candidate, world, problem)
+    V = expected_utility(problem, world, candidate)
     hits = {"dr": [], "ips": [], "snips": []}
     zs = {k: [] for k in hits}
     for r in range(reps):
-        data = sample_logged_data(world, problem, n, policy=logging,
+        data = sample_logged_data(problem, world, n, policy=logging,
                                   random_state=1000 * seed + r)
         data.propensity = None  # the logging policy is unknown
         for name in hits:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                est = evaluate_policy(data, candidate, problem, name, random_state=r)
+                est = evaluate_policy(problem, data, candidate, name, random_state=r)
             lo, hi = est.confidence_interval(0.95)
             hits[name].append(lo <= V <= hi)
             zs[name].append((est.value - V) / est.std_error)
@@ -148,9 +148,9 @@ def test_weighting_by_cell_frequencies_equals_post_stratification():
     """IPS with the in-sample per-cell action frequencies is the post-stratified
     estimate: sum over cells of P(cell) sum_a pi(a | cell) (mean reward of a in cell)."""
     problem, world, logging, candidate = per_cell_case(1)
-    data = sample_logged_data(world, problem, 2000, policy=logging, random_state=5)
+    data = sample_logged_data(problem, world, 2000, policy=logging, random_state=5)
     data.propensity = None
-    est = evaluate_policy(data, candidate, problem, "ips")
+    est = evaluate_policy(problem, data, candidate, "ips")
     a, y = data.action_codes(problem), data.outcome_codes(problem)
     reward = problem.utility[a, y]
     total = 0.0
@@ -169,7 +169,7 @@ def test_estimated_propensities_and_classifier_policy():
     no_p = BanditData(data.X, data.z, data.a, data.y)
     clf = LogisticRegression().fit(data.X, data.a)  # a classifier over actions as policy
     V = truth.value(lambda X: clf.predict_proba(X), 500_000)
-    est = evaluate_policy(no_p, clf, problem, "dr", random_state=0)
+    est = evaluate_policy(problem, no_p, clf, "dr", random_state=0)
     assert abs(est.value - V) <= 4 * est.std_error
     assert est.ess is not None and est.max_weight >= 1.0
 
@@ -189,34 +189,35 @@ def test_bad_input():
     problem, data, _ = make_logged_bandit(200, random_state=0)
     good = lambda X: np.full((len(X), 2), 0.5)  # noqa: E731
     with pytest.raises(FairdecideError, match=r"propensity must lie|propensities must lie"):
-        evaluate_policy(BanditData(data.X, data.z, data.a, data.y,
+        evaluate_policy(problem,
+                        BanditData(data.X, data.z, data.a, data.y,
                                    np.where(np.arange(200) == 3, 0.0, data.propensity)),
-                        good, problem, "ips")
+                        good, "ips")
     with pytest.raises(FairdecideError, match="shape"):
-        evaluate_policy(data, lambda X: np.full((len(X), 3), 1 / 3), problem, "ips")
+        evaluate_policy(problem, data, lambda X: np.full((len(X), 3), 1 / 3), "ips")
     with pytest.raises(FairdecideError, match="simplex"):
-        evaluate_policy(data, lambda X: np.full((len(X), 2), 0.7), problem, "ips")
+        evaluate_policy(problem, data, lambda X: np.full((len(X), 2), 0.7), "ips")
     with pytest.raises(FairdecideError, match="same length"):
         BanditData(data.X[:10], data.z, data.a, data.y)
-    with pytest.raises(FairdecideError, match="estimator must be one of"):
-        evaluate_policy(data, good, problem, "magic")
+    with pytest.raises(FairdecideError, match="method must be one of"):
+        evaluate_policy(problem, data, good, "magic")
     with pytest.raises(FairdecideError, match="never takes any logged action"):
-        evaluate_policy(data, lambda X: np.eye(2)[1 - data.a], problem, "ips")
+        evaluate_policy(problem, data, lambda X: np.eye(2)[1 - data.a], "ips")
     with pytest.raises(FairdecideError, match=r"clip \(a cap on importance weights, >= 1\)"):
         InverseProbability(clip=0)
     with pytest.raises(FairdecideError, match=r"propensity must lie in \(0, 1\]"):
         OffPolicyInputs(np.ones(2), np.zeros(2, int), np.full((2, 2), 0.5), np.array([0.5, 1.5]))
     tabular_problem, world = make_bail_problem()
-    logged = sample_logged_data(world, tabular_problem, 100, random_state=0)
+    logged = sample_logged_data(tabular_problem, world, 100, random_state=0)
     with pytest.raises(FairdecideError, match="needs tabular LoggedData"):
-        evaluate_policy(data, TabularPolicy.constant(5, 2, [0.5, 0.5]), problem, "ips")
+        evaluate_policy(problem, data, TabularPolicy.constant(5, 2, [0.5, 0.5]), "ips")
     # The same policy on tabular LoggedData is accepted, and its estimate is right.
     coin = TabularPolicy.constant(5, 2, [0.5, 0.5])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = evaluate_policy(logged, coin, tabular_problem, "ips")
+        est = evaluate_policy(tabular_problem, logged, coin, "ips")
     assert est.std_error > 0
-    assert abs(est.value - expected_utility(coin, world, tabular_problem)) <= 4 * est.std_error
+    assert abs(est.value - expected_utility(tabular_problem, world, coin)) <= 4 * est.std_error
 
 
 def _group_runs(reps):
@@ -226,14 +227,14 @@ def _group_runs(reps):
     from fairdecide.evaluation import evaluate_policy_by_group
 
     problem, _, truth = make_logged_bandit(10, random_state=0)
-    policy = truth.nearby_policy(0.4, seed=1)
+    policy = truth.nearby_policy(0.4, random_state=1)
 
     v0 = truth.value(policy, 1_000_000, group=0)
     v1 = truth.value(policy, 1_000_000, group=1)
     hits, gap_hits, z0, z_gap = [], [], [], []
     for r in range(reps):
         _, data, _ = make_logged_bandit(3000, random_state=500 + r, truth=truth)
-        res = evaluate_policy_by_group(data, policy, problem, "dr", random_state=r)
+        res = evaluate_policy_by_group(problem, data, policy, "dr", random_state=r)
         lo0, hi0 = res.groups[0].confidence_interval()
         hits.append(lo0 <= v0 <= hi0)
         z0.append((res.groups[0].value - v0) / res.groups[0].std_error)
@@ -258,15 +259,15 @@ def test_group_values_and_gap_cover_the_truth_quick():
 
 def test_full_information_in_prediction_problems():
     problem, world = make_tabular_problem(4, 2, 2, 2, random_state=1)
-    data = sample_logged_data(world, problem, 20_000, random_state=0)
+    data = sample_logged_data(problem, world, 20_000, random_state=0)
     pi = TabularPolicy(np.random.default_rng(3).dirichlet([1, 1], size=(4, 2)))
-    est = evaluate_policy(data, pi, problem)  # auto -> full information
-    assert est.estimator == "full information" and est.ess is None
-    assert abs(est.value - expected_utility(pi, world, problem)) <= 4 * est.std_error
+    est = evaluate_policy(problem, data, pi)  # auto -> full information
+    assert est.method == "full information" and est.ess is None
+    assert abs(est.value - expected_utility(problem, world, pi)) <= 4 * est.std_error
     with pytest.raises(FairdecideError, match="needs a prediction problem"):
         bail, bail_world = make_bail_problem()
-        evaluate_policy(sample_logged_data(bail_world, bail, 100, random_state=0),
-                        TabularPolicy.constant(5, 2, [0.5, 0.5]), bail, "full")
+        evaluate_policy(bail, sample_logged_data(bail, bail_world, 100, random_state=0),
+                        TabularPolicy.constant(5, 2, [0.5, 0.5]), "full")
 
 
 def test_bootstrap_interval_on_request():
@@ -275,9 +276,9 @@ def test_bootstrap_interval_on_request():
     def policy(X):
         return softmax(X @ truth.logging_coef, axis=1)
 
-    normal = evaluate_policy(data, policy, problem, "dr", random_state=0)
+    normal = evaluate_policy(problem, data, policy, "dr", random_state=0)
     B = 1000
-    boot = evaluate_policy(data, policy, problem, "dr", interval="bootstrap", n_boot=B,
+    boot = evaluate_policy(problem, data, policy, "dr", interval="bootstrap", n_boot=B,
                            random_state=0)
     assert boot.interval == "bootstrap" and len(boot.draws) == B
     assert boot.value == pytest.approx(normal.value)
@@ -293,18 +294,18 @@ def test_bootstrap_interval_on_request():
     lo, hi = boot.confidence_interval(0.9)
     assert lo < boot.value < hi
     with pytest.raises(FairdecideError, match="interval must be"):
-        evaluate_policy(data, policy, problem, "dr", interval="jackknife")
+        evaluate_policy(problem, data, policy, "dr", interval="jackknife")
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_bayesian_value_tabular_covers_the_truth(seed):
     problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 3000, random_state=seed)
+    data = sample_logged_data(problem, world, 3000, random_state=seed)
     pi = TabularPolicy(np.random.default_rng(seed).dirichlet([1, 1], size=(5, 2)))
-    est = evaluate_policy(data, pi, problem, "bayes", n_draws=300, random_state=seed)
+    est = evaluate_policy(problem, data, pi, "bayes", n_draws=300, random_state=seed)
     assert est.interval == "posterior" and len(est.draws) == 300
     lo, hi = est.confidence_interval(0.99)
-    assert lo <= expected_utility(pi, world, problem) <= hi
+    assert lo <= expected_utility(problem, world, pi) <= hi
 
 
 def test_bayesian_bootstrap_value_with_numeric_features():
@@ -313,16 +314,16 @@ def test_bayesian_bootstrap_value_with_numeric_features():
     def policy(X):
         return softmax(X @ truth.logging_coef, axis=1)
 
-    est = evaluate_policy(data, policy, problem, "bayes", n_draws=40, random_state=0)
+    est = evaluate_policy(problem, data, policy, "bayes", n_draws=40, random_state=0)
     V = truth.value(policy, 500_000)
     assert abs(est.value - V) <= 4 * est.std_error
-    assert est.estimator == "bayes (Bayesian bootstrap)"
+    assert est.method == "bayes (Bayesian bootstrap)"
 
 
 def test_empirical_policy_from_logs():
     problem, world = make_bail_problem()
     logging = TabularPolicy(np.random.default_rng(0).dirichlet([2, 2], size=(5, 2)))
-    data = sample_logged_data(world, problem, 100_000, policy=logging, random_state=0)
+    data = sample_logged_data(problem, world, 100_000, policy=logging, random_state=0)
     est = TabularPolicy.from_data(data, problem)
     np.testing.assert_allclose(est.table, logging.table, atol=0.02)
     with pytest.raises(FairdecideError, match="no actions"):
@@ -333,11 +334,11 @@ def test_group_without_rows_warns():
     from fairdecide.evaluation import evaluate_policy_by_group
 
     problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 500, random_state=0)
+    data = sample_logged_data(problem, world, 500, random_state=0)
     only_a = data.subset(data.z == 0)
     with pytest.warns(UserWarning, match=r"group\(s\) \['group B'\] have no rows"):
-        res = evaluate_policy_by_group(only_a, TabularPolicy.constant(5, 2, [0.5, 0.5]),
-                                       problem, "ips")
+        res = evaluate_policy_by_group(problem, only_a,
+                                       TabularPolicy.constant(5, 2, [0.5, 0.5]), "ips")
     assert list(res.groups) == ['group A']
 
 
@@ -346,17 +347,17 @@ def test_prediction_problem_without_logged_actions():
     from fairdecide.evaluation import estimate_deviation
 
     problem, world = make_tabular_problem(3, 2, 2, 2, random_state=0)
-    logged = sample_logged_data(world, problem, 5000, random_state=0)
+    logged = sample_logged_data(problem, world, 5000, random_state=0)
     bare = LoggedData(x=logged.to_frame()["x"], z=logged.to_frame()["z"],
                       y=logged.to_frame()["y"], x_labels=logged.x_labels,
                       group_labels=logged.group_labels)
     pi = TabularPolicy(np.random.default_rng(0).dirichlet([1, 1], size=(3, 2)))
-    est = evaluate_policy(bare, pi, problem)
-    assert abs(est.value - expected_utility(pi, world, problem)) <= 4 * est.std_error
-    dev = estimate_deviation(bare, problem, Separation(), pi, n_boot=50, random_state=0)
+    est = evaluate_policy(problem, bare, pi)
+    assert abs(est.value - expected_utility(problem, world, pi)) <= 4 * est.std_error
+    dev = estimate_deviation(problem, bare, Separation(), pi, n_boot=50, random_state=0)
     assert dev.low <= dev.value <= dev.high
     with pytest.raises(FairdecideError, match="no logged actions"):
-        evaluate_policy(bare, pi, problem, "ips")
+        evaluate_policy(problem, bare, pi, "ips")
 
 
 def test_bayes_with_an_action_never_logged_is_a_clear_error():
@@ -364,21 +365,21 @@ def test_bayes_with_an_action_never_logged_is_a_clear_error():
     only0 = BanditData(data.X[data.a == 0], data.z[data.a == 0], data.a[data.a == 0],
                        data.y[data.a == 0], data.propensity[data.a == 0])
     with pytest.raises(FairdecideError, match="logged 0 times"):
-        evaluate_policy(only0, lambda X: np.full((len(X), 2), 0.5), problem, "bayes",
+        evaluate_policy(problem, only0, lambda X: np.full((len(X), 2), 0.5), "bayes",
                         n_draws=10)
     with pytest.raises(FairdecideError, match=r"own \(credible\) interval"):
-        evaluate_policy(data, lambda X: np.full((len(X), 2), 0.5), problem, "bayes",
+        evaluate_policy(problem, data, lambda X: np.full((len(X), 2), 0.5), "bayes",
                         interval="bootstrap")
 
 
 def test_classifier_policy_with_action_labels():
     problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 3000, random_state=1)
+    data = sample_logged_data(problem, world, 3000, random_state=1)
     frame = data.to_frame()
     X = np.hstack([np.eye(5)[data.x], np.eye(2)[data.z]])
     clf = LogisticRegression().fit(X, frame["a"])  # classes_ are 'detain', 'release'
     assert set(clf.classes_) == {"detain", "release"}
-    est = evaluate_policy(data, clf, problem, "ips")
+    est = evaluate_policy(problem, data, clf, "ips")
     # The same probabilities as a callable, columns put in the problem's action order.
     cols = [list(problem.action_labels).index(c) for c in clf.classes_]
 
@@ -388,7 +389,7 @@ def test_classifier_policy_with_action_labels():
         out[:, cols] = raw
         return out
 
-    by_callable = evaluate_policy(data, in_action_order, problem, "ips")
+    by_callable = evaluate_policy(problem, data, in_action_order, "ips")
     assert est.value == by_callable.value and est.std_error == by_callable.std_error
 
     # A classifier listing its classes in the other order gives the same estimate.
@@ -398,13 +399,13 @@ def test_classifier_policy_with_action_labels():
         def predict_proba(self, X_):
             return clf.predict_proba(X_)[:, ::-1]
 
-    assert evaluate_policy(data, Reversed(), problem, "ips").value == est.value
+    assert evaluate_policy(problem, data, Reversed(), "ips").value == est.value
 
     # The features are one-hot cell and group, so the classifier is a tabular policy:
     # its exact value covered by the estimate.
     every_cell = np.hstack([np.repeat(np.eye(5), 2, axis=0), np.tile(np.eye(2), (5, 1))])
     table = in_action_order(every_cell).reshape(5, 2, 2)  # rows (x, z) in x-major order
-    exact = expected_utility(TabularPolicy(table), world, problem)
+    exact = expected_utility(problem, world, TabularPolicy(table))
     assert abs(est.value - exact) <= 4 * est.std_error
 
 
@@ -419,18 +420,18 @@ def test_bayesian_bootstrap_on_tabular_data_uses_the_cell_model(monkeypatch):
     monkeypatch.setattr(outcome, "default_classifier", no_logistic)
     problem, world = make_tabular_problem(4, 3, 3, 2, outcome_depends_on_action=True,
                                           random_state=1)
-    data = sample_logged_data(world, problem, 3000, random_state=1)
+    data = sample_logged_data(problem, world, 3000, random_state=1)
     table = np.random.default_rng(1).dirichlet(np.ones(3), size=(4, 3))
     n_x = data.n_x
 
     def policy(X):  # X is one-hot cell then one-hot group
         return table[X[:, :n_x].argmax(axis=1), X[:, n_x:].argmax(axis=1)]
 
-    est = evaluate_policy(data, policy, problem, "bayes", n_draws=40, random_state=0)
-    assert est.estimator == "bayes (Bayesian bootstrap)"
-    exact = evaluate_policy(data, TabularPolicy(table), problem, "bayes", n_draws=200,
+    est = evaluate_policy(problem, data, policy, "bayes", n_draws=40, random_state=0)
+    assert est.method == "bayes (Bayesian bootstrap)"
+    exact = evaluate_policy(problem, data, TabularPolicy(table), "bayes", n_draws=200,
                             random_state=0)
-    V = expected_utility(TabularPolicy(table), world, problem)
+    V = expected_utility(problem, world, TabularPolicy(table))
     assert abs(est.value - V) <= 4 * est.std_error
     # Same saturated model: the two posteriors agree up to prior and Monte Carlo error.
     assert abs(est.value - exact.value) <= 0.5 * exact.std_error

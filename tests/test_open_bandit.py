@@ -147,7 +147,7 @@ def test_ips_of_bts_from_the_random_log_is_the_formula(obd):
     # The number the example and the benchmark report for ips, by hand: w = pi / (1/80)
     # with pi the BTS frequency of the shown item at that position and day.
     data = obd.logged_data("random", ["position", "day"])
-    est = evaluate_policy(data, obd.logged_policy("bts", ["position", "day"]), obd.problem,
+    est = evaluate_policy(obd.problem, data, obd.logged_policy("bts", ["position", "day"]),
                           "ips")
     freq = obd.bts.groupby(["position", "day"])["item_id"].value_counts(normalize=True)
     r = obd.random
@@ -342,5 +342,5 @@ def test_guide_runs_and_its_claims_hold(data_dir, monkeypatch, capsys, obd):
         assert low <= truth.loc[0, "value"] <= high, name
     uniform = fd.DirichletPosterior(0.5, allow_empty_groups=True).fit(
         ns["data"], ns["problem"]).mean_world()
-    assert round(fd.expected_utility(ns["bts"], uniform, ns["problem"]), 2) == 0.15
+    assert round(fd.expected_utility(ns["problem"], uniform, ns["bts"]), 2) == 0.15
     assert "about 0.15 against" in text

@@ -17,7 +17,6 @@ from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize import (
     Progress,
     ProgressBar,
-    optimize_distributed,
     outcome_columns,
     reporting,
 )
@@ -97,8 +96,8 @@ def test_distributed_master_reports_and_pareto_frontier_through_reporting():
     units = pd.DataFrame(dict(zip(["z", "w", *outcome_columns(problem)],
                                   [z, np.ones(400), 1 - p1, p1], strict=True)))
     seen: list[Progress] = []
-    res = optimize_distributed(problem, units, [fd.Independence()], epsilon=0.02,
-                               progress=seen.append)
+    res = fd.optimize_policy(problem, fd.FrameWorld(units, problem), [fd.Independence()],
+                             epsilon=0.02, progress=seen.append)
     _rounds_in_order(seen, "distributed")
     assert len(seen) == res.certificates["optimality"]["rounds"]
     assert -seen[-1].objective == pytest.approx(res.objective, abs=1e-12)

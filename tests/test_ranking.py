@@ -268,16 +268,16 @@ def test_meritocracy_counts_pairs_by_brute_force():
 
 
 @pytest.mark.parametrize("bad, match", [
-    (dict(merits=[1.0, np.nan], groups=[0, 1]), "merits"),
-    (dict(merits=[1.0, 2.0], groups=[0]), "groups"),
-    (dict(merits=[1.0, 2.0], groups=[0, 1], positions=[0.5, 1.0]), "positions"),
-    (dict(merits=[1.0, 2.0], groups=[0, 1], k=3), "k"),
-    (dict(merits=[1.0, 2.0], groups=[0, 1], criteria=RankingLipschitz(),
+    (dict(merits=[1.0, np.nan], group=[0, 1]), "merits"),
+    (dict(merits=[1.0, 2.0], group=[0]), "group"),
+    (dict(merits=[1.0, 2.0], group=[0, 1], positions=[0.5, 1.0]), "positions"),
+    (dict(merits=[1.0, 2.0], group=[0, 1], k=3), "k"),
+    (dict(merits=[1.0, 2.0], group=[0, 1], criteria=RankingLipschitz(),
           formulation="counts"), "formulation"),
-    (dict(merits=[1.0, 2.0], groups=[0, 1], criteria=TopShare(5, at_least=0.5)), "group"),
-    (dict(merits=[1.0, 2.0], groups=[0, 1], criteria=TopShare(0, at_least=0.9)), "at_least"),
-    (dict(merits=[1.0, -2.0], groups=[0, 1], criteria=MeritExposure()), "merit"),
-    (dict(merits=np.linspace(0, 1, 2100), groups=np.arange(2100) % 2,
+    (dict(merits=[1.0, 2.0], group=[0, 1], criteria=TopShare(5, at_least=0.5)), "group"),
+    (dict(merits=[1.0, 2.0], group=[0, 1], criteria=TopShare(0, at_least=0.9)), "at_least"),
+    (dict(merits=[1.0, -2.0], group=[0, 1], criteria=MeritExposure()), "merit"),
+    (dict(merits=np.linspace(0, 1, 2100), group=np.arange(2100) % 2,
           criteria=RankingLipschitz(), k=1), "fewer pairs"),
 ])
 def test_errors_name_the_argument(bad, match):

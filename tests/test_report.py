@@ -29,7 +29,7 @@ BAIL_U = {"detain": {"0": 0, "1": -1, "2": -2}, "release": {"0": 1, "1": 0, "2":
 @pytest.fixture(scope="module")
 def bail_frame() -> pd.DataFrame:
     problem, world = make_bail_problem()
-    return sample_logged_data(world, problem, 3000, random_state=1).to_frame()
+    return sample_logged_data(problem, world, 3000, random_state=1).to_frame()
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +76,9 @@ def test_prediction_values_equal_the_full_estimator():
     pi = np.random.RandomState(0).dirichlet([1, 1], size=(data.n_x, data.n_z))
     policy = fd.TabularPolicy(pi, x_labels=data.x_labels, group_labels=data.group_labels)
     C = tb.cell_table(data, problem)
-    full = evaluate_policy(data, policy, problem, "full").value
+    full = evaluate_policy(problem, data, policy, "full").value
     assert tb.policy_value(C, pi, problem) == pytest.approx(full, rel=1e-12)
-    plug = estimate_deviation(data, problem, fd.Separation(), policy, n_boot=10,
+    plug = estimate_deviation(problem, data, fd.Separation(), policy, n_boot=10,
                               random_state=0).plug_in
     M = tb.policy_marginal(C, pi, problem)
     from fairdecide.evaluation.deviation import deviation_of
@@ -414,7 +414,7 @@ def test_a_small_cell_cannot_be_recovered_by_subtraction():
 
 def test_private_totals_and_values_stay_honest_at_a_tiny_budget():
     problem, world = make_bail_problem()
-    df = sample_logged_data(world, problem, 300, random_state=0).to_frame()
+    df = sample_logged_data(problem, world, 300, random_state=0).to_frame()
     U = np.array([[0, -1, -2], [1, 0, -1]])
     for _ in range(4):  # four private releases, each with fresh noise
         rep = audit_report(df, group="z", action="a", outcome="y", features=["x"],

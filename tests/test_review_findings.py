@@ -33,14 +33,14 @@ def test_belief_of_relabelled_worlds_is_refused():
 
 
 @pytest.mark.parametrize("call", [
-    lambda d: estimate_deviation(d, PROBLEM, fd.Independence(), BEST, n_boot=20,
+    lambda d: estimate_deviation(PROBLEM, d, fd.Independence(), BEST, n_boot=20,
                                  random_state=0),
-    lambda d: evaluate_policy(d, BEST, PROBLEM, "snips"),
-    lambda d: evaluate_policy(d, BEST, PROBLEM, "ips"),
-    lambda d: evaluate_policy(d, BEST, PROBLEM, "bayes", n_draws=10, random_state=0),
+    lambda d: evaluate_policy(PROBLEM, d, BEST, "snips"),
+    lambda d: evaluate_policy(PROBLEM, d, BEST, "ips"),
+    lambda d: evaluate_policy(PROBLEM, d, BEST, "bayes", n_draws=10, random_state=0),
 ])
 def test_never_logged_decisions_are_flagged(call):
-    data = sample_logged_data(WORLD, PROBLEM, 1000, policy=RELEASE_ALL, random_state=0)
+    data = sample_logged_data(PROBLEM, WORLD, 1000, policy=RELEASE_ALL, random_state=0)
     # independently: every detention the candidate would make was never logged
     missing = BEST.proba(data.units())[:, 0].mean()
     assert missing > 0.05
@@ -55,14 +55,14 @@ def test_never_logged_decisions_are_flagged(call):
 
 
 def test_supported_policy_is_not_flagged():
-    data = sample_logged_data(WORLD, PROBLEM, 1000, random_state=0)
+    data = sample_logged_data(PROBLEM, WORLD, 1000, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        evaluate_policy(data, BEST, PROBLEM, "ips")
+        evaluate_policy(PROBLEM, data, BEST, "ips")
 
 
 def test_one_group_is_refused_where_fairness_compares_groups():
-    data = sample_logged_data(WORLD, PROBLEM, 500, random_state=0)
+    data = sample_logged_data(PROBLEM, WORLD, 500, random_state=0)
     frame = data.to_frame()
     frame = frame[frame["z"] == "group A"]
     one = fd.LoggedData(frame["x"], frame["z"], frame["y"], frame["a"],
@@ -70,9 +70,9 @@ def test_one_group_is_refused_where_fairness_compares_groups():
     with pytest.raises(fd.FairdecideError, match="only one group"):
         audit(one, PROBLEM, n_boot=20, n_draws=20)
     with pytest.raises(fd.FairdecideError, match="only one group"):
-        estimate_deviation(one, PROBLEM, fd.Separation(), n_boot=20)
+        estimate_deviation(PROBLEM, one, fd.Separation(), n_boot=20)
     with pytest.warns(UserWarning, match="have no rows"):
-        values = evaluate_policy_by_group(data.subset(data.z == 0), BEST, PROBLEM, "ips")
+        values = evaluate_policy_by_group(PROBLEM, data.subset(data.z == 0), BEST, "ips")
     with pytest.raises(fd.FairdecideError, match="gaps need at least two groups"):
         values.gaps()
 
@@ -86,11 +86,11 @@ def test_one_group_is_refused_where_fairness_compares_groups():
      "group_blind must be True or False"),
     (lambda: make_tabular_problem(outcome_depends_on_action="no"),
      "outcome_depends_on_action must be True or False"),
-    (lambda: evaluate_policy(sample_logged_data(WORLD, PROBLEM, 200, random_state=0), BEST,
-                             PROBLEM, "dr", outcome_model=LinearRegression()),
+    (lambda: evaluate_policy(PROBLEM, sample_logged_data(PROBLEM, WORLD, 200, random_state=0),
+                             BEST, "dr", outcome_model=LinearRegression()),
      "outcome_model must be a scikit-learn classifier"),
-    (lambda: evaluate_policy(sample_logged_data(WORLD, PROBLEM, 200, random_state=0), BEST,
-                             PROBLEM, "ips", random_state=-1),
+    (lambda: evaluate_policy(PROBLEM, sample_logged_data(PROBLEM, WORLD, 200, random_state=0),
+                             BEST, "ips", random_state=-1),
      r"random_state must be an integer in \[0, 2\*\*32 - 1\]"),
     (lambda: InverseProbability(clip=0.5), r"clip \(a cap on importance weights, >= 1\)"),
     (lambda: fd.TabularWorld(WORLD.p_xz, WORLD.p_y, x_labels=["a", "b", "c", "d", "d"]),
@@ -105,8 +105,8 @@ def test_accepted_nonsense_is_refused(call, match):
 
 def test_known_propensities_need_no_folds():
     # two rows with known propensities: IPS needs no cross-fitting, so n_folds is moot
-    data = sample_logged_data(WORLD, PROBLEM, 50, random_state=0).subset([0, 1])
-    est = evaluate_policy(data, BEST, PROBLEM, "ips")
+    data = sample_logged_data(PROBLEM, WORLD, 50, random_state=0).subset([0, 1])
+    est = evaluate_policy(PROBLEM, data, BEST, "ips")
     a, y = data.action_codes(PROBLEM), data.outcome_codes(PROBLEM)
     want = np.mean(BEST.proba(data.units())[[0, 1], a] / data.propensity
                    * PROBLEM.utility[a, y])
@@ -115,14 +115,14 @@ def test_known_propensities_need_no_folds():
 
 def test_direct_method_warns_when_its_influence_weights_explode():
     # DM's standard error uses the importance weights of its efficient influence function
-    data = sample_logged_data(WORLD, PROBLEM, 500, random_state=0)
+    data = sample_logged_data(PROBLEM, WORLD, 500, random_state=0)
     frame = data.to_frame()
     p = frame["propensity"].to_numpy().copy()
     taken = BEST.proba(data.units())[np.arange(data.n), data.action_codes(PROBLEM)]
     p[np.argmax(taken > 0)] = 1e-200  # a row the evaluated policy would also decide
     tiny = fd.LoggedData(frame["x"], frame["z"], frame["y"], frame["a"], propensity=p)
     with pytest.warns(UserWarning, match="poor overlap"):
-        evaluate_policy(tiny, BEST, PROBLEM, "dm")
+        evaluate_policy(PROBLEM, tiny, BEST, "dm")
 
 
 def test_audit_warns_when_draws_strata_are_empty():
@@ -132,7 +132,7 @@ def test_audit_warns_when_draws_strata_are_empty():
     table[:, 0, :] = [0.0, 1.0]
     table[:, 1, :] = [0.5, 0.5]
     logging = fd.TabularPolicy(table, x_labels=WORLD.x_labels, group_labels=WORLD.group_labels)
-    data = sample_logged_data(WORLD, PROBLEM, 2000, policy=logging, random_state=0)
+    data = sample_logged_data(PROBLEM, WORLD, 2000, policy=logging, random_state=0)
     with pytest.warns(UserWarning, match=r"sufficiency, TV summed vs pooled: 1 "
                                          r"\(group, action\) strata have no "
                                          r"logged rows, e.g. group 'group A' with action "

@@ -12,7 +12,6 @@ import pytest
 
 import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem
-from fairdecide.optimize import optimize_distributed
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL
 from fairdecide.optimize.engine.rounds import GAP, Rounds
 from fairdecide.optimize.progress import Progress
@@ -84,8 +83,8 @@ def test_scenario_cut_rounds_bound_the_optimum_of_the_belief():
 def test_distributed_rounds_bound_the_optimum_of_the_same_population():
     units, z, w, p = population(600, 3, 5, PRED)
     seen: list[Progress] = []
-    res = optimize_distributed(PRED, units, [fd.Independence()], epsilon=0.02,
-                               progress=seen.append)
+    res = fd.optimize_policy(PRED, fd.FrameWorld(units, PRED), [fd.Independence()],
+                             epsilon=0.02, progress=seen.append)
     whole = in_memory(PRED, z, w, p, 3, fd.Independence(), epsilon=0.02, solver="highs")
     _every_round_bounds_the_optimum(seen, -whole.utility)
     cert = res.certificates["optimality"]

@@ -62,7 +62,7 @@ def test_fixed_population_lp_matches_an_independent_lp(seed, eps):
     assert isinstance(res.policy, IndividualPolicy) and res.status == "optimal"
     assert res.utility == pytest.approx(_independent_lp(world, problem.utility, eps), abs=1e-7)
     # recomputed from the decision table, independently of the solver
-    assert fd.expected_utility(res.policy, world, problem) == pytest.approx(res.utility)
+    assert fd.expected_utility(problem, world, res.policy) == pytest.approx(res.utility)
     assert fd.Independence().deviation(res.policy, world, problem) <= eps + 1e-7
 
 
@@ -89,7 +89,7 @@ def test_cells_as_individuals_give_the_tabular_optimum(make, criterion, eps):
     assert ind.deviations == pytest.approx(tab.deviations, abs=1e-7)
     # the tabular policy, read per individual, has the same value in the sample world
     rows = IndividualPolicy(tab.policy.table.reshape(-1, problem.n_actions), people.X)
-    assert fd.expected_utility(rows, people, problem) == pytest.approx(tab.utility)
+    assert fd.expected_utility(problem, people, rows) == pytest.approx(tab.utility)
 
 
 def test_scenarios_of_the_same_individuals_form_a_belief():
@@ -99,9 +99,9 @@ def test_scenarios_of_the_same_individuals_form_a_belief():
     belief = fd.Belief(scenarios)
     problem = fd.DecisionProblem.classification(2)
     res = fd.optimize_policy(problem, belief, fd.Independence(), epsilon=0.1)
-    each = [fd.expected_utility(res.policy, w, problem) for w in scenarios]
+    each = [fd.expected_utility(problem, w, res.policy) for w in scenarios]
     assert res.utility == pytest.approx(np.mean(each))
-    summary = fd.evaluate_under_belief(res.policy, belief, problem, fd.Independence())
+    summary = fd.evaluate_under_belief(problem, belief, res.policy, fd.Independence())
     assert summary.values["utility"].to_numpy() == pytest.approx(each)
     table = fd.Independence().breakdown(res.policy, world, problem)
     assert set(table["group"]) == {"f", "m"}
@@ -113,7 +113,7 @@ def test_individual_policies_decide_only_for_their_people():
     res = fd.optimize_policy(problem, world)
     other = _random_world(7)
     with pytest.raises(fd.FairdecideError, match="only for the individuals it was made for"):
-        fd.expected_utility(res.policy, other, problem)
+        fd.expected_utility(problem, other, res.policy)
     with pytest.raises(fd.FairdecideError, match="group_blind has no meaning"):
         fd.optimize_policy(problem, world, group_blind=True)
 

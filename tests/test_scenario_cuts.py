@@ -138,7 +138,7 @@ def test_a_tolerance_infeasible_only_numerically_is_met_within_tol():
     from fairdecide.datasets import sample_logged_data
 
     problem, world = make_tabular_problem(100, 4, 5, 2, random_state=0)
-    data = sample_logged_data(world, problem, 8000, random_state=0)
+    data = sample_logged_data(problem, world, 8000, random_state=0)
     post = DirichletPosterior(prior=0.5).fit(data, problem)
     belief = Belief.from_posterior(post, 8, random_state=0)
     # HiGHS on the whole program (the default chain takes this belief to the unit

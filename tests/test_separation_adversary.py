@@ -84,11 +84,11 @@ def test_certify_policy_states_the_largest_separation_gap_of_any_world_of_the_se
     """A random policy's separation bound from ``certify_policy`` is the largest gap
     between two groups' rates given the outcome over every vertex world of the set."""
     problem, truth = make_tabular_problem(n_x, n_z, n_a, 2, random_state=seed)
-    data = sample_logged_data(truth, problem, 60 * n_x * n_z, random_state=seed)
+    data = sample_logged_data(problem, truth, 60 * n_x * n_z, random_state=seed)
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2,
                                     population=truth if population_given else None)
     rng = np.random.RandomState(seed)
     policy = fd.TabularPolicy(rng.dirichlet(np.ones(n_a) * 0.5, size=(n_x, n_z)))
-    (bound,) = fd.certify_policy(policy, cs, problem, SEP).deviations.values()
+    (bound,) = fd.certify_policy(problem, cs, policy, SEP).deviations.values()
     assert bound == pytest.approx(separation_over_set_by_brute_force(policy.table, cs),
                                   abs=1e-9)

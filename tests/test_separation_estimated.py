@@ -129,7 +129,7 @@ def _lp_gap(policy, cs) -> float:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_separation_with_an_estimated_population_is_certified_as_the_lp_finds(seed):
     problem, truth = make_tabular_problem(4, 2, 2, 2, random_state=seed)
-    data = sample_logged_data(truth, problem, 3000, random_state=seed)
+    data = sample_logged_data(problem, truth, 3000, random_state=seed)
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2)
     assert not cs.population_given
     res = fd.optimize_policy(problem, cs, SEP, epsilon=0.3)

@@ -67,12 +67,12 @@ def test_on_a_sample_world_and_in_off_policy_evaluation():
     pi = fd.LinearSoftmaxPolicy(coef=[[0.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
     p = pi.action_proba(X)
     want = np.mean((p * world.p_y).sum(axis=1))  # accuracy: sum_a pi(a|x) P(y=a|x)
-    assert fd.expected_utility(pi, world, problem) == pytest.approx(want)
+    assert fd.expected_utility(problem, world, pi) == pytest.approx(want)
     assert fd.Independence().deviation(pi, world, problem) >= 0
 
     bproblem, data, _ = make_logged_bandit(400, random_state=0)
     policy = fd.LinearSoftmaxPolicy(coef=0.1 * np.random.RandomState(3).normal(size=(2, 5)))
-    est = evaluate_policy(data, policy, bproblem, "ips")
+    est = evaluate_policy(bproblem, data, policy, "ips")
     probs = policy.action_proba(data.X)
     r = bproblem.utility[data.a, data.y]
     want = np.mean(probs[np.arange(data.n), data.a] / data.propensity * r)
@@ -93,8 +93,8 @@ def test_family_and_errors():
     with pytest.raises(fd.FairdecideError, match="include_z=True with coef needs n_groups"):
         fd.LinearSoftmaxPolicy(include_z=True, coef=np.zeros((2, 3)))
     with pytest.raises(fd.FairdecideError, match="reads features"):
-        fd.expected_utility(pi, fd.datasets.make_bail_problem()[1],
-                            fd.datasets.make_bail_problem()[0])
+        fd.expected_utility(fd.datasets.make_bail_problem()[0], fd.datasets.make_bail_problem()[1],
+                            pi)
     draws = fd.LinearSoftmaxPolicy(coef=[[0.0, 0.0], [0.0, np.log(3)]]).sample(
         np.zeros((4000, 1)), random_state=0)
     assert abs(draws.mean() - 0.75) < 0.03

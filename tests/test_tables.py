@@ -15,7 +15,7 @@ def test_returned_tables_print_every_row_and_column():
     tables = [res.to_frame(), Separation().breakdown(res.policy, world, problem),
               res.policy.to_frame(problem.action_labels),
               pareto_frontier(problem, world, Independence(), n_points=3),
-              audit(sample_logged_data(world, problem, 500, random_state=0), problem)]
+              audit(sample_logged_data(problem, world, 500, random_state=0), problem)]
     with pd.option_context("display.max_rows", 4, "display.max_columns", 3,
                            "display.width", 40):
         for table in tables:

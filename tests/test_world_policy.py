@@ -90,7 +90,7 @@ def test_unseen_action_warns_and_is_uniform():
 
 def test_mle_recovers_truth_from_large_sample():
     problem, world = make_bail_problem()
-    data = sample_logged_data(world, problem, 200_000, random_state=1)
+    data = sample_logged_data(problem, world, 200_000, random_state=1)
     est = TabularWorld.from_data(data, problem)
     np.testing.assert_allclose(est.p_xz, world.p_xz, atol=0.005)
     n_cell = np.zeros((5, 2, 2))
@@ -130,9 +130,9 @@ def test_expected_utility_by_hand():
     pi = TabularPolicy([[[1.0, 0.0], [0.25, 0.75]]])
     # group 0 predicts 0: accuracy 0.8; group 1 predicts 1 w.p. 0.75: 0.25*0.3 + 0.75*0.7
     want = 0.5 * 0.8 + 0.5 * (0.25 * 0.3 + 0.75 * 0.7)
-    assert expected_utility(pi, world, problem) == pytest.approx(want)
+    assert expected_utility(problem, world, pi) == pytest.approx(want)
     with pytest.raises(FairdecideError, match=r"policy has 2 cells .* has 1; without labels"):
-        expected_utility(TabularPolicy(np.full((2, 2, 2), 0.5)), world, problem)
+        expected_utility(problem, world, TabularPolicy(np.full((2, 2, 2), 0.5)))
 
 
 @given(seed=st.integers(0, 10_000), n_x=st.integers(1, 5), n_z=st.integers(1, 3),
@@ -142,7 +142,7 @@ def test_decision_table_is_a_distribution(seed, n_x, n_z, n_a, dep):
                                           random_state=seed)
     rng = np.random.default_rng(seed)
     pi = TabularPolicy(rng.dirichlet(np.ones(n_a), size=(n_x, n_z)))
-    J = decision_table(pi, world, problem)
+    J = decision_table(problem, world, pi)
     assert J.joint.min() >= 0
     assert J.joint.sum() == pytest.approx(1.0)
     M = J.group_marginal()
@@ -154,4 +154,4 @@ def test_no_warning_from_clean_inputs():
     problem, world = make_bail_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        expected_utility(TabularPolicy.constant(5, 2, [0.5, 0.5]), world, problem)
+        expected_utility(problem, world, TabularPolicy.constant(5, 2, [0.5, 0.5]))

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from fairdecide._common.deprecation import DEPRECATED, renamed
 from fairdecide._common.validation import as_float_array
 from fairdecide.assignment._setup import RankingSetup, dcg_weights, ranking_setup
 from fairdecide.exceptions import FairdecideError
@@ -46,13 +47,18 @@ class RankingCriterion:
     def label(self) -> str:
         return self.name or self.default_name
 
-    def deviation(self, P: Any, merits: Any, groups: Any, positions: Any = None) -> float:
+    def deviation(self, P: Any, merits: Any, group: Any = None, positions: Any = None, *,
+                  groups: Any = DEPRECATED) -> float:
         """The criterion's deviation of the ranking policy P (n x k), recomputed exactly.
 
-        ``positions`` (the weights v_j) default to DCG's 1/log2(1 + j) over P's k columns.
+        ``group`` is each candidate's group label (required; ``groups=`` is its deprecated
+        name). ``positions`` (the weights v_j) default to DCG's 1/log2(1 + j) over P's k
+        columns.
         """
+        group = renamed(f"{type(self).__name__}.deviation", "groups", groups, "group",
+                        group)
         M = as_float_array(P, "P", ndim=2)
-        setup = ranking_setup(merits, groups, dcg_weights(M.shape[1]) if positions is None
+        setup = ranking_setup(merits, group, dcg_weights(M.shape[1]) if positions is None
                               else positions)
         if M.shape != (setup.n, setup.k):
             raise FairdecideError(f"P must have shape (n candidates, k positions) = "

@@ -121,16 +121,19 @@ def average_over(classes: np.ndarray | None, x: np.ndarray) -> np.ndarray:
     return (total / size.reshape(-1, *(1,) * (x.ndim - 1)))[classes]
 
 
-def ranking_setup(merits: Any, groups: Any, positions: Any = None, k: Any = None
+def ranking_setup(merits: Any, group: Any, positions: Any = None, k: Any = None
                   ) -> RankingSetup:
     """Validate the public inputs of a ranking (errors name the argument)."""
     u = as_float_array(merits, "merits", ndim=1)
     n = len(u)
     if n == 0:
         raise FairdecideError("merits is empty: give at least one candidate")
-    codes, labels = Labels.factorize(groups, "groups")
+    if group is None:
+        raise FairdecideError("group is required: give each candidate's group label (one "
+                              "per merit)")
+    codes, labels = Labels.factorize(group, "group")
     if len(codes) != n:
-        raise FairdecideError(f"merits has {n} candidates but groups has {len(codes)}: "
+        raise FairdecideError(f"merits has {n} candidates but group has {len(codes)}: "
                               "give one group label per candidate")
     if positions is None:
         kk = n if k is None else as_int(k, "k", minimum=1, maximum=n)

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from fairdecide._common.deprecation import DEPRECATED, renamed
 from fairdecide._common.validation import as_bool, as_float_array, as_real
 from fairdecide.assignment.result import MatchingResult, check_result
 from fairdecide.assignment.stable import MatchingMarket, deferred_acceptance
@@ -89,14 +90,14 @@ def rank_utility(market: MatchingMarket) -> np.ndarray:
     return np.where(market.acceptable, m - market.candidate_rank, 0).astype(float)
 
 
-def _groups(groups: Any, n: int) -> tuple[np.ndarray, tuple]:
+def _groups(group: Any, n: int) -> tuple[np.ndarray, tuple]:
     from fairdecide.labels import Labels, one_dimensional
 
-    arr = one_dimensional(groups, "groups")
+    arr = one_dimensional(group, "group")
     if len(arr) != n:
         raise FairdecideError(
-            f"groups must hold one group label per candidate ({n}), got {len(arr)}")
-    codes, labels = Labels.factorize(arr, "groups")
+            f"group must hold one group label per candidate ({n}), got {len(arr)}")
+    codes, labels = Labels.factorize(arr, "group")
     return np.asarray(codes, dtype=np.int64), tuple(labels)
 
 
@@ -238,10 +239,11 @@ def _model(lp: _Program, codes: np.ndarray, G: int, m: int, rate_gap: float | No
                       np.r_[lp.lo, glo], np.r_[lp.hi, ghi], time_limit=time_limit)
 
 
-def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any = None, *,
-                  rate_gap: float | None = None, programme_gap: float | None = None,
-                  min_share: Mapping[Any, float] | None = None, stability: bool = True,
-                  time_limit: float | None = None) -> MatchingResult:
+def optimize_matching(market: MatchingMarket, utility: Any = None, group: Any = None, *,
+                      rate_gap: float | None = None, programme_gap: float | None = None,
+                      min_share: Mapping[Any, float] | None = None, stability: bool = True,
+                      time_limit: float | None = None, groups: Any = DEPRECATED
+                      ) -> MatchingResult:
     """The randomised matching of largest expected utility under capacities, group
     criteria and (ex-ante) stability.
 
@@ -256,7 +258,7 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
     utility : array-like of shape (n, m), optional
         u_ij, the value of giving candidate i programme j (unmatched is 0). Default
         :func:`rank_utility`: m - rank_i(j).
-    groups : array-like of shape (n,), optional
+    group : array-like of shape (n,), optional
         Each candidate's group label; needed by the group criteria.
     rate_gap : float, optional
         Bound on the difference between any two groups' rates of being matched at all.
@@ -269,6 +271,8 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
         Keep X in the convex hull of the stable matchings (ex-ante stability).
     time_limit : float, optional
         Seconds allowed to the solver.
+    groups : deprecated
+        The earlier name of ``group`` (it warns).
 
     Returns
     -------
@@ -289,20 +293,21 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
     >>> import fairdecide as fd
 
     >>> market = fd.MatchingMarket([[0], [0], [0]], [[0, 1, 2]], capacities=[1])
-    >>> res = fd.optimize_matching(market, groups=["a", "a", "b"], programme_gap=0.0,
-    ...                        stability=False)
+    >>> res = fd.optimize_matching(market, group=["a", "a", "b"], programme_gap=0.0,
+    ...                            stability=False)
     >>> round(float(res.X.sum()), 6), round(float(res.X[2, 0]), 6)
     (1.0, 0.333333)
     >>> draws = res.sample(10_000, random_state=0)   # whole matchings, marginals X
     >>> int((draws >= 0).sum(axis=1).max()), round(float((draws[:, 2] == 0).mean()), 2)
     (1, 0.33)
-    >>> fd.optimize_matching(market, groups=["a", "a", "b"], programme_gap=0.0)
+    >>> fd.optimize_matching(market, group=["a", "a", "b"], programme_gap=0.0)
     Traceback (most recent call last):
     ...
     fairdecide.exceptions.InfeasibleToleranceError: no stable ... they can share is 0.5. ...
     """
     import time
 
+    group = renamed("optimize_matching", "groups", groups, "group", group)
     if not isinstance(market, MatchingMarket):
         raise FairdecideError(
             f"market must be a MatchingMarket, got {type(market).__name__}")
@@ -323,12 +328,12 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
     if time_limit is not None:
         time_limit = as_real(time_limit, "time_limit", 0.0, low_open=True)
     criteria = rate_gap is not None or programme_gap is not None or min_share is not None
-    if criteria and groups is None:
+    if criteria and group is None:
         raise FairdecideError(
-            "groups is needed by rate_gap, programme_gap and min_share: give each "
+            "group is needed by rate_gap, programme_gap and min_share: give each "
             "candidate's group label")
-    if groups is not None:
-        codes, labels = _groups(groups, n)
+    if group is not None:
+        codes, labels = _groups(group, n)
     else:
         codes, labels = np.zeros(n, dtype=np.int64), (None,)
     shares = _min_share(min_share, labels) if min_share is not None else {}
@@ -340,7 +345,7 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
         X[np.flatnonzero(matched), best[matched]] = 1.0
         return check_result(
             market=market, X=X, seats=None, utility_matrix=U, groups=codes,
-            group_labels=labels if groups is not None else (), rate_gap=None,
+            group_labels=labels if group is not None else (), rate_gap=None,
             programme_gap=None, min_share={}, stability=True, da=best,
             objective=float((X * U).sum()), status="optimal",
             seconds=time.perf_counter() - t0,
@@ -382,7 +387,7 @@ def optimize_matching(market: MatchingMarket, utility: Any = None, groups: Any =
     seconds = time.perf_counter() - t0
     return check_result(
         market=market, X=X, seats=seats, utility_matrix=U, groups=codes,
-        group_labels=labels if groups is not None else (), rate_gap=rate_gap,
+        group_labels=labels if group is not None else (), rate_gap=rate_gap,
         programme_gap=programme_gap, min_share={labels[g]: s for g, s in shares.items()},
         stability=stability, da=best, objective=lp.u0 - model.objective, status=status,
         seconds=seconds, method=method)

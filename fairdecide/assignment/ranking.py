@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide._common.deprecation import DEPRECATED, renamed
 from fairdecide._common.validation import as_float_array, as_real, check_choice
 from fairdecide.assignment._criterion import RankingCriterion
 from fairdecide.assignment._exposure_lp import solve_exposure
@@ -94,10 +95,10 @@ def _epsilon(epsilon: Any, n: int) -> np.ndarray:
     return np.full(n, as_real(epsilon, "epsilon", low=0.0))
 
 
-def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
+def optimize_ranking(merits: Any, group: Any = None, criteria: Any = None, *,
                      epsilon: float | Sequence[float] = 0.0, positions: Any = None,
                      k: int | None = None, formulation: str | None = None,
-                     tol: float = 1e-6
+                     tol: float = 1e-6, groups: Any = DEPRECATED
                      ) -> RankingResult:
     """The stochastic ranking of highest expected utility whose criteria are within epsilon.
 
@@ -110,8 +111,9 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
     ----------
     merits : array-like of shape (n,)
         u_i, the candidates' merits (relevances, expected worth); finite.
-    groups : array-like of shape (n,)
-        Each candidate's group label (any number of groups).
+    group : array-like of shape (n,)
+        Each candidate's group label (any number of groups); required (the default None
+        only lets the deprecated ``groups=`` stand in for it this release).
     criteria : ranking criterion or list of them, optional
         :class:`~fairdecide.assignment.ExposureParity`,
         :class:`~fairdecide.assignment.MeritExposure`,
@@ -140,6 +142,8 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
         Verification tolerance: the returned matrix's row and column sums, its utility
         against the solver's and every deviation against its epsilon are recomputed;
         an error beyond tol raises VerificationError.
+    groups : deprecated
+        The earlier name of ``group`` (it warns).
 
     Returns
     -------
@@ -191,7 +195,8 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
     >>> round(res.utility, 4), round(res.unconstrained_utility, 4)
     (7.1925, 7.3235)
     """
-    setup = ranking_setup(merits, groups, positions, k)
+    group = renamed("optimize_ranking", "groups", groups, "group", group)
+    setup = ranking_setup(merits, group, positions, k)
     crit = _criteria(criteria)
     eps = _epsilon(epsilon, len(crit))
     tol = as_real(tol, "tol", low=0.0, high=0.01, low_open=True)
@@ -222,7 +227,7 @@ def optimize_ranking(merits: Any, groups: Any, criteria: Any = None, *,
         utility=utility, deviations=deviations,
         epsilon=dict(zip(deviations, eps.tolist(), strict=True)), status=solved.status,
         formulation=name, unconstrained_utility=setup.sorted_utility(), merits=setup.merits,
-        groups=setup.codes, group_labels=setup.labels, positions=setup.positions,
+        group=setup.codes, group_labels=setup.labels, positions=setup.positions,
         stats={**solved.stats, **checks, "formulation_reason": why},
         marginals=solved.P, lottery=solved.lottery)
 

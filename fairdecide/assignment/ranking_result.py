@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide._common.deprecation import warn_deprecated
 from fairdecide._common.validation import as_bool, as_float_array, as_int, check_random_state
 from fairdecide.assignment.lottery import RankingLottery
 from fairdecide.exceptions import FairdecideError
@@ -46,8 +47,9 @@ class RankingResult:
     unconstrained_utility : float
         The utility of the sort by merit, the best ranking without criteria.
     merits : ndarray of shape (n,)
-    groups : ndarray of shape (n,)
-        Group codes into ``group_labels``.
+    group : ndarray of shape (n,)
+        Each candidate's group, as codes into ``group_labels`` (``groups`` before; the
+        old attribute warns).
     group_labels : tuple
     positions : ndarray of shape (k,)
         The position weights v_j.
@@ -69,7 +71,7 @@ class RankingResult:
     formulation: str
     unconstrained_utility: float
     merits: np.ndarray
-    groups: np.ndarray
+    group: np.ndarray
     group_labels: tuple
     positions: np.ndarray
     stats: dict = field(default_factory=dict)
@@ -80,6 +82,12 @@ class RankingResult:
         if (self.marginals is None) == (self.lottery is None):
             raise FairdecideError("a RankingResult holds exactly one of marginals (the "
                                   "matrix P) and lottery (rankings whose marginals are P)")
+
+    @property
+    def groups(self) -> np.ndarray:
+        """Deprecated name of :attr:`group`."""
+        warn_deprecated("RankingResult.groups", "RankingResult.group", stacklevel=3)
+        return self.group
 
     @cached_property
     def matrix(self) -> np.ndarray:
@@ -104,8 +112,8 @@ class RankingResult:
     @property
     def group_exposure(self) -> dict:
         """Each group's average exposure per member."""
-        e = np.bincount(self.groups, self.exposure, len(self.group_labels))
-        return dict(zip(self.group_labels, (e / np.bincount(self.groups)).tolist(),
+        e = np.bincount(self.group, self.exposure, len(self.group_labels))
+        return dict(zip(self.group_labels, (e / np.bincount(self.group)).tolist(),
                         strict=True))
 
     @property

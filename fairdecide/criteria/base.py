@@ -243,7 +243,7 @@ class Criterion(abc.ABC):
 
     def deviation(self, policy: Policy, world: World, problem: DecisionProblem) -> float:
         """The deviation F of ``policy`` in ``world``, from the decision table."""
-        return self.deviation_from_table(decision_table(policy, world, problem), problem)
+        return self.deviation_from_table(decision_table(problem, world, policy), problem)
 
     def over_set(self, confidence: Any, problem: DecisionProblem) -> SetCriterion | None:
         """This criterion over every world of a

@@ -323,7 +323,7 @@ class ConditionalIndependence(Criterion):
             in place of ``p_pooled``. Rows whose (c, z) is left out (zero mass, or not
             in ``given_values``) have NaN conditionals.
         """
-        M = decision_table(policy, world, problem).group_marginal()
+        M = decision_table(problem, world, policy).group_marginal()
         P = self._pieces(M, problem)
         left, right, active, weight = self._compared(P)
         c_lab, t_lab, c_name, t_name = self._labels(problem)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from fairdecide._common.deprecation import old_order
 from fairdecide.criteria.base import Criterion, as_criteria
 from fairdecide.exceptions import FairdecideError
 from fairdecide.policies.base import Policy
@@ -17,13 +18,23 @@ __all__ = ["scenario_values"]
 
 
 def scenario_values(
-    policy: Policy, worlds: Sequence[World], problem: DecisionProblem,
+    problem: DecisionProblem, worlds: Sequence[World], policy: Policy,
     criteria: Criterion | Sequence[Criterion] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Utility and every criterion's deviation of ``policy`` in each world, from the
     decision tables alone. The one place the library computes them: the optimiser's
     iterates, verification, :func:`~fairdecide.evaluate_under_belief` and the experiments
     call it.
+
+    Parameters
+    ----------
+    problem : DecisionProblem
+    worlds : sequence of World
+        E.g. ``belief.worlds``, or ``[world]``.
+    policy : Policy
+    criteria : criterion, name or sequence of them, optional
+        (The order ``(policy, worlds, problem, criteria)`` of earlier releases still
+        works, with a DeprecationWarning.)
 
     Returns
     -------
@@ -36,11 +47,15 @@ def scenario_values(
     >>> from fairdecide.datasets import make_bail_problem
     >>> from fairdecide import scenario_values
     >>> problem, world = make_bail_problem()
-    >>> U, F = scenario_values(TabularPolicy.constant(5, 2, [0, 1]), [world], problem,
+    >>> U, F = scenario_values(problem, [world], TabularPolicy.constant(5, 2, [0, 1]),
     ...                        [Independence()])
     >>> U.shape, F.shape, float(F[0, 0])
     ((1,), (1, 1), 0.0)
     """
+    problem, worlds, policy, criteria = old_order(
+        "scenario_values", (problem, worlds, policy, criteria),
+        ("problem", "worlds", "policy", "criteria"),
+        ("policy", "worlds", "problem", "criteria"), DecisionProblem)
     U, F, _ = tables_values(policy, worlds, problem, as_criteria(criteria))
     return U, F
 
@@ -57,7 +72,7 @@ def tables_values(policy: Policy, worlds: Sequence[World], problem: DecisionProb
     F = np.zeros((len(crits), len(worlds)))
     row_error = 0.0
     for k, world in enumerate(worlds):
-        table = decision_table(policy, world, problem)
+        table = decision_table(problem, world, policy)
         if k == 0:
             row_error = table.simplex_error()
         U[k] = table.utility(problem.utility)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, softmax
 
+from fairdecide._common.deprecation import DEPRECATED, renamed
 from fairdecide._common.validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.data.logged import BanditData
 from fairdecide.exceptions import FairdecideError
@@ -54,7 +55,15 @@ class LoggedBanditTruth:
     def n_features(self) -> int:
         return self.outcome_coef.shape[1]
 
-    def draw_features(self, n: int, rng: np.random.RandomState) -> tuple[np.ndarray, np.ndarray]:
+    def draw_features(self, n: int, random_state: Any = None, *, rng: Any = DEPRECATED
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` individuals' features X = [x, z] (n, d + 1) and groups z (n,).
+
+        ``rng`` is the deprecated name of ``random_state`` (it warns)."""
+        random_state = renamed("LoggedBanditTruth.draw_features", "rng", rng,
+                               "random_state", random_state)
+        rng = check_random_state(random_state)
+        n = as_int(n, "n", minimum=1)
         x = rng.standard_normal((n, self.n_features))
         z = (rng.random_sample(n) < expit(x[:, 0])).astype(int)
         return np.column_stack([x, z]), z
@@ -62,13 +71,17 @@ class LoggedBanditTruth:
     def logging_proba(self, X: np.ndarray) -> np.ndarray:
         return SoftmaxRule(self.logging_coef)(X)
 
-    def nearby_policy(self, scale: float = 0.4, seed: int = 1) -> SoftmaxRule:
+    def nearby_policy(self, scale: float = 0.4, random_state: Any = 1, *,
+                      seed: Any = DEPRECATED) -> SoftmaxRule:
         """A candidate policy softmax(X @ W) with W the logging coefficients plus
-        N(0, scale^2) noise: overlap with the logging policy shrinks as ``scale`` grows.
-        A :class:`SoftmaxRule`, so it pickles (for process pools and caches)."""
+        N(0, scale^2) noise drawn with ``random_state``: overlap with the logging policy
+        shrinks as ``scale`` grows. A :class:`SoftmaxRule`, so it pickles (for process
+        pools and caches). ``seed`` is the deprecated name of ``random_state`` (it
+        warns)."""
+        random_state = renamed("LoggedBanditTruth.nearby_policy", "seed", seed,
+                               "random_state", random_state, 1)
         scale = as_real(scale, "scale", low=0.0)
-        seed = as_int(seed, "seed", minimum=0, maximum=2**32 - 1)
-        W = self.logging_coef + scale * np.random.RandomState(seed).standard_normal(
+        W = self.logging_coef + scale * check_random_state(random_state).standard_normal(
             self.logging_coef.shape)
         return SoftmaxRule(W)
 
@@ -77,19 +90,22 @@ class LoggedBanditTruth:
         p1 = expit(X[:, : self.n_features] @ self.outcome_coef.T + self.outcome_intercept)
         return (1 - p1) * self.utility[:, 0] + p1 * self.utility[:, 1]
 
-    def value(self, policy: Callable[[np.ndarray], np.ndarray], n_mc: int = 1_000_000,
-              random_state: Any = 12345, group: int | None = None) -> float:
-        """The policy's value, integrated over a fresh sample of ``n_mc`` individuals
-        with the exact conditional expectations (Monte Carlo error about 3e-4 / sqrt(n_mc
-        / 1e6)); restricted to one ``group`` if given."""
+    def value(self, policy: Callable[[np.ndarray], np.ndarray], n_draws: int = 1_000_000,
+              random_state: Any = 12345, group: int | None = None, *,
+              n_mc: Any = DEPRECATED) -> float:
+        """The policy's value, integrated over a fresh sample of ``n_draws`` individuals
+        with the exact conditional expectations (Monte Carlo error about 3e-4 /
+        sqrt(n_draws / 1e6)); restricted to one ``group`` (a group code) if given.
+        ``n_mc`` is the deprecated name of ``n_draws`` (it warns)."""
+        n_draws = renamed("LoggedBanditTruth.value", "n_mc", n_mc, "n_draws", n_draws,
+                          1_000_000)
         if not callable(policy):
             raise FairdecideError(
                 "policy must be a callable f(X) -> (n, n_actions) action probabilities, got "
                 f"{type(policy).__name__}")
-        n_mc = as_int(n_mc, "n_mc", minimum=1)
-        rng = check_random_state(random_state)
-        X, z = self.draw_features(n_mc, rng)
-        probs = check_rows(policy(X), n_mc, self.utility.shape[0])
+        n_draws = as_int(n_draws, "n_draws", minimum=1)
+        X, z = self.draw_features(n_draws, random_state)
+        probs = check_rows(policy(X), n_draws, self.utility.shape[0])
         vals = np.einsum("na,na->n", probs, self.expected_utility(X))
         if group is not None:
             vals = vals[z == group]

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide._common.deprecation import old_order
 from fairdecide._common.validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.data.logged import LoggedData
 from fairdecide.exceptions import FairdecideError
@@ -105,8 +106,8 @@ def make_tabular_problem(
 
 
 def sample_logged_data(
-    world: TabularWorld,
     problem: DecisionProblem,
+    world: TabularWorld,
     n: int,
     policy: TabularPolicy | None = None,
     random_state: Any = None,
@@ -114,13 +115,19 @@ def sample_logged_data(
     """Draw ``n`` individuals from ``world``, act with ``policy`` (default: uniform), and
     observe outcomes. The logged propensities are recorded.
 
+    The problem comes first, then the world, as everywhere (and as
+    :func:`make_bail_problem` returns them); the order ``(world, problem, n, policy)`` of
+    earlier releases still works, with a DeprecationWarning.
+
     Examples
     --------
     >>> from fairdecide.datasets import make_bail_problem, sample_logged_data
     >>> problem, world = make_bail_problem()
-    >>> sample_logged_data(world, problem, 100, random_state=0)
+    >>> sample_logged_data(problem, world, 100, random_state=0)
     LoggedData(n=100, cells=5, groups=2, actions=2, outcomes=3)
     """
+    problem, world = old_order("sample_logged_data", (problem, world), ("problem", "world"),
+                               ("world", "problem"), DecisionProblem)
     check_instance(world, "world", TabularWorld, "a TabularWorld")
     check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     world.check_problem(problem)

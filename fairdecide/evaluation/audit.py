@@ -161,7 +161,7 @@ def audit(
     >>> from fairdecide.datasets import make_bail_problem, sample_logged_data
     >>> from fairdecide.evaluation import audit
     >>> problem, world = make_bail_problem()
-    >>> data = sample_logged_data(world, problem, 3000, random_state=0)
+    >>> data = sample_logged_data(problem, world, 3000, random_state=0)
     >>> table = audit(data, problem, n_boot=50, n_draws=200, random_state=0)
     >>> list(table["criterion"])
     ['independence, TV summed vs pooled', 'separation, TV summed vs pooled',

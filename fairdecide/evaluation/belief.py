@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fairdecide._common.deprecation import old_order
 from fairdecide._common.tables import result_table
 from fairdecide._common.validation import as_float_array, check_instance
 from fairdecide.criteria.base import Criterion, as_criteria, resolve_names
@@ -43,8 +44,8 @@ class BeliefEvaluation:
         >>> from fairdecide import Belief, Independence, TabularPolicy, evaluate_under_belief
         >>> from fairdecide.datasets import make_bail_problem
         >>> problem, world = make_bail_problem()
-        >>> ev = evaluate_under_belief(TabularPolicy.constant(5, 2, [0, 1]),
-        ...                            Belief.plug_in(world), problem, Independence())
+        >>> ev = evaluate_under_belief(problem, Belief.plug_in(world),
+        ...                            TabularPolicy.constant(5, 2, [0, 1]), Independence())
         >>> float(ev.summary().loc["independence, TV summed vs pooled", "mean"])
         0.0
         """
@@ -68,19 +69,33 @@ class BeliefEvaluation:
 
 
 def evaluate_under_belief(
-    policy: Policy,
-    belief: Belief | World,
     problem: DecisionProblem,
+    belief: Belief | World,
+    policy: Policy,
     criteria: Criterion | Sequence[Criterion] = (),
 ) -> BeliefEvaluation:
     """Evaluate ``policy`` in every scenario of ``belief``: the distribution of its utility
     and of each criterion's deviation under the belief.
+
+    Parameters
+    ----------
+    problem : DecisionProblem
+    belief : Belief or World
+        A world counts as a belief of one scenario (``Belief.plug_in``).
+    policy : Policy
+    criteria : criterion, name or sequence of them, optional
+        (The order ``(policy, belief, problem, criteria)`` of earlier releases still
+        works, with a DeprecationWarning.)
 
     Returns
     -------
     BeliefEvaluation
         ``.values`` per scenario, ``.summary()`` for mean and quantiles.
     """
+    problem, belief, policy, criteria = old_order(
+        "evaluate_under_belief", (problem, belief, policy, criteria),
+        ("problem", "belief", "policy", "criteria"),
+        ("policy", "belief", "problem", "criteria"), DecisionProblem)
     if isinstance(belief, World):
         belief = Belief.plug_in(belief)
     if not isinstance(belief, Belief):
@@ -90,6 +105,6 @@ def evaluate_under_belief(
     check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     crits = as_criteria(criteria)
     names = resolve_names(crits)
-    U, F = scenario_values(policy, belief.worlds, problem, crits)
+    U, F = scenario_values(problem, belief.worlds, policy, crits)
     values = pd.DataFrame({"utility": U, **{n: F[c] for c, n in enumerate(names)}})
     return BeliefEvaluation(values.rename_axis("scenario"), belief.weights)

@@ -1,5 +1,12 @@
 """A fitted classifier's fairness deviations bounded on held-out labelled rows: upper
-confidence bounds that hold in the population with probability at least 1 - delta."""
+confidence bounds that hold in the population with probability at least 1 - delta
+(:func:`certify_held_out`, a :class:`HeldOutGuarantee`).
+
+"Certify" means one thing in the package: state what holds in the population with
+probability at least 1 - delta, and whether it meets epsilon; from held-out rows here,
+over a confidence set in :func:`~fairdecide.certify_policy`. A solver's
+``result.certificates`` are another thing, its proofs about its own program (docs/concepts.md,
+vocabulary)."""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide._common.deprecation import deprecated_function
 from fairdecide._common.validation import as_float_array, as_real, check_distribution
 from fairdecide.criteria.base import ByCriterion, as_criteria, resolve_names
 from fairdecide.criteria.conditional import ConditionalIndependence
@@ -17,11 +25,11 @@ from fairdecide.labels import Labels
 from fairdecide.problem import DecisionProblem
 from fairdecide.worlds.table import row_counts
 
-__all__ = ["DeviationCertificate", "certify"]
+__all__ = ["HeldOutGuarantee", "certify_held_out"]
 
 
 @dataclass(frozen=True)
-class DeviationCertificate:
+class HeldOutGuarantee:
     """Each criterion's deviation on held-out rows and an upper bound of its deviation
     in the population, all bounds holding at once with probability at least 1 - delta.
 
@@ -60,7 +68,7 @@ class DeviationCertificate:
     def summary(self) -> str:
         """A readable report."""
         word = "certified" if self.certified else "NOT certified"
-        lines = [f"fairdecide deviation certificate: {word} at epsilon = {self.epsilon:.6g}, "
+        lines = [f"fairdecide held-out guarantee: {word} at epsilon = {self.epsilon:.6g}, "
                  f"delta = {self.delta:.6g}, {self.n_rows} held-out rows",
                  f"  {'criterion':<14}  {'held-out':>10}  {'UCB':>10}"]
         for name, dev in self.deviations.items():
@@ -93,8 +101,8 @@ def certifiable(criteria: Any, name: str = "criteria") -> list[ConditionalIndepe
 
 def bound_rows(criteria: list[ConditionalIndependence], problem: DecisionProblem,
                rows: np.ndarray, y: np.ndarray, z: np.ndarray, n_groups: int, delta: float,
-               epsilon: float, labels: np.ndarray | None = None) -> DeviationCertificate:
-    """The certificate of policy rows pi(. | x_i, z_i) (n, n_a) on labelled rows (codes
+               epsilon: float, labels: np.ndarray | None = None) -> HeldOutGuarantee:
+    """The guarantee of policy rows pi(. | x_i, z_i) (n, n_a) on labelled rows (codes
     ``y``, ``z``). ``labels``: rows per (z, y) that estimate the group weights (default:
     these rows' own)."""
     counts = row_counts(z, rows, y, n_groups, problem.n_outcomes)
@@ -106,12 +114,12 @@ def bound_rows(criteria: list[ConditionalIndependence], problem: DecisionProblem
                         for n, c in zip(names, criteria, strict=True)})
     bounds = ByCriterion({n: deviation_bound(c, problem, counts, labels, at)
                           for n, c in zip(names, criteria, strict=True)})
-    return DeviationCertificate(devs, bounds, epsilon, delta, len(y))
+    return HeldOutGuarantee(devs, bounds, epsilon, delta, len(y))
 
 
-def certify(estimator: Any, X: Any, y: Any, *, epsilon: float,
-            sensitive_features: Any = None, criteria: Any = None,
-            delta: float = 0.05) -> DeviationCertificate:
+def certify_held_out(estimator: Any, X: Any, y: Any, *, epsilon: float,
+                     sensitive_features: Any = None, criteria: Any = None,
+                     delta: float = 0.05) -> HeldOutGuarantee:
     """Upper confidence bounds of a fitted classifier's deviations in the population,
     from labelled rows it was not fitted on, and whether they are within ``epsilon``.
 
@@ -156,25 +164,34 @@ def certify(estimator: Any, X: Any, y: Any, *, epsilon: float,
 
     Returns
     -------
-    DeviationCertificate
+    HeldOutGuarantee
         ``deviations`` (held-out plug-in), ``bounds`` (UCB), ``certified``,
         ``smallest_epsilon``.
+
+    Notes
+    -----
+    ``fairdecide.evaluation.certify`` is this function's name before (it warns), and
+    ``DeviationCertificate`` its result's: the library's "certificates" are a solver's
+    proofs about its program (``OptimizeResult.certificates``), while this is a
+    statement about the population, as :func:`~fairdecide.certify_policy`'s
+    :class:`~fairdecide.Guarantee` is over a confidence set.
 
     Examples
     --------
     >>> import numpy as np
     >>> from fairdecide import FairPolicyClassifier
-    >>> from fairdecide.evaluation import certify
+    >>> from fairdecide.evaluation import certify_held_out
     >>> rng = np.random.RandomState(0)
     >>> z = rng.randint(2, size=6000)
     >>> X = np.c_[rng.normal(size=6000) + z, rng.normal(size=6000)]
     >>> y = (X[:, 0] + rng.normal(size=6000) > 0.5).astype(int)
     >>> clf = FairPolicyClassifier(epsilon=0.02, random_state=0)
     >>> clf = clf.fit(X[:3000], y[:3000], sensitive_features=z[:3000])
-    >>> cert = certify(clf, X[3000:], y[3000:], sensitive_features=z[3000:], epsilon=0.25)
-    >>> cert.certified
+    >>> held = certify_held_out(clf, X[3000:], y[3000:], sensitive_features=z[3000:],
+    ...                         epsilon=0.25)
+    >>> held.certified
     True
-    >>> round(cert.deviations["independence"], 3), round(cert.bounds["independence"], 3)
+    >>> round(held.deviations["independence"], 3), round(held.bounds["independence"], 3)
     (0.083, 0.211)
     """
     epsilon = as_real(epsilon, "epsilon", low=0.0)
@@ -193,8 +210,8 @@ def certify(estimator: Any, X: Any, y: Any, *, epsilon: float,
         z_raw = X[column].to_numpy(dtype=object)
     if z_raw is None:
         raise FairdecideError(
-            "certify needs the group of each row: pass sensitive_features= (the bound "
-            "compares groups)")
+            "certify_held_out needs the group of each row: pass sensitive_features= (the "
+            "bound compares groups)")
     kwargs = {} if sensitive_features is None else {"sensitive_features": sensitive_features}
     rows = as_float_array(estimator.predict_proba(X, **kwargs), "predict_proba", ndim=2)
     rows = check_distribution(rows, "predict_proba", (1,))
@@ -213,3 +230,11 @@ def certify(estimator: Any, X: Any, y: Any, *, epsilon: float,
             "unless actions_)")
     problem = DecisionProblem(np.zeros((n_a, len(classes))), outcome_depends_on_action=False)
     return bound_rows(crits, problem, rows, y_codes, z_codes, len(groups), delta, epsilon)
+
+
+#: The earlier names, for one release: ``DeviationCertificate`` stays importable from
+#: this module without a warning (the estimators' guarantee reads it); the public
+#: ``fairdecide.evaluation.DeviationCertificate`` warns.
+DeviationCertificate = HeldOutGuarantee
+certify = deprecated_function(certify_held_out, "fairdecide.evaluation.certify",
+                              "fairdecide.evaluation.certify_held_out")

@@ -67,7 +67,7 @@ def _outcome_values(data: Any, cells: np.ndarray, a: np.ndarray, y: np.ndarray,
         if not np.any(took):
             raise FairdecideError(
                 f"action {problem.action_labels[k]!r} was never logged: its outcomes "
-                "cannot be modelled; use estimator='ips' or 'snips'")
+                "cannot be modelled; use method='ips' or 'snips'")
         model = CellFrequencies(n_cells, problem.n_outcomes, 0.5)
         model.fit(cells[took, None], y[took], sample_weight=c[took])
         q[:, k] = model.predict_proba(cells[:, None]) @ U[k]
@@ -96,7 +96,7 @@ def prepare_counts(data: Any, policy: Any, problem: DecisionProblem, est: Any,
         if not full:
             raise FairdecideError(
                 "the data have no logged actions: only the full-information estimate of a "
-                "prediction problem (estimator='full' or 'auto') works without them")
+                "prediction problem (method='full' or 'auto') works without them")
         a = np.zeros(len(y), dtype=int)
     c = data.weights
     cells = units.cell_group
@@ -131,5 +131,5 @@ def prepare_counts(data: Any, policy: Any, problem: DecisionProblem, est: Any,
             and np.all(taken == 0):
         raise FairdecideError(
             "the evaluated policy never takes any logged action: the data say nothing "
-            "about it (no overlap). Use a model-based estimator (dm)")
+            "about it (no overlap). Use a model-based method (method='dm')")
     return OffPolicyInputs(reward, a, target, propensity, q, weight=c)

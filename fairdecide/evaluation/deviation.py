@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._common.deprecation import old_order
 from fairdecide._common.validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.criteria.base import Criterion
 from fairdecide.data.counts import LoggedCounts
@@ -162,8 +163,8 @@ def marginal_atoms(data: Any, problem: DecisionProblem, policy: Any, logging_mod
             "estimating a candidate policy's fairness in an intervention needs the logging "
             "propensities (propensity=...) or a logging_model to estimate them (on "
             "tabular LoggedData the cells' action frequencies serve by default)")
-    estimator = "ips" if problem.outcome_depends_on_action else "full"
-    inputs, _, _ = _prepare(data, policy, problem, estimator, None, logging_model, 5,
+    method = "ips" if problem.outcome_depends_on_action else "full"
+    inputs, _, _ = _prepare(data, policy, problem, method, None, logging_model, 5,
                             random_state)
     if not problem.outcome_depends_on_action:
         keys = (z.astype(np.int64)[:, None] * n_a + np.arange(n_a)) * n_y + y[:, None]
@@ -201,7 +202,7 @@ def corrected_interval(plug_in: float, draws: np.ndarray, level: float
 
 
 def estimate_deviation(
-    data: LoggedData | BanditData, problem: DecisionProblem,
+    problem: DecisionProblem, data: LoggedData | BanditData,
     criterion: Criterion, policy: Any = LOGGED, *, n_boot: int = 500,
     level: float = 0.95, logging_model: Any = None, random_state: Any = None,
 ) -> DeviationEstimate:
@@ -240,12 +241,14 @@ def estimate_deviation(
 
     Parameters
     ----------
-    data : LoggedData or BanditData
     problem : DecisionProblem
+    data : LoggedData or BanditData
     criterion : Criterion of the group marginal (e.g. Independence(), Separation())
     policy : "logged" or a policy, default="logged"
         "logged": the logged decisions themselves (the empirical P(z, a, y)), the
-        deviation the audit reports.
+        deviation the audit reports. (Optional, so after the criterion; the order
+        ``(data, problem, criterion, policy)`` of earlier releases still works, with a
+        DeprecationWarning.)
     n_boot : int, default=500
         Bootstrap replicates, >= 10.
     level : float, default=0.95
@@ -262,13 +265,17 @@ def estimate_deviation(
     >>> from fairdecide.datasets import make_bail_problem, sample_logged_data
     >>> from fairdecide.evaluation import estimate_deviation
     >>> problem, world = make_bail_problem()
-    >>> data = sample_logged_data(world, problem, 3000, random_state=0)
-    >>> est = estimate_deviation(data, problem, Independence(), n_boot=100, random_state=0)
+    >>> data = sample_logged_data(problem, world, 3000, random_state=0)
+    >>> est = estimate_deviation(problem, data, Independence(), n_boot=100, random_state=0)
     >>> est.low <= est.value <= est.high  # the logging policy ignores the group
     True
     >>> bool(est.low == 0.0 and est.value < est.plug_in)
     True
     """
+    problem, data, criterion, policy = old_order(
+        "estimate_deviation", (problem, data, criterion, policy),
+        ("problem", "data", "criterion", "policy"),
+        ("data", "problem", "criterion", "policy"), DecisionProblem)
     check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     if policy is None:
         raise FairdecideError("policy=None: the logged decisions are policy='logged' (the "

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairdecide._common.deprecation import DEPRECATED, old_order, renamed
 from fairdecide._common.tables import result_table
 from fairdecide._common.validation import as_real
 from fairdecide.data.counts import LoggedCounts
@@ -31,7 +32,7 @@ class GroupValues:
     overall : ValueEstimate
     groups : dict
         Group label (the data's label; the code for BanditData) -> ValueEstimate of
-        E[U | z] (the estimator applied to that group's rows; nuisance models are fitted
+        E[U | z] (the method applied to that group's rows; nuisance models are fitted
         on all rows, cross-fitted), in code order.
     """
 
@@ -73,12 +74,15 @@ class GroupValues:
 
 
 def evaluate_policy_by_group(
-    data: LoggedData | BanditData, policy: Any, problem: DecisionProblem,
-    estimator: str | Any = "auto", *, outcome_model: Any = None, logging_model: Any = None,
-    n_folds: int = 5, random_state: Any = None,
+    problem: DecisionProblem, data: LoggedData | BanditData, policy: Any,
+    method: str | Any = "auto", *, outcome_model: Any = None, logging_model: Any = None,
+    n_folds: int = 5, random_state: Any = None, estimator: Any = DEPRECATED,
 ) -> GroupValues:
     """Value of ``policy`` overall and per group (see :func:`evaluate_policy` for the
     arguments), with :meth:`GroupValues.gaps` between groups.
+
+    ``estimator=`` is the deprecated name of ``method=``, and ``(data, policy, problem,
+    method)`` the deprecated order: both still work, with a DeprecationWarning.
 
     Examples
     --------
@@ -86,15 +90,21 @@ def evaluate_policy_by_group(
     >>> from fairdecide.datasets import make_bail_problem, sample_logged_data
     >>> from fairdecide.evaluation import evaluate_policy_by_group
     >>> problem, world = make_bail_problem()
-    >>> data = sample_logged_data(world, problem, 4000, random_state=0)
-    >>> res = evaluate_policy_by_group(data, TabularPolicy.constant(5, 2, [0, 1]), problem,
+    >>> data = sample_logged_data(problem, world, 4000, random_state=0)
+    >>> res = evaluate_policy_by_group(problem, data, TabularPolicy.constant(5, 2, [0, 1]),
     ...                                "ips")
     >>> list(res.groups), list(res.gaps().columns)[:3]
     (['group A', 'group B'], ['group', 'reference', 'gap'])
     >>> res.gaps()[["group", "reference"]].to_dict("records")
     [{'group': 'group B', 'reference': 'group A'}]
     """
-    inputs, bandit, est = _prepare(data, policy, problem, estimator, outcome_model,
+    problem, data, policy, method = old_order(
+        "evaluate_policy_by_group", (problem, data, policy, method),
+        ("problem", "data", "policy", "method"), ("data", "policy", "problem", "method"),
+        DecisionProblem)
+    method = renamed("evaluate_policy_by_group", "estimator", estimator, "method", method,
+                     "auto")
+    inputs, bandit, est = _prepare(data, policy, problem, method, outcome_model,
                                    logging_model, n_folds, random_state)
     z = bandit.z  # per row, or per atom of LoggedCounts
     names = None

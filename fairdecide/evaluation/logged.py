@@ -94,9 +94,9 @@ def warn_summary(data: Any, policy: Any, problem: DecisionProblem,
     if abs(gap) > SUMMARY_GAP_SE * se:
         warnings.warn(
             f"this policy is the logged decisions' action rates per cell (x, z) "
-            f"(TabularPolicy.from_data), valued at {result.value:.4f} ({result.estimator}); "
+            f"(TabularPolicy.from_data), valued at {result.value:.4f} ({result.method}); "
             f"the logged decisions themselves are worth {logged.value:.4f} on these rows "
-            f"(evaluate_policy(data, 'logged', problem)), {abs(gap) / se:.0f} standard "
+            f"(evaluate_policy(problem, data, 'logged')), {abs(gap) / se:.0f} standard "
             "errors apart. The cell policy re-draws each decision at random with its "
             "cell's rates, so it loses whatever else the decisions used (a score, an "
             "interview). Report the logged decisions' value as 'logged'",

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide._common.defaults import N_DRAWS
+from fairdecide._common.deprecation import DEPRECATED, old_order, renamed
 from fairdecide._common.validation import as_int, as_real, check_instance, check_random_state
 from fairdecide.data.counts import LoggedCounts
 from fairdecide.data.logged import BanditData, LoggedData
@@ -38,7 +39,8 @@ from fairdecide.problem import DecisionProblem
 
 __all__ = ["BanditData", "evaluate_policy"]
 
-ESTIMATORS = {"dm": DirectMethod, "ips": InverseProbability, "snips": SelfNormalized,
+#: The off-policy methods by name (``method=``)
+METHODS = {"dm": DirectMethod, "ips": InverseProbability, "snips": SelfNormalized,
               "dr": DoublyRobust, "full": FullInformation}
 
 def _units(data: Any, bandit: BanditData) -> Units:
@@ -69,10 +71,10 @@ def _target_probabilities(policy: Any, units: Units, problem: DecisionProblem
 
 
 def evaluate_policy(
+    problem: DecisionProblem,
     data: LoggedData | BanditData,
     policy: Any,
-    problem: DecisionProblem,
-    estimator: str | Any = "auto",
+    method: str | Any = "auto",
     *,
     outcome_model: Any = None,
     logging_model: Any = None,
@@ -82,27 +84,29 @@ def evaluate_policy(
     n_draws: int = N_DRAWS,
     prior: float = 0.5,
     random_state: Any = None,
+    estimator: Any = DEPRECATED,
 ) -> ValueEstimate:
     """Off-policy value of ``policy`` from logged decisions.
 
     Parameters
     ----------
+    problem : DecisionProblem
+        The reward of row i is U(a_i, y_i).
     data : LoggedData (tabular), LoggedCounts or BanditData (numeric features)
     policy : "logged", TabularPolicy, fitted classifier with ``predict_proba`` over
         actions, or a callable ``f(X) -> (n, n_actions)`` of action probabilities.
         ``"logged"``: the logged decisions themselves, what was actually done; their
         value is the on-policy mean of U(a_i, y_i) over the rows
-        (:class:`~fairdecide.evaluation.ope.OnPolicy`, ``estimator="auto"`` only), the
+        (:class:`~fairdecide.evaluation.ope.OnPolicy`, ``method="auto"`` only), the
         number ``fairdecide audit`` reports for "the logged decisions". It is not the
         value of ``TabularPolicy.from_data(data, problem)``, which re-draws the decisions
         at random with each cell's action rates: the logged decisions may have used more
         than the cells (a score, an interview). Evaluating a policy estimated that way
         warns when its value differs from the logged decisions' by more than
         :data:`SUMMARY_GAP_SE` standard errors of the difference, naming both.
-    problem : DecisionProblem
-        The reward of row i is U(a_i, y_i).
-    estimator : {"auto", "dr", "dm", "ips", "snips", "full", "bayes"} or an estimator object
-        See :mod:`fairdecide.evaluation.ope` (e.g. ``InverseProbability(clip=10)``).
+    method : {"auto", "dr", "dm", "ips", "snips", "full", "bayes"} or an off-policy method
+        The method of evaluation: a name, or one of the estimator objects of
+        :mod:`fairdecide.evaluation.ope` (e.g. ``InverseProbability(clip=10)``).
         "auto": "full" in prediction problems (the outcome is observed whatever the
         action, so the candidate's utility is known on every row), else "dr"; for
         ``policy="logged"``, the on-policy mean. "bayes":
@@ -129,7 +133,8 @@ def evaluate_policy(
         Cross-fitting folds, from 2 up to the number of rows (and of rows per logged
         action for per-action outcome models).
     interval : {"normal", "bootstrap"}, default="normal"
-        Influence-function normal intervals, or percentile intervals from ``n_boot``
+        The kind of interval (its level is ``confidence_interval(level)``'s):
+        influence-function normal intervals, or percentile intervals from ``n_boot``
         bootstrap resamples of the rows (nuisance models kept). The bootstrap costs
         ``n_boot`` evaluations of the estimator on n resampled rows, O(n_boot n): about
         0.35 s per replicate at one million rows (70 s for the default 200); the normal
@@ -137,13 +142,16 @@ def evaluate_policy(
     n_boot : int, default=200
         Bootstrap replicates (>= 10) for ``interval="bootstrap"``.
     n_draws : int, default=1000
-        Posterior draws (>= 10) for ``estimator="bayes"`` (the package's one default,
+        Posterior draws (>= 10) for ``method="bayes"`` (the package's one default,
         :data:`fairdecide._common.defaults.N_DRAWS`). Without a tabular policy the Bayesian
         bootstrap refits the outcome model per draw: O(n_draws n), so pass fewer there
         to trade precision for time.
     prior : float, default=0.5
         Dirichlet concentration (> 0) of the exact tabular posterior (``"bayes"``): the
         prior's mass in each conditional is prior * K (K outcomes).
+    estimator : deprecated
+        The earlier name of ``method``; it warns. (So does the earlier order
+        ``(data, policy, problem, method)``.)
 
     Returns
     -------
@@ -156,23 +164,28 @@ def evaluate_policy(
     >>> from fairdecide.datasets import make_bail_problem, sample_logged_data
     >>> from fairdecide.evaluation import evaluate_policy
     >>> problem, world = make_bail_problem()
-    >>> data = sample_logged_data(world, problem, 4000, random_state=0)
+    >>> data = sample_logged_data(problem, world, 4000, random_state=0)
     >>> release = TabularPolicy.constant(5, 2, [0.0, 1.0])
-    >>> est = evaluate_policy(data, release, problem, "ips")
+    >>> est = evaluate_policy(problem, data, release, "ips")
     >>> lo, hi = est.confidence_interval()
     >>> bool(lo < 0.3724 < hi)  # the true value of releasing everyone is 0.3724
     True
 
     What was actually done: the mean utility of the logged decisions.
 
-    >>> logged = evaluate_policy(data, "logged", problem)
+    >>> logged = evaluate_policy(problem, data, "logged")
     >>> codes = data.action_codes(problem), data.outcome_codes(problem)
-    >>> bool(logged.value == problem.utility[codes].mean()), logged.estimator
+    >>> bool(logged.value == problem.utility[codes].mean()), logged.method
     (True, 'on-policy')
     """
+    problem, data, policy, method = old_order(
+        "evaluate_policy", (problem, data, policy, method),
+        ("problem", "data", "policy", "method"), ("data", "policy", "problem", "method"),
+        DecisionProblem)
+    method = renamed("evaluate_policy", "estimator", estimator, "method", method, "auto")
     if not isinstance(interval, str) or interval not in ("normal", "bootstrap"):
         raise FairdecideError(f"interval must be 'normal' or 'bootstrap', got {interval!r}")
-    if isinstance(estimator, str) and estimator == "bayes" and not is_logged(policy):
+    if isinstance(method, str) and method == "bayes" and not is_logged(policy):
         if interval != "normal":
             raise FairdecideError("the Bayesian estimate has its own (credible) interval; "
                                   "interval='bootstrap' does not apply to it")
@@ -182,7 +195,7 @@ def evaluate_policy(
                         check_random_state(random_state))
         warn_summary(data, policy, problem, result)
         return result
-    inputs, _, est = _prepare(data, policy, problem, estimator, outcome_model,
+    inputs, _, est = _prepare(data, policy, problem, method, outcome_model,
                               logging_model, n_folds, random_state)
     result = est.estimate(inputs)
     if interval == "bootstrap":
@@ -199,7 +212,8 @@ def evaluate_policy(
         if np.isnan(draws).mean() > 0.05:
             raise FairdecideError(
                 "more than 5% of bootstrap resamples could not be estimated (too little "
-                "overlap); use interval='normal' or a model-based estimator")
+                "overlap); use interval='normal' or a model-based method (method='dm' "
+                "or 'dr')")
         draws = draws[~np.isnan(draws)]
         result = replace(result, draws=draws, interval="bootstrap",
                          std_error=float(draws.std(ddof=1)))
@@ -237,7 +251,7 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
             warn_unsupported(data, problem, pol.proba(data.units()))
         post = DirichletPosterior(prior, "joint", allow_empty_groups=True,
                                   prior_mean="pooled").fit(data, problem)
-        draws = np.array([expected_utility(pol, w, problem)
+        draws = np.array([expected_utility(problem, w, pol)
                           for w in post.sample(n_draws, random_state=rng)])
         name = "bayes (Dirichlet)"
     else:
@@ -269,38 +283,39 @@ def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
                          data.n, draws=draws, interval="posterior")
 
 
-def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
+def _prepare(data: Any, policy: Any, problem: DecisionProblem, method: Any,
              outcome_model: Any, logging_model: Any, n_folds: int, random_state: Any
              ) -> tuple[OffPolicyInputs, np.ndarray, Any]:
     """Validate, compute the policy's probabilities, the propensities and the cross-fitted
-    outcome values: the estimator's inputs, the data as BanditData and the estimator."""
+    outcome values: the method's inputs, the data as BanditData and the method (an
+    estimator object of :mod:`fairdecide.evaluation.ope`)."""
     check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     check_instance(data, "data", (LoggedData, LoggedCounts, BanditData),
                    "LoggedData, LoggedCounts or BanditData")
     check_model(outcome_model, "outcome_model", world_ok=True)
     check_model(logging_model, "logging_model", world_ok=False)
     if is_logged(policy):
-        if not (isinstance(estimator, str) and estimator == "auto"):
+        if not (isinstance(method, str) and method == "auto"):
             raise FairdecideError(
-                f"estimator={getattr(estimator, 'name', estimator)!r} with policy="
+                f"method={getattr(method, 'name', method)!r} with policy="
                 "'logged': the logged decisions' value is the mean of U(a_i, y_i) over "
                 "the logged rows, observed, not estimated (no weights and no model); "
-                "leave estimator='auto'")
+                "leave method='auto'")
         return logged_inputs(data, problem)
-    if isinstance(estimator, str) and estimator == "auto":
-        estimator = "dr" if problem.outcome_depends_on_action else "full"
-    if isinstance(estimator, str):
-        if estimator not in ESTIMATORS:
+    if isinstance(method, str) and method == "auto":
+        method = "dr" if problem.outcome_depends_on_action else "full"
+    if isinstance(method, str):
+        if method not in METHODS:
             raise FairdecideError(
-                f"estimator must be one of {sorted([*ESTIMATORS, 'auto', 'bayes'])} or an "
-                f"estimator object, got {estimator!r}")
-        est = ESTIMATORS[estimator]()
-    elif callable(getattr(estimator, "estimate", None)):
-        est = estimator
+                f"method must be one of {sorted([*METHODS, 'auto', 'bayes'])} or an "
+                f"estimator object such as InverseProbability(clip=10), got {method!r}")
+        est = METHODS[method]()
+    elif callable(getattr(method, "estimate", None)):
+        est = method
     else:
         raise FairdecideError(
-            f"estimator must be one of {sorted([*ESTIMATORS, 'auto', 'bayes'])} or an "
-            f"estimator object with an estimate method, got {type(estimator).__name__}")
+            f"method must be one of {sorted([*METHODS, 'auto', 'bayes'])} or an "
+            f"estimator object with an estimate method, got {type(method).__name__}")
     n_folds = as_int(n_folds, "n_folds", minimum=2)
     if isinstance(data, LoggedCounts):  # atoms weighted by their counts
         inputs = prepare_counts(data, policy, problem, est, outcome_model, logging_model)
@@ -308,10 +323,10 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
             warn_unsupported(data, problem, inputs.target)
         return inputs, data, est
     if isinstance(data, LoggedData) and data.a is None:
-        if not (estimator == "full" or isinstance(estimator, FullInformation)):
+        if not (method == "full" or isinstance(method, FullInformation)):
             raise FairdecideError(
                 "the data have no logged actions: only the full-information estimate of a "
-                "prediction problem (estimator='full' or 'auto') works without them")
+                "prediction problem (method='full' or 'auto') works without them")
         bandit = BanditData.from_logged(data, problem, actions_required=False)
     elif isinstance(data, LoggedData):
         bandit = BanditData.from_logged(data, problem)
@@ -365,7 +380,7 @@ def _prepare(data: Any, policy: Any, problem: DecisionProblem, estimator: Any,
     if propensity is not None and needs_w and np.all(taken == 0):
         raise FairdecideError(
             "the evaluated policy never takes any logged action: the data say nothing "
-            "about it (no overlap). Use a model-based estimator (dm)")
+            "about it (no overlap). Use a model-based method (method='dm')")
     if not isinstance(est, FullInformation):
         warn_unsupported(data, problem, target)
     return OffPolicyInputs(reward, bandit.a, target, propensity, q), bandit, est

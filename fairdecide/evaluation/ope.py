@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from fairdecide._common.deprecation import warn_deprecated
 from fairdecide._common.validation import as_code_array, as_float_array, as_real
 from fairdecide.evaluation._weights import (
     _effective_sample_size,
@@ -171,7 +172,9 @@ class ValueEstimate:
     ----------
     value : float
     std_error : float
-    estimator : str
+    method : str
+        How the value was estimated (``"ips"``, ``"on-policy"``, ...; the name of the
+        ``method=`` of :func:`~fairdecide.evaluation.evaluate_policy`).
     n : int
     ess : float or None
         Effective sample size of the importance weights, (sum w)^2 / sum w^2.
@@ -186,13 +189,19 @@ class ValueEstimate:
 
     value: float
     std_error: float
-    estimator: str
+    method: str
     n: int
     ess: float | None = None
     max_weight: float | None = None
     influence: np.ndarray = field(default=None, repr=False)
     draws: np.ndarray | None = field(default=None, repr=False)
     interval: str = "normal"
+
+    @property
+    def estimator(self) -> str:
+        """Deprecated name of :attr:`method`."""
+        warn_deprecated("ValueEstimate.estimator", "ValueEstimate.method", stacklevel=3)
+        return self.method
 
     def confidence_interval(self, level: float = 0.95) -> tuple[float, float]:
         """The interval at ``level``: normal (value +- z * std_error), or the percentile
@@ -395,7 +404,7 @@ class OnPolicy:
     """The value of the logged decisions themselves: what was actually done, V = mean_i
     r_i = mean_i U(a_i, y_i), with the influence function r_i - V (the usual interval of
     a mean). No propensities, no model and no counterfactual: every reward was
-    observed. It is what ``evaluate_policy(data, "logged", problem)`` computes, and what
+    observed. It is what ``evaluate_policy(problem, data, "logged")`` computes, and what
     the audit report (``fairdecide audit``) gives for "the logged decisions"."""
 
     @property

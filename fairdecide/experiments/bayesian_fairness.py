@@ -115,7 +115,7 @@ def objective_value(policy: TabularPolicy, world: TabularWorld, problem: Decisio
                     lam: float) -> tuple[float, float, float]:
     """(T, U, F) of ``policy`` in ``world``: the papers' T = U - lambda F, lambda =
     :func:`papers_lambda` (lam), with the balance measure."""
-    U, F = scenario_values(policy, [world], problem, [balance()])
+    U, F = scenario_values(problem, [world], policy, [balance()])
     return float(U[0] - papers_lambda(lam) * F[0, 0]), float(U[0]), float(F[0, 0])
 
 
@@ -203,7 +203,7 @@ def fit_policies(
                 train, problem, n_scenarios, smoothing=PRIOR, factorization=FACTORIZATION,
                 random_state=seed, allow_empty_groups=True))
         elif method == "maximin":
-            out[method] = solve(Belief.confidence_set(post, delta, n_scenarios,
+            out[method] = solve(Belief.highest_density_draws(post, delta, n_scenarios,
                                                       random_state=seed))
         elif method == "constant":
             majority = np.bincount(train.outcome_codes(problem), minlength=2).argmax()
@@ -326,7 +326,7 @@ def semi_synthetic_experiment(data: LoggedData, problem: DecisionProblem, *,
     rows = []
     for n in sizes:
         for run in range(runs):
-            train = sample_logged_data(truth, problem, n,
+            train = sample_logged_data(problem, truth, n,
                                        random_state=seed + 7919 * run + n)
             held = None
             if held_out:

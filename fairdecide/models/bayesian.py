@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from fairdecide._common.defaults import N_SCENARIOS
+from fairdecide._common.deprecation import warn_deprecated
 from fairdecide._common.registry import REGISTRY
 from fairdecide._common.validation import as_float_array, as_int, as_real, check_random_state
 from fairdecide.exceptions import FairdecideError
@@ -254,10 +255,8 @@ class BayesianOutcomeModel:
         """Deprecated: ``Belief.from_posterior(model, n_scenarios, random_state,
         aggregate, X=X, z=z)``, the one door to a posterior's belief (this one is
         removed in the next release)."""
-        warnings.warn("BayesianOutcomeModel.belief(...) is deprecated and will be removed "
-                      "in the next release: use Belief.from_posterior(model, n_scenarios, "
-                      "random_state, aggregate, X=X, z=z)", DeprecationWarning,
-                      stacklevel=2)
+        warn_deprecated("BayesianOutcomeModel.belief(...)", "Belief.from_posterior(model, "
+                        "n_scenarios, random_state, aggregate, X=X, z=z)")
         belief = REGISTRY["Belief"]  # registered by the uncertainty package, above us
         return belief.from_posterior(self, n_scenarios, random_state, aggregate, X=X, z=z)
 

@@ -84,7 +84,7 @@ class DirichletPosterior(BaseEstimator):
         alone); set True to accept that, e.g. for a small evaluation sample.
     prior_mean : {"uniform", "pooled"}, default="uniform"
         The centre of the conditional factors' priors (above); the joint factors
-        (P(x, z), P(x)) are always symmetric. ``evaluate_policy(..., "bayes")`` uses
+        (P(x, z), P(x)) are always symmetric. ``evaluate_policy(..., method="bayes")`` uses
         "pooled".
 
     Attributes

@@ -236,7 +236,7 @@ def outcome_values(outcome_model: Any, units: Units, bandit: BanditData,
             raise FairdecideError(
                 f"action {problem.action_labels[a]!r} was logged {int(rows.sum())} times, "
                 f"fewer than n_folds={n_folds}: too few to cross-fit its outcome model; use "
-                "fewer folds or estimator='ips' or 'snips'")
+                "fewer folds or method='ips' or 'snips'")
         # Fit on the rows that took action a, predict for everyone (out of fold).
         p = cross_fit_proba(model, X, bandit.y, n_y, n_folds, rng, fit_rows=rows)
         q[:, a] = p @ U[a]

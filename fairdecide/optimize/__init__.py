@@ -1,7 +1,8 @@
 """Policy optimisation: trade-offs, routes (exact program, successive linearisation),
 verification and Pareto frontiers."""
 
-from fairdecide.optimize.api import optimize_distributed, optimize_policy
+from fairdecide.optimize.api import optimize_distributed as optimize_distributed  # deprecated
+from fairdecide.optimize.api import optimize_policy
 from fairdecide.optimize.distributed import outcome_columns
 from fairdecide.optimize.frontier import pareto_frontier
 from fairdecide.optimize.program.tradeoff import (
@@ -24,7 +25,6 @@ __all__ = [
     "Tradeoff",
     "UtilityConstraint",
     "Verification",
-    "optimize_distributed",
     "optimize_policy",
     "outcome_columns",
     "pareto_frontier",

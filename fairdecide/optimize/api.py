@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from fairdecide._common.deprecation import warn_deprecated
 from fairdecide.criteria.base import Criterion, as_criteria
 from fairdecide.criteria.capacity import Capacity
 from fairdecide.exceptions import FairdecideError
@@ -28,7 +29,7 @@ from fairdecide.uncertainty.beliefs import Belief
 from fairdecide.worlds.frame import FrameWorld
 from fairdecide.worlds.world import World
 
-__all__ = ["optimize_distributed", "optimize_policy"]
+__all__ = ["optimize_policy"]
 
 
 def optimize_policy(
@@ -237,13 +238,13 @@ def optimize_distributed(
     tradeoff: Tradeoff | None = None, group: str = "z", weight: str = "w",
     tol: float = 1e-6, max_iter: int = 200, progress: Any = None,
 ) -> OptimizeResult:
-    """Shorthand for ``optimize_policy(problem, FrameWorld(units, problem, group, weight),
-    criteria, ...)``: the optimal policy of a population given as a (Dask) table of units.
+    """Deprecated: ``optimize_policy(problem, FrameWorld(units, problem, group=group,
+    weight=weight), criteria, ...)`` is the one door (this one warns, then calls it).
 
-    Every argument is validated, and the result verified, by
-    :func:`~fairdecide.optimize_policy`, which solves a
-    :class:`~fairdecide.worlds.frame.FrameWorld` with this module's master (see the module's
-    description), so the two doors give the same numbers.
+    The optimal policy of a population given as a (Dask) table of units. Every argument
+    is validated, and the result verified, by :func:`~fairdecide.optimize_policy`, which
+    solves a :class:`~fairdecide.worlds.frame.FrameWorld` with the distributed master, so
+    the two doors gave the same numbers; only the door that takes every world stays.
 
     Parameters
     ----------
@@ -279,23 +280,22 @@ def optimize_distributed(
     --------
     >>> import numpy as np, pandas as pd
     >>> import fairdecide as fd
-    >>> from fairdecide.optimize import optimize_distributed
     >>> rng = np.random.RandomState(0)
     >>> z = rng.randint(0, 2, 500)
     >>> p1 = 1 / (1 + np.exp(-rng.normal(size=500) - z))
     >>> units = pd.DataFrame({"z": z, "w": 1.0, "p_0": 1 - p1, "p_1": p1})
     >>> problem = fd.DecisionProblem.classification(2)
-    >>> res = optimize_distributed(problem, units, [fd.Independence()], epsilon=0.02)
-    >>> same = fd.optimize_policy(problem, fd.FrameWorld(units, problem),
-    ...                           [fd.Independence()], epsilon=0.02)
+    >>> res = fd.optimize_policy(problem, fd.FrameWorld(units, problem),
+    ...                          [fd.Independence()], epsilon=0.02)
     >>> cert = res.certificates["optimality"]
     >>> res.deviations["independence"] <= 0.02 + 1e-9, cert["gap"] <= cert["bound"]
     (True, True)
-    >>> res.utility == same.utility
-    True
     >>> res.policy.frame_proba(units).shape
     (500, 2)
     """
+    warn_deprecated("fairdecide.optimize.optimize_distributed(problem, units, ...)",
+                    "fairdecide.optimize_policy(problem, fairdecide.FrameWorld(units, "
+                    f"problem, group={group!r}, weight={weight!r}), ...)")
     return optimize_policy(problem, FrameWorld(units, problem, group, weight), criteria,
                            epsilon=epsilon, lam=lam, utility_slack=utility_slack,
                            tradeoff=tradeoff, tol=tol, max_iter=max_iter, progress=progress)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fairdecide._common.deprecation import old_order
 from fairdecide._common.validation import check_instance
 from fairdecide.criteria.base import as_criteria, resolve_names
 from fairdecide.exceptions import FairdecideError
@@ -18,7 +19,7 @@ from fairdecide.uncertainty.confidence import ConfidenceSet
 __all__ = ["certify_policy"]
 
 
-def certify_policy(policy: Policy, confidence: ConfidenceSet, problem: DecisionProblem,
+def certify_policy(problem: DecisionProblem, confidence: ConfidenceSet, policy: Policy,
                    criteria: Any = None, *, epsilon: Any = None,
                    group_blind: bool | None = None) -> Guarantee:
     """What a given policy is guaranteed over a confidence set: any policy, not only the
@@ -38,11 +39,13 @@ def certify_policy(policy: Policy, confidence: ConfidenceSet, problem: DecisionP
 
     Parameters
     ----------
+    problem : DecisionProblem
+    confidence : ConfidenceSet
     policy : Policy
         A policy over the set's cells and groups (group-blind for a ``pooled`` set).
-    confidence : ConfidenceSet
-    problem : DecisionProblem
     criteria : Criterion or sequence of Criterion, optional
+        (The order ``(policy, confidence, problem, criteria)`` of earlier releases still
+        works, with a DeprecationWarning.)
     epsilon : float or sequence of float, optional
         The tolerance the plug-in policy of the price is optimised at (with
         ``criteria``); default: the plug-in policy without fairness criteria.
@@ -64,12 +67,16 @@ def certify_policy(policy: Policy, confidence: ConfidenceSet, problem: DecisionP
     ...                      y=[0, 1, 1, 1] * 50)
     >>> cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1)
     >>> always_1 = fd.TabularPolicy.constant(2, 2, [0.0, 1.0])
-    >>> g = fd.certify_policy(always_1, cs, problem, fd.Independence())
+    >>> g = fd.certify_policy(problem, cs, always_1, fd.Independence())
     >>> round(g.value, 4) == round(cs.worst_value(always_1, problem), 4), g.deviations
     (True, {'independence, TV summed vs pooled': 0.0})
     >>> g.price.constant
     'always 1'
     """
+    problem, confidence, policy, criteria = old_order(
+        "certify_policy", (problem, confidence, policy, criteria),
+        ("problem", "confidence", "policy", "criteria"),
+        ("policy", "confidence", "problem", "criteria"), DecisionProblem)
     check_instance(confidence, "confidence", ConfidenceSet, "a ConfidenceSet")
     check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
     check_instance(policy, "policy", Policy, "a Policy over the set's cells and groups")

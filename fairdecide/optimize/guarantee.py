@@ -140,7 +140,7 @@ def set_criteria(problem: Any, criteria: list, names: list[str], confidence: Any
                 f"criterion {name!r} cannot be certified over this ConfidenceSet: a "
                 f"program over a set holds epsilon on a bound over every world of the set, "
                 f"and certifies {CERTIFIABLE}. For other criteria optimise over a Belief "
-                "(Belief.confidence_set: the worst of posterior draws, not a guarantee)")
+                "(Belief.highest_density_draws: the worst of posterior draws, not a guarantee)")
         out.append(over)
     return out
 

@@ -127,7 +127,7 @@ def constant_rules(confidence: Any, problem: Any) -> list[tuple[str, Any, float,
                                         x_labels=center.x_labels,
                                         group_labels=center.group_labels)
         out.append((f"always {label!r}", policy,
-                    float(expected_utility(policy, center, problem)),
+                    float(expected_utility(problem, center, policy)),
                     float(confidence.value(policy, problem))))
     return out
 
@@ -142,15 +142,15 @@ def price_of(policy: Any, confidence: Any, problem: Any, plug_in: Any, plug_in_w
                               key=lambda r: (r[2], r[3]))
     kw: dict[str, Any] = {}
     if plug_in is not None:
-        kw = {"plug_in_estimated": float(expected_utility(plug_in, confidence.center,
-                                                          problem)),
+        kw = {"plug_in_estimated": float(expected_utility(problem, confidence.center,
+                                                          plug_in)),
               "plug_in_certified": float(confidence.value(plug_in, problem)),
               "plug_in_bounds": deviation_bounds(plug_in, criteria, names)[0]}
     narrower = "more data or a larger delta" + (
         "" if confidence.pooled else ", or a set pooled over the groups (pooled=True) for "
         "a group-blind policy")
-    return Price(problem.utility_name, float(expected_utility(policy, confidence.center,
-                                                              problem)),
+    return Price(problem.utility_name, float(expected_utility(problem, confidence.center,
+                                                              policy)),
                  float(confidence.value(policy, problem)), words, est, cert, plug_in_what,
                  narrower=narrower, **kw)
 

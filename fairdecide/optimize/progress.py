@@ -5,10 +5,9 @@ solver's sifting, constraint generation for Lipschitz criteria, the distributed 
 report each round as a :class:`Progress`: the round, the restricted program's objective,
 the certificate the loop stops on and the seconds since it began. Every report goes to
 the logger ``fairdecide.optimize.progress`` at DEBUG (silent unless asked for), and to
-the callback given to ``optimize_policy(..., progress=...)``,
-``optimize_distributed(..., progress=...)`` or, around any other call that optimises
-(``pareto_frontier``, an estimator's ``fit``), to :func:`reporting`. ``progress=True``
-shows a :class:`ProgressBar` on standard error instead of a callback.
+the callback given to ``optimize_policy(..., progress=...)`` or, around any other call
+that optimises (``pareto_frontier``, an estimator's ``fit``), to :func:`reporting`.
+``progress=True`` shows a :class:`ProgressBar` on standard error instead of a callback.
 
 Examples
 --------

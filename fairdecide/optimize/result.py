@@ -185,7 +185,7 @@ class OptimizeResult:
     def certificates(self) -> dict[str, dict]:
         """What the solver proved. ``"optimality"``, where a master loop solved the
         program (the structured solver, scenario cuts, constraint generation,
-        ``optimize_distributed``; :mod:`fairdecide.optimize.engine.rounds`) or HiGHS
+        the master of a FrameWorld; :mod:`fairdecide.optimize.engine.rounds`) or HiGHS
         solved it whole (one "round": the larger of HiGHS's primal-dual objective error
         and the Lagrangian gap over the unit simplices at its reduced costs, and its
         largest infeasibility as ``max_violation``): ``solver``,

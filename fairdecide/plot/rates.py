@@ -280,7 +280,7 @@ class GroupRatesDisplay:
             raise FairdecideError(
                 "result must be an OptimizeResult (with a policy), got "
                 f"{type(result).__name__}")
-        table = decision_table(policy, world, problem)
+        table = decision_table(problem, world, policy)
         M = table.group_marginal()
         rate, den = _rates.conditional_rates(M, kind, tol=EXACT_MASS_TOL)
         group_labels = getattr(world, "group_labels", None)

@@ -1,4 +1,4 @@
-"""The policy of :func:`~fairdecide.optimize.optimize_distributed`: in each block of
+"""The policy :func:`~fairdecide.optimize_policy` returns for a FrameWorld: in each block of
 units, a mixture of deterministic policies, each the action of least reduced cost under
 one set of the master's duals."""
 

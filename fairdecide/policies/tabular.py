@@ -117,7 +117,7 @@ class TabularPolicy(Policy):
         This is a policy that decides at random within each cell (x, z) with the logged
         rates: not the logged decisions themselves, which may have used more than the
         cells (a score, an interview) and are valued by
-        ``evaluate_policy(data, "logged", problem)``. On COMPAS (flags from the score
+        ``evaluate_policy(problem, data, "logged")``. On COMPAS (flags from the score
         text, cells age and charge degree) the cell policy's accuracy is 0.535 while the
         flags' own is 0.651. The policy declares ``summarises_logs``, so
         :func:`~fairdecide.evaluation.evaluate_policy` warns, naming both values, when

@@ -3,7 +3,7 @@ alternative fitted on one half of the rows and evaluated on the other.
 
 The logged decisions were not fitted to anything, so their value (the mean of U(a_i,
 y_i), linear in the group table) and deviation (the criteria table's) use every row:
-the same numbers as ``evaluate_policy(data, "logged", problem)`` and ``audit``. The
+the same numbers as ``evaluate_policy(problem, data, "logged")`` and ``audit``. The
 unconstrained best and the fair policy are fitted on the training half's world and
 evaluated on the test half, so overfitting does not flatter them.
 """
@@ -63,7 +63,7 @@ def logged_row(est: dict, releases: dict, problem: Any, criteria: pd.DataFrame,
     """The logged decisions on every row: their value, the mean of U(a_i, y_i), linear in
     the group table G[z, a, y] (the delta-method interval of :func:`tables.linear_value`,
     from the raw release when private), and the criterion's deviation as the criteria
-    table has it. The same numbers as ``evaluate_policy(data, "logged", problem)`` and
+    table has it. The same numbers as ``evaluate_policy(problem, data, "logged")`` and
     ``estimate_deviation``/``audit``: the logged decisions are not fitted, so nothing is
     held out for them."""
     G = est["group"]

@@ -187,7 +187,7 @@ def audit_report(
     >>> from fairdecide.datasets import make_bail_problem, sample_logged_data
     >>> from fairdecide.report import audit_report
     >>> problem, world = make_bail_problem()
-    >>> df = sample_logged_data(world, problem, 2000, random_state=0).to_frame()
+    >>> df = sample_logged_data(problem, world, 2000, random_state=0).to_frame()
     >>> utility = {"detain": {"0": 0, "1": -1, "2": -2}, "release": {"0": 1, "1": 0, "2": -1}}
     >>> rep = audit_report(df, group="z", action="a", outcome="y", features=["x"],
     ...                    utility=utility, kind="intervention", criterion="independence",

@@ -74,7 +74,7 @@ class AuditReport:
         of independence against dependence, ``p_independent`` and ``in_words``.
     policies : DataFrame or None
         The logged decisions on all rows (their value is the mean utility of what was
-        done, the number ``evaluate_policy(data, "logged", problem)`` gives, and their
+        done, the number ``evaluate_policy(problem, data, "logged")`` gives, and their
         deviation the criteria table's), then the unconstrained best and the fair
         alternative on the test half (``evaluated_on`` says which): ``value`` and
         ``deviation`` with intervals, ``unsupported`` (share of decisions never logged

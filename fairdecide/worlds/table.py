@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide._common.deprecation import old_order
 from fairdecide._common.validation import check_instance
 from fairdecide.data.units import Units
 from fairdecide.exceptions import FairdecideError
@@ -111,8 +112,16 @@ def _check_pair(policy: Any, world: Any, problem: Any) -> None:
             f"{type(policy).__name__}")
 
 
-def decision_table(policy: Policy, world: World, problem: DecisionProblem) -> DecisionTable:
+def decision_table(problem: DecisionProblem, world: World, policy: Policy) -> DecisionTable:
     """The decision table of ``policy`` in ``world``.
+
+    Parameters
+    ----------
+    problem : DecisionProblem
+    world : World
+    policy : Policy
+        (The order ``(policy, world, problem)`` of earlier releases still works, with a
+        DeprecationWarning.)
 
     Examples
     --------
@@ -120,10 +129,13 @@ def decision_table(policy: Policy, world: World, problem: DecisionProblem) -> De
     >>> from fairdecide.datasets import make_bail_problem
     >>> problem, world = make_bail_problem()
     >>> policy = TabularPolicy.constant(world.n_x, world.n_z, [0.5, 0.5])
-    >>> J = decision_table(policy, world, problem)
+    >>> J = decision_table(problem, world, policy)
     >>> round(float(J.joint.sum()), 12)
     1.0
     """
+    problem, world, policy = old_order("decision_table", (problem, world, policy),
+                                       ("problem", "world", "policy"),
+                                       ("policy", "world", "problem"), DecisionProblem)
     _check_pair(policy, world, problem)
     if policy.n_actions != problem.n_actions:
         raise FairdecideError(
@@ -175,8 +187,16 @@ def marginal_utility(M: np.ndarray, utility: np.ndarray) -> np.ndarray:
     return np.einsum("...zay,ay->...", M, np.asarray(utility, dtype=float))
 
 
-def expected_utility(policy: Policy, world: World, problem: DecisionProblem) -> float:
+def expected_utility(problem: DecisionProblem, world: World, policy: Policy) -> float:
     """Expected utility E[U] = sum_{u,a,y} w[u] pi(a|u) P(y|a,u) U(a,y).
+
+    Parameters
+    ----------
+    problem : DecisionProblem
+    world : World
+    policy : Policy
+        (The order ``(policy, world, problem)`` of earlier releases still works, with a
+        DeprecationWarning.)
 
     Examples
     --------
@@ -184,7 +204,10 @@ def expected_utility(policy: Policy, world: World, problem: DecisionProblem) -> 
     >>> from fairdecide.datasets import make_bail_problem
     >>> problem, world = make_bail_problem()
     >>> detain_all = TabularPolicy.constant(world.n_x, world.n_z, [1.0, 0.0])
-    >>> expected_utility(detain_all, world, problem)
+    >>> expected_utility(problem, world, detain_all)
     0.0
     """
-    return decision_table(policy, world, problem).utility(problem.utility)
+    problem, world, policy = old_order("expected_utility", (problem, world, policy),
+                                       ("problem", "world", "policy"),
+                                       ("policy", "world", "problem"), DecisionProblem)
+    return decision_table(problem, world, policy).utility(problem.utility)

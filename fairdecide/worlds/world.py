@@ -72,7 +72,7 @@ class World(abc.ABC):
         ``units_in_memory = False`` (:class:`~fairdecide.worlds.frame.FrameWorld`);
         :func:`fairdecide.worlds.table.decision_table` calls it, after checking the pair."""
         raise FairdecideError(f"{type(self).__name__} has its units in memory: use "
-                              "fairdecide.decision_table(policy, world, problem)")
+                              "fairdecide.decision_table(problem, world, policy)")
 
     def free_policy(self) -> type:
         """The policy family with one free row per unit group that the exact program

@@ -59,7 +59,7 @@ class SessionBase(abc.ABC):
     def evaluate(self, params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Exact utilities (K,) and deviations (n_criteria, K) of the policy at
         ``params``, from its decision tables in every scenario."""
-        return scenario_values(self.policy_of(params), self.belief.worlds, self.problem,
+        return scenario_values(self.problem, self.belief.worlds, self.policy_of(params),
                                self.criteria)
 
     def merit(self, params: np.ndarray, tradeoff: Tradeoff) -> float:
