@@ -75,7 +75,7 @@ rows = []
 for name, pol in policies.items():
     t0 = time.perf_counter()
     table = pol.evaluate(X_te, y_te, actions=a_te, sensitive_features=z_te,
-                         propensities=propensity[test], estimator="dr")
+                         propensities=propensity[test], method="dr")
     print(f"\n{name}: evaluate() on the {len(test)} test rows (doubly robust value, "
           f"bias-corrected\ndeviation; 95% intervals; {time.perf_counter() - t0:.1f} s):")
     print(table.round(4).to_string())

@@ -8,7 +8,7 @@ import pytest
 from sklearn.base import clone
 
 import fairdecide as fd
-from fairdecide.evaluation import certify
+from fairdecide.evaluation import certify_held_out as certify
 
 NEW = "use group_column='g'"
 

@@ -60,7 +60,8 @@ def posterior_worst(data: LoggedData, job: Training, criteria: list[Criterion]) 
     worst case. Prior 1: with concentrations below one the densest draws are the
     extreme ones, not the central ones (Belief.confidence_set)."""
     posterior = DirichletPosterior(prior=1.0).fit(data, job.problem)
-    return Belief.confidence_set(posterior, CERTIFIED_DELTA, job.n_scenarios, job.seed)
+    return Belief.highest_density_draws(posterior, CERTIFIED_DELTA, job.n_scenarios,
+                                        job.seed)
 
 
 def certified_set(data: LoggedData, job: Training, criteria: list[Criterion]

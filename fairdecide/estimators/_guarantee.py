@@ -5,7 +5,7 @@ With delta = ``guarantee``, the rows are split at random within each group into 
 candidate part and a safety part (``safety_fraction`` of each group). The policy is
 fitted on the candidate part at a tolerance tightened by the width the bound is predicted
 to have on the safety part (below); then every criterion's deviation is bounded on the
-safety rows (:func:`fairdecide.evaluation.certify`'s bound, the group weights
+safety rows (:func:`fairdecide.evaluation.certify_held_out`'s bound, the group weights
 P(z | c) from all rows' labels). The policy is returned only if every bound is at most
 epsilon; otherwise :class:`~fairdecide.NotCertifiedError`.
 
@@ -31,7 +31,7 @@ from fairdecide._common.validation import as_real, check_random_state
 from fairdecide.estimators._fitting import fit_policy, tradeoff
 from fairdecide.estimators._rules import Fitted
 from fairdecide.evaluation._bounds import deviation_bound, level
-from fairdecide.evaluation.certify import DeviationCertificate, bound_rows, certifiable
+from fairdecide.evaluation.certify import HeldOutGuarantee, bound_rows, certifiable
 from fairdecide.exceptions import FairdecideError, NotCertifiedError
 from fairdecide.problem import DecisionProblem
 
@@ -100,7 +100,7 @@ def predicted_widths(crits: list, problem: DecisionProblem, z: np.ndarray, y: np
 
 def fit_guaranteed(est: Any, problem: DecisionProblem, X: Any, z: np.ndarray,
                    n_groups: int, y: np.ndarray, sample_weight: Any
-                   ) -> tuple[Fitted, DeviationCertificate]:
+                   ) -> tuple[Fitted, HeldOutGuarantee]:
     """Fit on the candidate part at the tightened tolerance and certify on the safety
     part (module docstring); raise NotCertifiedError when the certificate fails."""
     crits, delta, fraction, epsilon = _settings(est, sample_weight)

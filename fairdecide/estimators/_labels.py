@@ -119,7 +119,7 @@ def world_deviations(rule: Any, problem: DecisionProblem) -> dict[str, float]:
     P(y | a, u) is the fitted outcome model (softmax family) or the outcome frequencies
     of the cell's rows that took action a (tabular family). Independence reads no
     outcome: its value is exact on the training rows."""
-    table = decision_table(rule.result.policy, rule.world, problem)
+    table = decision_table(problem, rule.world, rule.result.policy)
     return ByCriterion({n: float(c.deviation_from_table(table, problem))
                         for n, c in zip(resolve_names(rule.criteria), rule.criteria,
                                         strict=True)})

@@ -155,7 +155,7 @@ def band_guarantee(model: IndividualOutcomeModel, policy: LinearSoftmaxPolicy,
     cs = ConfidenceSet.from_refits(model, CERTIFIED_DELTA, weights=weights, refits=refits)
     rows = policy.proba(model.world(None, None, weights).units())  # (n, n_a)
     table = np.repeat(rows[:, None, :], cs.center.n_z, axis=1)  # cell i is individual i
-    guarantee = certify_policy(TabularPolicy(table), cs, problem, criteria,
+    guarantee = certify_policy(problem, cs, TabularPolicy(table), criteria,
                                epsilon=trade.get("epsilon"))
     if "epsilon" in trade:
         eps = np.broadcast_to(np.asarray(trade["epsilon"], dtype=float), len(criteria))

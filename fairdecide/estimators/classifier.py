@@ -175,7 +175,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
         :class:`~fairdecide.NotCertifiedError` ("no policy certified"). The rows are split
         at random within each group; the policy is fitted on the candidate part at a
         tolerance tightened by the bound's predicted width, then every criterion's
-        deviation is bounded on the safety part (:func:`fairdecide.evaluation.certify`:
+        deviation is bounded on the safety part (:func:`fairdecide.evaluation.certify_held_out`:
         Hoeffding's relative-entropy intervals for each P(a | c, z) and P(z | c), union
         bound) and the policy is kept only if every bound is at most epsilon. Needs one
         numeric epsilon (not lam or utility_slack), no sample_weight, and criteria
@@ -217,7 +217,7 @@ class FairPolicyClassifier(ClassifierMixin, BaseEstimator):
     n_iter_ : int
         Solver iterations (gradient route: over all starts; LP: simplex or interior-point
         iterations, at least 1).
-    certificate_ : DeviationCertificate or None
+    certificate_ : HeldOutGuarantee or None
         With ``guarantee``: the safety test passed, each criterion's deviation on the
         safety rows (``deviations``) and its upper confidence bound (``bounds``, all
         <= epsilon). None without ``guarantee``.

@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from fairdecide._common.defaults import N_SCENARIOS
+from fairdecide._common.deprecation import DEPRECATED, renamed
 from fairdecide._common.validation import as_bool, as_float_array, as_propensity, as_real
 from fairdecide.criteria.base import as_criteria
 from fairdecide.data.logged import BanditData
@@ -231,12 +232,13 @@ class FairDecisionPolicy(BaseEstimator):
         return np.asarray(list(labels))[idx]  # numbers stay numbers, as classes_ do
 
     def evaluate(self, X: Any, y: Any, *, actions: Any, sensitive_features: Any = None,
-                 propensities: Any = None, estimator: str = "dr", level: float = 0.95,
-                 n_boot: int = 200) -> pd.DataFrame:
+                 propensities: Any = None, method: str = "dr", level: float = 0.95,
+                 n_boot: int = 200, estimator: Any = DEPRECATED) -> pd.DataFrame:
         """Off-policy estimates of this policy's value and deviations from logged rows.
 
-        The value by :func:`fairdecide.evaluation.evaluate_policy` (``estimator``: "dr",
-        "ips", "snips" or "dm"; cross-fitted nuisances), each criterion's deviation by
+        The value by :func:`fairdecide.evaluation.evaluate_policy` (``method``: "dr",
+        "ips", "snips" or "dm"; cross-fitted nuisances; ``estimator=`` is its deprecated
+        name), each criterion's deviation by
         :func:`fairdecide.evaluation.estimate_deviation` (importance-weighted,
         bias-corrected, bootstrap interval). Without ``propensities`` the logging policy
         is estimated (logistic regression, cross-fitted). Use rows not used in ``fit``
@@ -248,6 +250,8 @@ class FairDecisionPolicy(BaseEstimator):
             One row per quantity ("value", then each criterion's deviation), columns
             ``estimate``, ``lower``, ``upper``.
         """
+        method = renamed("FairDecisionPolicy.evaluate", "estimator", estimator, "method",
+                         method, "dr")
         level = as_real(level, "level", 0, 1, low_open=True, high_open=True)
         # the groups are needed to estimate deviations even when the policy ignores them
         X, zc = self._rows(X, sensitive_features, groups_needed=True)
@@ -266,12 +270,12 @@ class FairDecisionPolicy(BaseEstimator):
             return rule.action_proba(F[:, :k], zz)
 
         logging = default_classifier() if p is None else None
-        value = evaluate_policy(data, target, self.problem_, estimator,
+        value = evaluate_policy(self.problem_, data, target, method,
                                 logging_model=logging, random_state=self.random_state)
         lo, hi = value.confidence_interval(level)
-        rows = {f"value ({value.estimator})": (value.value, lo, hi)}
+        rows = {f"value ({value.method})": (value.value, lo, hi)}
         for crit in as_criteria(self.criteria):
-            est = estimate_deviation(data, self.problem_, crit, target, n_boot=n_boot,
+            est = estimate_deviation(self.problem_, data, crit, target, n_boot=n_boot,
                                      level=level, logging_model=logging,
                                      random_state=self.random_state)
             rows[f"{crit.label} deviation"] = (est.value, est.low, est.high)
