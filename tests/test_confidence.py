@@ -668,7 +668,7 @@ def test_a_box_region_is_read_exactly(m, seed):
 
 def test_three_outcomes_take_clopper_pearson_boxes_and_the_maximin_is_exact():
     problem, world = make_tabular_problem(2, 2, 2, 3, random_state=0)
-    data = sample_logged_data(world, problem, 300, random_state=0)
+    data = sample_logged_data(problem, world, 300, random_state=0)
     cs = fd.ConfidenceSet.from_data(data, problem, delta=0.2, population=world,
                                     outcomes="clopper-pearson")
     assert cs.outcomes.words == "boxes" and "Clopper-Pearson boxes" in cs.method
@@ -687,7 +687,7 @@ def test_three_outcomes_take_clopper_pearson_boxes_and_the_maximin_is_exact():
     worlds = [fd.TabularWorld(world.p_xz, np.array(combo).reshape(2, 2, 3))
               for combo in itertools.product(*per_cell)]
     assert res.guarantee.value == pytest.approx(_maximin_lp(problem, worlds), abs=1e-8)
-    worst = min(fd.expected_utility(res.policy, w, problem) for w in worlds)
+    worst = min(fd.expected_utility(problem, w, res.policy) for w in worlds)
     assert res.guarantee.value == pytest.approx(worst, abs=1e-8)
     with pytest.raises(fd.FairdecideError, match="boxes, not L1 balls"):
         _ = cs.radius  # L1 balls only
