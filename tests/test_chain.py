@@ -13,6 +13,7 @@ import inspect
 import re
 import warnings
 from contextlib import nullcontext
+from dataclasses import replace
 from unittest import mock
 
 import numpy as np
@@ -377,3 +378,63 @@ def test_no_certificate_is_left_over_from_an_earlier_program():
     assert cert["solver"] == "cvxpy/CLARABEL"
     assert cert["objective"] == pytest.approx(res.deviations["independence"], abs=1e-7)
 
+
+def _methods(monkeypatch):
+    """Every HiGHS method a model is set to, in order (read by a wrapper around
+    HighsModel.set_method)."""
+    seen = []
+    real = highs_model.HighsModel.set_method
+
+    def spy(self, method):
+        seen.append(dict(method))
+        return real(self, method)
+
+    monkeypatch.setattr(highs_model.HighsModel, "set_method", spy)
+    return seen
+
+
+def test_a_rankings_programs_take_their_method_from_the_chain(monkeypatch):
+    """Issue 52, item 3: a fair ranking's whole program takes HiGHS's method by the
+    chain's size rule (its interior point above SIMPLEX_MAX_COLUMNS["ranking matrix"]
+    columns), and its cut loop's master the method the chain declares for a master kept
+    warm: the declarations move the methods, and the optimum stays."""
+    u = np.linspace(1.0, 0.1, 12)
+    g = np.array(["a", "b"] * 6)
+    crit, eps = fd.ExposureParity(), 0.02
+    seen = _methods(monkeypatch)
+    small = fd.optimize_ranking(u, g, crit, epsilon=eps, k=6, formulation="matrix")
+    assert seen == [dict(highs_model.DUAL_SIMPLEX)]  # 12 x 6 + 12: by size
+    seen.clear()
+    with mock.patch.dict(cases.SIMPLEX_MAX_COLUMNS, {"ranking matrix": 0}):
+        large = fd.optimize_ranking(u, g, crit, epsilon=eps, k=6, formulation="matrix")
+    assert seen == [dict(highs_model.INTERIOR_POINT)]
+    assert large.utility == pytest.approx(small.utility, abs=1e-8)
+    seen.clear()
+    counts = fd.optimize_ranking(u, g, crit, epsilon=eps, k=6, formulation="counts")
+    assert seen == [dict(highs_model.DUAL_SIMPLEX)]
+    master = chain._BY_STAGE["master", "highs-ds"]
+    monkeypatch.setitem(chain._BY_STAGE, ("master", "highs-ds"),
+                        replace(master, method=highs_model.INTERIOR_POINT))
+    seen.clear()
+    again = fd.optimize_ranking(u, g, crit, epsilon=eps, k=6, formulation="counts")
+    assert seen == [dict(highs_model.INTERIOR_POINT)]
+    assert again.utility == pytest.approx(counts.utility, abs=1e-8)
+    assert counts.utility == pytest.approx(small.utility, abs=1e-8)
+
+
+def test_a_belief_solver_that_hands_the_program_back_says_why():
+    """An asked belief-stage solver that hands the belief back at run time (here the
+    term interior point, its dense term matrix over the declared limit) is named in the
+    SolverFallbackWarning with its reason, not only as a solver of beliefs (b19dcbc
+    said "it solves a belief before its program is written")."""
+    problem, belief = _belief(5, 2, 2, 64)
+    why = (r"it handed the program back \(a dense term matrix of [0-9.e+]+ numbers "
+           r"\(> 0\)\)")
+    with mock.patch.object(cases, "TERM_MAX_ENTRIES", 0), pytest.warns(
+            SolverFallbackWarning, match=rf"^solver='term-ipm' did not solve this program: "
+            rf"{why}\. highs-ds took it instead"):
+        res = optimize_policy(problem, belief, Independence(), lam=0.5, solver="term-ipm")
+    assert res.solver_choice["belief_stage"]["handed_back"]["term-ipm"].startswith(
+        "a dense term matrix")
+    default = optimize_policy(problem, belief, Independence(), lam=0.5)
+    assert res.objective == pytest.approx(default.objective, abs=AGREE)
