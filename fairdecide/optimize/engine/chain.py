@@ -196,7 +196,7 @@ SOLVERS: tuple[Solver, ...] = (
     Solver("highs-ds", "tolerances",
            "a Pareto frontier's program kept in one HiGHS model, each tolerance solved by "
            "the dual simplex from the last one's basis (fairdecide.optimize.engine.solvers)",
-           "HiGHS's gap and the unit simplices' Lagrangian gap",
+           "none: each point is verified on its decision tables",
            cases.warm_tolerances_cannot, cases.never,
            partial(solvers.run_warm_tolerance, method=DUAL_SIMPLEX, label="HiGHS (highs-ds)"),
            method=DUAL_SIMPLEX),

@@ -108,7 +108,7 @@ def run_warm_tolerance(task: Any, method: Mapping[str, Any], label: str
     res.program, res.size = program, {"n_variables": program.n_variables,
                                       "n_constraints": program.n_constraints,
                                       "nnz": program.nnz}
-    return _with_certificate(res, program, model, 0.0)
+    return res
 
 
 def _with_certificate(res: SolveResult, prog: Program, model: Any, gap_tol: float
