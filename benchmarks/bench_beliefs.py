@@ -61,7 +61,6 @@ from scipy.optimize import linprog
 
 import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem, sample_logged_data
-from fairdecide.optimize.engine.solvers import highs_method, solve_program
 from fairdecide.optimize.program.policy_program import PolicyProgram
 from fairdecide.optimize.program.shorthand import make_tradeoff
 
@@ -105,6 +104,10 @@ def raw(problem, belief, crits, blind, kw, method, limit):
 
 
 def run_case(name, problem, belief, crits, blind, kw, args):
+    # the engine's internals, this tree's only (landed_case runs on either tree)
+    from fairdecide.optimize.engine.cases import Case, simplex_by_size
+    from fairdecide.optimize.engine.chain import solve_program
+
     t0 = time.perf_counter()
     res = fd.optimize_policy(problem, belief, crits, group_blind=blind, **kw)
     cuts_s = time.perf_counter() - t0
@@ -115,7 +118,8 @@ def run_case(name, problem, belief, crits, blind, kw, args):
     if n_var <= args.landed_max:
         t0 = time.perf_counter()
         fd.optimize_policy(problem, belief, crits, group_blind=blind,
-                           solver=highs_method(prog), **kw)
+                           solver="highs-ds" if simplex_by_size(Case.of_program(prog))
+                           else "highs-ipm", **kw)
         landed_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     unit = fd.optimize_policy(problem, belief, crits, group_blind=blind, solver="unit-ipm",

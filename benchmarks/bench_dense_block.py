@@ -30,9 +30,9 @@ import numpy as np
 import scipy.sparse as sp
 
 import fairdecide as fd
-from fairdecide.optimize.engine.highs_model import HighsModel
+from fairdecide.optimize.engine import term_ipm
+from fairdecide.optimize.engine.highs_model import DUAL_SIMPLEX, HighsModel
 from fairdecide.optimize.engine.term_ipm import term_problem
-from fairdecide.optimize.routes import session as session_module
 
 OUT = Path(__file__).parent / "results" / "dense_block.txt"
 
@@ -53,21 +53,21 @@ class _Caught(Exception):
 
 def reduced(problem, belief, crit, lam):
     """The session's program in the policy's space (the term interior point's input),
-    caught where the default route would solve it."""
+    caught where the solving chain's term interior point would solve it."""
     caught = {}
-    original = session_module.Session.solve_by_scenarios
+    original = term_ipm.solve_term_ipm
 
-    def catch(self, tradeoff, criteria):
-        caught["tp"] = term_problem(self.prog, tradeoff, criteria)
+    def catch(prog, belief, tradeoff, criteria, *args, **kwargs):
+        caught["tp"] = term_problem(prog, tradeoff, criteria)
         raise _Caught
 
-    session_module.Session.solve_by_scenarios = catch
+    term_ipm.solve_term_ipm = catch
     try:
         fd.optimize_policy(problem, belief, crit, lam=lam, group_blind=True)
     except _Caught:
         pass
     finally:
-        session_module.Session.solve_by_scenarios = original
+        term_ipm.solve_term_ipm = original
     return caught["tp"][0]
 
 
@@ -85,7 +85,7 @@ def dual_lp(tp) -> tuple[float, float]:
                                  np.concatenate([np.zeros(n), -rho]),
                                  np.concatenate([np.full(n, np.inf), rho]),
                                  -A, q, sp.csr_matrix((0, n + R)), np.zeros(0))
-    model.set_method("highs-ds")
+    model.set_method(DUAL_SIMPLEX)
     ok, status = model.solve()
     if not ok:      # reported in the table, not raised: the other columns still stand
         print(f"# HiGHS on the dual LP stopped: {status}", flush=True)

@@ -48,6 +48,7 @@ from bench_lipschitz import ROOT, adult_world, preamble, started
 
 import fairdecide as fd
 from fairdecide.criteria._pairs import PairMetric, nearest_pairs
+from fairdecide.optimize.engine import highs_model
 from fairdecide.optimize.engine.dual_form import DualForm
 from fairdecide.optimize.engine.highs_model import HighsModel
 
@@ -112,13 +113,17 @@ def solve_form(world, L: float, pairs: np.ndarray, form: str):
     number of pairs."""
     c, lb, ub, A_ub, b_ub, A_eq, b_eq, m = program(world, L, pairs)
     n = len(lb) // 2
+    # HiGHS's dual simplex as either tree's wrapper takes it (--landed): the option set
+    # the solving chain gives a model, or the name a tree landed before took
+    method = getattr(highs_model, "DUAL_SIMPLEX", "highs-ds")
     if form == FORMS[0]:
         model = HighsModel.from_rows(c, lb, ub, A_ub, b_ub, A_eq, b_eq)
-        model.set_method("highs-ds")
+        model.set_method(method)
         return model, m
     fold = None if form == FORMS[1] else np.arange(2 * n).reshape(n, 2)
     eq, rhs = (A_eq, b_eq) if fold is None else (A_eq[n:], b_eq[n:])
-    return DualForm(c, lb, ub, A_ub, b_ub, eq, rhs, fold=fold), m
+    given = {"method": method} if hasattr(highs_model, "DUAL_SIMPLEX") else {}
+    return DualForm(c, lb, ub, A_ub, b_ub, eq, rhs, fold=fold, **given), m
 
 
 def landed_case(n: int, L: float, form: str, pairs_file: str = "") -> dict:

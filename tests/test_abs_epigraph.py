@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from fairdecide import Belief, Independence, Separation
 from fairdecide.datasets import make_tabular_problem
-from fairdecide.optimize.engine.solvers import solve_program
+from fairdecide.optimize.engine.chain import solve_program
 from fairdecide.optimize.program.policy_program import PolicyProgram
 from fairdecide.optimize.program.tradeoff import Mixture
 from tests.reference import deviation_by_hand, marginal_by_hand

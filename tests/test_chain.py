@@ -13,6 +13,7 @@ import inspect
 import re
 import warnings
 from contextlib import nullcontext
+from dataclasses import replace
 from unittest import mock
 
 import numpy as np
@@ -22,7 +23,7 @@ import fairdecide as fd
 from fairdecide import Belief, Independence, Separation, optimize_policy, pareto_frontier
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
 from fairdecide.exceptions import SolverError, SolverFallbackWarning
-from fairdecide.optimize.engine import chain, highs_model, rounds, unit_ipm
+from fairdecide.optimize.engine import cases, chain, highs_model, rounds, unit_ipm
 from fairdecide.optimize.engine.chain import SOLVERS, Case, choose, resolve_solver
 from tests.test_structured import make_belief
 
@@ -43,7 +44,7 @@ def _belief(n_x, n_z, n_a, K, seed=0, aggregate="mean"):
 def _small_simplex_rule():
     """HiGHS's size rule lowered so that small programs take the interior point by size
     (the declared threshold, SIMPLEX_MAX_COLUMNS["policy"])."""
-    return mock.patch.dict(highs_model.SIMPLEX_MAX_COLUMNS, {"policy": 0})
+    return mock.patch.dict(cases.SIMPLEX_MAX_COLUMNS, {"policy": 0})
 
 
 def _lipschitz_world(n=12, seed=0):
@@ -114,7 +115,9 @@ def test_the_default_chain_picks_each_solver_where_its_declaration_says(name):
 
 
 def test_every_declared_solver_is_exercised_by_a_case():
-    assert {s.name for s in SOLVERS} - {"highs-ipm-no-crossover"} == set(_cases())
+    # the stages of one optimize_policy call (the others: test_every_stage_...)
+    call = {s.name for s in SOLVERS if s.stage in ("belief", "program", "cuts", "units")}
+    assert call - {"highs-ipm-no-crossover", "each round"} == set(_cases())
     # the remaining one takes a large belief the unit interior point hands back
     # (tests/test_interior_point.py::test_a_handed_back_belief_takes_the_interior_point);
     # here by its declaration: first after unit-ipm for a large belief
@@ -127,7 +130,7 @@ def test_every_declared_solver_is_exercised_by_a_case():
 def test_a_solver_asked_for_a_case_it_does_not_take_says_so(name):
     problem, world = make_bail_problem()  # one world, no unit blocks for ... (see below)
     if name == "structured" or name == "unit-ipm":
-        from fairdecide.optimize.engine.solvers import solve_program
+        from fairdecide.optimize.engine.chain import solve_program
         from fairdecide.optimize.program.policy_program import PolicyProgram
         from fairdecide.optimize.program.tradeoff import FairnessConstraint
 
@@ -282,7 +285,7 @@ def test_the_thresholds_are_the_declarations():
     """The size rules live in the chain's declarations: the structured solver's minimum
     size moves the choice."""
     problem, world = make_tabular_problem(1500, 2, 2, 2, random_state=0)
-    with mock.patch.object(chain, "STRUCTURED_MIN_COLUMNS", 10**9):
+    with mock.patch.object(cases, "STRUCTURED_MIN_COLUMNS", 10**9):
         res = optimize_policy(problem, world, Independence(), epsilon=0.01)
     assert res.solver_choice["order"][0] == "highs-ds"
     assert "policy columns (< 1000000000)" in res.solver_choice["passed_over"]["structured"]
@@ -294,13 +297,13 @@ def test_the_docs_table_names_every_declared_solver():
     text = (Path(__file__).parents[1] / "docs" / "optimization.md").read_text()
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     for s in SOLVERS:
-        row = next((r for r in rows if r.startswith(f"| `{s.name}`")), None)
-        assert row is not None, s.name
-        assert f"| {s.stage} |" in row, (s.name, row)
+        row = next((r for r in rows if r.startswith(f"| `{s.name}`")
+                    and f"| {s.stage} |" in r), None)
+        assert row is not None, (s.name, s.stage)
         assert row.endswith(f"| {s.certifies} |"), (s.name, row)
     for threshold in ("TERM_MAX_COLUMNS", "TERMS_PER_COLUMN", "TERM_MAX_ENTRIES",
                       "STRUCTURED_MIN_COLUMNS", "STRUCTURED_MAX_ROWS_PER_UNIT"):
-        assert hasattr(chain, threshold) and f"`{threshold}`" in text
+        assert hasattr(cases, threshold) and f"`{threshold}`" in text
 
 
 @pytest.mark.parametrize("solver", ["highs-ds", "highs-ipm", "highs-ipm-no-crossover"])
@@ -310,24 +313,25 @@ def test_whole_program_solvers_leave_a_certificate_that_can_fail(solver):
     solution. Certified at HiGHS's optimum; not for a policy moved off it."""
     from fairdecide.optimize.engine import solvers
     from fairdecide.optimize.engine.highs_model import HighsModel
+    from fairdecide.optimize.engine.tasks import SolveResult
     from fairdecide.optimize.program.policy_program import PolicyProgram
     from fairdecide.optimize.program.tradeoff import FairnessConstraint
 
     problem, world = make_tabular_problem(30, 2, 3, 2, random_state=5)
     prog = PolicyProgram(problem, Belief.plug_in(world), group_blind=False)
     program = prog.build([Separation()], FairnessConstraint((0.02,)))
-    res = solvers.solve_program(program, solver)
+    res = chain.solve_program(program, solver)
     cert = res.certificate
     assert cert is not None and cert.certified and 0 <= cert.gap <= cert.bound
     # the same certificate for a policy that puts every unit on its worst action
     model = HighsModel.from_program(program)
-    model.set_method("highs-ds")
+    model.set_method(highs_model.DUAL_SIMPLEX)
     assert model.solve()[0]
     N, n_a = program.n_units, program.n_actions
     d = model.reduced_costs()[:N * n_a].reshape(N, n_a)
     x = model.values().copy()
     x[:N * n_a] = np.eye(n_a)[d.argmax(axis=1)].reshape(-1)
-    moved = solvers.SolveResult(x, model.objective, True, "optimal", "moved", 0.0)
+    moved = SolveResult(x, model.objective, True, "optimal", "moved", 0.0)
     bad = solvers._with_certificate(moved, program, model, 0.0).certificate
     gap_by_hand = float((d.max(axis=1) - d.min(axis=1)).sum())
     assert bad.gap == pytest.approx(gap_by_hand) and not bad.certified
@@ -373,3 +377,64 @@ def test_no_certificate_is_left_over_from_an_earlier_program():
     cert = res.certificates["optimality"]
     assert cert["solver"] == "cvxpy/CLARABEL"
     assert cert["objective"] == pytest.approx(res.deviations["independence"], abs=1e-7)
+
+
+def _methods(monkeypatch):
+    """Every HiGHS method a model is set to, in order (read by a wrapper around
+    HighsModel.set_method)."""
+    seen = []
+    real = highs_model.HighsModel.set_method
+
+    def spy(self, method):
+        seen.append(dict(method))
+        return real(self, method)
+
+    monkeypatch.setattr(highs_model.HighsModel, "set_method", spy)
+    return seen
+
+
+def test_a_rankings_programs_take_their_method_from_the_chain(monkeypatch):
+    """Issue 52, item 3: a fair ranking's whole program takes HiGHS's method by the
+    chain's size rule (its interior point above SIMPLEX_MAX_COLUMNS["ranking matrix"]
+    columns), and its cut loop's master the method the chain declares for a master kept
+    warm: the declarations move the methods, and the optimum stays."""
+    u = np.linspace(1.0, 0.1, 12)
+    g = np.array(["a", "b"] * 6)
+    crit, eps = fd.ExposureParity(), 0.02
+    seen = _methods(monkeypatch)
+    small = fd.optimize_ranking(u, g, crit, epsilon=eps, k=6, formulation="matrix")
+    assert seen == [dict(highs_model.DUAL_SIMPLEX)]  # 12 x 6 + 12: by size
+    seen.clear()
+    with mock.patch.dict(cases.SIMPLEX_MAX_COLUMNS, {"ranking matrix": 0}):
+        large = fd.optimize_ranking(u, g, crit, epsilon=eps, k=6, formulation="matrix")
+    assert seen == [dict(highs_model.INTERIOR_POINT)]
+    assert large.utility == pytest.approx(small.utility, abs=1e-8)
+    seen.clear()
+    counts = fd.optimize_ranking(u, g, crit, epsilon=eps, k=6, formulation="counts")
+    assert seen == [dict(highs_model.DUAL_SIMPLEX)]
+    master = chain._BY_STAGE["master", "highs-ds"]
+    monkeypatch.setitem(chain._BY_STAGE, ("master", "highs-ds"),
+                        replace(master, method=highs_model.INTERIOR_POINT))
+    seen.clear()
+    again = fd.optimize_ranking(u, g, crit, epsilon=eps, k=6, formulation="counts")
+    assert seen == [dict(highs_model.INTERIOR_POINT)]
+    assert again.utility == pytest.approx(counts.utility, abs=1e-8)
+    assert counts.utility == pytest.approx(small.utility, abs=1e-8)
+
+
+def test_a_belief_solver_that_hands_the_program_back_says_why():
+    """An asked belief-stage solver that hands the belief back at run time (here the
+    term interior point, its dense term matrix over the declared limit) is named in the
+    SolverFallbackWarning with its reason, not only as a solver of beliefs (b19dcbc
+    said "it solves a belief before its program is written")."""
+    problem, belief = _belief(5, 2, 2, 64)
+    why = (r"it handed the program back \(a dense term matrix of [0-9.e+]+ numbers "
+           r"\(> 0\)\)")
+    with mock.patch.object(cases, "TERM_MAX_ENTRIES", 0), pytest.warns(
+            SolverFallbackWarning, match=rf"^solver='term-ipm' did not solve this program: "
+            rf"{why}\. highs-ds took it instead"):
+        res = optimize_policy(problem, belief, Independence(), lam=0.5, solver="term-ipm")
+    assert res.solver_choice["belief_stage"]["handed_back"]["term-ipm"].startswith(
+        "a dense term matrix")
+    default = optimize_policy(problem, belief, Independence(), lam=0.5)
+    assert res.objective == pytest.approx(default.objective, abs=AGREE)

@@ -38,7 +38,7 @@ from fairdecide import (
     optimize_policy,
 )
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
-from fairdecide.optimize.engine.solvers import solve_program
+from fairdecide.optimize.engine.chain import solve_program
 from fairdecide.optimize.program.policy_program import PolicyProgram
 from fairdecide.optimize.program.tradeoff import UtilityConstraint
 from tests.reference import (

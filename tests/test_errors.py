@@ -1,5 +1,7 @@
 """Bad input gets a clear error naming the argument, never a traceback from deep inside."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -20,14 +22,28 @@ from fairdecide import (
 )
 from fairdecide.datasets import make_bail_problem, make_tabular_problem
 from fairdecide.optimize import FairnessConstraint
-from fairdecide.optimize.engine.solvers import SolveResult
-from fairdecide.optimize.routes import session as session_module
+from fairdecide.optimize.engine import chain
+from fairdecide.optimize.engine.tasks import SolveResult
 from tests.reference import assert_recomputed, reference_solve
 
 IND = fd.Independence().label  # the criterion's name with its measure
 SEP = fd.Separation().label  # the criterion's name with its measure
 
 PROBLEM, WORLD = make_tabular_problem(3, 2, 2, 2, random_state=0)
+
+
+def _highs_run(monkeypatch, run):
+    """The solving chain's HiGHS dual simplex on the whole program (the default chain's
+    solver for these small programs) replaced by ``run(program, real)``: ``real`` solves
+    the program as the chain's own run would."""
+    key = ("program", "highs-ds")
+    solver = chain._BY_STAGE[key]
+
+    def faked(task):
+        return run(task.built(), lambda program: solver.run(
+            chain.ProgramTask(program=program, time_limit=task.time_limit)))
+
+    monkeypatch.setitem(chain._BY_STAGE, key, dataclasses.replace(solver, run=faked))
 
 
 @pytest.mark.parametrize(
@@ -112,36 +128,32 @@ def test_unknown_solver_is_named():
 
 
 def test_solver_failure_is_reported(monkeypatch):
-    def broken(prog, solver=None, time_limit=None, **kwargs):
+    def broken(prog, real):
         return SolveResult(None, np.nan, False, "numerical difficulties", "fake", 0.0)
 
-    monkeypatch.setattr(session_module, "solve_program", broken)
+    _highs_run(monkeypatch, broken)
     with pytest.raises(SolverError, match="fake failed on the epsilon program"):
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1)
 
 
 def test_wrong_solver_answer_fails_verification(monkeypatch):
-    real = session_module.solve_program
-
-    def lying(prog, solver=None, time_limit=None, **kwargs):
-        res = real(prog, solver, time_limit, **kwargs)
+    def lying(prog, real):
+        res = real(prog)
         x = res.x.copy()
         x[prog.m_slices[0]] *= 1.01  # the reported marginal no longer matches the policy
         return SolveResult(x, res.objective, True, "optimal", "liar", 0.0)
 
-    monkeypatch.setattr(session_module, "solve_program", lying)
+    _highs_run(monkeypatch, lying)
     with pytest.raises(VerificationError, match="solver utility matches recomputation"):
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1)
 
 
 def test_solver_violating_tolerance_fails_verification(monkeypatch):
-    real = session_module.solve_program
-
-    def loose(prog, solver=None, time_limit=None, **kwargs):
+    def loose(prog, real):
         prog.b_ub[:] = 1e9  # the solver ignores every inequality, the tolerance included
-        return real(prog, solver, time_limit, **kwargs)
+        return real(prog)
 
-    monkeypatch.setattr(session_module, "solve_program", loose)
+    _highs_run(monkeypatch, loose)
     with pytest.raises(VerificationError, match="independence, TV summed vs pooled <= epsilon"):
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.0)
 
@@ -151,16 +163,14 @@ def test_a_verification_error_names_the_solver_each_violation_and_its_size(monke
     much (here the tolerance: the policy of a solver that ignores every inequality is the
     utility optimum, whose independence is computed here without the solver), and the way
     out."""
-    real = session_module.solve_program
-
-    def loose(prog, solver=None, time_limit=None, **kwargs):
+    def loose(prog, real):
         prog.b_ub[:] = 1e9  # the solver ignores every inequality, the tolerance included
-        return real(prog, solver, time_limit, **kwargs)
+        return real(prog)
 
     best = optimize_policy(PROBLEM, WORLD).policy  # no criterion: the utility optimum
     over = Independence().deviation(best, WORLD, PROBLEM)
     assert over > 1e-3  # far beyond the allowance
-    monkeypatch.setattr(session_module, "solve_program", loose)
+    _highs_run(monkeypatch, loose)
     with pytest.raises(VerificationError) as info:
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.0)
     message = str(info.value)
@@ -197,15 +207,13 @@ def test_an_inaccurate_cvxpy_solve_is_an_error_that_says_so():
 
 def test_infeasible_epsilon_linear_reports_minimum(monkeypatch):
     # Independence is always feasible (constant policies); force the solver to say no.
-    real = session_module.solve_program
-
-    def refuse(prog, solver=None, time_limit=None, **kwargs):
+    def refuse(prog, real):
         is_epsilon = prog.A_ub.shape[0] > 0 and np.any(prog.c[prog.m_slices[0]] != 0)
         if is_epsilon:
             return SolveResult(None, np.nan, False, "infeasible", "fake", 0.0)
-        return real(prog, solver, time_limit, **kwargs)
+        return real(prog)
 
-    monkeypatch.setattr(session_module, "solve_program", refuse)
+    _highs_run(monkeypatch, refuse)
     with pytest.raises(InfeasibleToleranceError, match="smallest achievable deviation is "
                        r"independence, TV summed vs pooled >= 0 \(asked <= 0.1\)") as info:
         optimize_policy(PROBLEM, WORLD, Independence(), epsilon=0.1)

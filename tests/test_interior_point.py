@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fairdecide import Belief, Independence, Separation, optimize_policy
 from fairdecide.datasets import make_tabular_problem
-from fairdecide.optimize.engine import highs_model, scenario_cuts, unit_ipm
+from fairdecide.optimize.engine import cases, scenario_cuts, unit_ipm
 from fairdecide.optimize.engine.highs_model import FEASIBILITY_TOL, IPM_GAP_TOL
 from tests.test_structured import make_belief as perturbed
 
@@ -62,7 +62,7 @@ def test_a_handed_back_belief_takes_the_interior_point():
     rng = np.random.RandomState(3)
     problem, world = make_tabular_problem(40, 3, 4, 2, random_state=rng)
     belief = Belief(perturbed(problem, world, 4, rng))
-    with mock.patch.dict(highs_model.SIMPLEX_MAX_COLUMNS, {"policy": 0}), \
+    with mock.patch.dict(cases.SIMPLEX_MAX_COLUMNS, {"policy": 0}), \
             mock.patch.object(scenario_cuts, "WORKING_MIN", 0):
         unit = optimize_policy(problem, belief, Separation(), epsilon=0.0)
         with no_unit_ipm():

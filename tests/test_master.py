@@ -132,7 +132,7 @@ def test_a_stalled_warm_start_restarts_in_a_fresh_instance(monkeypatch):
     b = A.sum(axis=1) * 0.4
     model = HighsModel(rng.normal(size=n), np.zeros(n), np.ones(n), A,
                        np.full(m, -np.inf), b)
-    model.set_method("highs-ds")
+    model.set_method(highs_model.DUAL_SIMPLEX)
     assert model.solve()[0]
     # a row and a column added, every cost changed: the warm solve has work to do
     row = rng.uniform(0.1, 1.0, size=n)

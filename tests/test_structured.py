@@ -27,7 +27,7 @@ from fairdecide.datasets import make_tabular_problem
 from fairdecide.exceptions import SolverFallbackWarning
 from fairdecide.optimize.engine import structured
 from fairdecide.optimize.engine._coarsen import _main_direction, sub_bins
-from fairdecide.optimize.engine.solvers import solve_program
+from fairdecide.optimize.engine.chain import solve_program
 from fairdecide.optimize.program.policy_program import PolicyProgram, Program
 from fairdecide.optimize.program.tradeoff import FairnessConstraint, Mixture
 from tests.reference import assert_between_chords

@@ -15,7 +15,7 @@ from fairdecide.datasets import make_tabular_problem
 from fairdecide.exceptions import SolverFallbackWarning
 from fairdecide.optimize.engine._normal_columns import ColumnNormal
 from fairdecide.optimize.engine._normal_rows import RowNormal
-from fairdecide.optimize.engine.solvers import solve_program
+from fairdecide.optimize.engine.chain import solve_program
 from fairdecide.optimize.engine.unit_ipm import (
     TOL,
     analyse,

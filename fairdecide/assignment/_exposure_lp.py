@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from fairdecide.assignment._ranking_lp import Solved
 from fairdecide.assignment._setup import RankingSetup
 from fairdecide.assignment.lottery import RankingLottery
+from fairdecide.optimize.engine.chain import Case, highs_method
 from fairdecide.optimize.engine.highs_model import HighsModel
 from fairdecide.optimize.engine.rounds import MAX_ROUNDS, Rounds
 
@@ -95,7 +96,7 @@ def solve_exposure(setup: RankingSetup, criteria: list, epsilon: np.ndarray,
     model = HighsModel(np.r_[1.0, np.zeros(n_aux)], np.r_[0.0, np.full(n_aux, -np.inf)],
                        np.full(1 + n_aux, np.inf), A0, np.r_[1.0, np.full(R, -np.inf)],
                        np.r_[1.0, hi])
-    model.set_method("highs-ds")
+    model.set_method(highs_method(Case("master")))
     scale = max(1.0, float(np.abs(setup.merits).max() * v.sum()))
     orders, U, T, seen = [], [], [], set()
 

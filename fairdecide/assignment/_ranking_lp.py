@@ -37,9 +37,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from fairdecide.assignment._setup import RankingSetup
-from fairdecide.optimize.engine.highs_model import HighsModel, method_by_size
+from fairdecide.optimize.engine.chain import Case, highs_method, solve
 from fairdecide.optimize.engine.master import Master
 from fairdecide.optimize.engine.rounds import Rounds
+from fairdecide.optimize.engine.tasks import LPTask
 
 #: A piece of F counts as violated (its cut joins the master) when the hypograph
 #: variable exceeds it by more than this share of 1 + |F| (HiGHS's round-off is below).
@@ -127,16 +128,15 @@ def solve_matrix(setup: RankingSetup, criteria: list, epsilon: np.ndarray,
     ub = np.r_[np.ones(N), np.full(n_cols - N, np.inf)]
     if phase_one:
         lb[-1] = 0.0
-    model = HighsModel(c, lb, ub, A, lo, hi)
-    model.set_method(method_by_size(n_cols, "ranking matrix"))
-    optimal, status = model.solve()
+    # HiGHS by the method the solving chain chooses for the program's size
+    res = solve(LPTask(stage="ranking matrix", c=c, lb=lb, ub=ub, A=A, lo=lo, hi=hi))
     stats = {"n_variables": n_cols, "n_constraints": A.shape[0], "nnz": A.nnz,
-             "solve_seconds": model.seconds}
-    if not optimal:
-        return Solved(None, np.nan, False, status, stats)
-    x = model.values()
+             "solve_seconds": res.seconds}
+    if not res.ok:
+        return Solved(None, np.nan, False, res.status, stats)
+    x = res.x
     P = np.clip(x[:N].reshape(n, k), 0.0, 1.0)
-    return Solved(P, -model.objective, True, status, stats,
+    return Solved(P, -res.objective, True, res.status, stats,
                   slack=float(x[-1]) if phase_one else None)
 
 
@@ -216,7 +216,7 @@ def solve_counts(setup: RankingSetup, criteria: list, epsilon: np.ndarray,
     lo = np.r_[J, np.zeros(NC), lo_c, np.full(len(b0), -np.inf)].astype(float)
     hi = np.r_[J, np.ones(NC), hi_c, b0].astype(float)
     model = Master(c, lb, ub, A, lo, hi)
-    model.set_method("highs-ds")
+    model.set_method(highs_method(Case("master")))
     # the master loop's one stopping rule (optimize/engine/rounds.py): a cut loop is
     # certified when no piece is violated beyond CUT_TOL
     rounds = Rounds("ranking cuts")

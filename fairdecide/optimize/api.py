@@ -9,20 +9,13 @@ from typing import Any
 from fairdecide._common.deprecation import warn_deprecated
 from fairdecide.criteria.base import Criterion, as_criteria
 from fairdecide.criteria.capacity import Capacity
-from fairdecide.exceptions import FairdecideError
-from fairdecide.optimize import distributed
 from fairdecide.optimize.price import priced
 from fairdecide.optimize.program.shorthand import with_capacity
 from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.progress import Progress, reporting
 from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.routes.router import choose_route
-from fairdecide.optimize.routes.setup import (
-    finish,
-    parametric_session,
-    policy_family,
-    tabular_session,
-)
+from fairdecide.optimize.routes.setup import finish, open_session
 from fairdecide.policies.base import ParametricPolicy
 from fairdecide.problem import DecisionProblem
 from fairdecide.uncertainty.beliefs import Belief
@@ -304,37 +297,23 @@ def optimize_distributed(
 def _optimize(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple,
               group_blind: Any, solver: Any, tol: Any, max_iter: Any, policy: Any,
               n_restarts: Any, random_state: Any) -> OptimizeResult:
-    if distributed.takes(world):  # a units table (FrameWorld): the distributed master
-        session = distributed.distributed_session(
-            problem, world, criteria, tradeoff_args, group_blind, solver, tol, max_iter,
-            policy, n_restarts, random_state)
-        return finish(session, distributed.solve_distributed(session))
-    family = policy_family(policy)
-    if family is None:
-        if n_restarts is not None or random_state is not None:
-            raise FairdecideError(
-                "n_restarts and random_state apply to parametric policies (policy=...); "
-                "the tabular routes are deterministic")
-        session = tabular_session(problem, world, criteria, tradeoff_args, group_blind,
-                                  solver, tol, max_iter)
-        kind = session.prog.policy_class.kind
-        if session.confidence is not None:  # the guarantee with its price
-            result = finish(session, choose_route(session.capabilities, kind).solve(session))
-            return _priced(result, session, problem, world, criteria, tradeoff_args,
-                           solver, tol, max_iter)
-    else:
-        session = parametric_session(problem, world, criteria, tradeoff_args, group_blind,
-                                     solver, tol, max_iter, family, n_restarts, random_state)
-        kind = family.kind
-    route = choose_route(session.capabilities, kind)
-    return finish(session, route.solve(session))
+    session = open_session(problem, world, criteria, tradeoff_args, group_blind, solver,
+                           tol, max_iter, policy, n_restarts, random_state)
+    found = choose_route(session.capabilities, session.kind).solve(session)
+    result = finish(session, found)
+    if session.confidence is None:
+        return result
+    # the guarantee with its price
+    return _priced(result, session, found.tradeoff, problem, world, criteria,
+                   tradeoff_args, solver, tol, max_iter)
 
 
-def _priced(result: OptimizeResult, session: Any, problem: Any, confidence: Any,
-            criteria: Any, tradeoff_args: tuple, solver: Any, tol: Any, max_iter: Any
-            ) -> OptimizeResult:
+def _priced(result: OptimizeResult, session: Any, tradeoff: Any, problem: Any,
+            confidence: Any, criteria: Any, tradeoff_args: tuple, solver: Any, tol: Any,
+            max_iter: Any) -> OptimizeResult:
     """A result over a confidence set with its guarantee's price: the plug-in policy is
-    the same trade-off solved at the set's centre (:mod:`fairdecide.optimize.price`)."""
+    the same trade-off solved at the set's centre (:mod:`fairdecide.optimize.price`);
+    ``tradeoff`` is the one the route solved (its utility floor set)."""
     group_blind = session.prog.group_blind
 
     def plug_in() -> Any:
@@ -342,7 +321,6 @@ def _priced(result: OptimizeResult, session: Any, problem: Any, confidence: Any,
                          solver, tol, max_iter, None, None, None).policy
 
     crits = as_criteria(criteria)
-    tradeoff = session.tradeoff
     trade = ({"epsilon": list(tradeoff.epsilon)} if tradeoff.bounds_deviations
              else {} if not crits else {"tradeoff": tradeoff})
     guarantee = priced(result.guarantee, result.policy, confidence, problem,

@@ -12,8 +12,8 @@ from fairdecide._common.tables import result_table
 from fairdecide._common.validation import as_int, as_number
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
-from fairdecide.optimize import distributed
 from fairdecide.optimize.api import optimize_policy
+from fairdecide.optimize.routes.units import is_units_table
 from fairdecide.optimize.routes.warm_frontier import warm_frontier
 from fairdecide.problem import DecisionProblem
 from fairdecide.uncertainty.beliefs import Belief
@@ -96,7 +96,7 @@ def pareto_frontier(
         as_number(eps, "epsilons")
     # a units table (FrameWorld) has no in-memory program to re-solve warm; over a set
     # each point is a certified result with its price (optimize_policy's)
-    found = None if distributed.takes(world) or over_set else warm_frontier(
+    found = None if is_units_table(world) or over_set else warm_frontier(
         problem, world, criterion, epsilons, kwargs)
     if found is None:
         found = [None] * len(epsilons)

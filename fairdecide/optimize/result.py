@@ -209,12 +209,13 @@ class OptimizeResult:
     @property
     def solver_choice(self) -> dict:
         """Which solver solved the last program and why: the solving chain's choice
-        (:mod:`fairdecide.optimize.engine.chain`). ``stage`` ("belief", "program" or
-        "cuts"), ``order`` (the solvers to try, first to last), ``reason``,
-        ``passed_over`` (each other solver of the stage and why it was not used) and
-        ``handed_back`` (a solver that gave the program back, and why); a belief that
-        none of the belief-stage solvers took has ``belief_stage``, their choice. Empty
-        for a parametric family (the gradient route solves no program)."""
+        (:mod:`fairdecide.optimize.engine.chain`). ``stage`` ("belief", "program",
+        "cuts", "units" or "tolerances"), ``order`` (the solvers to try, first to
+        last), ``reason``, ``passed_over`` (each other solver of the stage and why it
+        was not used) and ``handed_back`` (a solver that gave the program back, and
+        why); a belief that none of the belief-stage solvers took has ``belief_stage``,
+        their choice. Empty for a parametric family (the gradient route solves no
+        program)."""
         return dict(self.stats.get("solver_choice", {}))
 
     def explain(self) -> str:

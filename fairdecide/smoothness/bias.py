@@ -142,12 +142,14 @@ def _generate(F: np.ndarray, Z: np.ndarray | None, pm: PairMetric, L: float, c: 
 
     # heavy (HiGHS): loaded at the first bias computed, not at ``import fairdecide``,
     # which imports this package for fd.parity and fd.meritocracy
+    from fairdecide.optimize.engine.chain import Case, highs_method
     from fairdecide.optimize.engine.dual_form import DualForm
     from fairdecide.optimize.engine.rounds import Rounds, unseen_cuts
 
     n = len(c)
     none = sp.csr_matrix((0, n))
-    form = DualForm(-c, np.zeros(n), np.ones(n), none, np.zeros(0), none, np.zeros(0))
+    form = DualForm(-c, np.zeros(n), np.ones(n), none, np.zeros(0), none, np.zeros(0),
+                    method=highs_method(Case("master")))
     known = np.zeros((0, 2), dtype=np.int64)
     pairs = (np.stack(np.triu_indices(n, 1), axis=1) if n <= ALL_PAIRS_N
              else nearest_pairs(F, NEIGHBOURS, pm, max_distance=1 / L))

@@ -1,6 +1,7 @@
 """One pass over the units of a :class:`~fairdecide.worlds.frame.FrameWorld` for the
-distributed solver (:mod:`fairdecide.optimize.distributed`), per partition: each block's
-marginal under its action of least reduced cost for the master's duals."""
+distributed master (:mod:`fairdecide.optimize.engine.distributed_master`), per
+partition: each block's marginal under its action of least reduced cost for the
+master's duals."""
 
 from __future__ import annotations
 

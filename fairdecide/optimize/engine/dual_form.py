@@ -35,6 +35,7 @@ one in 9.3 s.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -47,14 +48,18 @@ __all__ = ["DualForm"]
 
 class DualForm:
     """min c.x s.t. A_ub x <= b_ub, A_eq x = b_eq, lb <= x <= ub, held as its dual
-    (see the module); rows of P are appended as columns of D, columns of P as rows.
+    (see the module); rows of P are appended as columns of D, columns of P as rows. D is
+    solved by HiGHS's ``method``, as the solving chain chose it for a master kept warm
+    (:func:`fairdecide.optimize.engine.chain.highs_method`).
 
     Examples
     --------
     >>> import numpy as np, scipy.sparse as sp
+    >>> from fairdecide.optimize.engine.chain import Case, highs_method
     >>> form = DualForm(np.array([-1.0, -1.0]), np.zeros(2), np.full(2, np.inf),
     ...                 sp.csr_matrix([[1.0, 2.0], [3.0, 1.0]]), np.array([4.0, 6.0]),
-    ...                 sp.csr_matrix((0, 2)), np.zeros(0))
+    ...                 sp.csr_matrix((0, 2)), np.zeros(0),
+    ...                 method=highs_method(Case("master")))
     >>> form.solve()
     (True, 'optimal')
     >>> np.round(form.values(), 9).tolist(), round(form.objective, 9)
@@ -63,7 +68,8 @@ class DualForm:
 
     def __init__(self, c: np.ndarray, lb: np.ndarray, ub: np.ndarray, A_ub: Any,
                  b_ub: np.ndarray, A_eq: Any, b_eq: np.ndarray,
-                 time_limit: float | None = None, fold: np.ndarray | None = None) -> None:
+                 time_limit: float | None = None, fold: np.ndarray | None = None, *,
+                 method: Mapping[str, Any]) -> None:
         c = np.asarray(c, dtype=float)
         lo, hi = np.asarray(lb, dtype=float), np.asarray(ub, dtype=float)
         kept = self._fold(len(c), fold)
@@ -88,7 +94,7 @@ class DualForm:
                               np.zeros(len(has_lo) + len(has_hi) + self.m_ub)])
         self.model = HighsModel(cost, low, np.full(len(cost), np.inf), M, c, c,
                                 time_limit=time_limit, dual_tol=DUAL_ANSWER_TOL)
-        self.model.set_method("highs-ds")
+        self.model.set_method(method)
         self._w = [self.model.n_cols - self.m_ub]  # where each batch of w columns starts
         self._w_rows = [self.m_ub]
 
@@ -162,9 +168,10 @@ class DualForm:
 
     def solve(self) -> tuple[bool, str]:
         """Solve D from its last basis; (P optimal, status word), with D unbounded read
-        as P infeasible and D infeasible as P unbounded (or infeasible). By the dual
-        simplex, which was faster than the primal simplex (for which a cut keeps the
-        basis feasible) over generation's rounds when this form was written."""
+        as P infeasible and D infeasible as P unbounded (or infeasible). By the method
+        it was given: the chain gives a master the dual simplex, which was faster than
+        the primal simplex (for which a cut keeps the basis feasible) over generation's
+        rounds when this form was written."""
         hs = self.model._hs
         ok, status = self.model.solve()
         said = self.model.h.getModelStatus()

@@ -24,22 +24,20 @@ re-solves the program cold.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from fairdecide.criteria.base import Criterion
 from fairdecide.optimize.engine._block_lp import unit_simplices
-from fairdecide.optimize.engine.chain import Case, choose_for_cuts
 from fairdecide.optimize.engine.dual_form import DualForm
 from fairdecide.optimize.engine.rounds import Rounds, unseen_cuts
-from fairdecide.optimize.engine.solvers import SolveResult, solve_program
+from fairdecide.optimize.engine.tasks import CutsTask, SolveResult
 from fairdecide.optimize.program.assembly import Assembly, CriterionBlock
-from fairdecide.optimize.program.policy_program import PolicyProgram, Program
-from fairdecide.optimize.program.tradeoff import Tradeoff
+from fairdecide.optimize.program.policy_program import Program
 
-__all__ = ["Generated", "generate"]
+__all__ = ["generate"]
 
 #: Cuts added per unit and round: each unit's most violated. Adding every violated pair
 #: at once is far slower (n = 3000 on Adult: 1.1 million rows, 46 s, against 37,500
@@ -49,36 +47,29 @@ PER_UNIT = 4
 CUT_TOL_SHARE = 0.1
 
 
-@dataclass
-class Generated:
-    """The last solve, the program whose columns locate its solution (the first one
-    when rows were appended to a warm model), and each generated criterion's
-    certificate (keyed by the criterion's name)."""
+def generate(task: CutsTask, solve_round: Callable[[Program], SolveResult] | None = None,
+             warm: Mapping[str, Any] | None = None) -> SolveResult:
+    """Solve the task's trade-off over its criteria for the fixed population of its
+    PolicyProgram by constraint generation (see the module): cuts counted violated above
+    ``CUT_TOL_SHARE * tol``, at most ``max_iter`` rounds. Each round's program is kept
+    warm in HiGHS as its dual, solved by the method ``warm`` (the chain's
+    "highs-dual-warm"), or, without it, rebuilt and solved by ``solve_round`` (the
+    chain's program stage: "each round").
 
-    res: SolveResult
-    program: Program
-    certificates: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: seconds and iterations summed over the rounds' solves, the last solve's name,
-    #: the program's size, the rounds and the solving chain's choice
-    stats: dict[str, Any] = field(default_factory=dict)
-
-
-def generate(prog: PolicyProgram, tradeoff: Tradeoff, criteria: list[Criterion],
-             names: list[str], *, solver: str | None, tol: float, max_iter: int
-             ) -> Generated:
-    """Solve ``tradeoff`` over ``criteria`` (named ``names``) for the fixed population
-    of ``prog`` by constraint generation (see the module): cuts counted violated above
-    ``CUT_TOL_SHARE * tol``, at most ``max_iter`` rounds, each solved as the solving
-    chain chooses under ``solver``."""
+    Returns the last round's solve with the program whose columns locate its solution
+    (the first one when rows were appended to a warm model), seconds and iterations
+    summed over the rounds, the program's size, each generated criterion's certificate
+    (keyed by its name) and the loop's ``"optimality"`` in ``certificates``, and the
+    rounds in ``stats``."""
+    prog, tradeoff, criteria, names = task.prog, task.tradeoff, task.criteria, task.names
+    tol, max_iter = task.tol, task.max_iter
     units = prog.units
-    stats: dict[str, Any] = {"solve_seconds": 0.0, "solver_iterations": 0}
+    seconds, iterations = 0.0, 0
     gen = [c for c, crit in enumerate(criteria) if crit.capabilities(prog.problem).cuts]
     pools = {c: criteria[c].initial_cuts(units) for c in gen}
     t_search = dict.fromkeys(gen, 0.0)
     program = prog.build(_restricted(criteria, pools), tradeoff)
-    choice = choose_for_cuts(Case.of_program(program), solver)
-    stats["solver_choice"] = choice.as_dict()
-    highs = _WarmHighs(program) if choice.order == ["highs-dual-warm"] else None
+    highs = _WarmHighs(program, warm) if warm is not None else None
     size = {"n_variables": program.n_variables, "n_constraints": program.n_constraints,
             "nnz": program.nnz}
     added = dict.fromkeys(gen, 0)
@@ -86,13 +77,13 @@ def generate(prog: PolicyProgram, tradeoff: Tradeoff, criteria: list[Criterion],
     rounds, searches = Rounds("constraint generation", max_rounds=max_iter), {}
     last: dict[int, tuple[np.ndarray, float, np.ndarray | None]] = {}
     while True:
-        res = highs.solve() if highs is not None else solve_program(
-            program, solver, belief=Case.of_belief(prog, tradeoff, criteria))
-        stats["solve_seconds"] += res.seconds
-        stats["solver_iterations"] += res.iterations or 0
-        stats["solver_name"] = res.solver
+        res = highs.solve() if highs is not None else solve_round(program)
+        seconds += res.seconds
+        iterations += res.iterations or 0
         if not res.ok:
-            return Generated(res, program, stats=stats)
+            res.seconds, res.iterations = seconds, iterations
+            res.program, res.size = program, size
+            return res
         pi, _ = prog.clean(res.x)
         rows = prog.policy(pi).proba(units)
         fresh = {}
@@ -151,8 +142,10 @@ def generate(prog: PolicyProgram, tradeoff: Tradeoff, criteria: list[Criterion],
             "cuts_added": int(added[c]), "search_seconds": t_search[c],
             "certified": bool(found.max_violation <= threshold)}
     certificates["optimality"] = rounds.certificate.as_dict()
-    stats.update(size, generation_rounds=rounds.count)
-    return Generated(res, program, certificates, stats)
+    res.seconds, res.iterations = seconds, iterations
+    res.program, res.size, res.certificates = program, size, certificates
+    res.stats = {"generation_rounds": rounds.count}
+    return res
 
 
 def _touching(last: tuple | None, rows: np.ndarray, threshold: float) -> np.ndarray | None:
@@ -187,7 +180,7 @@ class _WarmHighs:
     program's columns many times over, and each cut is a column of the dual, whose basis
     has a row per column of the program (per unit, with two actions folded)."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, method: Mapping[str, Any]) -> None:
         # a row with one entry (the tolerance f <= epsilon) and a bound are the same to
         # the dual (a column with one entry), so the rows stay rows and their duals are
         # the tolerances' prices
@@ -197,7 +190,7 @@ class _WarmHighs:
             A_eq, b_eq = A_eq.tocsr()[N:], b_eq[N:]
             fold = np.arange(2 * N).reshape(N, 2)
         self.model = DualForm(program.c, program.lb, program.ub, program.A_ub, program.b_ub,
-                              A_eq, b_eq, fold=fold)
+                              A_eq, b_eq, fold=fold, method=method)
         self.m_ub = program.A_ub.shape[0]
 
     def extend(self, ext: Assembly) -> dict[str, int]:

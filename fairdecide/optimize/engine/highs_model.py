@@ -10,35 +10,15 @@ and nowhere else.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["DUAL_ANSWER_TOL", "FEASIBILITY_TOL", "SIMPLEX_MAX_COLUMNS", "HighsModel",
-           "method_by_size"]
-
-#: HiGHS's dual simplex up to this many columns, its interior point (with crossover)
-#: above: one table for the one idea, each threshold measured on its own family of
-#: programs.
-#:
-#: - "policy" (the fairness LPs over policy rows): above 5,000 the dual simplex is
-#:   erratic with more than two actions (benchmarks/bench_lp_scaling.py measured it
-#:   4-10x slower than the interior point on separation LPs with five actions from 1e4
-#:   variables, over 120 s against 4 s at 2e5, though up to 2.7x faster on some
-#:   independence LPs); with two actions the dual simplex was faster in every case
-#:   measured (1.2-2.3x at 4e4-8e4 variables, and on the 32-scenario Bayes LPs), so the
-#:   caller keeps it there (:func:`fairdecide.optimize.engine.solvers.highs_method`).
-#: - "ranking matrix" (the whole Singh-Joachims program over P): 200 x 200 took 0.47 s
-#:   with the interior point and 0.53 s with the dual simplex; 500 x 500, 4.5 s and
-#:   7.1 s.
-SIMPLEX_MAX_COLUMNS = {"policy": 5_000, "ranking matrix": 40_000}
-
-
-def method_by_size(n_columns: int, family: str) -> str:
-    """HiGHS's method for a program of ``family`` (a key of SIMPLEX_MAX_COLUMNS) with
-    ``n_columns`` columns: "highs-ds" up to the family's threshold, else "highs-ipm"."""
-    return "highs-ds" if n_columns <= SIMPLEX_MAX_COLUMNS[family] else "highs-ipm"
+__all__ = ["DUAL_ANSWER_TOL", "DUAL_SIMPLEX", "FEASIBILITY_TOL", "INTERIOR_NO_CROSSOVER",
+           "INTERIOR_POINT", "HighsModel"]
 
 #: Primal and dual feasibility tolerances of every restricted program. HiGHS's default
 #: (1e-7) would leave coupling rows violated by that much, and reduced costs
@@ -58,6 +38,19 @@ WARM_ITERATIONS, WARM_ITERATIONS_MIN = 2, 2_000
 #: crossed over to a basis (HiGHS's default is 1e-8); measured on a 32-scenario belief of
 #: 1000 x 4 x 5 cells it costs 33 iterations against 28.
 IPM_GAP_TOL = 1e-10
+
+#: HiGHS's methods, as the options that set them (:meth:`HighsModel.set_method`). Which
+#: one a model takes is the solving chain's decision (its solvers' ``method``,
+#: :func:`fairdecide.optimize.engine.chain.highs_method`), never this module's.
+#: The dual simplex, from the last basis:
+DUAL_SIMPLEX = MappingProxyType({"solver": "simplex", "simplex_strategy": 1})
+#: The interior point, crossed over to a basis:
+INTERIOR_POINT = MappingProxyType({"solver": "ipm", "run_crossover": "on",
+                                   "ipm_optimality_tolerance": IPM_GAP_TOL})
+#: The interior point stopped at a relative primal-dual gap of IPM_GAP_TOL, not crossed
+#: over:
+INTERIOR_NO_CROSSOVER = MappingProxyType({"solver": "ipm", "run_crossover": "off",
+                                          "ipm_optimality_tolerance": IPM_GAP_TOL})
 
 
 def _new_highs(highspy: Any) -> Any:
@@ -186,19 +179,12 @@ class HighsModel:
         if len(cols):
             self.h.changeColsCost(len(cols), cols, np.asarray(cost, float))
 
-    def set_method(self, method: str, crossover: bool = True) -> None:
-        """The next solves' method: "highs-ipm" (interior point, crossed over to a
-        basis unless ``crossover`` is False, then stopped at a relative primal-dual gap
-        of IPM_GAP_TOL) or "highs-ds" (dual simplex, from the last basis)."""
-        options: dict[str, Any] = {"solver": "ipm" if method == "highs-ipm" else "simplex"}
-        if method == "highs-ds":
-            options["simplex_strategy"] = 1
-        if method == "highs-ipm":
-            options.update(run_crossover="on" if crossover else "off",
-                           ipm_optimality_tolerance=IPM_GAP_TOL)
-        for name, value in options.items():
+    def set_method(self, method: Mapping[str, Any]) -> None:
+        """The next solves' method: one of this module's option sets (DUAL_SIMPLEX,
+        INTERIOR_POINT, INTERIOR_NO_CROSSOVER), as the solving chain chose it."""
+        for name, value in method.items():
             self.h.setOptionValue(name, value)
-        self._options.update(options)
+        self._options.update(method)
 
     def _configured(self) -> Any:
         """A new HiGHS instance with this model's options (no model yet)."""

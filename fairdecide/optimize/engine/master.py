@@ -5,7 +5,7 @@ moves.
 :class:`Master` is the master of every decomposition that keeps its own: the structured
 solver's (:class:`~fairdecide.optimize.engine._block_lp.RestrictedModel`), the scenario
 cuts' (:mod:`fairdecide.optimize.engine.scenario_cuts`), the distributed solver's vertex
-columns (:mod:`fairdecide.optimize.distributed`) and the ranking cut loop's
+columns (:mod:`fairdecide.optimize.engine.distributed_master`) and the ranking cut loop's
 (:mod:`fairdecide.assignment._ranking_lp`). Each loop grows it (cuts as rows, units or
 vertices as columns) and stops on the master loop's one rule
 (:mod:`fairdecide.optimize.engine.rounds`). Constraint generation of Lipschitz pairs and

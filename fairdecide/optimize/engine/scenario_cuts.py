@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,14 +51,14 @@ from fairdecide.optimize.engine.master import Master
 from fairdecide.optimize.engine.rounds import (
     ELASTIC_COST,
     ELASTIC_ZERO,
-    Certificate,
     Rounds,
     gap_shares,
 )
+from fairdecide.optimize.engine.tasks import HandBack, SolveResult
 from fairdecide.optimize.program._scenario_terms import NotSuited, Terms, record
 from fairdecide.optimize.program.assembly import Assembly, RowBlocks
 
-__all__ = ["ScenarioRun", "solve_scenario_cuts"]
+__all__ = ["run", "solve_scenario_cuts"]
 
 #: A hand-back and its reason at INFO (each round goes to fairdecide.optimize.progress).
 logger = logging.getLogger(__name__)
@@ -119,33 +118,25 @@ class _Master(Assembly):
         return np.array([k]), np.array([scale])
 
 
-@dataclass
-class ScenarioRun:
-    """The solver's policy rows (n_free, n_a), the master's own utilities (K,) and
-    deviation bounds (n_criteria, K), its objective and statistics."""
-
-    pi: np.ndarray
-    utility: np.ndarray
-    f: np.ndarray
-    objective: float
-    details: dict[str, Any]
-    certificate: Certificate
-    #: the master's duals of the trade-off's tolerance rows and each row's criterion
-    #: (d objective / d epsilon; at a certified optimum, the whole program's)
-    tolerance_duals: tuple[np.ndarray, np.ndarray] | None = None
+def run(task: Any) -> SolveResult | HandBack:
+    """The solving chain's run of the scenario cuts on a belief's trade-off (a
+    :class:`~fairdecide.optimize.engine.tasks.TradeoffTask`)."""
+    return solve_scenario_cuts(task.prog, task.tradeoff, task.criteria, task.time_limit)
 
 
 def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
-                        time_limit: float | None = None) -> ScenarioRun | str:
+                        time_limit: float | None = None) -> SolveResult | HandBack:
     """Solve ``tradeoff`` over ``criteria`` for the belief of ``prog`` (a PolicyProgram;
-    see the module), or say why not: the criteria do not suit the solver, the loop
-    stalls, or the master cannot be certified feasible (the caller then solves the whole
-    program)."""
+    see the module): the policy rows (n_free, n_a), the master's own utilities (K,) and
+    deviation bounds (n_criteria, K), its objective, certificate and the duals of the
+    trade-off's tolerance rows (at a certified optimum, the whole program's). A
+    hand-back says why not: the criteria do not suit the solver, the loop stalls, or the
+    master cannot be certified feasible (the chain then solves the whole program)."""
     t0 = time.perf_counter()
     try:
         terms = record(criteria, prog, CUT_TOL)
     except NotSuited as exc:
-        return f"criteria it cannot record as cuts ({exc})"
+        return HandBack(f"criteria it cannot record as cuts ({exc})")
     K, n_m, n_a, N = prog.K, prog.n_m, prog.n_a, prog.n_free
     B = prog.B_stacked                                                    # (K n_m, N n_a)
     BT = B.T.tocsr()
@@ -177,7 +168,7 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
     while True:
         ok, status = model.solve()
         if not ok:
-            return f"its master was not solved ({status})"
+            return HandBack(f"its master was not solved ({status})")
         x, y = model.values(), model.row_duals()
         pi = state.work.policy(x)
         m = B @ pi.reshape(-1)
@@ -212,8 +203,8 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
             logger.info("scenario cuts hand the program back after %d rounds (%s)",
                         rounds.count, "crowded" if crowded else "stalled"
                         if stalled >= STALL else why)
-            return ("the master grew crowded" if crowded else
-                    f"stalled for {STALL} rounds" if stalled >= STALL else why)
+            return HandBack("the master grew crowded" if crowded else
+                            f"stalled for {STALL} rounds" if stalled >= STALL else why)
         last = objective
         if len(join) > JOIN_MAX:  # the most violated first: the duals move as they join
             join = join[np.argsort(-viol[join], kind="stable")[:JOIN_MAX]]
@@ -234,7 +225,8 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
                            np.concatenate([n[2] for n in new]))
     elastic = float(model.elastic(x).sum())
     if elastic > FEASIBLE * layout["scale"]:
-        return "its certified master still uses elastic columns (the tolerance may be infeasible)"
+        return HandBack("its certified master still uses elastic columns (the tolerance may "
+                        "be infeasible)")
     details = {"working_units": int(state.work.in_work.sum()), "units": N,
                "cuts": state.n_cuts, "restarts": restarts,
                "seconds": time.perf_counter() - t0,
@@ -242,8 +234,13 @@ def solve_scenario_cuts(prog: Any, tradeoff: Any, criteria: list[Criterion],
                "iterations": iterations + model.iterations}
     # the master's first rows are the trade-off's inequalities, as the assembly wrote them
     rows = np.asarray(asm.tolerance_rows, dtype=np.int64)
-    return ScenarioRun(pi, x[:K], x[asm.F], objective, details, rounds.certificate,
-                       (y[rows], np.asarray(asm.tolerance_of, dtype=np.int64)))
+    return SolveResult(None, objective, True, "optimal",
+                       f"scenario cuts: {details['working_units']} of {N} units free, "
+                       f"{details['cuts']} cuts, {rounds.certificate.rounds} rounds",
+                       details["seconds"], details["iterations"], {"scenario_cuts": details},
+                       certificate=rounds.certificate, pi=pi, utility=x[:K], f=x[asm.F],
+                       tolerance_duals=(y[rows], np.asarray(asm.tolerance_of,
+                                                            dtype=np.int64)))
 
 
 def _initial_model(asm: _Master, terms: list[Terms], prog: Any, m_fixed: np.ndarray,

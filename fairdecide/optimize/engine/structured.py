@@ -57,8 +57,9 @@ from fairdecide.optimize.engine.rounds import (
     Rounds,
     gap_shares,
 )
+from fairdecide.optimize.engine.tasks import HandBack, SolveResult
 
-__all__ = ["StructuredRun", "solve_structured"]
+__all__ = ["StructuredRun", "run", "solve_structured"]
 
 # When the default chain uses this solver (its size and shape thresholds) is declared in
 # fairdecide.optimize.engine.chain.
@@ -96,6 +97,22 @@ class StructuredRun:
     certificate: Certificate | None = None
     #: d objective / d b_ub: the inequality rows' duals at the certified optimum
     ub_duals: np.ndarray | None = None
+
+
+def run(task: Any) -> SolveResult | HandBack:
+    """The solving chain's run of the structured solver on the task's whole program, or
+    a hand-back when it cannot certify an optimum."""
+    t0 = time.perf_counter()
+    found = solve_structured(task.built(), task.time_limit)
+    if not (found.ok or found.infeasible):
+        return HandBack(found.status, {"structured": found.details})
+    rounds = found.certificate.rounds if found.certificate is not None else 0
+    where = (f"structured: {found.details.get('working_units', 0)} of "
+             f"{found.details.get('units', 0)} units free, {rounds} rounds")
+    return SolveResult(found.x, found.objective, found.ok, found.status, where,
+                       time.perf_counter() - t0, found.iterations,
+                       {"structured": found.details}, found.ub_duals,
+                       certificate=found.certificate)
 
 
 def solve_structured(program: Any, time_limit: float | None = None) -> StructuredRun:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,9 +44,8 @@ import scipy.sparse as sp
 
 from fairdecide._common.threads import one_blas_thread
 from fairdecide.optimize.engine._normal_columns import ColumnNormal
-from fairdecide.optimize.engine.chain import TERM_MAX_ENTRIES, TERMS_PER_COLUMN
 from fairdecide.optimize.engine.rounds import Certificate, Rounds
-from fairdecide.optimize.engine.scenario_cuts import ScenarioRun
+from fairdecide.optimize.engine.tasks import HandBack, SolveResult
 from fairdecide.optimize.engine.unit_ipm import mehrotra
 from fairdecide.optimize.program._scenario_terms import NotSuited, Terms, record
 
@@ -84,13 +84,18 @@ class TermProblem:
         return float(self.const + self.h @ y + np.minimum(d.min(axis=1), 0.0).sum())
 
 
-def term_problem(prog: Any, tradeoff: Any, criteria: list, asked: bool = False
+#: The chain's size rule for the terms, measured here: (terms, free policy columns) ->
+#: why the solver does not take them, or None
+#: (:func:`fairdecide.optimize.engine.chain.term_sizes`).
+SizeRule = Callable[[int, int], "str | None"]
+
+
+def term_problem(prog: Any, tradeoff: Any, criteria: list, sizes: SizeRule | None = None
                  ) -> tuple[TermProblem, list[Terms]] | str:
     """The program of ``prog`` (a PolicyProgram whose case the chain's term-ipm
     declaration takes) in the policy's space, or why not, when its terms do not suit the
-    solver: terms other than sums of absolute values, a dense term matrix of more than
-    ``TERM_MAX_ENTRIES`` numbers, or (unless ``asked``) fewer than ``TERMS_PER_COLUMN``
-    terms per free policy column (the chain's thresholds, measured only here)."""
+    solver: terms other than sums of absolute values, or sizes the chain's rule
+    ``sizes`` refuses (measured here, before the dense term matrix is formed)."""
     wu, wf, sign = tradeoff.value_weights()
     if sign * wf < 0:
         return "a trade-off that rewards deviations"
@@ -103,11 +108,9 @@ def term_problem(prog: Any, tradeoff: Any, criteria: list, asked: bool = False
     if any(t.kind != "sum" for t in terms):
         return "a criterion whose deviation is a maximum, not a sum, of terms"
     R = sum(len(t.d) for t in terms)
-    if R * n > TERM_MAX_ENTRIES:
-        return f"a dense term matrix of {R * n:.3g} numbers (> {TERM_MAX_ENTRIES:.3g})"
-    if not (asked or R >= TERMS_PER_COLUMN * n):
-        return (f"{R} terms over {n} free policy columns (fewer than {TERMS_PER_COLUMN} "
-                "per column)")
+    why = None if sizes is None else sizes(R, n)
+    if why is not None:
+        return why
     B = prog.B_stacked                                           # (K n_m, N n_a)
     w = prog.weights
     q_full = sign * wu * prog.mean_utility_prices()
@@ -181,31 +184,35 @@ def certify(run: TermRun, seconds_from: float) -> Certificate:
     return rounds.certificate
 
 
-def solve_term_ipm(prog: Any, belief: Any, tradeoff: Any, criteria: list, asked: bool = False,
-                   time_limit: float | None = None) -> ScenarioRun | str:
+def solve_term_ipm(prog: Any, belief: Any, tradeoff: Any, criteria: list,
+                   sizes: SizeRule | None = None, time_limit: float | None = None
+                   ) -> SolveResult | HandBack:
     """Solve ``tradeoff`` over ``criteria`` for ``belief`` (its program ``prog``) in the
-    policy's space (see the module); why not, when its terms do not suit the solver
-    (:func:`term_problem`) or it is not certified (the caller then solves the whole
-    program)."""
+    policy's space (see the module); a hand-back when its terms do not suit the solver
+    (:func:`term_problem`, under the chain's size rule ``sizes``) or it is not certified
+    (the chain then solves the whole program)."""
     t0 = time.perf_counter()
-    found = term_problem(prog, tradeoff, criteria, asked)
+    found = term_problem(prog, tradeoff, criteria, sizes)
     if isinstance(found, str):
-        return found
+        return HandBack(found)
     tp, terms = found
     run = solve_terms(tp, time_limit)
     certificate = certify(run, t0)
     if not certificate.certified:
         logger.info("the term interior point hands the program back after %d steps "
                     "(gap %.3g)", run.iterations, certificate.gap)
-        return (f"not certified after {run.iterations} steps (gap {certificate.gap:.3g}, "
-                f"bound {certificate.bound:.3g})")
+        return HandBack(f"not certified after {run.iterations} steps (gap "
+                        f"{certificate.gap:.3g}, bound {certificate.bound:.3g})")
     pi = tp.policy(run.u)
     ms = prog.marginals(pi.reshape(-1))
     U = prog.utilities(ms)
     F = np.array([np.bincount(t.scenario, weights=t.weight * np.abs(t.D @ ms.reshape(-1)
                                                                      + t.d),
                               minlength=prog.K) for t in terms])
-    details = {"terms": len(tp.h), "columns": tp.G.shape[1], "iterations": run.iterations,
-               "residual": run.residual, "seconds": time.perf_counter() - t0}
-    return ScenarioRun(pi, U, F, float(tradeoff.merit(U, F, belief)), details,
-                       certificate)
+    d = {"terms": len(tp.h), "columns": tp.G.shape[1], "iterations": run.iterations,
+         "residual": run.residual, "seconds": time.perf_counter() - t0}
+    return SolveResult(None, float(tradeoff.merit(U, F, belief)), True, "optimal",
+                       f"term interior point: {d['terms']} terms over {d['columns']} "
+                       f"policy columns, {d['iterations']} steps", d["seconds"],
+                       d["iterations"], {"term_ipm": d}, certificate=certificate, pi=pi,
+                       utility=U, f=F)

@@ -52,8 +52,11 @@ from fairdecide._common.threads import one_blas_thread
 from fairdecide.optimize.engine._block_lp import BlockLP, block_structure
 from fairdecide.optimize.engine._merge_rows import Merge, merge_rows
 from fairdecide.optimize.engine._normal_rows import RowNormal, row_blocks
+from fairdecide.optimize.engine.highs_model import IPM_GAP_TOL
+from fairdecide.optimize.engine.solvers import certified
+from fairdecide.optimize.engine.tasks import HandBack, SolveResult
 
-__all__ = ["Iterate", "NormalEquations", "analyse", "mehrotra", "solve_unit_ipm",
+__all__ = ["Iterate", "NormalEquations", "analyse", "mehrotra", "run", "solve_unit_ipm",
            "unit_ipm_suits"]
 
 #: Stop when the relative gap and the relative primal and dual residuals are below this
@@ -101,6 +104,24 @@ def unit_ipm_suits(program: Any) -> bool:
     """Whether ``program`` has unit blocks whose inner blocks and border are small
     enough to factor densely."""
     return not isinstance(analyse(program), str)
+
+
+def run(task: Any) -> SolveResult | HandBack:
+    """The solving chain's run of the interior point over unit blocks on the task's
+    whole program (3.5-4x faster than HiGHS's on 32 scenarios of 1000 x 4 x 5 cells
+    under epsilon 0.01 and lam 0.5, benchmarks/results/beliefs_unit_ipm.txt), or a
+    hand-back when the program's blocks do not suit it or it does not converge."""
+    program = task.built()
+    t0 = time.perf_counter()
+    x, objective, status, info = solve_unit_ipm(program, task.time_limit)
+    if x is None:
+        return HandBack(status, {"unit_ipm": {**info, "fallback_reason": status}})
+    ub_duals, reduced = info.pop("ub_duals"), info.pop("reduced_costs")
+    res = SolveResult(x, objective, True, "optimal", "unit interior point (no crossover)",
+                      time.perf_counter() - t0, info.get("iterations"), {"unit_ipm": info},
+                      ub_duals)
+    worst = max(info["primal_residual"], info["dual_residual"])
+    return certified(res, program, info.pop("absolute_gap"), worst, reduced, IPM_GAP_TOL)
 
 
 def solve_unit_ipm(program: Any, time_limit: float | None = None,

@@ -86,6 +86,14 @@ class Program:
         return ms, f.reshape(len(self.f_index), len(self.m_slices))
 
     @property
+    def unit_simplices(self) -> bool:
+        """Whether the policy's free columns are unit simplices: there are some, and
+        they lie in [0, 1] (no trust region)."""
+        n_pi = self.n_units * self.n_actions
+        return bool(self.n_units) and not (np.any(self.lb[:n_pi] != 0.0)
+                                           or np.any(self.ub[:n_pi] < 1.0))
+
+    @property
     def n_constraints(self) -> int:
         return self.A_ub.shape[0] + self.A_eq.shape[0]
 

@@ -25,7 +25,7 @@ result is a local optimum.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -42,18 +42,20 @@ from fairdecide.optimize.program.tradeoff import (
 from fairdecide.optimize.routes.base import Route, RouteResult
 from fairdecide.optimize.routes.gradient_program import run_program as _run
 from fairdecide.optimize.routes.parametric import ParametricSession
+from fairdecide.optimize.routes.session import Tally
 
 __all__ = ["GradientRoute", "best_utility"]
 
 
-def _starts(session: ParametricSession) -> list[np.ndarray]:
+def _starts(session: ParametricSession, tally: Tally) -> list[np.ndarray]:
     """theta = 0 (or the policy's own coefficients), then the utility optimum reached
     from it, then random starts N(0, 1 / n_inputs) under ``random_state``."""
     theta0 = session.template.parameters
     starts = [theta0]
     if session.n_restarts >= 2:
         if "utility_start" not in session.cache:
-            session.cache["utility_start"] = _run(session, MaxUtility(), [], theta0)[0]
+            session.cache["utility_start"] = _run(session, tally, MaxUtility(), [],
+                                                  theta0)[0]
         starts.append(session.cache["utility_start"])
     rng = check_random_state(session.random_state)
     scale = 1.0 / np.sqrt(max(1, session.template.coef.shape[1]))
@@ -61,11 +63,11 @@ def _starts(session: ParametricSession) -> list[np.ndarray]:
                      for _ in range(session.n_restarts - 2)]
 
 
-def best_utility(session: ParametricSession) -> float:
+def best_utility(session: ParametricSession, tally: Tally) -> float:
     """U*: the best (mean or worst-case) utility the search finds in the family."""
     best = -np.inf
-    for theta0 in _starts(session):
-        theta, _, _ = _run(session, MaxUtility(), [], theta0)
+    for theta0 in _starts(session, tally):
+        theta, _, _ = _run(session, tally, MaxUtility(), [], theta0)
         U, _ = session.evaluate(theta)
         best = max(best, session.belief.combine(U))
     return best
@@ -80,8 +82,8 @@ class _EndPoint:
     feasible: bool
 
 
-def _solve_from(session: ParametricSession, theta0: np.ndarray, continuation: bool
-                ) -> _EndPoint:
+def _solve_from(session: ParametricSession, tally: Tally, theta0: np.ndarray,
+                continuation: bool) -> _EndPoint:
     """One start: with ``continuation``, first the tolerances relaxed toward the start's
     own deviations (halfway, a fifth, a twentieth of the gap), then the trade-off itself;
     an end point that misses a constraint is re-solved with it tightened by twice the
@@ -91,11 +93,11 @@ def _solve_from(session: ParametricSession, theta0: np.ndarray, continuation: bo
         agg = aggregated_deviations(session.evaluate(theta0)[1], session.belief,
                                     tr.chance_delta)
         for share in (0.5, 0.2, 0.05):
-            theta0 = _run(session, tr.relaxed(agg, share), every, theta0)[0]
+            theta0 = _run(session, tally, tr.relaxed(agg, share), every, theta0)[0]
     limit = tr.violation_tol(session.tol, session.utility_tol)
     target = tr
     for _ in range(3):
-        theta, ok, _ = _run(session, target, every, theta0)
+        theta, ok, _ = _run(session, tally, target, every, theta0)
         U, F = session.evaluate(theta)
         miss = tr.violation(U, F, session.belief)
         if miss <= limit:
@@ -104,33 +106,34 @@ def _solve_from(session: ParametricSession, theta0: np.ndarray, continuation: bo
     return _EndPoint(theta, ok, tr.merit(U, F, session.belief), miss, miss <= limit)
 
 
-def search(session: ParametricSession) -> RouteResult:
+def search(session: ParametricSession, tally: Tally) -> RouteResult:
     """Multi-start search (the utility-optimum start with continuation in epsilon); if
     no start meets the constraints, a start from the least total deviation; the best
-    exactly-feasible end point."""
-    ends = [_solve_from(session, theta0, continuation=i == 1)
-            for i, theta0 in enumerate(_starts(session))]
+    exactly-feasible end point, with what the searches found (``tally``)."""
+    ends = [_solve_from(session, tally, theta0, continuation=i == 1)
+            for i, theta0 in enumerate(_starts(session, tally))]
     if not any(e.feasible for e in ends) and session.tradeoff.bounds_deviations:
         every = list(range(len(session.criteria)))
         least = min(ends, key=lambda e: e.miss).theta
         for theta0 in (session.template.parameters, least):
-            fair = _run(session, UtilityConstraint(), every, theta0)[0]
+            fair = _run(session, tally, UtilityConstraint(), every, theta0)[0]
             U, F = session.evaluate(fair)
             miss = session.tradeoff.violation(U, F, session.belief)
             if miss <= session.tol:
                 ends += [_EndPoint(fair, True, session.tradeoff.merit(U, F, session.belief),
-                                   miss, True), _solve_from(session, fair, False)]
+                                   miss, True), _solve_from(session, tally, fair, False)]
                 break
     feasible = [e for e in ends if e.feasible]
     if not feasible:
-        _raise_infeasible(session, min(ends, key=lambda e: e.miss).theta)
+        _raise_infeasible(session, tally, min(ends, key=lambda e: e.miss).theta)
     best = min(feasible, key=lambda e: e.merit)
-    session.stats["converged"] = best.converged
+    tally.stats["converged"] = best.converged
     status = "locally optimal" if best.converged else "stopped at max_iter (not converged)"
-    return RouteResult(best.theta, 0.0, status)
+    return tally.result(best.theta, 0.0, status, None, session.tradeoff)
 
 
-def _raise_infeasible(session: ParametricSession, theta_least: np.ndarray) -> None:
+def _raise_infeasible(session: ParametricSession, tally: Tally, theta_least: np.ndarray
+                      ) -> None:
     """The smallest deviation (or the best utility) the search reached, in the error."""
     tr, belief = session.tradeoff, session.belief
     if tr.utility_floor is not None:
@@ -142,7 +145,7 @@ def _raise_infeasible(session: ParametricSession, theta_least: np.ndarray) -> No
     for c, name in enumerate(session.names):
         reached = [aggregated_deviations(session.evaluate(theta_least)[1], belief, None)[c]]
         for theta0 in (session.template.parameters, theta_least):
-            theta, _, _ = _run(session, UtilityConstraint(), [c], theta0)
+            theta, _, _ = _run(session, tally, UtilityConstraint(), [c], theta0)
             reached.append(aggregated_deviations(session.evaluate(theta)[1], belief,
                                                  None)[c])
         smallest[name] = float(min(reached))
@@ -161,8 +164,8 @@ class GradientRoute(Route):
 
     name: ClassVar[str] = "gradient"
 
-    def refuses(self, capabilities: list[Capabilities], policy_kind: str) -> str | None:
-        if policy_kind != "parametric":
+    def refuses(self, capabilities: list[Capabilities], kind: str) -> str | None:
+        if kind != "parametric":
             return "needs a parametric policy such as LinearSoftmaxPolicy"
         if not all((c.gradient and c.reads == "marginal") or c.parametric
                    for c in capabilities):
@@ -176,20 +179,14 @@ class GradientRoute(Route):
         # columns); with two threads on a busy two-core machine the workers spin, and
         # phi' s for 31,655 x 4 inputs took 67 ms against 0.4 ms with one (measured).
         with one_blas_thread():
+            tally = session.tally()
             if session.tradeoff.needs_utility_optimum:  # U*: the best the search finds
-                session.tradeoff = session.tradeoff.with_utility_optimum(
-                    best_utility(session))
-            return self.run(session)
-
-    def run(self, session: Any) -> RouteResult:
-        found = search(session)
-        policy = session.policy_of(found.pi)
-        certificates = {name: crit.parameter_certificate(policy)
-                        for crit, name, caps in zip(session.criteria, session.names,
-                                                    session.capabilities, strict=True)
-                        if caps.parametric}
-        for name, certificate in certificates.items():
-            session.certify(name, certificate)
-        return found
-
-
+                session = session.with_tradeoff(session.tradeoff.with_utility_optimum(
+                    best_utility(session, tally)))
+            found = search(session, tally)
+            policy = session.policy_of(found.pi)
+            return replace(found, certificates={
+                name: crit.parameter_certificate(policy)
+                for crit, name, caps in zip(session.criteria, session.names,
+                                            session.capabilities, strict=True)
+                if caps.parametric})

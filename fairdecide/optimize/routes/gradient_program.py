@@ -20,6 +20,7 @@ from fairdecide.optimize.program.tradeoff import (
     Tradeoff,
 )
 from fairdecide.optimize.routes.parametric import ParametricSession
+from fairdecide.optimize.routes.session import Tally
 from fairdecide.worlds.table import marginal_utility
 
 __all__ = ["EPIGRAPH_LIMIT", "FEASIBILITY_TOL", "run_program"]
@@ -353,13 +354,16 @@ def _smoothing(session: ParametricSession, tradeoff: Tradeoff, crit_index: list[
     return [1e-5]
 
 
-def run_program(session: ParametricSession, tradeoff: Tradeoff, crit_index: list[int],
-         theta0: np.ndarray) -> tuple[np.ndarray, bool, int]:
+def run_program(session: ParametricSession, tally: Tally, tradeoff: Tradeoff,
+                crit_index: list[int], theta0: np.ndarray) -> tuple[np.ndarray, bool, int]:
+    """One local search of ``tradeoff`` over the criteria ``crit_index`` from
+    ``theta0``: (theta, converged, iterations); its seconds, iterations, smoothing and
+    method counted in the route's ``tally``."""
     t0 = time.perf_counter()
-    ok, nit, method, theta = False, 0, session.solver_name, theta0
+    ok, nit, method, theta = False, 0, tally.solver, theta0
     try:
         stages = _smoothing(session, tradeoff, crit_index, theta0)
-        session.stats["smoothing"] = stages[-1]
+        tally.stats["smoothing"] = stages[-1]
         for mu in stages:
             prog = _Program(session, tradeoff, crit_index, theta, mu)
             theta, ok, it, method = prog.solve(session.max_iter, session.objective_tol,
@@ -367,9 +371,9 @@ def run_program(session: ParametricSession, tradeoff: Tradeoff, crit_index: list
             nit += it
     except _ActiveSetChanged:
         theta, ok = theta0, False
-    session.stats["solve_seconds"] += time.perf_counter() - t0
-    session.stats["iterations"] += nit
-    session.solver_name = method
+    tally.stats["solve_seconds"] += time.perf_counter() - t0
+    tally.stats["iterations"] += nit
+    tally.solver = method
     if not np.all(np.isfinite(theta)):
         return theta0, False, nit
     return theta, ok, nit

@@ -10,27 +10,29 @@ import numpy as np
 
 from fairdecide.criteria.base import ByCriterion
 from fairdecide.exceptions import InfeasibleToleranceError
+from fairdecide.optimize.engine.chain import solve
 from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,
     UtilityConstraint,
     aggregated_deviations,
 )
 from fairdecide.optimize.routes.linearization import successive_linearization
-from fairdecide.optimize.routes.session import Session
+from fairdecide.optimize.routes.session import Session, Tally
 
 __all__ = ["lifted_tolerances", "raise_infeasible"]
 
 
-def lifted_tolerances(session: Session) -> FairnessConstraint:
+def lifted_tolerances(session: Session, tally: Tally) -> FairnessConstraint:
     """The session's tolerances when the solver found them infeasible only numerically:
     every criterion's smallest achievable deviation (exact: linear criteria) is within a
     quarter of the verification tolerance of its epsilon (epsilon = 0 for a deviation
     whose minimum is 0 up to HiGHS's feasibility tolerance). Each is then raised to
     max(epsilon, smallest) + tol / 4, so a policy found for them meets the asked
     tolerances within tol, as verification checks. Otherwise the tolerances are truly
-    infeasible and InfeasibleToleranceError is raised as by :func:`raise_infeasible`."""
+    infeasible and InfeasibleToleranceError is raised as by :func:`raise_infeasible`.
+    Its solves are counted in the route's ``tally``."""
     tradeoff, tol = session.tradeoff, session.tol
-    low = _smallest(session, None)
+    low = _smallest(session, None, tally)
     eps = np.asarray(tradeoff.epsilon, dtype=float)
     if np.all(low <= eps + tol / 4):
         return replace(tradeoff, epsilon=tuple(np.maximum(eps, low) + tol / 4))
@@ -41,10 +43,10 @@ def raise_infeasible(session: Session, pi_best: np.ndarray | None) -> None:
     """Raise InfeasibleToleranceError with each violated criterion's smallest deviation
     (exact for linear criteria; the best of a dedicated local search and the point of
     least violation, ``pi_best``, otherwise)."""
-    _raise(session, _smallest(session, pi_best))
+    _raise(session, _smallest(session, pi_best, session.tally()))
 
 
-def _smallest(session: Session, pi_best: np.ndarray | None) -> np.ndarray:
+def _smallest(session: Session, pi_best: np.ndarray | None, tally: Tally) -> np.ndarray:
     """Each criterion's smallest achievable deviation (see raise_infeasible)."""
     belief, delta = session.belief, session.tradeoff.chance_delta
     smallest_of = UtilityConstraint(chance_delta=delta)
@@ -54,18 +56,18 @@ def _smallest(session: Session, pi_best: np.ndarray | None) -> np.ndarray:
     for k, (crit, name, caps) in enumerate(zip(session.criteria, session.names,
                                                session.capabilities, strict=True)):
         if caps.cuts:
-            res = session.generate(smallest_of, [crit], [name]).res
+            res = tally.add(solve(session.cuts_task(smallest_of, [crit], [name])))
             if not res.ok:
                 raise session.fail(res, "minimum-deviation")
             low = float(res.objective)
         elif caps.linear:
-            res = session.solve(smallest_of, [crit])
+            res = tally.add(solve(session.task(smallest_of, [crit])))
             if not res.ok:
                 raise session.fail(res, "minimum-deviation")
             low = float(res.objective)
         else:
             sub = session.restricted([crit], [name], smallest_of)
-            found = successive_linearization(sub, smallest_of)
+            found = successive_linearization(sub, smallest_of, tally)
             low = float(aggregated_deviations(sub.evaluate(found.pi)[1], belief, delta)[0])
             if F_best is not None:
                 low = min(low, float(F_best[k]))

@@ -18,8 +18,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from fairdecide.optimize.engine.chain import solve
 from fairdecide.optimize.program.tradeoff import MinViolation, Tradeoff, aggregated_deviations
-from fairdecide.optimize.routes.session import Session
+from fairdecide.optimize.routes.session import Session, Tally
 
 __all__ = ["Found", "local_search", "successive_linearization"]
 
@@ -40,12 +41,12 @@ class Found:
     least_violation: np.ndarray | None = None
 
 
-def candidates(session: Session) -> list[np.ndarray]:
+def candidates(session: Session, tally: Tally) -> list[np.ndarray]:
     """Starting policies: the utility optimum, the uniform policy, their average, and the
     constant deterministic policies (fallbacks that meet independence and separation
     exactly)."""
     prog = session.prog
-    best = session.utility_optimum()
+    best = session.utility_optimum(tally)
     uniform = prog.uniform()
     eye = np.eye(prog.n_a)
     return [best, uniform, 0.5 * (best + uniform)] + [
@@ -53,28 +54,29 @@ def candidates(session: Session) -> list[np.ndarray]:
     ]
 
 
-def successive_linearization(session: Session, tradeoff: Tradeoff) -> Found:
-    """Multi-start successive linearisation of ``tradeoff``; the best end point.
+def successive_linearization(session: Session, tradeoff: Tradeoff, tally: Tally) -> Found:
+    """Multi-start successive linearisation of ``tradeoff``; the best end point, its
+    programs' solves counted in ``tally``.
 
     A start that violates the tolerances is first moved into the feasible set by
     minimising the total violation; then the objective is improved from there.
     """
     best: tuple[float, np.ndarray, float, str] | None = None
     least: tuple[float, np.ndarray] | None = None
-    for start in candidates(session):
+    for start in candidates(session, tally):
         pi = start
         if not session.feasible(pi, tradeoff):
             if not tradeoff.bounds_deviations:
                 continue
             phase = MinViolation(tradeoff.epsilon, tradeoff.chance_delta)
-            pi, _, _, _ = local_search(session, phase, pi)
+            pi, _, _, _ = local_search(session, phase, pi, tally)
             U, F = session.evaluate(pi)
             v = phase.merit(U, F, session.belief)
             if least is None or v < least[0]:
                 least = (v, pi)
             if not tradeoff.feasible(U, F, session.belief, session.tol, session.utility_tol):
                 continue
-        pi, phi, viol, status = local_search(session, tradeoff, pi)
+        pi, phi, viol, status = local_search(session, tradeoff, pi, tally)
         if best is None or phi < best[0] - 1e-12:
             best = (phi, pi, viol, status)
     if best is None:
@@ -94,7 +96,7 @@ def _better(session: Session, a: np.ndarray, b: np.ndarray, tradeoff: Tradeoff) 
     return tradeoff.merit(Ua, Fa, session.belief) <= tradeoff.merit(Ub, Fb, session.belief)
 
 
-def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray
+def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray, tally: Tally
                  ) -> tuple[np.ndarray, float, float, str]:
     """Successive linearisation with a trust region from a start that satisfies the
     constraints of ``tradeoff``; every accepted step keeps them and improves the exact
@@ -111,7 +113,7 @@ def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray
     margin = np.zeros(len(eps))
     history: list[float] = []
     for _ in range(session.max_iter):
-        session.stats["linearisation_steps"] += 1
+        tally.stats["linearisation_steps"] += 1
         history.append(phi)
         if len(history) > STALL_WINDOW and (
             history[-STALL_WINDOW - 1] - phi <= STALL_GAIN * (1.0 + abs(phi))
@@ -121,7 +123,8 @@ def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray
         step = tradeoff
         if tightens and margin.any():
             step = replace(tradeoff, epsilon=tuple(np.maximum(eps - margin, 0.0)))
-        res = session.solve(step, crits, point=pi, trust=radius, how="first-order")
+        res = tally.add(solve(session.task(step, crits, point=pi, trust=radius,
+                                           how="first-order")))
         predicted = phi - res.objective if res.ok else -np.inf
         if predicted <= 1e-10 * (1.0 + abs(phi)):
             if margin.any():
@@ -147,7 +150,8 @@ def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray
         # pi + t (new - pi) has the masses D_k + t (D_new - D_k)).
         for t in (1.0, 0.5, 0.25, 0.125):
             probe = new if t == 1.0 else pi + t * (new - pi)
-            cor = session.solve(tradeoff, crits, point=probe, how="fixed-mass")
+            cor = tally.add(solve(session.task(tradeoff, crits, point=probe,
+                                               how="fixed-mass")))
             if cor.ok:
                 cand, cand_viol = prog.clean(cor.x)
                 if _better(session, cand, new, tradeoff):

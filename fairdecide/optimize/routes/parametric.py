@@ -18,6 +18,7 @@ import numpy as np
 
 from fairdecide.criteria.base import Criterion
 from fairdecide.exceptions import FairdecideError
+from fairdecide.optimize.engine.chain import check_asked
 from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.routes.session import SessionBase
 from fairdecide.policies.base import ParametricPolicy
@@ -85,20 +86,22 @@ class ParametricSession(SessionBase):
     the base's, from the decision tables of the policy at theta (never from the gradient
     model)."""
 
+    kind = "parametric"
+    counters = ("solve_seconds", "iterations")
+
     def __init__(self, problem: DecisionProblem, belief: Belief, family: ParametricPolicy,
                  criteria: list[Criterion], names: list[str], tradeoff: Tradeoff, tol: float,
                  max_iter: int, n_restarts: int, random_state: Any) -> None:
         units = belief.worlds[0].units()
         self.template = family.for_units(units, problem.n_actions)
-        super().__init__(problem, belief, criteria, names, tradeoff, tol, max_iter,
-                         {"solve_seconds": 0.0, "iterations": 0,
-                          "n_parameters": self.template.parameters.size})
+        super().__init__(problem, belief, criteria, names, tradeoff, tol, max_iter)
         self.n_restarts, self.random_state = n_restarts, random_state
         # None: SLSQP's own accuracy, the same as for constraint violations
         self.objective_tol = (OBJECTIVE_RTOL * max(1.0, float(np.abs(problem.utility).max()))
                               if self.template.penalised else None)
         self.verified_tol = VERIFIED_SHARE * tol
-        self.stats["objective_tol"] = self.objective_tol
+        self.setup.update(n_parameters=self.template.parameters.size,
+                          objective_tol=self.objective_tol)
         self.model = MarginalModel(self.template.evaluator(units), belief, problem)
         self.utility = np.asarray(problem.utility, dtype=float)
         self.cache: dict[str, Any] = {}
@@ -114,10 +117,7 @@ def check_parametric_settings(group_blind: bool, solver: Any, chance_delta: Any,
         raise FairdecideError(
             "group_blind applies to free (tabular) policies; a LinearSoftmaxPolicy ignores "
             "the group unless include_z=True")
-    if solver is not None:
-        raise FairdecideError(
-            f"solver={solver!r} names a program solver; a parametric policy is optimised "
-            "by the gradient route (SLSQP / L-BFGS): leave solver=None")
+    check_asked("parametric", solver)
     if chance_delta is not None:
         raise FairdecideError(
             "chance_delta is not supported for parametric policies yet; use "

@@ -1,8 +1,11 @@
 """Setting up an optimisation and finishing it: the input validated once into a session
-(:func:`tabular_session` for the world's free policy, :func:`parametric_session` for a
-parametric family), and a route's answer verified on the decision tables into an
-:class:`~fairdecide.optimize.result.OptimizeResult` (:func:`finish`). Used by
-:func:`~fairdecide.optimize_policy` and the warm frontier alike."""
+of the kind the world and policy family ask for (:func:`open_session`:
+:func:`tabular_session` for the world's free policy, :func:`parametric_session` for a
+parametric family, :func:`~fairdecide.optimize.routes.units.units_session` for a units
+table), and a route's answer verified on the decision tables into an
+:class:`~fairdecide.optimize.result.OptimizeResult` with what its solves found
+(:func:`finish`). Used by :func:`~fairdecide.optimize_policy` and the warm frontier
+alike."""
 
 from __future__ import annotations
 
@@ -12,60 +15,65 @@ from typing import Any
 
 import numpy as np
 
-from fairdecide._common.validation import (
-    as_bool,
-    as_int,
-    as_real,
-    check_instance,
-    check_random_state,
-)
-from fairdecide.criteria.base import as_criteria, resolve_names
+from fairdecide._common.validation import as_bool, as_int, check_random_state
+from fairdecide.criteria.base import resolve_names
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.engine.chain import resolve_solver
 from fairdecide.optimize.guarantee import certify_over_set, set_criteria
 from fairdecide.optimize.program.policy_program import PolicyProgram
-from fairdecide.optimize.program.shorthand import make_tradeoff
 from fairdecide.optimize.program.tradeoff import Tradeoff
 from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.routes.base import RouteResult
 from fairdecide.optimize.routes.parametric import ParametricSession, check_parametric_settings
-from fairdecide.optimize.routes.session import Session
+from fairdecide.optimize.routes.session import Session, SessionBase, common_input
+from fairdecide.optimize.routes.units import is_units_table, units_session
 from fairdecide.optimize.verify import verify_solution
 from fairdecide.policies.base import ParametricPolicy
-from fairdecide.problem import DecisionProblem
 from fairdecide.uncertainty.beliefs import Belief
 from fairdecide.uncertainty.confidence import ConfidenceSet
-from fairdecide.worlds.world import World
 
-__all__ = ["as_belief", "check_settings", "common_input", "finish", "parametric_session",
-           "policy_family", "tabular_session"]
+__all__ = ["finish", "open_session", "parametric_session", "policy_family",
+           "tabular_session"]
 
 
 def finish(session: Any, found: RouteResult) -> OptimizeResult:
-    """The route's policy verified on the belief's decision tables, as a result."""
+    """The route's policy verified on the belief's decision tables, as a result with
+    what the route's solves found (its statistics and certificates, the solver)."""
+    if found.tradeoff is not None:
+        session = session.with_tradeoff(found.tradeoff)
     policy = session.policy_of(found.pi)
     verification = verify_solution(policy, session.belief, session.problem,
                                    session.criteria, session.names, session.tradeoff,
                                    found.solver_values, found.violation, session.tol,
-                                   session.utility_tol, session.solver_name,
+                                   session.utility_tol, found.solver,
                                    over_set=session.confidence is not None)
+    result = _result(session, found, policy, verification)
     if session.confidence is None:
-        return _result(session, found.status, policy, verification)
+        return result
     guarantee, objective = certify_over_set(session, policy, verification,
                                             found.solver_values)
-    return replace(_result(session, found.status, policy, verification),
-                   objective=objective, guarantee=guarantee)
+    return replace(result, objective=objective, guarantee=guarantee)
 
 
-def common_input(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple, tol: Any,
-                 max_iter: Any) -> tuple[Belief, list, Tradeoff]:
-    """What every kind of session validates alike: the world as a belief, the criteria,
-    the trade-off, ``tol`` and ``max_iter``."""
-    belief = as_belief(problem, world)
-    crits = as_criteria(criteria)
-    tradeoff = make_tradeoff(len(crits), *tradeoff_args)
-    check_settings(tol, max_iter)
-    return belief, crits, tradeoff
+def open_session(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple,
+                 group_blind: Any, solver: Any, tol: Any, max_iter: Any, policy: Any,
+                 n_restarts: Any, random_state: Any) -> SessionBase:
+    """The input validated into the session its world and policy family ask for: a
+    units table's (a FrameWorld), a parametric family's (``policy``), or the world's
+    free policy's."""
+    if is_units_table(world):
+        return units_session(problem, world, criteria, tradeoff_args, group_blind, solver,
+                             tol, max_iter, policy, n_restarts, random_state)
+    family = policy_family(policy)
+    if family is not None:
+        return parametric_session(problem, world, criteria, tradeoff_args, group_blind,
+                                  solver, tol, max_iter, family, n_restarts, random_state)
+    if n_restarts is not None or random_state is not None:
+        raise FairdecideError(
+            "n_restarts and random_state apply to parametric policies (policy=...); the "
+            "tabular routes are deterministic")
+    return tabular_session(problem, world, criteria, tradeoff_args, group_blind, solver,
+                           tol, max_iter)
 
 
 def tabular_session(problem: Any, world: Any, criteria: Any, tradeoff_args: tuple,
@@ -88,7 +96,7 @@ def tabular_session(problem: Any, world: Any, criteria: Any, tradeoff_args: tupl
                          belief.worlds[0].free_policy(), confidence)
     session = Session(prog, crits, resolve_names(crits), tradeoff, belief, solver,
                       float(tol), int(max_iter))
-    session.stats["build_seconds"] = time.perf_counter() - t0
+    session.setup["build_seconds"] = time.perf_counter() - t0
     return session
 
 
@@ -122,57 +130,32 @@ def parametric_session(problem: Any, world: Any, criteria: Any, tradeoff_args: t
     t0 = time.perf_counter()
     session = ParametricSession(problem, belief, family, crits, resolve_names(crits),
                                 tradeoff, float(tol), int(max_iter), restarts, random_state)
-    session.stats["build_seconds"] = time.perf_counter() - t0
+    session.setup["build_seconds"] = time.perf_counter() - t0
     return session
 
 
-def _result(session: Session, status: str, policy: Any, verification: Any
+def _result(session: Any, found: RouteResult, policy: Any, verification: Any
             ) -> OptimizeResult:
-    """The result, with every number taken from the verification's recomputation."""
+    """The result, with every number taken from the verification's recomputation, and
+    what the route found: its statistics, after the session's setup's, and certificates
+    (``stats["certificates"]``)."""
     v, names, belief = verification, session.names, session.belief
     F = np.array([v.scenario_deviations[n] for n in names]).reshape(len(names),
                                                                    belief.n_scenarios)
+    stats = {**session.setup, **found.stats}
+    if found.certificates:
+        stats["certificates"] = dict(found.certificates)
     return OptimizeResult(
         policy=policy,
         utility=v.utility,
         deviations=v.deviations,
         objective=float(session.tradeoff.objective(v.scenario_utilities, F, belief)),
-        status=status,
+        status=found.status,
         tradeoff=_describe(session.tradeoff, names, belief),
-        solver=session.solver_name,
-        stats=session.stats,
+        solver=found.solver,
+        stats=stats,
         verification=v,
     )
-
-
-def as_belief(problem: Any, world: Any) -> Belief:
-    check_instance(problem, "problem", DecisionProblem, "a DecisionProblem")
-    if isinstance(world, World):
-        belief = Belief.plug_in(world)
-    elif isinstance(world, Belief):
-        belief = world
-    elif isinstance(world, ConfidenceSet):  # the program takes the set; tables its centre
-        belief = Belief.plug_in(world.center, label="the confidence set's centre")
-    else:
-        raise FairdecideError(
-            f"world must be a World such as TabularWorld, a Belief or a ConfidenceSet; got "
-            f"{type(world).__name__}")
-    for w in belief.worlds:
-        w.check_problem(problem)
-    return belief
-
-
-def check_settings(tol: Any, max_iter: Any) -> None:
-    try:
-        as_real(tol, "tol", low=0, low_open=True)
-    except FairdecideError:
-        raise FairdecideError(f"tol must be a positive number, got {tol!r}") from None
-    if tol > 1e-2:
-        raise FairdecideError(
-            f"tol must be at most 0.01, got {tol!r}: it is how far a verified utility or "
-            "deviation may miss its bound, so a larger tol would pass constraints that do "
-            "not hold")
-    as_int(max_iter, "max_iter", minimum=1)
 
 
 def _describe(tradeoff: Tradeoff, names: list[str], belief: Belief) -> str:

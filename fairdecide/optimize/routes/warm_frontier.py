@@ -10,10 +10,12 @@ point HiGHS does not solve (a tolerance below the smallest deviation) is left to
 caller, :func:`~fairdecide.optimize.pareto_frontier`, which hands it to
 :func:`~fairdecide.optimize_policy` to be diagnosed as everywhere.
 
-Only where the dual simplex is HiGHS's method for the program (small programs, two
-actions, or ``solver="highs-ds"``): where it is the interior point, the dual simplex is
-slow even warm, and each tolerance is solved alone, a belief's by the scenario cuts
-when they suit it (300 x 4 x 5, K = 32, 11 tolerances: warm 92.6 s, alone 31.1 s).
+Whether the tolerances are kept warm is the solving chain's decision (its "tolerances"
+stage, :mod:`fairdecide.optimize.engine.chain`): only where the dual simplex is the
+program's first solver (small programs, two actions, or ``solver="highs-ds"``); where
+it is the interior point, the dual simplex is slow even warm, and each tolerance is
+solved alone, a belief's by the scenario cuts when they suit it (300 x 4 x 5, K = 32,
+11 tolerances: warm 92.6 s, alone 31.1 s).
 """
 
 from __future__ import annotations
@@ -25,13 +27,11 @@ from typing import Any
 import numpy as np
 
 from fairdecide.criteria.base import Criterion
-from fairdecide.optimize.engine.chain import HIGHS_NAMES, Case, choose, resolve_solver
-from fairdecide.optimize.engine.highs_model import HighsModel
-from fairdecide.optimize.engine.solvers import SolveResult
+from fairdecide.optimize.engine.chain import Case, choose, resolve_solver, solve
+from fairdecide.optimize.engine.tasks import TolerancesTask
 from fairdecide.optimize.program.tradeoff import FairnessConstraint
 from fairdecide.optimize.result import OptimizeResult
 from fairdecide.optimize.routes.router import program_result
-from fairdecide.optimize.routes.session import Session
 from fairdecide.optimize.routes.setup import finish, tabular_session
 
 __all__ = ["warm_frontier"]
@@ -45,14 +45,13 @@ def warm_frontier(problem: Any, world: Any, criterion: Criterion,
                   ) -> list[OptimizeResult | None] | None:
     """One verified result per tolerance from one warm HiGHS model, in the order given
     (None for a tolerance HiGHS did not solve: the caller solves it alone);
-    None when the tolerances are not one exact linear program on HiGHS's route (criteria
-    with cuts, cones or linearisation; the structured solver's large programs; other
-    solvers or settings): the caller then solves each alone."""
+    None when the tolerances are not one exact linear program the solving chain keeps
+    warm (criteria with cuts, cones or linearisation; programs whose first solver is
+    not HiGHS's dual simplex; other solvers or settings): the caller then solves each
+    alone."""
     if set(kwargs) - WARM_KEYWORDS:
         return None
     solver = resolve_solver(kwargs.get("solver"))  # any case: "HIGHS" is "highs"
-    if solver is not None and solver not in HIGHS_NAMES:
-        return None
     eps = np.asarray(epsilons, dtype=float)
     order = np.argsort(-eps, kind="stable")
     first = FairnessConstraint((float(eps[order[0]]),))
@@ -65,37 +64,18 @@ def warm_frontier(problem: Any, world: Any, criterion: Criterion,
     t0 = time.perf_counter()
     program = session.prog.build(session.criteria, first)
     build = time.perf_counter() - t0
-    choice = choose(Case.of_program(program), solver)
-    method = choice.order[0]
-    if not len(program.tolerance_rows) or method != "highs-ds":
-        return None  # warm starts are the simplex method's: see the module
-    model = HighsModel.from_program(program)
-    model.set_method(method)
-    rows = program.tolerance_rows
-    below = np.full(len(rows), -np.inf)  # tolerance rows are inequality rows
+    if not choose(Case.of_program(program, stage="tolerances"), solver).order:
+        return None  # warm starts are the dual simplex's where it is the method: see above
+    task = TolerancesTask(program=program, asked=solver)
     results: list[OptimizeResult | None] = [None] * len(eps)
-    previous = None
     for i in order:
-        tradeoff = FairnessConstraint((float(eps[i]),))
-        model.set_row_bounds(rows, below, np.full(len(rows), eps[i]))
-        iterations, seconds = model.iterations, model.seconds
-        ok, status = model.solve()
-        if not ok:  # infeasible, or HiGHS failed: left to the caller, to be solved
+        task.epsilon = float(eps[i])
+        res = solve(task)
+        if res is None:  # infeasible, or HiGHS failed: left to the caller, to be solved
             continue  # alone and diagnosed as everywhere
-        name = (f"HiGHS ({method})" if previous is None else
-                f"HiGHS (dual simplex, warm from epsilon {previous:g})")
-        res = SolveResult.of_model(model, ok, status, name, model.seconds - seconds,
-                                   model.iterations - iterations)
-        point = Session(session.prog, session.criteria, session.names, tradeoff,
-                        session.belief, solver, session.tol, session.max_iter)
-        point.stats.update(build_seconds=build, solve_seconds=res.seconds,
-                           solver_iterations=res.iterations, n_variables=program.n_variables,
-                           n_constraints=program.n_constraints, nnz=program.nnz)
-        point.solver_name, build = name, 0.0
-        point.stats["solver_choice"] = {
-            **choice.as_dict(), "reason": choice.reason + (
-                "" if previous is None else "; warm from the last tolerance's basis")}
-        results[i] = finish(point, program_result(point, res, program))
-        model.set_method("highs-ds")
-        previous = float(eps[i])
+        point = session.with_tradeoff(FairnessConstraint((task.epsilon,)))
+        tally = point.tally()
+        tally.add(res)
+        tally.stats["build_seconds"], build = build, 0.0
+        results[i] = finish(point, program_result(point, res, tally))
     return results
