@@ -8,7 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
+from fairdecide.optimize.engine.chain import Case, highs_method
 from fairdecide.optimize.engine.dual_form import DualForm
+
+#: The method the chain gives a master kept warm, as constraint generation asks for it.
+MASTER = highs_method(Case("master"))
 
 
 def _program(seed: int, n_units: int, extra: int, m: int):
@@ -42,7 +46,8 @@ def test_the_dual_gives_linprogs_optimum_as_rows_are_added(seed, n_units, extra,
     eq = sp.csr_matrix((0, n)) if fold else simplex
     first = min(first, m)
     form = DualForm(c, lb, ub, A[:first], b[:first], eq,
-                    np.zeros(0) if fold else np.ones(n_units), fold=pairs)
+                    np.zeros(0) if fold else np.ones(n_units), fold=pairs,
+                    method=MASTER)
     form.solve()  # then the rest of the rows, warm, and unit 0's simplex once more as
     # an equality row (redundant: folded, it is 0 = 0)
     form.add_rows(sp.vstack([A[first:], simplex[:1]]), np.r_[np.full(m - first, -np.inf), 1.0],
@@ -73,7 +78,7 @@ def test_columns_added_later_join_the_rows_that_follow():
     # objective is -0.35 - 0.5 t, least at t = 0.5: x = (0.75, 0.1), objective -0.6
     form = DualForm(np.array([-1.0, -1.0]), np.zeros(2), np.full(2, np.inf),
                     sp.csr_matrix([[1.0, 1.0]]), np.array([1.0]), sp.csr_matrix((0, 2)),
-                    np.zeros(0))
+                    np.zeros(0), method=MASTER)
     assert form.solve()[0] and form.objective == pytest.approx(-1.0)
     form.add_cols(np.array([0.5]), np.zeros(1), np.array([0.5]))
     form.add_rows(sp.csr_matrix([[1.0, 0.0, -1.0], [0.0, 1.0, 0.0]]),
@@ -86,14 +91,15 @@ def test_columns_added_later_join_the_rows_that_follow():
 def test_an_infeasible_program_is_said_so():
     form = DualForm(np.array([1.0]), np.array([0.0]), np.array([1.0]),
                     sp.csr_matrix([[-1.0]]), np.array([-2.0]), sp.csr_matrix((0, 1)),
-                    np.zeros(0))
+                    np.zeros(0), method=MASTER)
     ok, status = form.solve()
     assert not ok and status.startswith("infeasible")
 
 
 def test_rows_that_are_ranges_are_refused():
     form = DualForm(np.array([1.0]), np.array([0.0]), np.array([1.0]),
-                    sp.csr_matrix((0, 1)), np.zeros(0), sp.csr_matrix((0, 1)), np.zeros(0))
+                    sp.csr_matrix((0, 1)), np.zeros(0), sp.csr_matrix((0, 1)), np.zeros(0),
+                    method=MASTER)
     with pytest.raises(ValueError, match="A x <= b and A x = b only"):
         form.add_rows(sp.csr_matrix([[1.0]]), np.array([0.0]), np.array([1.0]))
 
