@@ -39,9 +39,12 @@ import scipy.sparse as sp
 
 from fairdecide._common.deprecation import DEPRECATED, renamed
 from fairdecide._common.validation import as_bool, as_float_array, as_real
+from fairdecide.assignment._rotations import rotations
 from fairdecide.assignment.result import MatchingResult, check_result
 from fairdecide.assignment.stable import MatchingMarket, deferred_acceptance
 from fairdecide.exceptions import FairdecideError, InfeasibleToleranceError, SolverError
+from fairdecide.labels import Labels, one_dimensional
+from fairdecide.optimize.engine.highs_model import HighsModel
 
 __all__ = ["follows_preferences", "optimize_matching", "rank_utility"]
 
@@ -91,8 +94,6 @@ def rank_utility(market: MatchingMarket) -> np.ndarray:
 
 
 def _groups(group: Any, n: int) -> tuple[np.ndarray, tuple]:
-    from fairdecide.labels import Labels, one_dimensional
-
     arr = one_dimensional(group, "group")
     if len(arr) != n:
         raise FairdecideError(
@@ -204,8 +205,6 @@ def _program(market: MatchingMarket, U: np.ndarray, stability: bool, best: np.nd
     under the rotation poset's precedence rows (y_later - y_earlier <= 0)."""
     n, m = market.n_candidates, market.n_programmes
     if stability:
-        from fairdecide.assignment._rotations import rotations
-
         rot = rotations(market, best, deferred_acceptance(market, "programmes"))
         X0, Xmap, seats0, seats_map, A = rot.lottery(market, best)
         u, R, k = U.ravel(), rot.n_rotations, A.shape[0]
@@ -226,8 +225,6 @@ def _model(lp: _Program, codes: np.ndarray, G: int, m: int, rate_gap: float | No
            time_limit: float | None):
     """The HighsModel of :func:`_program`'s rows plus the group rows (``shared``: the
     program of the smallest gap t), solved by HiGHS's dual simplex."""
-    from fairdecide.optimize.engine.highs_model import HighsModel
-
     ncols = len(lp.c)
     extra = G * m + (1 if shared else 0)
     Ag, glo, ghi = _group_rows(lp, codes, G, m, rate_gap, programme_gap, shares, shared)

@@ -11,9 +11,11 @@ import numpy as np
 
 from fairdecide._common.deprecation import warn_deprecated
 from fairdecide._common.validation import as_bool, as_float_array, as_int, check_random_state
+from fairdecide.assignment.birkhoff import birkhoff_decomposition, complete_doubly_stochastic
 from fairdecide.assignment.lottery import RankingLottery
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.engine.rounds import describe
+from fairdecide.smoothness.meritocracy import meritocracy
 
 __all__ = ["RankingResult"]
 
@@ -135,10 +137,6 @@ class RankingResult:
         decomposition of P (completed to a square doubly-stochastic matrix when k < n)."""
         if self.lottery is not None:
             return self.lottery
-        from fairdecide.assignment.birkhoff import (
-            birkhoff_decomposition,
-            complete_doubly_stochastic,
-        )
 
         # every position is filled: columns sum to exactly one (the solver's round-off,
         # up to tol, would otherwise become padding that leaves a sampled position empty)
@@ -169,8 +167,6 @@ class RankingResult:
         ``top_k`` places (default k): rows [1 - p_i, p_i] with p_i = P(i among the first
         top_k), checked against ``worths`` (default the merits). ``unconstrained=True``
         checks the sort by merit instead, the ranking before the criteria."""
-        from fairdecide.smoothness.meritocracy import meritocracy
-
         v = self.merits if worths is None else as_float_array(worths, "worths", ndim=1)
         if len(v) != self.n:
             raise FairdecideError(f"worths has {len(v)} values for {self.n} candidates")

@@ -10,6 +10,9 @@ from typing import Any
 import numpy as np
 
 from fairdecide._common.validation import as_int, check_random_state
+from fairdecide.assignment._seats import seat_layout, split_into_seats, stability_rows
+from fairdecide.assignment.birkhoff import birkhoff_decomposition, complete_doubly_stochastic
+from fairdecide.assignment.stable import blocking_pairs
 from fairdecide.exceptions import VerificationError
 
 __all__ = ["MatchingResult"]
@@ -97,8 +100,6 @@ class MatchingResult:
         """Against deferred acceptance: utilities, how many candidates are better and
         worse off in expectation, and the blocking pairs of the deferred-acceptance
         matching (none: it is stable)."""
-        from fairdecide.assignment.stable import blocking_pairs
-
         diff = self.expected_utilities - self.deferred_acceptance_utilities
         return {"utility": self.utility,
                 "deferred_acceptance_utility": self.deferred_acceptance_utility,
@@ -113,11 +114,6 @@ class MatchingResult:
         Birkhoff-von Neumann one over the completed seat matrix."""
         if self.stability and self.stability_violation <= TOL:
             return _ThresholdLottery(self.market, self.seats).sample
-        from fairdecide.assignment._seats import seat_layout
-        from fairdecide.assignment.birkhoff import (
-            birkhoff_decomposition,
-            complete_doubly_stochastic,
-        )
 
         n, S = self.seats.shape
         seat_programme = np.r_[seat_layout(self.market.capacities)[0], -1]
@@ -184,8 +180,6 @@ class _ThresholdLottery:
     """Each candidate's seats in her order of preference, laid end to end on [0, 1]."""
 
     def __init__(self, market: Any, seats: np.ndarray) -> None:
-        from fairdecide.assignment._seats import seat_layout
-
         prog, no, _ = seat_layout(market.capacities)
         Q = int(market.capacities.max(initial=0)) + 1
         i, k = np.nonzero(seats > 1e-12)
@@ -236,8 +230,6 @@ def check_result(*, market: Any, X: np.ndarray, seats: np.ndarray | None,
                  seconds: float, method: str = "dual simplex") -> MatchingResult:
     """Recompute every constraint and the utility from X (and the seat matrix) and build
     the result; a bound missed by more than TOL raises VerificationError."""
-    from fairdecide.assignment._seats import split_into_seats, stability_rows
-
     def fail(what: str) -> None:
         raise VerificationError(f"the matching program's answer fails its check: {what}")
 

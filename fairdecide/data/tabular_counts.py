@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairdecide._common.validation import as_real, check_instance
-from fairdecide.data.counts import count_table
+from fairdecide.data.counts import LoggedCounts, count_table
 from fairdecide.data.logged import LoggedData
 from fairdecide.exceptions import FairdecideError
 from fairdecide.problem import DecisionProblem
@@ -19,8 +19,6 @@ __all__ = ["TabularCounts"]
 def check_data(data: LoggedData, problem: DecisionProblem, allow_empty_groups: bool) -> None:
     """Raise unless ``data`` is LoggedData with rows in every group (or empty groups are
     allowed) and ``problem`` a DecisionProblem."""
-    from fairdecide.data.counts import LoggedCounts
-
     if not isinstance(data, LoggedData | LoggedCounts):
         raise FairdecideError(
             f"data must be LoggedData or LoggedCounts, got {type(data).__name__}")

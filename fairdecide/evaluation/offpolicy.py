@@ -36,6 +36,7 @@ from fairdecide.models.outcome import (
 )
 from fairdecide.policies.adapters import as_policy, check_rows
 from fairdecide.problem import DecisionProblem
+from fairdecide.worlds.table import expected_utility
 
 __all__ = ["BanditData", "evaluate_policy"]
 
@@ -237,8 +238,7 @@ def _resample(inp: OffPolicyInputs, rng: np.random.RandomState) -> OffPolicyInpu
 def _bayes(data: Any, policy: Any, problem: DecisionProblem, outcome_model: Any,
            n_draws: int, prior: float, rng: np.random.RandomState) -> ValueEstimate:
     """Posterior of the model-based value (see evaluate_policy)."""
-    from fairdecide.models import DirichletPosterior
-    from fairdecide.worlds.table import expected_utility
+    from fairdecide.models import DirichletPosterior  # heavy: scikit-learn, at first use
 
     check_instance(data, "data", (LoggedData, LoggedCounts, BanditData),
                    "LoggedData, LoggedCounts or BanditData")

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide.data.counts import LoggedCounts
 from fairdecide.data.logged import LoggedData
 from fairdecide.problem import DecisionProblem
 
@@ -31,8 +32,6 @@ def warn_unsupported(data: Any, problem: DecisionProblem, target: np.ndarray) ->
     probability zero (no overlap, as before); in other cells it is merely absent from
     this sample (a uniform random policy logs every action somewhere), and weighting by
     the known propensities stays unbiased: a milder warning says so."""
-    from fairdecide.data.counts import LoggedCounts
-
     if not isinstance(data, LoggedData | LoggedCounts) or data.a is None:
         return
     a = data.action_codes(problem)

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 
 from fairdecide._common.validation import as_number
+from fairdecide.criteria.base import as_criteria
+from fairdecide.criteria.capacity import Capacity
 from fairdecide.exceptions import FairdecideError
 from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,
@@ -98,9 +100,6 @@ def with_capacity(criteria: Any, capacity: Any, tradeoff_args: tuple) -> tuple[A
     A capacity is a budget, not a preference: a trade-off that weighs deviations against
     utility (``lam``) or minimises them (``utility_slack``) would trade it off too, so
     those are refused with capacities. Returns (criteria, trade-off arguments)."""
-    from fairdecide.criteria.base import as_criteria
-    from fairdecide.criteria.capacity import Capacity
-
     if capacity is None:
         return criteria, tradeoff_args
     caps = as_criteria(capacity, "capacity", kind=Capacity,
