@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from fairdecide.optimize.certify import certify_policy
     from fairdecide.optimize.frontier import pareto_frontier
     from fairdecide.optimize.guarantee import Guarantee
+    from fairdecide.optimize.held_out import optimize_held_out
     from fairdecide.optimize.result import OptimizeResult
     from fairdecide.worlds.frame import FrameWorld
 
@@ -90,6 +91,7 @@ _LAZY = {
     "pareto_frontier": "fairdecide.optimize.frontier",
     "Guarantee": "fairdecide.optimize.guarantee",
     "certify_policy": "fairdecide.optimize.certify",
+    "optimize_held_out": "fairdecide.optimize.held_out",
     "BeliefEvaluation": "fairdecide.evaluation.belief",
     "evaluate_under_belief": "fairdecide.evaluation.belief",
     "BootstrapPosterior": "fairdecide.models.dirichlet",
@@ -177,6 +179,7 @@ __all__ = [
     "make_fairness_scorer",
     "make_utility_scorer",
     "meritocracy",
+    "optimize_held_out",
     "optimize_matching",
     "optimize_policy",
     "optimize_ranking",

@@ -607,6 +607,13 @@ def _entries() -> list[Entry]:
            "problem": CLS, "criteria": fd.Independence()},
           {"policy": "object", "confidence": "object", "problem": "object",
            "criteria": "object"}),
+        E("optimize_held_out", fd.optimize_held_out,
+          {"problem": CLS, "data": CDATA, "criteria": fd.Independence(), "epsilon": 0.1,
+           "delta": 0.1, "safety_fraction": 0.6, "group_blind": False, "random_state": 0},
+          {"problem": "object", "data": "object", "criteria": "object",
+           "epsilon": "tolerance", "delta": "real", "safety_fraction": "real",
+           "group_blind": "flag", "random_state": "object"},
+          accepts={"random_state": {"number"}}),
         E("DirichletPosterior", lambda prior, factorization: fd.DirichletPosterior(
             prior, factorization).fit(CDATA, CLS),
           {"prior": 0.5, "factorization": "joint"},

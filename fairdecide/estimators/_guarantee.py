@@ -9,7 +9,8 @@ safety rows (:func:`fairdecide.evaluation.certify_held_out`'s bound, the group w
 P(z | c) from all rows' labels). The policy is returned only if every bound is at most
 epsilon; otherwise :class:`~fairdecide.NotCertifiedError`.
 
-Why the guarantee holds. Given the groups of all rows (which alone decide the split),
+Why the guarantee holds (:mod:`fairdecide.evaluation.held_out`). Given the groups of all
+rows (which alone decide the split),
 the candidate rows and the safety rows are independent samples; the policy depends on the
 candidate rows only (and on the groups' sizes), so within each (group, outcome) cell its
 values pi(a | x_i, z_i) on the safety rows are independent draws with mean the
@@ -30,19 +31,13 @@ from sklearn.base import clone
 from fairdecide._common.validation import as_real, check_random_state
 from fairdecide.estimators._fitting import fit_policy, tradeoff
 from fairdecide.estimators._rules import Fitted
-from fairdecide.evaluation._bounds import deviation_bound, level
+from fairdecide.evaluation._bounds import level
 from fairdecide.evaluation.certify import HeldOutGuarantee, bound_rows, certifiable
+from fairdecide.evaluation.held_out import PASS_QUANTILE, predicted_widths, safety_split
 from fairdecide.exceptions import FairdecideError, NotCertifiedError
 from fairdecide.problem import DecisionProblem
 
 __all__ = ["fit_guaranteed"]
-
-#: The candidate's tolerance is epsilon - w - PASS_QUANTILE s (at least 0), s the
-#: predicted standard deviation of the held-out deviation about the candidate's (module
-#: docstring): a policy whose candidate deviation is at its tolerance then passes the
-#: safety test about 19 times in 20 when the bound is as wide as predicted.
-PASS_QUANTILE = 1.645
-
 
 def _settings(est: Any, sample_weight: Any) -> tuple[list, float, float, float]:
     crits = certifiable(est.criteria)
@@ -60,42 +55,6 @@ def _settings(est: Any, sample_weight: Any) -> tuple[list, float, float, float]:
             "sample_weight is not supported with guarantee: the safety test's bound is for "
             "rows drawn at random from the population; repeat rows instead")
     return crits, delta, fraction, epsilon
-
-
-def safety_split(z: np.ndarray, fraction: float, rng: np.random.RandomState
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate and safety row indices: in each group, a random ``fraction`` of its rows
-    (rounded; at least one, and one left, when the group has two or more) to safety."""
-    safe = []
-    for g in np.unique(z):
-        rows = rng.permutation(np.flatnonzero(z == g))
-        k = round(fraction * len(rows))
-        if len(rows) >= 2:
-            k = min(max(k, 1), len(rows) - 1)
-        safe.append(rows[:k] if len(rows) >= 2 else rows[:0])
-    mask = np.zeros(len(z), dtype=bool)
-    mask[np.concatenate(safe)] = True
-    return np.flatnonzero(~mask), np.flatnonzero(mask)
-
-
-def predicted_widths(crits: list, problem: DecisionProblem, z: np.ndarray, y: np.ndarray,
-                     cand: np.ndarray, safe: np.ndarray, n_groups: int, at: float
-                     ) -> list[float]:
-    """Each criterion's bound on safety rows whose every conditional equals 1/n_actions
-    (then the deviation is 0 and the bound is all width, near its widest): the safety
-    cells' sizes predicted from the candidate part's outcome shares within each group
-    and the safety part's group sizes, the label counts from the candidate part's shares
-    scaled to all rows. Only the candidate rows and the groups are read, so the fitted
-    policy stays independent of the safety rows' features and outcomes."""
-    labels = np.zeros((n_groups, problem.n_outcomes))
-    np.add.at(labels, (z[cand], y[cand]), 1.0)
-    in_group = labels.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mix = np.where(in_group > 0, labels / in_group, 0.0)
-    safe_sizes = np.bincount(z[safe], minlength=n_groups)[:, None] * mix
-    counts = np.repeat(safe_sizes[:, None, :] / problem.n_actions, problem.n_actions, axis=1)
-    all_labels = labels * (len(z) / len(cand))
-    return [deviation_bound(c, problem, counts, all_labels, at) for c in crits]
 
 
 def fit_guaranteed(est: Any, problem: DecisionProblem, X: Any, z: np.ndarray,

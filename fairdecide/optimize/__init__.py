@@ -5,6 +5,7 @@ from fairdecide.optimize.api import optimize_distributed as optimize_distributed
 from fairdecide.optimize.api import optimize_policy
 from fairdecide.optimize.distributed import outcome_columns
 from fairdecide.optimize.frontier import pareto_frontier
+from fairdecide.optimize.held_out import optimize_held_out
 from fairdecide.optimize.program.tradeoff import (
     FairnessConstraint,
     MaxUtility,
@@ -25,6 +26,7 @@ __all__ = [
     "Tradeoff",
     "UtilityConstraint",
     "Verification",
+    "optimize_held_out",
     "optimize_policy",
     "outcome_columns",
     "pareto_frontier",

@@ -48,10 +48,12 @@ class Guarantee:
         What the set is (:class:`~fairdecide.uncertainty.kinds.SetKind`): what ``level``
         means (a coverage over data sets, a posterior probability, a bootstrap
         approximation: ``credible`` and ``approximate`` read it).
-    reading : {"worst", "best"}
+    reading : {"worst", "best", "estimate"}
         "best": the set was read optimistically (``ConfidenceSet.as_optimistic``, and
         ``optimistic``): ``value`` is then the policy's best value over the set, a bound
-        from above, not a guarantee.
+        from above, not a guarantee. "estimate": the policy maximised its value at the
+        set's centre with the criteria held over the whole set
+        (``ConfidenceSet.as_estimate``); ``value`` is still its worst value over the set.
     gap : float
         Optimistic: how much more the trade-off's objective of any policy could reach
         over the set than this one's (0 where the program is exact).
@@ -111,9 +113,19 @@ class Guarantee:
                      f"set exceeds this one's by more than {self.gap:.3g}."]
         else:
             lines = [self.kind.sentence(self.level, self.value, self.utility, self.method)]
+        if self.reading == "estimate":
+            at = "" if self.price is None else f" ({self.price.estimated:.4g})"
+            lines.append(f"The policy was chosen for its {self.utility} at the estimate"
+                         f"{at}, a figure without a guarantee, with its fairness held over "
+                         f"the whole set; the certified {self.utility} is the worst case "
+                         "above.")
         for name, bound in self.deviations.items():
             what = f" as {self.words[name]}" if name in self.words else ""
-            if bound is not None:
+            if bound is not None and self.kind.source == "held-out":
+                lines.append(f"With the same probability its true {short_name(name)} is at "
+                             f"most {bound:.4g}{what} ({name}; an upper confidence bound "
+                             "from the held-out rows).")
+            elif bound is not None:
                 how = "" if name not in self.exact else (
                     "; its exact worst case over the set" if self.exact[name] else
                     "; an upper bound of its worst case over the set")
@@ -179,12 +191,13 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
     program's bound or its tolerance."""
     cs, tradeoff, belief = session.prog.confidence, session.tradeoff, session.belief
     names, problem = session.names, session.problem
-    value = cs.value(policy, problem)
+    value = cs.value(policy, problem)  # what the guarantee states
+    maximised = cs.objective_value(policy, problem)  # what the program maximised
     bounds, why = deviation_bounds(policy, session.criteria, names)
     # the trade-off over the set reads the certified bounds (what the program bounds)
     F = np.array([bounds[n] if bounds[n] is not None else
                   verification.deviations[n] for n in names]).reshape(len(names), 1)
-    merit = tradeoff.merit(np.array([value]), F, belief)
+    merit = tradeoff.merit(np.array([maximised]), F, belief)
     checks = verification.checks
     gap = 0.0
     if solver_values is not None and "objective" in solver_values:
@@ -198,7 +211,7 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
     floor = getattr(tradeoff, "utility_min", None)
     if floor is not None:
         checks["value over the set meets the utility floor"] = bool(
-            value >= floor - session.utility_tol)
+            maximised >= floor - session.utility_tol)
     failed = [k for k, ok in checks.items() if not ok]
     if failed:
         raise VerificationError(
@@ -223,4 +236,4 @@ def certify_over_set(session: Any, policy: Any, verification: Any,
     exact = {n: c.exact for c, n in zip(session.criteria, names, strict=True)}
     guarantee = Guarantee(cs.level, value, bounds, cs.method, why, cs.kind, cs.reading,
                           gap, words, exact=exact, utility=problem.utility_name)
-    return guarantee, tradeoff.objective(np.array([value]), F, belief)
+    return guarantee, tradeoff.objective(np.array([maximised]), F, belief)

@@ -162,7 +162,7 @@ class OptimizeResult:
                          f"{g.kind.probability(g.level)} ({g.method})")
             for name, bound in g.deviations.items():
                 lines.append(f"  {name:<14}: " + ("NOT certified" if bound is None else
-                                                  f"at most {bound:.6g} over the set"))
+                                                  f"at most {bound:.6g} {g.kind.where}"))
             if g.price is not None:
                 p = g.price
                 lines.append(f"  price         : estimated {p.estimated:.6g}; {p.constant} "

@@ -54,6 +54,7 @@ from fairdecide.uncertainty.data_region import data_region
 from fairdecide.uncertainty.kinds import CREDIBLE, DATA, POOLED, READINGS, REFIT_BAND, SetKind
 from fairdecide.uncertainty.refit_band import refit_band
 from fairdecide.uncertainty.regions import L1Balls, OutcomeRegions
+from fairdecide.worlds.table import expected_utility
 from fairdecide.worlds.world import TabularWorld
 
 if TYPE_CHECKING:
@@ -93,10 +94,13 @@ class ConfidenceSet:
     kind : SetKind, default=DATA
         What the set is: :data:`DATA`, :data:`POOLED`, :data:`CREDIBLE` or
         :data:`REFIT_BAND` (what its level means, which policies it certifies).
-    reading : {"worst", "best"}, default="worst"
-        A policy's value over the set: its worst (the maximin), or its best (the
-        book's optimistic twin, for a policy that will collect data:
-        :meth:`as_optimistic`; needs the population given).
+    reading : {"worst", "best", "estimate"}, default="worst"
+        What a program over the set maximises: a policy's worst value over the set (the
+        maximin), its best (the book's optimistic twin, for a policy that will collect
+        data: :meth:`as_optimistic`; needs the population given), or its value at the
+        centre with the criteria still held over the whole set (:meth:`as_estimate`:
+        certified fairness, estimated value). The guarantee states the worst value
+        whenever the reading is not "best".
 
     Examples
     --------
@@ -155,6 +159,33 @@ class ConfidenceSet:
         bound sum_a pi_a max_theta U_a . theta, an upper bound whose gap to the policy's
         true best value is reported in ``result.guarantee.gap`` (0 without criteria)."""
         return dataclasses.replace(self, reading="best")
+
+    def as_estimate(self) -> ConfidenceSet:
+        """The same set, a program over it maximising the policy's value at the centre
+        (the maximum-likelihood world) while every criterion is still held over the
+        whole set: the fairness is certified as before, the value is the decision
+        maker's own estimate. The guarantee still states the policy's worst value over
+        the set (:meth:`worst_value`), which such a policy may leave lower than the
+        maximin's; the price (``guarantee.price``) puts both beside the plug-in policy.
+
+        Examples
+        --------
+        >>> import fairdecide as fd
+        >>> problem = fd.DecisionProblem.classification(2)
+        >>> data = fd.LoggedData(x=[0, 0, 1, 1] * 50, z=[0, 1, 0, 1] * 50,
+        ...                      y=[0, 1, 1, 1] * 50)
+        >>> cs = fd.ConfidenceSet.from_data(data, problem, delta=0.1)
+        >>> maximin = fd.optimize_policy(problem, cs, fd.Independence(), epsilon=0.05)
+        >>> estimate = fd.optimize_policy(problem, cs.as_estimate(), fd.Independence(),
+        ...                               epsilon=0.05)
+        >>> center = cs.center
+        >>> bool(fd.expected_utility(problem, center, estimate.policy)
+        ...      >= fd.expected_utility(problem, center, maximin.policy) - 1e-9)
+        True
+        >>> bool(estimate.guarantee.value <= maximin.guarantee.value + 1e-9)
+        True
+        """
+        return dataclasses.replace(self, reading="estimate")
 
     # ------------------------------------------------------------------ what it is
     @property
@@ -375,9 +406,17 @@ class ConfidenceSet:
         return self._extreme_value(policy, problem, best=False)
 
     def value(self, policy: Policy, problem: DecisionProblem) -> float:
-        """The policy's value over the set as the set reads it: its worst
-        (:meth:`worst_value`) or, optimistic, its best, in closed form."""
+        """The policy's value over the set that its guarantee states: its worst
+        (:meth:`worst_value`; also when the set is read at its estimate) or, optimistic,
+        its best, in closed form."""
         return self._extreme_value(policy, problem, best=self.optimistic)
+
+    def objective_value(self, policy: Policy, problem: DecisionProblem) -> float:
+        """The policy's value as a program over the set maximises it: :meth:`value`, or
+        with ``reading="estimate"`` its expected utility at the centre."""
+        if self.reading == "estimate":
+            return float(expected_utility(problem, self.center, policy))
+        return self.value(policy, problem)
 
     def _extreme_value(self, policy: Policy, problem: DecisionProblem, best: bool) -> float:
         # the population's worst over the units' extremes (an optimistic set's population

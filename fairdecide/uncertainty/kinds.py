@@ -1,5 +1,7 @@
 """What a set of worlds is (:class:`SetKind`): what its level means, and which policies
-it certifies; and how a policy's value is read over it (:data:`READINGS`)."""
+it certifies; and how a policy's value is read over it (:data:`READINGS`). A held-out
+test (:data:`HELD_OUT`) certifies through the same words: it bounds one policy's own
+rates and value from rows it was not fitted on, instead of every world of a set."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from dataclasses import dataclass
 
 from fairdecide._common.validation import check_choice
 
-__all__ = ["CREDIBLE", "DATA", "POOLED", "READINGS", "REFIT_BAND", "SetKind"]
+__all__ = ["CREDIBLE", "DATA", "HELD_OUT", "POOLED", "READINGS", "REFIT_BAND", "SetKind"]
 
 
 @dataclass(frozen=True)
@@ -25,14 +27,25 @@ class SetKind:
     pooled : bool
         Its outcome regions are the cells' P(y | [a,] x), shared by the groups of a cell:
         it certifies group-blind policies only.
+    source : {"set", "held-out"}
+        Where the bounds come from: the worst case over every world of a set, or
+        confidence bounds of the chosen policy's own rates and value on held-out rows.
     """
 
     name: str
     statement: str
     pooled: bool = False
+    source: str = "set"
 
     def __post_init__(self) -> None:
         check_choice(self.statement, "statement", ("coverage", "posterior", "approximate"))
+        check_choice(self.source, "source", ("set", "held-out"))
+
+    @property
+    def where(self) -> str:
+        """Where a deviation's bound holds, in words ("over the set", or "by the
+        held-out test")."""
+        return "over the set" if self.source == "set" else "by the held-out test"
 
     def probability(self, level: float) -> str:
         """The level in words: "at least 90%", or "about 90%" where it is not a bound."""
@@ -42,6 +55,10 @@ class SetKind:
     def sentence(self, level: float, value: float, utility: str, method: str) -> str:
         """What the set's worst value of a policy guarantees, in words."""
         pct = self.probability(level)
+        if self.source == "held-out":
+            return (f"With probability {pct} over the data, this policy's true {utility} is "
+                    f"at least {value:.4g} (a lower confidence bound from rows the policy "
+                    f"was not fitted on: {method}).")
         if self.statement == "posterior":
             return (f"Under the posterior, with probability {pct}, this policy's {utility} is "
                     f"at least {value:.4g} (its worst case over a credible region: {method}; "
@@ -62,5 +79,12 @@ POOLED = SetKind("confidence set pooled over the groups of a cell", "coverage", 
 CREDIBLE = SetKind("posterior credible region", "posterior")
 #: A bootstrap band of an outcome model's individuals (:meth:`ConfidenceSet.from_refits`).
 REFIT_BAND = SetKind("bootstrap band", "approximate")
-#: How a policy's value is read over a set: its worst, or (the optimistic twin) its best.
-READINGS = ("worst", "best")
+#: A held-out test (:func:`~fairdecide.optimize_held_out`): bounds of one policy's rates
+#: and value from rows it was not fitted on.
+HELD_OUT = SetKind("held-out test", "coverage", source="held-out")
+#: How a policy's value is read over a set when it is optimised: its worst (the book's
+#: maximin), its best (the optimistic twin), or its value at the set's centre, the
+#: estimate, with the criteria still held over the whole set ("estimate": fairness
+#: certified, the value the decision maker's own estimate; the guarantee still states
+#: the worst value over the set).
+READINGS = ("worst", "best", "estimate")

@@ -154,8 +154,11 @@ class Assembly:
     def scenario_utility(self, k: int, scale: float = 1.0) -> Columns:
         """Columns and coefficients of scenario k's expected utility (times ``scale``);
         over a confidence set, of its worst case (the rows of
-        :mod:`~fairdecide.optimize.program.robust_value`, written once)."""
-        if self.prog.confidence is None:
+        :mod:`~fairdecide.optimize.program.robust_value`, written once), or of the
+        centre's where the set is read at its estimate (``ConfidenceSet.as_estimate``:
+        the criteria are held over the set all the same)."""
+        cs = self.prog.confidence
+        if cs is None or cs.reading == "estimate":
             return self.m_cols[k], scale * self.prog.U_m
         if self._robust is None:
             self._robust = robust_utility(self)
