@@ -24,10 +24,17 @@ held at level 1 - delta breaks in at most delta of the replicates: the interval'
 end is to be read against delta), the set's coverage (the truth inside the set), and the
 median seconds of a fit.
 
+``--rows-needed`` checks :func:`fairdecide.rows_needed` instead: on data sets of 1,500 and
+15,000 rows, the rows at which the held-out route certifies its candidate unshrunk
+(alpha = 1 in half of the simulations), estimated from the data's fitted world and by
+the closed form rows / alpha^2 in ``result.stats["held_out"]["rows_for_epsilon"]``,
+beside the same simulation from the true world (what the estimate predicts).
+
 Usage::
 
     python benchmarks/bench_certified_routes.py                       # 200 replicates
     python benchmarks/bench_certified_routes.py --quick --out /tmp/r.txt   # 4 replicates
+    python benchmarks/bench_certified_routes.py --rows-needed         # rows_needed check
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem, sample_logged_data
 
 OUT = Path(__file__).parent / "results" / "certified_routes.txt"
+ROWS_OUT = Path(__file__).parent / "results" / "certified_rows_needed.txt"
 EPSILON, DELTA = 0.05, 0.1
 SEPARATION = fd.Separation(measure="max", reference="pairwise")
 ROUTES = ("set, maximin (today)", "set, estimate", "held-out (safety 0.6)",
@@ -130,17 +138,77 @@ def run(sizes: list[int], reps: int, out: Path) -> None:
     print(f"wrote {out}")
 
 
+def _fmt(r: int | None) -> str:
+    return "-" if r is None else f"{r:,}"
+
+
+def _ratio(r: int | None, truth: int | None) -> str:
+    return "-" if r is None or truth is None else f"{r / truth:.2f}"
+
+
+def rows_check(sizes: list[int], n_data: int, n_sims: int, out: Path) -> None:
+    """fd.rows_needed from the fitted world (and the closed form) against the truth's."""
+    problem, truth = make_tabular_problem(30, 3, 2, 2, random_state=7)
+    lines = provenance("The rows a held-out guarantee needs, estimated and simulated "
+                       "(issue 53, item 4)", "bench_certified_routes.py")
+    lines += [f"# the issue's problem and criterion; epsilon {EPSILON}, delta {DELTA}; "
+              f"{n_sims} simulated data sets per size; the rows at which alpha = 1 (the "
+              "candidate certified unshrunk) in half of them; ratio = estimate / truth's", "",
+              "| rows in hand | data set | closed form rows / alpha^2 | rows_needed (fitted "
+              "world) | its value (true in fitted, certified) | truth's simulation | its "
+              "value | ratio (fitted) | ratio (closed form) | seconds |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    for n in sizes:
+        data0 = sample_logged_data(problem, truth, n, random_state=0)
+        t0 = time.perf_counter()
+        tru = fd.rows_needed(problem, data0, SEPARATION, epsilon=EPSILON, delta=DELTA,
+                             n_sims=n_sims, world=truth, random_state=0)
+        t_truth = time.perf_counter() - t0
+        for k in range(n_data):
+            data = sample_logged_data(problem, truth, n, random_state=k + 1)
+            res = fd.optimize_held_out(problem, data, SEPARATION, epsilon=EPSILON,
+                                       delta=DELTA, random_state=k)
+            closed = res.stats["held_out"]["rows_for_epsilon"]
+            t0 = time.perf_counter()
+            est = fd.rows_needed(problem, data, SEPARATION, epsilon=EPSILON, delta=DELTA,
+                                 n_sims=n_sims, random_state=k + 1)
+            secs = time.perf_counter() - t0
+
+            lines.append(
+                f"| {n:,} | {k + 1} | {_fmt(closed)} | {_fmt(est.rows)} | "
+                + (f"{est.value:.4f}, {est.certified:.4f}" if est.rows else "-")
+                + f" | {_fmt(tru.rows)} | "
+                + (f"{tru.value:.4f}, {tru.certified:.4f}" if tru.rows else "-")
+                + f" | {_ratio(est.rows, tru.rows)} | {_ratio(closed, tru.rows)} | "
+                f"{secs:.0f} (truth {t_truth:.0f}) |")
+            print(lines[-1], flush=True)
+    text = "\n".join(lines) + "\n"
+    out.write_text(text)
+    print(f"wrote {out}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="4 replicates (CI)")
     parser.add_argument("--replicates", type=int, default=200)
     parser.add_argument("--rows", type=int, nargs="+", default=[1500, 15000, 150000])
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--rows-needed", action="store_true",
+                        help="check fd.rows_needed against the truth's simulation")
+    parser.add_argument("--data-sets", type=int, default=3,
+                        help="--rows-needed: data sets per size")
+    parser.add_argument("--sims", type=int, default=20,
+                        help="--rows-needed: simulated data sets per size tried")
     args = parser.parse_args()
     # the certified policies are often estimated below the constant rule at these sizes:
     # the table says by how much, the warning would say it every fit
     warnings.simplefilter("ignore", fd.PriceWarning)
-    run(args.rows, 4 if args.quick else args.replicates, args.out)
+    if args.rows_needed:
+        rows_check([1500, 15000], 1 if args.quick else args.data_sets,
+                   3 if args.quick else args.sims, args.out or ROWS_OUT)
+        return
+    run(args.rows, 4 if args.quick else args.replicates, args.out or OUT)
 
 
 if __name__ == "__main__":

@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from fairdecide.optimize.guarantee import Guarantee
     from fairdecide.optimize.held_out import optimize_held_out
     from fairdecide.optimize.result import OptimizeResult
+    from fairdecide.optimize.rows_needed import RowsNeeded, rows_needed
     from fairdecide.worlds.frame import FrameWorld
 
 
@@ -92,6 +93,8 @@ _LAZY = {
     "Guarantee": "fairdecide.optimize.guarantee",
     "certify_policy": "fairdecide.optimize.certify",
     "optimize_held_out": "fairdecide.optimize.held_out",
+    "rows_needed": "fairdecide.optimize.rows_needed",
+    "RowsNeeded": "fairdecide.optimize.rows_needed",
     "BeliefEvaluation": "fairdecide.evaluation.belief",
     "evaluate_under_belief": "fairdecide.evaluation.belief",
     "BootstrapPosterior": "fairdecide.models.dirichlet",
@@ -159,6 +162,7 @@ __all__ = [
     "PriceWarning",
     "RankingLipschitz",
     "RankingResult",
+    "RowsNeeded",
     "SampleWorld",
     "Separation",
     "SolverError",
@@ -185,6 +189,7 @@ __all__ = [
     "optimize_ranking",
     "pareto_frontier",
     "parity",
+    "rows_needed",
     "sample_cohort",
     "scenario_values",
     "worst_case_bias",

@@ -614,6 +614,15 @@ def _entries() -> list[Entry]:
            "epsilon": "tolerance", "delta": "real", "safety_fraction": "real",
            "group_blind": "flag", "random_state": "object"},
           accepts={"random_state": {"number"}}),
+        E("rows_needed", fd.rows_needed,
+          {"problem": CLS, "data": CDATA, "criteria": fd.Independence(), "epsilon": 0.5,
+           "delta": 0.1, "safety_fraction": 0.6, "n_sims": 1, "max_rows": 150,
+           "world": None, "random_state": 0},
+          {"problem": "object", "data": "object", "criteria": "object",
+           "epsilon": "tolerance", "delta": "real", "safety_fraction": "real",
+           "n_sims": "size", "max_rows": "size", "world": "object",
+           "random_state": "object"},
+          accepts={"random_state": {"number"}}),
         E("DirichletPosterior", lambda prior, factorization: fd.DirichletPosterior(
             prior, factorization).fit(CDATA, CLS),
           {"prior": 0.5, "factorization": "joint"},
@@ -909,6 +918,7 @@ EXEMPT = {
     "Guarantee": "a result container built by optimize_policy over a ConfidenceSet and by "
                  "certify_policy (both fuzzed)",
     "RateInterval": "a result container built by rate_interval (fuzzed)",
+    "RowsNeeded": "a result container built by rows_needed (fuzzed)",
     "SMALL_CELL_THRESHOLD": "a constant", "MECHANISMS": "a constant",
     "AuditReport": "a result container built by audit_report (fuzzed)",
     "VertexMixturePolicy": "the policy optimize_policy returns for a FrameWorld (fuzzed); "

@@ -15,6 +15,7 @@ from fairdecide.optimize.program.tradeoff import (
 )
 from fairdecide.optimize.progress import Progress, ProgressBar, reporting
 from fairdecide.optimize.result import OptimizeResult, Verification
+from fairdecide.optimize.rows_needed import RowsNeeded, rows_needed
 
 __all__ = [
     "FairnessConstraint",
@@ -23,6 +24,7 @@ __all__ = [
     "OptimizeResult",
     "Progress",
     "ProgressBar",
+    "RowsNeeded",
     "Tradeoff",
     "UtilityConstraint",
     "Verification",
@@ -31,4 +33,5 @@ __all__ = [
     "outcome_columns",
     "pareto_frontier",
     "reporting",
+    "rows_needed",
 ]

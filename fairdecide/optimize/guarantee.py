@@ -64,6 +64,9 @@ class Guarantee:
         it).
     utility : str
         The utility by what it is ("accuracy" in a classification).
+    notes : tuple of str
+        Further sentences of the route that certified it (a held-out test: the rows at
+        which its candidate would be certified without shrinking).
     price : Price or None
         What the guarantee costs (:class:`~fairdecide.optimize.price.Price`): beside the
         certified value, the policy's estimated value, the best constant rule's and the
@@ -82,6 +85,7 @@ class Guarantee:
     exact: dict[str, bool] = field(default_factory=dict)
     price: Any = None
     utility: str = "expected utility"
+    notes: tuple = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "deviations", ByCriterion(self.deviations))
@@ -136,6 +140,7 @@ class Guarantee:
                 lines.append(f"Its {name} is NOT certified: {self.uncertified[name]}.")
         if self.price is not None:
             lines.extend(self.price.sentences())
+        lines.extend(self.notes)
         return lines
 
 

@@ -136,8 +136,13 @@ def optimize_held_out(
         ``deviations`` at the estimate (the maximum-likelihood world of all rows, like a
         result over a confidence set); ``guarantee`` (kind "held-out test": ``value``,
         ``deviations`` the certified bounds, ``price`` the candidate and the constant
-        rule beside it); ``stats["held_out"]``: the split's sizes, the candidate's
-        tolerance, ``alpha``, the candidate's bounds and every candidate's prediction.
+        rule beside it); ``stats["held_out"]``: the split's sizes and ``safety_rows``
+        (indices into ``data``), the ``candidate`` policy and its tolerance (as a share
+        of epsilon), ``alpha``, the candidate's bounds, the two-sided intervals'
+        ``level``, its held-out ``candidate_deviations``, ``rows_for_epsilon`` (rows /
+        alpha^2: where its bound would meet epsilon if it shrank as 1 / sqrt(rows); None
+        when alpha is 0 or 1; :func:`~fairdecide.rows_needed` simulates it) and every
+        candidate's prediction.
 
     Examples
     --------
@@ -215,6 +220,11 @@ def optimize_held_out(
 
     # 3. shrinkage towards the constant rule
     alpha = _alpha(eps, bounds)
+    seen = np.array([c.deviation_from_marginal(counts / len(safe), problem) for c in crits])
+    # were the whole bound to shrink as 1 / sqrt(rows) (its width, and the candidate's
+    # own deviation, mostly noise at the small tolerance it is fitted at), it would meet
+    # epsilon at rows / alpha^2; fd.rows_needed simulates it
+    more = int(np.ceil(data.n / alpha ** 2)) if 0 < alpha < 1 else None
     policy = TabularPolicy(alpha * pi.table + (1 - alpha) * constant.table,
                            x_labels=pi.x_labels, group_labels=pi.group_labels)
     certified = ByCriterion({n: float(alpha * b) for n, b in zip(names, bounds, strict=True)})
@@ -239,9 +249,14 @@ def optimize_held_out(
               f"relative-entropy bounds, {n_statements(crits, problem, n_z) + N_VALUES} "
               "statements, union bound); "
               f"the candidate shrunk towards {c_words} by alpha = {alpha:.4g}")
+    notes = () if more is None else (
+        f"The candidate itself was certified only at {1 / alpha:.3g} times epsilon: were "
+        f"the bound to shrink as 1 / sqrt(rows), it would be certified unshrunk at about "
+        f"{more:,} rows (fd.rows_needed estimates it by simulation from the fitted "
+        "world).",)
     guarantee = Guarantee(1.0 - delta, float(value), certified, method, {}, HELD_OUT,
                           "worst", 0.0, words, exact={n: False for n in names},
-                          utility=problem.utility_name, price=price)
+                          utility=problem.utility_name, price=price, notes=notes)
     warn_below_constant(price, stacklevel=2)
     checks = {
         "every certified bound is at most its epsilon": bool(np.all(
@@ -253,6 +268,10 @@ def optimize_held_out(
     }
     stats = {"held_out": {
         "n_candidate": len(cand), "n_safety": len(safe), "alpha": float(alpha),
+        "candidate": pi, "safety_rows": safe, "level": two_sided,
+        "candidate_deviations": ByCriterion({n: float(d) for n, d in zip(names, seen,
+                                                                         strict=True)}),
+        "rows_for_epsilon": more,
         "candidate_share": float(best["share"]),
         "candidate_bounds": ByCriterion({n: float(b) for n, b in zip(names, bounds,
                                                                      strict=True)}),
