@@ -87,9 +87,9 @@ N_VALUES = 2
 def optimize_held_out(
     problem: DecisionProblem,
     data: LoggedData,
-    criteria: Criterion | list[Criterion],
+    criteria: Criterion | list[Criterion] | None = None,
     *,
-    epsilon: float | list[float],
+    epsilon: float | list[float] | None = None,
     delta: float = 0.1,
     safety_fraction: float = 0.6,
     group_blind: bool = False,
@@ -113,11 +113,13 @@ def optimize_held_out(
         A prediction problem (the outcome does not depend on the action).
     data : LoggedData
         Rows drawn at random from the population the policy will decide about.
-    criteria : Criterion or list of Criterion
+    criteria : Criterion or list of Criterion, optional
         Independence and separation (any ConditionalIndependence of the action given
-        nothing or the outcome), measure "tv" or "max", either reference.
+        nothing or the outcome), measure "tv" or "max", either reference. None: the
+        best policy at the candidate rows' estimate, its value certified (alpha = 1).
     epsilon : float or list of float
-        Each criterion's tolerance, >= 0 (a number applies to all).
+        Each criterion's tolerance, >= 0 (a number applies to all); needed with
+        criteria.
     delta : float in (0, 1), default=0.1
         The probability that some statement of the guarantee fails.
     safety_fraction : float in (0, 1), default=0.6
@@ -167,9 +169,17 @@ def optimize_held_out(
             "which in an intervention (the outcome depends on the action) were observed "
             "under the logged actions only: use a confidence set (ConfidenceSet.from_data, "
             "then optimize_policy)")
-    crits = certifiable(criteria)
+    crits = [] if criteria is None else certifiable(criteria)
     names = resolve_names(crits)
-    eps = np.array(tolerances(epsilon, len(crits)))
+    if crits and epsilon is None:
+        raise FairdecideError(
+            "epsilon: give each criterion's tolerance (a number applies to all); the route "
+            "certifies a policy whose deviations are within it")
+    if not crits and epsilon is not None:
+        raise FairdecideError(
+            f"epsilon={epsilon!r} was given without criteria: name the criteria it bounds, "
+            "or drop epsilon")
+    eps = np.array(tolerances(epsilon, len(crits)) if crits else [], dtype=float)
     delta = as_real(delta, "delta", 0, 1, low_open=True, high_open=True)
     fraction = as_real(safety_fraction, "safety_fraction", 0, 1, low_open=True,
                        high_open=True)
@@ -194,13 +204,15 @@ def optimize_held_out(
     margin = 1.0 + PASS_QUANTILE / np.sqrt(2 * two_sided * (1 - fraction))
     u_const = expected_utility(problem, world, constant)
     candidates = []
-    for share in CANDIDATE_SHARES:
+    for share in CANDIDATE_SHARES if crits else (0.0,):
         at = np.where(np.isinf(eps), np.inf, share * np.where(np.isinf(eps), 0.0, eps))
-        res = optimize_policy(problem, world, crits, epsilon=list(at), group_blind=group_blind)
+        tol = {"epsilon": list(at)} if crits else {}
+        res = optimize_policy(problem, world, crits or None, group_blind=group_blind, **tol)
         dev = np.array([res.deviations[n] for n in names])
         predicted = dev + widths * margin
         alpha = _alpha(eps, predicted)
-        candidates.append({"share": share, "policy": res.policy, "utility": res.utility,
+        candidates.append({"share": share, "policy": res.policy, "stats": res.stats,
+                           "utility": res.utility,
                            "alpha": alpha,
                            "value": alpha * res.utility + (1 - alpha) * u_const})
     best = max(candidates, key=lambda c: c["value"])
@@ -238,7 +250,7 @@ def optimize_held_out(
     words = {n: c.measure_words for c, n in zip(crits, names, strict=True)}
     c_words = f"always {problem.action_labels[c_action]!r}"
     plug = ", ".join(c.tolerance_text(float(e if np.isinf(e) else best["share"] * e))
-                     for c, e in zip(crits, eps, strict=True))
+                     for c, e in zip(crits, eps, strict=True)) or "no fairness criterion"
     price = Price(problem.utility_name, u_est, value, c_words,
                   float(expected_utility(problem, center, constant)), lcb_c,
                   f"the candidate, fitted on the candidate rows with {plug}, not shrunk",
@@ -247,8 +259,9 @@ def optimize_held_out(
                   narrower="more rows (a larger safety part) or a larger delta")
     method = (f"a held-out test on {len(safe):,} of {data.n:,} rows (Hoeffding's "
               f"relative-entropy bounds, {n_statements(crits, problem, n_z) + N_VALUES} "
-              "statements, union bound); "
-              f"the candidate shrunk towards {c_words} by alpha = {alpha:.4g}")
+              "statements, union bound); " + (
+                  "the candidate not shrunk" if alpha >= 1 else
+                  f"the candidate shrunk towards {c_words} by alpha = {alpha:.4g}"))
     notes = () if more is None else (
         f"The candidate itself was certified only at {1 / alpha:.3g} times epsilon: were "
         f"the bound to shrink as 1 / sqrt(rows), it would be certified unshrunk at about "
@@ -266,7 +279,8 @@ def optimize_held_out(
                              [alpha * c.deviation(pi, center, problem) for c in crits],
                              atol=1e-9)),
     }
-    stats = {"held_out": {
+    # the chosen candidate's program (its sizes and times), and the route's own record
+    stats = {**best["stats"], "held_out": {
         "n_candidate": len(cand), "n_safety": len(safe), "alpha": float(alpha),
         "candidate": pi, "safety_rows": safe, "level": two_sided,
         "candidate_deviations": ByCriterion({n: float(d) for n, d in zip(names, seen,
@@ -278,11 +292,13 @@ def optimize_held_out(
         "candidate_value_bound": lcb_pi, "constant": c_words, "constant_value_bound": lcb_c,
         "predicted_widths": ByCriterion({n: float(w) for n, w in zip(names, widths,
                                                                      strict=True)}),
-        "candidates": [{k: v for k, v in c.items() if k != "policy"} for c in candidates]}}
+        "candidates": [{k: v for k, v in c.items() if k not in ("policy", "stats")}
+                       for c in candidates]}}
     verification = Verification(u_est, devs, None, 0.0, checks, 1e-9)
     trade = ", ".join(c.tolerance_text(float(e)) for c, e in zip(crits, eps, strict=True))
     return OptimizeResult(policy, u_est, devs, -u_est, "optimal",
-                          f"held-out test: max utility s.t. {trade}", "held-out test",
+                          f"held-out test: max utility{' s.t. ' + trade if trade else ''}",
+                          "held-out test",
                           stats, verification, guarantee)
 
 
@@ -291,7 +307,7 @@ def _alpha(eps: np.ndarray, bounds: np.ndarray) -> float:
     meet their tolerances."""
     with np.errstate(divide="ignore"):
         ratio = np.where(bounds > 0, eps / np.maximum(bounds, 1e-300), np.inf)
-    return float(min(1.0, ratio.min()))
+    return float(min(1.0, ratio.min(initial=np.inf)))
 
 
 def _best_constant(problem: DecisionProblem, world: TabularWorld
