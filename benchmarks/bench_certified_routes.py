@@ -30,11 +30,20 @@ median seconds of a fit.
 the closed form rows / alpha^2 in ``result.stats["held_out"]["rows_for_epsilon"]``,
 beside the same simulation from the true world (what the estimate predicts).
 
+``--set-designs`` measures the set route's designs side by side (issue 53, item 3): the
+outcome sets as Clopper-Pearson intervals (the default for two outcomes) or Weissman L1
+balls; delta spent evenly over the outcome conditionals with data (the default) or in
+proportion to their rows (valid: given the counts, which the allocation reads, each
+conditional's outcomes are independent binomials); and the population estimated (a
+Weissman ball around P(z) and each P(x | z)) or given. Each: mean true and certified
+value, the fairness claim's breaks and the set's coverage.
+
 Usage::
 
     python benchmarks/bench_certified_routes.py                       # 200 replicates
     python benchmarks/bench_certified_routes.py --quick --out /tmp/r.txt   # 4 replicates
     python benchmarks/bench_certified_routes.py --rows-needed         # rows_needed check
+    python benchmarks/bench_certified_routes.py --set-designs --replicates 50
 """
 
 from __future__ import annotations
@@ -55,6 +64,7 @@ OUT = Path(__file__).parent / "results" / "certified_routes.txt"
 ROWS_OUT = Path(__file__).parent / "results" / "certified_rows_needed.txt"
 EPSILON, DELTA = 0.05, 0.1
 SEPARATION = fd.Separation(measure="max", reference="pairwise")
+SET_OUT = Path(__file__).parent / "results" / "certified_set_designs.txt"
 ROUTES = ("set, maximin (today)", "set, estimate", "held-out (safety 0.6)",
           "held-out (safety 0.4)", "plug-in (uncertified)", "constant")
 
@@ -138,6 +148,72 @@ def run(sizes: list[int], reps: int, out: Path) -> None:
     print(f"wrote {out}")
 
 
+def spent_by_rows(data, problem, delta: float):
+    """The default set, its outcome intervals at delta_j = delta_out n_j / sum n (the
+    outcome conditionals' share of delta in proportion to their rows) instead of evenly."""
+    from fairdecide.data.tabular_counts import TabularCounts
+    from fairdecide.uncertainty.balls import clopper_pearson
+    from fairdecide.uncertainty.regions import L1Balls
+
+    cs = fd.ConfidenceSet.from_data(data, problem, delta=delta)
+    n_y = TabularCounts.from_data(data, problem).n_y
+    n_c = n_y.sum(axis=-1)
+    seen, population = int(np.count_nonzero(n_c)), 1 + n_c.shape[1]
+    d = np.where(n_c > 0, delta * seen / (seen + population) * n_c / n_c.sum(), 1.0)
+    lo, hi = clopper_pearson(n_y[..., 1], n_c, d)
+    balls = L1Balls(np.stack([1 - (lo + hi) / 2, (lo + hi) / 2], axis=-1), hi - lo)
+    return fd.ConfidenceSet(cs.center, balls, cs.group_radius, cs.cell_radius, delta,
+                            "Clopper-Pearson intervals, delta by rows")
+
+
+def set_designs(sizes: list[int], reps: int, out: Path) -> None:
+    problem, truth = make_tabular_problem(30, 3, 2, 2, random_state=7)
+    designs = {
+        "Clopper-Pearson, delta even, population estimated (default)":
+            lambda d: fd.ConfidenceSet.from_data(d, problem, delta=DELTA),
+        "Weissman balls, delta even, population estimated":
+            lambda d: fd.ConfidenceSet.from_data(d, problem, delta=DELTA,
+                                                 outcomes="weissman"),
+        "Clopper-Pearson, delta by rows, population estimated":
+            lambda d: spent_by_rows(d, problem, DELTA),
+        "Clopper-Pearson, delta even, population given":
+            lambda d: fd.ConfidenceSet.from_data(d, problem, delta=DELTA, population=truth),
+    }
+    lines = provenance("The set route's designs side by side (issue 53, item 3)",
+                       "bench_certified_routes.py")
+    lines += [f"# the issue's problem; separation as the largest pairwise gap <= {EPSILON}; "
+              f"delta {DELTA}; maximin; {reps} replicates per size, the same data for every "
+              "design; intervals: Clopper-Pearson 95%", "",
+              "| rows | set | mean true value (se) | mean certified value | fairness claim "
+              "broken | value claim broken | set holds the truth |",
+              "|---|---|---|---|---|---|---|"]
+    print("\n".join(lines), flush=True)
+    for n in sizes:
+        rec = {k: {"true": [], "cert": [], "unfair": 0, "below": 0, "held": 0}
+               for k in designs}
+        for i in range(reps):
+            data = sample_logged_data(problem, truth, n, random_state=10_000 * n + i)
+            for k, build in designs.items():
+                cs = build(data)
+                res = fd.optimize_policy(problem, cs, SEPARATION, epsilon=EPSILON)
+                value = fd.expected_utility(problem, truth, res.policy)
+                r = rec[k]
+                r["true"].append(value)
+                r["cert"].append(res.guarantee.value)
+                r["unfair"] += SEPARATION.deviation(res.policy, truth, problem) > EPSILON + 1e-9
+                r["below"] += value < res.guarantee.value - 1e-9
+                r["held"] += cs.contains(truth)
+        for k, r in rec.items():
+            true = np.array(r["true"])
+            se = true.std(ddof=1) / np.sqrt(reps) if reps > 1 else float("nan")
+            lines.append(f"| {n:,} | {k} | {true.mean():.4f} ({se:.4f}) | "
+                         f"{np.mean(r['cert']):.4f} | {cp(r['unfair'], reps)} | "
+                         f"{cp(r['below'], reps)} | {cp(r['held'], reps)} |")
+            print(lines[-1], flush=True)
+    out.write_text("\n".join(lines) + "\n")
+    print(f"wrote {out}")
+
+
 def _fmt(r: int | None) -> str:
     return "-" if r is None else f"{r:,}"
 
@@ -196,6 +272,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--rows-needed", action="store_true",
                         help="check fd.rows_needed against the truth's simulation")
+    parser.add_argument("--set-designs", action="store_true",
+                        help="the set route's designs side by side")
     parser.add_argument("--data-sets", type=int, default=3,
                         help="--rows-needed: data sets per size")
     parser.add_argument("--sims", type=int, default=20,
@@ -204,6 +282,10 @@ def main() -> None:
     # the certified policies are often estimated below the constant rule at these sizes:
     # the table says by how much, the warning would say it every fit
     warnings.simplefilter("ignore", fd.PriceWarning)
+    if args.set_designs:
+        set_designs([15000, 150000], 2 if args.quick else args.replicates,
+                    args.out or SET_OUT)
+        return
     if args.rows_needed:
         rows_check([1500, 15000], 1 if args.quick else args.data_sets,
                    3 if args.quick else args.sims, args.out or ROWS_OUT)

@@ -80,6 +80,14 @@ def test_certified_compas(data_dir, tmp_path):
     table = out[out.index("The price of the guarantee"):]
     assert "always 0" in table and "plug-in (" in table and "certified policy" in table
     assert "WARNING: at the estimate this certified policy is worth less than always 0" in out
+    # the held-out route: 60% of each group's rows held out, the bound met by shrinking
+    held = out[out.index("the held-out route"):]
+    assert "a held-out test on 4,326 of 7,214 rows" in held
+    m = re.search(r"alpha = (\d\.\d+): the candidate's largest rate gap certified below "
+                  r"(\d\.\d+)", held)
+    alpha, bound = map(float, m.groups())
+    assert alpha * bound == pytest.approx(0.1, abs=2e-3)  # shrunk just enough
+    assert "its true independence is at most 0.1" in held
 
 
 def test_compas_fair_policy(data_dir, tmp_path):

@@ -86,6 +86,7 @@ def rows_needed(
     epsilon: float | list[float],
     delta: float = 0.1,
     safety_fraction: float = 0.6,
+    group_blind: bool = False,
     n_sims: int = 20,
     max_rows: int | None = None,
     world: TabularWorld | None = None,
@@ -103,7 +104,7 @@ def rows_needed(
 
     Parameters
     ----------
-    problem, data, criteria, epsilon, delta, safety_fraction
+    problem, data, criteria, epsilon, delta, safety_fraction, group_blind
         As for :func:`~fairdecide.optimize_held_out`.
     n_sims : int, default=20
         Simulated data sets per size.
@@ -149,7 +150,7 @@ def rows_needed(
                     warnings.simplefilter("ignore", PriceWarning)
                     res = optimize_held_out(problem, sim, criteria, epsilon=epsilon,
                                             delta=delta, safety_fraction=safety_fraction,
-                                            random_state=rng)
+                                            group_blind=group_blind, random_state=rng)
                 alphas.append(res.stats["held_out"]["alpha"])
                 values.append(expected_utility(problem, world, res.policy))
                 certs.append(res.guarantee.value)
