@@ -253,7 +253,7 @@ def main() -> None:
         lines += [head, f"# {args.runs} data sets per n (the same for every treatment)"]
         lines += science(data, problem, truth, args.sizes, args.runs, args.only)
         out = args.out or RESULTS / ("certified_semi_science.txt" if not args.only else
-                                     "certified_semi_science_only.txt")
+                                     "certified_semi_held_out.txt")
         out.write_text("\n".join(lines) + "\n")
     if args.balance:
         lines = provenance("Certified decisions on the COMPAS semi-synthetic truth with "

@@ -30,12 +30,16 @@ class SetKind:
     source : {"set", "held-out"}
         Where the bounds come from: the worst case over every world of a set, or
         confidence bounds of the chosen policy's own rates and value on held-out rows.
+    measured : str
+        What a measurement found of the level, where it is not a bound (an
+        approximation's coverage in a benchmark): said in the guarantee's sentence.
     """
 
     name: str
     statement: str
     pooled: bool = False
     source: str = "set"
+    measured: str = ""
 
     def __post_init__(self) -> None:
         check_choice(self.statement, "statement", ("coverage", "posterior", "approximate"))
@@ -64,9 +68,10 @@ class SetKind:
                     f"at least {value:.4g} (its worst case over a credible region: {method}; "
                     "a Bayesian statement, not a coverage over data sets).")
         if self.statement == "approximate":
+            found = f" Measured: {self.measured}." if self.measured else ""
             return (f"With probability {pct} over the data (a bootstrap approximation, not "
                     f"a bound), this policy's true {utility} is at least {value:.4g} (its "
-                    f"worst case over {method}).")
+                    f"worst case over {method}).{found}")
         return (f"With probability {pct} over the data, this policy's true {utility} is at "
                 f"least {value:.4g} (its worst case over a confidence set: {method}).")
 
@@ -78,7 +83,12 @@ POOLED = SetKind("confidence set pooled over the groups of a cell", "coverage", 
 #: A posterior credible region (:meth:`ConfidenceSet.from_posterior`).
 CREDIBLE = SetKind("posterior credible region", "posterior")
 #: A bootstrap band of an outcome model's individuals (:meth:`ConfidenceSet.from_refits`).
-REFIT_BAND = SetKind("bootstrap band", "approximate")
+REFIT_BAND = SetKind(
+    "bootstrap band", "approximate",
+    measured="at 90% asked, the band held a well-specified logistic truth's probabilities "
+    "for all 1,000 people at once in 80.5% of 200 data sets [74.3%, 85.8%], and a "
+    "misspecified one in none, while the certified value held in 100% and 88% of them "
+    "(benchmarks/results/certified_refits.txt): read the level as optimistic")
 #: A held-out test (:func:`~fairdecide.optimize_held_out`): bounds of one policy's rates
 #: and value from rows it was not fitted on.
 HELD_OUT = SetKind("held-out test", "coverage", source="held-out")
