@@ -72,7 +72,8 @@ def tabular_belief(n_x: int, K: int, n_a: int = 5):
     (seed 0), a Dirichlet posterior (prior 0.5) of 20 logged rows per cell, K scenarios;
     (problem, belief)."""
     problem, world = make_tabular_problem(n_x, 4, n_a, 2, random_state=0)
-    data = sample_logged_data(problem, world, 20 * n_x * 4, random_state=0)
+    # by keyword: the order was (world, problem) before (--landed runs this on older trees)
+    data = sample_logged_data(problem=problem, world=world, n=20 * n_x * 4, random_state=0)
     post = fd.DirichletPosterior(prior=0.5).fit(data, problem)
     return problem, fd.Belief.from_posterior(post, K, random_state=0)
 

@@ -171,7 +171,8 @@ def programs(mk: fd.MatchingMarket, z: np.ndarray, lattice: bool) -> list[tuple]
     target = GAP
     if lattice:  # the fairest stable lottery: the smallest gap any stable lottery meets
         try:
-            fd.optimize_matching(mk, group=z, programme_gap=0.0)
+            fd.optimize_matching(mk, None, z, programme_gap=0.0)  # group by position: it
+            # was named groups before (--landed runs this on older trees)
             target = 0.0
         except fd.InfeasibleToleranceError as exc:
             target = round(exc.smallest["programme_gap"], 4) + 1e-4
@@ -180,7 +181,7 @@ def programs(mk: fd.MatchingMarket, z: np.ndarray, lattice: bool) -> list[tuple]
             ("stable", True, None), (f"stable + gap {target:.4f}", True, target),
             ("unstable", False, None), (f"unstable + gap {target:.4f}", False, target)]:
         try:
-            fd.optimize_matching(mk, group=z, programme_gap=gap, stability=stability)
+            fd.optimize_matching(mk, None, z, programme_gap=gap, stability=stability)
         except fd.InfeasibleToleranceError as exc:  # solve at the smallest feasible gap
             gap = exc.smallest["programme_gap"] + 1e-9
             name = f"stable + smallest gap {gap:.4f} ({target} infeasible)"
@@ -232,7 +233,7 @@ def landed_case(n: int, m: int, lattice: bool, i: int) -> dict:
                     "value": float(U[np.flatnonzero(da >= 0), da[da >= 0]].sum())}
         _, stability, gap = programs(mk, z, lattice)[i]
         t0 = time.perf_counter()
-        res = fd.optimize_matching(mk, group=z, programme_gap=gap, stability=stability)
+        res = fd.optimize_matching(mk, None, z, programme_gap=gap, stability=stability)
         return {"seconds": time.perf_counter() - t0, "value": float(res.utility),
                 "method": res.method}
 

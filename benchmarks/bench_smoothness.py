@@ -37,8 +37,8 @@ from _landed import Table, add_arguments, compare, landed_tree, runs
 from _provenance import provenance
 from threadpoolctl import threadpool_limits
 
-from fairdecide.smoothness.meritocracy import meritocracy
-from fairdecide.smoothness.parity import worst_case_bias
+# from the top level, where older trees (--landed) kept them too
+from fairdecide import meritocracy, worst_case_bias
 
 CASES = [(150, 2, 1.0), (2000, 3, 0.5), (2000, 3, 2.0), (5000, 5, 0.3), (10_000, 5, 0.3),
          (10_000, 5, 0.05)]
