@@ -149,10 +149,10 @@ def test_readme_bayesian_separation_on_bail():
     # The mean objective, recomputed scenario by scenario, is what was optimised, and it
     # is at least that of the plug-in optimum evaluated under the same belief.
     ev = evaluate_under_belief(problem, belief, bayes.policy, Separation()).values
-    mean_obj = float((0.7 * ev["utility"] - 0.3 * ev["separation"]).mean())
-    assert bayes.objective == pytest.approx(0.7 * u - 0.3 * f["separation"])
-    assert mean_obj == pytest.approx(0.7 * u - 0.3 * f["separation"])
+    mean_obj = float((0.7 * ev["utility"] - 0.3 * ev[Separation().label]).mean())
+    assert bayes.objective == pytest.approx(0.7 * u - 0.3 * f[Separation().label])
+    assert mean_obj == pytest.approx(0.7 * u - 0.3 * f[Separation().label])
     plug = optimize_policy(problem, posterior.mean_world(), Separation(), lam=0.3)
     ev_plug = evaluate_under_belief(problem, belief, plug.policy, Separation()).values
-    assert mean_obj >= float((0.7 * ev_plug["utility"] - 0.3 * ev_plug["separation"]).mean()
+    assert mean_obj >= float((0.7 * ev_plug["utility"] - 0.3 * ev_plug[Separation().label]).mean()
                              ) - 1e-6
