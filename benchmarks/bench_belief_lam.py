@@ -14,13 +14,20 @@ times; the table gives the medians (seconds, and the process's CPU seconds, whic
 loaded machine inflates less), the ratio this / landed, whether the objectives agree
 (relative 1e-6: the unit interior point stops at a gap of 1e-10 without a crossover),
 and this version's solver, belief stage (the solvers tried and handed back, and their
-seconds before the hand-back) and deviation.
+seconds before the hand-back) and deviation. With ``--reference METHOD`` each case is
+also solved once by HiGHS on the whole program (``solver=METHOD``, e.g.
+``highs-ipm-no-crossover``: an independent solver, not the chain's; its dual simplex did
+not finish lam 0.5 at 1000 x 4 x 5 in 300 s), in a fresh process of this tree, and the
+table gives its seconds and this version's objective less HiGHS's.
 
 Usage::
 
     python benchmarks/bench_belief_lam.py --quick
     python benchmarks/bench_belief_lam.py --sizes 300 1000 --repeats 3 --landed 2acbeaf \\
         --out benchmarks/results/belief_lam_unit_ipm.txt
+    python benchmarks/bench_belief_lam.py --sizes 1000 --repeats 5 --landed b19dcbc \\
+        --reference highs-ipm-no-crossover \\
+        --out benchmarks/results/belief_lam_marginals_reference.txt
 """
 
 from __future__ import annotations
@@ -92,6 +99,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--landed", default=None, metavar="REV",
                         help="also run the version at this git revision, in turn")
+    parser.add_argument("--reference", default=None, metavar="METHOD",
+                        help="also solve each case once with solver=METHOD (HiGHS)")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args()
     sizes = args.sizes or ([60] if args.quick else [300, 1000])
@@ -104,7 +113,9 @@ def main() -> None:
                        "medians")
     lines += ["", "| case | trade-off | landed s | this s | this / landed | landed CPU s | "
               "this CPU s | objectives agree | this solver | belief stage: order, handed "
-              "back, s | deviation |", "|---" * 11 + "|"]
+              "back, s | deviation |"
+              + (f" {args.reference} s | this - {args.reference} |" if args.reference
+                 else ""), "|---" * (13 if args.reference else 11) + "|"]
     print("\n".join(lines), flush=True)
     with landed_tree(args.landed) as old:
         trees = [("landed", old), ("this", TREE)] if old is not None else [("this", TREE)]
@@ -143,6 +154,12 @@ def main() -> None:
                         f"{this['solver']} | {this['order']}, "
                         f"{this['handed_back']}, {this['stage_seconds']:.2f} | "
                         f"{this['deviation']:.3g} |")
+                if args.reference:
+                    ref = fresh(TREE, n_x, K, {**{k: v for k, v in kw.items()
+                                                  if k != "at_lam"},
+                                               "solver": args.reference})
+                    line += (f" {ref['seconds']:.3f} |"
+                             f" {this['objective'] - ref['objective']:.2e} |")
                 print(line, flush=True)
                 lines.append(line)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
