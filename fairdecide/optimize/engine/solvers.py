@@ -203,9 +203,11 @@ def run_clarabel(task: Any, relaxation: Mapping[str, Any]) -> SolveResult:
 
     The same solver cvxpy would call, without cvxpy's canonicalisation: successive
     linearisation with KL terms solves two such programs a step, and cvxpy compiled
-    each one afresh, 10 to 20 ms of the 13 to 23 ms a solve took on a 21-variable
-    program (``make_tabular_problem(3, 2, 2, 2)``), against 1 to 3 ms here (0.5 ms of
-    it in Clarabel). Clarabel's default tolerances are cvxpy's (``CONE_TOL``).
+    each one afresh: by hand, 10 to 20 ms of the 13 to 23 ms a solve took on a
+    21-variable program (``make_tabular_problem(3, 2, 2, 2)``), against 1 to 3 ms here
+    (0.5 ms of it in Clarabel); end to end in
+    benchmarks/results/sufficiency_kl_vs_landed.txt. Clarabel's default tolerances are
+    cvxpy's (``CONE_TOL``).
     ``clarabel`` is imported where first used; it is installed with cvxpy (which
     requires it), a requirement of the package."""
     import clarabel  # with cvxpy; imported here so that ``import fairdecide`` stays fast
