@@ -10,16 +10,24 @@ first run of it, rounded up to three significant digits and at least 1e-6): issu
 
 Each case runs in a fresh process (import and a small warm-up solve first, untimed), the
 landed version (``--landed REV``, a git worktree) and this one in turn, ``--repeats``
-times; the table gives the medians, the ratio this / landed, whether the objectives agree
+times; the table gives the medians (seconds, and the process's CPU seconds, which a
+loaded machine inflates less), the ratio this / landed, whether the objectives agree
 (relative 1e-6: the unit interior point stops at a gap of 1e-10 without a crossover),
 and this version's solver, belief stage (the solvers tried and handed back, and their
-seconds before the hand-back) and deviation.
+seconds before the hand-back) and deviation. With ``--reference METHOD`` each case is
+also solved once by HiGHS on the whole program (``solver=METHOD``, e.g.
+``highs-ipm-no-crossover``: an independent solver, not the chain's; its dual simplex did
+not finish lam 0.5 at 1000 x 4 x 5 in 300 s), in a fresh process of this tree, and the
+table gives its seconds and this version's objective less HiGHS's.
 
 Usage::
 
     python benchmarks/bench_belief_lam.py --quick
     python benchmarks/bench_belief_lam.py --sizes 300 1000 --repeats 3 --landed 2acbeaf \\
         --out benchmarks/results/belief_lam_unit_ipm.txt
+    python benchmarks/bench_belief_lam.py --sizes 1000 --repeats 5 --landed b19dcbc \\
+        --reference highs-ipm-no-crossover \\
+        --out benchmarks/results/belief_lam_marginals_reference.txt
 """
 
 from __future__ import annotations
@@ -50,13 +58,13 @@ from bench_beliefs import tabular_case
 fd.optimize_policy(*make_tabular_problem(20, 2, 3, 2, random_state=1), fd.Independence(),
                    epsilon=0.01)
 problem, belief, crits, _ = tabular_case(n_x, K)
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 res = fd.optimize_policy(problem, belief, crits, **kw)
-seconds = time.perf_counter() - t0
+seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 choice = res.solver_choice or {}
 stage = choice.get("belief_stage", choice)
 build, solve = res.stats.get("build_seconds", 0.0), res.stats.get("solve_seconds", 0.0)
-print(json.dumps({"seconds": seconds, "objective": float(res.objective),
+print(json.dumps({"seconds": seconds, "cpu": cpu, "objective": float(res.objective),
                   "solver": res.solver.split(":")[0],
                   "order": stage.get("order", []),
                   "handed_back": list(stage.get("handed_back", {})),
@@ -91,6 +99,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--landed", default=None, metavar="REV",
                         help="also run the version at this git revision, in turn")
+    parser.add_argument("--reference", default=None, metavar="METHOD",
+                        help="also solve each case once with solver=METHOD (HiGHS)")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args()
     sizes = args.sizes or ([60] if args.quick else [300, 1000])
@@ -101,9 +111,11 @@ def main() -> None:
                        "deviation", "bench_belief_lam.py",
                        f"; K = {K}; landed: {args.landed or '-'}; fresh process per run, "
                        "medians")
-    lines += ["", "| case | trade-off | landed s | this s | this / landed | objectives "
-              "agree | this solver | belief stage: order, handed back, s | deviation |",
-              "|---" * 9 + "|"]
+    lines += ["", "| case | trade-off | landed s | this s | this / landed | landed CPU s | "
+              "this CPU s | objectives agree | this solver | belief stage: order, handed "
+              "back, s | deviation |"
+              + (f" {args.reference} s | this - {args.reference} |" if args.reference
+                 else ""), "|---" * (13 if args.reference else 11) + "|"]
     print("\n".join(lines), flush=True)
     with landed_tree(args.landed) as old:
         trees = [("landed", old), ("this", TREE)] if old is not None else [("this", TREE)]
@@ -124,6 +136,8 @@ def main() -> None:
                 done.append(kw)
                 med = {n: float(np.median([r["seconds"] for r in rs])) for n, rs in
                        runs.items()}
+                cpu = {n: float(np.median([r["cpu"] for r in rs])) for n, rs in
+                       runs.items()}
                 landed = runs.get("landed")
                 agree = ("-" if not landed else str(abs(landed[0]["objective"] -
                                                         this["objective"])
@@ -133,11 +147,19 @@ def main() -> None:
                     label += f" (lam={kw['at_lam']:g}'s deviation)"
                 ratio = f"{med['this'] / med['landed']:.2f}" if landed else "-"
                 landed_s = f"{med['landed']:.3f}" if landed else "-"
+                landed_cpu = f"{cpu['landed']:.3f}" if landed else "-"
                 line = (f"| independence {n_x} x 4 x 5 | {label} | "
                         f"{landed_s} | {med['this']:.3f} | "
-                        f"{ratio} | {agree} | {this['solver']} | {this['order']}, "
+                        f"{ratio} | {landed_cpu} | {cpu['this']:.3f} | {agree} | "
+                        f"{this['solver']} | {this['order']}, "
                         f"{this['handed_back']}, {this['stage_seconds']:.2f} | "
                         f"{this['deviation']:.3g} |")
+                if args.reference:
+                    ref = fresh(TREE, n_x, K, {**{k: v for k, v in kw.items()
+                                                  if k != "at_lam"},
+                                               "solver": args.reference})
+                    line += (f" {ref['seconds']:.3f} |"
+                             f" {this['objective'] - ref['objective']:.2e} |")
                 print(line, flush=True)
                 lines.append(line)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -240,3 +240,27 @@ def test_sample_world_from_codes_is_the_world_from_labels():
     again = by_code.with_outcomes(p_y[:, ::-1])
     np.testing.assert_array_equal(again.z, codes)
     np.testing.assert_allclose(again.p_y, p_y[:, ::-1], rtol=1e-14)  # rows renormalised
+
+
+def test_a_policy_with_its_units_labels_reads_them_without_a_lookup(monkeypatch):
+    """A policy built for a world's units carries the same labels in the same order: its
+    rows are read by position, without pandas' lookup (0.3 ms of each decision table's
+    0.7 ms on a 12-variable problem, which successive linearisation builds a few hundred
+    times); labels in another order are still matched by value."""
+    problem, world = make_tabular_problem(3, 2, 2, 2, random_state=0)
+    table = np.random.default_rng(0).dirichlet(np.ones(2), size=(3, 2))
+    policy = fd.TabularPolicy(table, x_labels=world.x_labels,
+                              group_labels=world.group_labels)
+    expected = fd.decision_table(problem, world, policy).joint
+
+    def no_lookup(*args, **kwargs):
+        raise AssertionError("labels looked up")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(Labels, "map_to", no_lookup)
+        same = fd.decision_table(problem, world, policy).joint
+    assert np.array_equal(same, expected)
+    # the cells in reverse order: matched by label, the same table
+    flipped = fd.TabularPolicy(table[::-1], x_labels=tuple(world.x_labels)[::-1],
+                               group_labels=world.group_labels)
+    assert np.allclose(fd.decision_table(problem, world, flipped).joint, expected)

@@ -51,7 +51,7 @@ def test_a_cone_solution_is_certified_by_its_tangent_relaxation():
     assert res.certificate.certified and res.certificate.gap <= res.certificate.bound
     x_other = chain.solve_program(other, "CLARABEL").x
     assert np.allclose(other.A_ub.toarray(), prog.A_ub.toarray())
-    worse = SolveResult(x_other, float(prog.c @ x_other), True, "optimal", "cvxpy/CLARABEL",
+    worse = SolveResult(x_other, float(prog.c @ x_other), True, "optimal", "Clarabel",
                         0.0)
     cert = solvers._relaxation_certificate(worse, prog, None, DUAL_SIMPLEX).certificate
     shortfall = worse.objective - res.objective

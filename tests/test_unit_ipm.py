@@ -20,6 +20,7 @@ from fairdecide.optimize.engine.unit_ipm import (
     TOL,
     analyse,
     solve_unit_ipm,
+    system,
     unit_ipm_suits,
 )
 from fairdecide.optimize.program.policy_program import PolicyProgram, Program
@@ -44,7 +45,7 @@ def test_the_normal_equations_equal_a_dense_solve(blind):
     """The block elimination solves A D A^T dy = r as numpy's dense solve does, for a
     random positive D."""
     _, _, program = _program(12, 3, 3, 4, blind, Mixture(0.3), seed=1)
-    lp, blocks, border, _ = analyse(program)
+    lp, blocks, border, _, _ = analyse(program)
     ne = RowNormal(lp, lp.G_v, blocks, border)
     rng = np.random.default_rng(0)
     n = ne.G.shape[1]
@@ -61,6 +62,60 @@ def test_the_normal_equations_equal_a_dense_solve(blind):
     r = rng.normal(size=A.shape[0])
     want = np.linalg.solve(A @ np.diag(d) @ A.T, r)
     np.testing.assert_allclose(ne.solve(r), want, rtol=1e-8, atol=1e-8 * np.abs(want).max())
+
+
+@pytest.mark.parametrize(("blind", "tradeoff"), [(False, Mixture(0.3)),
+                                                (True, FairnessConstraint((0.02,)))])
+def test_the_normal_equations_with_the_marginals_substituted_equal_a_dense_solve(
+        blind, tradeoff):
+    """With the group marginals substituted out (m = B pi), the normal equations of the
+    border alone solve A D A^T dy = r as numpy's dense solve does, and the Newton step
+    (written out so that B is applied once each way) meets its three equations, for a
+    random positive D. A is written here from the program's coupling rows: the border
+    rows' policy part is their marginal columns times m's definition, -G_v[:, m] G_pi."""
+    _, _, program = _program(12, 3, 3, 4, blind, tradeoff, seed=1)
+    layout = analyse(program)
+    lp, _, _, _, sub = layout
+    assert sub is not None
+    ne, _, c, kept, free, way = system(layout)
+    assert way.startswith("marginals substituted")
+    G_pi, G_v = lp.G_pi.toarray(), lp.G_v.toarray()
+    inner = np.flatnonzero(np.abs(G_pi).sum(axis=1) > 0)
+    m_col = [int(np.flatnonzero(G_v[i])[0]) for i in inner]  # each inner row's marginal
+    border = np.setdiff1d(np.arange(lp.n_rows), inner)
+    pi_part = -G_v[np.ix_(border, m_col)] @ G_pi[inner]
+    others = G_v[border][:, kept]
+    ineq = np.flatnonzero(np.isinf(lp.lo[border]))
+    slack = np.zeros((len(border), len(ineq)))
+    slack[ineq, np.arange(len(ineq))] = 1.0
+    E = np.kron(np.eye(lp.n_units), np.ones((1, lp.n_actions)))
+    n = len(c)
+    top = np.hstack([E, np.zeros((lp.n_units, n - E.shape[1]))])
+    A = np.vstack([top, np.hstack([pi_part, others, -others[:, free], slack])])
+    rng = np.random.default_rng(0)
+    x, z = rng.uniform(0.1, 2.0, n), rng.uniform(0.1, 2.0, n)
+    d = x / z
+    ne.factor(d)
+    r = rng.normal(size=A.shape[0])
+    want = np.linalg.solve(A @ np.diag(d) @ A.T, r)
+    np.testing.assert_allclose(ne.solve(r), want, rtol=1e-8, atol=1e-8 * np.abs(want).max())
+    rp, rd, rc = rng.normal(size=A.shape[0]), rng.normal(size=n), rng.normal(size=n)
+    dx, dy, dz = ne.direction(x, z, d, rp, rd, rc)
+    for got, want_ in ((A @ dx, rp), (A.T @ dy + dz, rd), (z * dx + x * dz, rc)):
+        np.testing.assert_allclose(got, want_, atol=1e-7 * max(1.0, np.abs(want_).max()))
+
+
+def test_a_penalised_belief_is_solved_with_its_marginals_substituted():
+    """A belief's whole program under lam: the interior point substitutes the group
+    marginals (the border's one dense matrix a step, no inner block factored) and
+    finds HiGHS's optimum."""
+    problem, world = make_tabular_problem(30, 3, 4, 2, random_state=3)
+    belief = Belief(make_belief(problem, world, 6, np.random.default_rng(3)))
+    ipm = optimize_policy(problem, belief, Independence(), lam=0.4, solver="unit-ipm")
+    ref = optimize_policy(problem, belief, Independence(), lam=0.4, solver="highs-ds")
+    assert ipm.solver.startswith("unit interior point")
+    assert ipm.stats["unit_ipm"]["normal_equations"].startswith("marginals substituted")
+    assert abs(ipm.objective - ref.objective) <= REL * max(1.0, abs(ref.objective))
 
 
 @settings(max_examples=30, deadline=None)
@@ -194,7 +249,7 @@ def test_merged_rows_give_back_a_solution_of_the_program(n_x, n_z, n_a, K, crite
     crit = Independence() if criterion == "independence" else Separation()
     tr = FairnessConstraint((0.02,)) if tradeoff == "epsilon" else Mixture(0.3)
     program = PolicyProgram(problem, belief, group_blind=False).build([crit], tr)
-    _, blocks, _, merge = analyse(program)
+    _, blocks, _, merge, _ = analyse(program)
     n_m = n_z * n_a * 2
     marginal_rows = sum(len(b) for b in blocks)
     # the inner rows are the marginals' definitions: independence under the mean reads

@@ -109,6 +109,8 @@ class Units:
                     f"be matched: build the {owner} with x_labels/group_labels (the "
                     "labels of the world or data it was made for)")
             return np.arange(n_owner)
+        if mine == owner_labels:  # the same labels in the same order (a policy built for
+            return np.arange(n_owner)  # these units): no lookup (0.3 ms of pandas a call)
         return Labels.trusted(mine).map_to(owner_labels, what, owner, plural)
 
     def same_as(self, other: Units) -> bool:

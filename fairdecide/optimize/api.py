@@ -91,8 +91,9 @@ def optimize_policy(
         structured solver (large tabular programs), the interior point over unit blocks
         (large beliefs), or HiGHS by size. A name asks for one: "highs" (HiGHS on the
         whole program, its method by size), "highs-ds", "highs-ipm" (with crossover),
-        "highs-ipm-no-crossover", "structured", "scenarios", "term-ipm", "unit-ipm"; any
-        other installed cvxpy solver ("CLARABEL", "SCS") goes through cvxpy. Names are
+        "highs-ipm-no-crossover", "structured", "scenarios", "term-ipm", "unit-ipm",
+        "CLARABEL" (Clarabel on the program's cones, the default for KL terms); any
+        other installed cvxpy solver ("SCS") goes through cvxpy. Names are
         read case-insensitively ("HIGHS" is HiGHS itself, not cvxpy's); an asked solver
         that does not take the program (or hands it back) says why in
         ``result.solver_choice``, the default chain solves it, and a

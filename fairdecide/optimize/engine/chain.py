@@ -72,7 +72,7 @@ from fairdecide.optimize.engine.tasks import HandBack, ProgramTask, SolveResult,
 __all__ = ["BELIEF_SOLVERS", "SOLVERS", "Case", "Choice", "Solver", "check_asked", "choose",
            "fallback", "highs_method", "resolve_solver", "solve", "solve_program"]
 
-#: The cvxpy solver used for programs with KL terms (an exponential cone).
+#: The solver of programs with KL terms (an exponential cone), run without cvxpy.
 CONE_SOLVER = "CLARABEL"
 
 Refusal = Callable[[Case], "str | None"]
@@ -156,8 +156,11 @@ SOLVERS: tuple[Solver, ...] = (
            "(fairdecide.optimize.engine.scenario_cuts)",
            "the master loop's gap", cases.scenarios_cannot, cases.scenarios_default,
            scenario_cuts.run),
-    _cvxpy(CONE_SOLVER, "Clarabel through cvxpy (exponential cones: KL terms)",
-           "the tangent relaxation's bound (an LP, HiGHS)", cases.cvxpy_default),
+    Solver(CONE_SOLVER, "program",
+           "Clarabel on the program's cones, written directly (exponential cones: KL "
+           "terms; fairdecide.optimize.engine.solvers.run_clarabel)",
+           "the tangent relaxation's bound (an LP, HiGHS)", cases.never,
+           cases.cvxpy_default, partial(solvers.run_clarabel, relaxation=DUAL_SIMPLEX)),
     Solver("structured", "program",
            "sifting over unit simplices from a binned start "
            "(fairdecide.optimize.engine.structured)",

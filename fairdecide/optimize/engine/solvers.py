@@ -150,7 +150,7 @@ def certified(res: SolveResult, prog: Program, gap: float, worst: float,
 def run_cvxpy(task: Any, solver: str, relaxation: Mapping[str, Any]) -> SolveResult:
     """A cvxpy solver by its name on the task's whole program (KL terms: exponential
     cones), certified by its tangent relaxation solved by HiGHS's ``relaxation``
-    method (:func:`_relaxation_certificate`)."""
+    method (:func:`_relaxation_certificate`) unless the task asks for no certificate."""
     import cvxpy as cp
 
     prog, time_limit = task.built(), task.time_limit
@@ -190,7 +190,111 @@ def run_cvxpy(task: Any, solver: str, relaxation: Mapping[str, Any]) -> SolveRes
         seconds=seconds,
         iterations=None,
     )
-    return _relaxation_certificate(res, prog, time_limit, relaxation) if ok else res
+    if not (ok and task.certify):
+        return res
+    return _relaxation_certificate(res, prog, time_limit, relaxation)
+
+
+def run_clarabel(task: Any, relaxation: Mapping[str, Any]) -> SolveResult:
+    """Clarabel on the task's whole program written as its cones directly
+    (:func:`conic_form`), certified like a cvxpy solve by its tangent relaxation solved
+    by HiGHS's ``relaxation`` method (:func:`_relaxation_certificate`) unless the task
+    asks for no certificate (``task.certify``: successive linearisation's steps).
+
+    The same solver cvxpy would call, without cvxpy's canonicalisation: successive
+    linearisation with KL terms solves two such programs a step, and cvxpy compiled
+    each one afresh: by hand, 10 to 20 ms of the 13 to 23 ms a solve took on a
+    21-variable program (``make_tabular_problem(3, 2, 2, 2)``), against 1 to 3 ms here
+    (0.5 ms of it in Clarabel); end to end in
+    benchmarks/results/sufficiency_kl_vs_landed.txt. Clarabel's default tolerances are
+    cvxpy's (``CONE_TOL``).
+    ``clarabel`` is imported where first used; it is installed with cvxpy (which
+    requires it), a requirement of the package."""
+    import clarabel  # with cvxpy; imported here so that ``import fairdecide`` stays fast
+
+    prog = task.built()
+    P, q, A, b, sizes = conic_form(prog)
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    if task.time_limit is not None:
+        settings.time_limit = float(task.time_limit)
+    n_zero, n_nonneg, n_exp = sizes
+    cones = ([clarabel.ZeroConeT(n_zero)] if n_zero else []) + (
+        [clarabel.NonnegativeConeT(n_nonneg)] if n_nonneg else []) + [
+        clarabel.ExponentialConeT() for _ in range(n_exp)]
+    t0 = time.perf_counter()
+    solution = clarabel.DefaultSolver(P, q, A, b, cones, settings).solve()
+    seconds = time.perf_counter() - t0
+    status = str(solution.status)
+    ok = status in ("Solved", "AlmostSolved")
+    x = np.asarray(solution.x)[:prog.n_variables] if ok else None
+    res = SolveResult(x, float(prog.c @ x) if ok else np.nan, ok,
+                      "optimal" if status == "Solved" else
+                      "optimal (inaccurate)" if ok else status.lower(), "Clarabel",
+                      seconds, int(solution.iterations))
+    if not (ok and task.certify):
+        return res
+    return _relaxation_certificate(res, prog, task.time_limit, relaxation)
+
+
+def conic_form(prog: Program) -> tuple[sp.csc_matrix, np.ndarray, sp.csc_matrix,
+                                       np.ndarray, tuple[int, int, int]]:
+    """``prog`` as Clarabel's min q . v s.t. b - A v in K (P = 0), K = zero cone x
+    nonnegative cone x exponential cones; v = (x, s), one s_r per KL entry.
+
+    Rows: the equalities; then the inequalities, the finite bounds and each KL term's
+    epigraph x[f] >= sum_r w_r (s_r - g_r + p_r); then (-s_r, g_r, p_r) in the
+    exponential cone {(u, v, w): v exp(u / v) <= w}, which is s_r >= g_r log(g_r / p_r),
+    so that w_r (s_r - g_r + p_r) bounds w_r kl(g_r, p_r) (g = A_group x[cols] + b_group,
+    p likewise over the pool). Returns (P, q, A, b, (zero rows, nonnegative rows,
+    exponential cones))."""
+    n = prog.n_variables
+    R = sum(len(t.weight) for t in prog.kl)
+    fl, fu = np.flatnonzero(np.isfinite(prog.lb)), np.flatnonzero(np.isfinite(prog.ub))
+    rows, cols, vals, rhs = [], [], [], []
+    row = 0
+
+    def add(r: np.ndarray, c: np.ndarray, v: np.ndarray, b: np.ndarray) -> None:
+        nonlocal row
+        rows.append(r + row)
+        cols.append(c)
+        vals.append(v)
+        rhs.append(b)
+        row += len(b)
+
+    for M, b in ((prog.A_eq, prog.b_eq), (prog.A_ub, prog.b_ub)):
+        M = sp.csr_matrix(M)
+        add(np.repeat(np.arange(M.shape[0]), np.diff(M.indptr)), M.indices, M.data, b)
+    add(np.arange(len(fl)), fl, -np.ones(len(fl)), -prog.lb[fl])
+    add(np.arange(len(fu)), fu, np.ones(len(fu)), prog.ub[fu])
+    cones, epi, off = [], ([], [], [], []), n
+    for k, t in enumerate(prog.kl):
+        r, w = len(t.weight), t.weight
+        s = np.arange(off, off + r)
+        # the epigraph's row: w on its s_r, w (A_pool - A_group) on the policy side, -x[f]
+        c = np.concatenate([s, t.cols, [t.f_index]])
+        epi[0].append(np.full(len(c), k))
+        epi[1].append(c)
+        epi[2].append(np.concatenate([w, w @ (t.A_pool - t.A_group), [-1.0]]))
+        epi[3].append(w @ t.b_group - w @ t.b_pool)
+        gi, gj = np.nonzero(t.A_group)
+        pi_, pj = np.nonzero(t.A_pool)
+        cones.append((np.concatenate([3 * np.arange(r), 3 * gi + 1, 3 * pi_ + 2]),
+                      np.concatenate([s, t.cols[gj], t.cols[pj]]),
+                      np.concatenate([np.ones(r), -t.A_group[gi, gj], -t.A_pool[pi_, pj]]),
+                      np.column_stack([np.zeros(r), t.b_group, t.b_pool]).ravel()))
+        off += r
+    if prog.kl:
+        add(np.concatenate(epi[0]), np.concatenate(epi[1]), np.concatenate(epi[2]),
+            np.array(epi[3]))
+    n_zero, n_nonneg = prog.A_eq.shape[0], row - prog.A_eq.shape[0]
+    for cone in cones:
+        add(*cone)
+    N = n + R
+    A = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(row, N))
+    q = np.concatenate([prog.c, np.zeros(R)])
+    return sp.csc_matrix((N, N)), q, A, np.concatenate(rhs), (n_zero, n_nonneg, R)
 
 
 def _relaxation_certificate(res: SolveResult, prog: Program, time_limit: float | None,

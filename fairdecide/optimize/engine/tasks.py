@@ -99,12 +99,17 @@ class HandBack:
 @dataclass(kw_only=True)
 class Task:
     """Something to solve: the solver asked for (:func:`~fairdecide.optimize.engine.
-    chain.resolve_solver`'s name, None for the default chain) and a time limit."""
+    chain.resolve_solver`'s name, None for the default chain), a time limit, and whether
+    the solver's certificate of optimality is wanted."""
 
     #: the stages the task is offered at, in order
     stages: ClassVar[tuple[str, ...]] = ()
     asked: str | None = None
     time_limit: float | None = None
+    #: False where the caller discards the certificate (successive linearisation's
+    #: steps, whose programs' optima are not the result's): a solver whose certificate
+    #: is a second solve (a cone solver's tangent relaxation, an LP) then leaves none
+    certify: bool = True
 
 
 @dataclass(kw_only=True)

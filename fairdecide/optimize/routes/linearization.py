@@ -63,20 +63,22 @@ def successive_linearization(session: Session, tradeoff: Tradeoff, tally: Tally)
     """
     best: tuple[float, np.ndarray, float, str] | None = None
     least: tuple[float, np.ndarray] | None = None
+    values = Values(session)
     for start in candidates(session, tally):
         pi = start
-        if not session.feasible(pi, tradeoff):
+        if not tradeoff.feasible(*values(pi), session.belief, session.tol,
+                                 session.utility_tol):
             if not tradeoff.bounds_deviations:
                 continue
             phase = MinViolation(tradeoff.epsilon, tradeoff.chance_delta)
-            pi, _, _, _ = local_search(session, phase, pi, tally)
-            U, F = session.evaluate(pi)
+            pi, _, _, _ = local_search(session, phase, pi, tally, values)
+            U, F = values(pi)
             v = phase.merit(U, F, session.belief)
             if least is None or v < least[0]:
                 least = (v, pi)
             if not tradeoff.feasible(U, F, session.belief, session.tol, session.utility_tol):
                 continue
-        pi, phi, viol, status = local_search(session, tradeoff, pi, tally)
+        pi, phi, viol, status = local_search(session, tradeoff, pi, tally, values)
         if best is None or phi < best[0] - 1e-12:
             best = (phi, pi, viol, status)
     if best is None:
@@ -84,26 +86,49 @@ def successive_linearization(session: Session, tradeoff: Tradeoff, tally: Tally)
     return Found(best[1], best[2], best[3])
 
 
-def _better(session: Session, a: np.ndarray, b: np.ndarray, tradeoff: Tradeoff) -> bool:
+def _better(session: Session, a: np.ndarray, b: np.ndarray, tradeoff: Tradeoff,
+            values: Values) -> bool:
     """Whether policy ``a`` is feasible and at least as good as ``b`` (or ``b`` is not
-    feasible)."""
-    Ua, Fa = session.evaluate(a)
+    feasible); ``values`` evaluates a policy (:class:`Values`)."""
+    Ua, Fa = values(a)
     if not tradeoff.feasible(Ua, Fa, session.belief, session.tol, session.utility_tol):
         return False
-    Ub, Fb = session.evaluate(b)
+    Ub, Fb = values(b)
     if not tradeoff.feasible(Ub, Fb, session.belief, session.tol, session.utility_tol):
         return True
     return tradeoff.merit(Ua, Fa, session.belief) <= tradeoff.merit(Ub, Fb, session.belief)
 
 
-def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray, tally: Tally
-                 ) -> tuple[np.ndarray, float, float, str]:
+class Values:
+    """Policies' exact utilities and deviations (:meth:`Session.evaluate`, from their
+    decision tables), the last ``KEEP`` policies' kept: a step read its first-order
+    point's values up to three times (its overshoot, the correction's comparison, its
+    merit), and a start was read for its feasibility and again for its merit."""
+
+    KEEP = 4
+
+    def __init__(self, session: Session) -> None:
+        self.session, self.got = session, {}
+
+    def __call__(self, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        key = np.asarray(pi).tobytes()
+        if key not in self.got:
+            if len(self.got) >= self.KEEP:
+                del self.got[next(iter(self.got))]
+            self.got[key] = self.session.evaluate(pi)
+        return self.got[key]
+
+
+def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray, tally: Tally,
+                 values: Values | None = None) -> tuple[np.ndarray, float, float, str]:
     """Successive linearisation with a trust region from a start that satisfies the
     constraints of ``tradeoff``; every accepted step keeps them and improves the exact
-    objective. Returns (free rows, their exact objective, raw simplex violation, status)."""
+    objective. Returns (free rows, their exact objective, raw simplex violation, status).
+    ``values``: the policies' values evaluated so far (:class:`Values`)."""
     prog, crits = session.prog, session.criteria
+    values = Values(session) if values is None else values
     pi = start
-    phi = session.merit(pi, tradeoff)
+    phi = tradeoff.merit(*values(pi), session.belief)
     radius, converged, viol = 0.5, False, 0.0
     # With tolerances the linearised tolerance is tightened by a margin that tracks the
     # curvature error seen at the current radius, so steps land inside the feasible set
@@ -123,8 +148,9 @@ def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray, tally:
         step = tradeoff
         if tightens and margin.any():
             step = replace(tradeoff, epsilon=tuple(np.maximum(eps - margin, 0.0)))
+        # the steps' programs are models: their certificates are not the result's
         res = tally.add(solve(session.task(step, crits, point=pi, trust=radius,
-                                           how="first-order")))
+                                           how="first-order", certify=False)))
         predicted = phi - res.objective if res.ok else -np.inf
         if predicted <= 1e-10 * (1.0 + abs(phi)):
             if margin.any():
@@ -139,9 +165,9 @@ def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray, tally:
                 break
             continue
         new, new_viol = prog.clean(res.x)
-        used = radius
+        used, moved = radius, float(np.abs(new - pi).max(initial=0.0))
         if tightens:
-            F_step = aggregated_deviations(session.evaluate(new)[1], session.belief,
+            F_step = aggregated_deviations(values(new)[1], session.belief,
                                            tradeoff.chance_delta)
             overshoot = np.maximum(F_step - np.maximum(eps - margin, 0.0), 0.0)
         # Correction: the best policy with the step's conditioning masses, an exact
@@ -151,13 +177,13 @@ def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray, tally:
         for t in (1.0, 0.5, 0.25, 0.125):
             probe = new if t == 1.0 else pi + t * (new - pi)
             cor = tally.add(solve(session.task(tradeoff, crits, point=probe,
-                                               how="fixed-mass")))
+                                               how="fixed-mass", certify=False)))
             if cor.ok:
                 cand, cand_viol = prog.clean(cor.x)
-                if _better(session, cand, new, tradeoff):
+                if _better(session, cand, new, tradeoff, values):
                     new, new_viol = cand, cand_viol
                 break
-        U2, F2 = session.evaluate(new)
+        U2, F2 = values(new)
         phi2 = tradeoff.merit(U2, F2, session.belief)
         actual = phi - phi2
         feasible = tradeoff.feasible(U2, F2, session.belief, session.tol, session.utility_tol)
@@ -171,7 +197,11 @@ def local_search(session: Session, tradeoff: Tradeoff, start: np.ndarray, tally:
             elif actual < 0.1 * predicted:
                 radius *= 0.5
         else:
-            radius *= 0.25
+            # a quarter of the step the model took, which can be far inside the region:
+            # where the model's gain is an error of the model at pi itself (a mass near
+            # zero, whose conditionals the step's program writes with 1 / mass), a
+            # quarter of the radius took up to 11 failed steps to stop
+            radius = 0.25 * min(radius, moved)
         if tightens:
             margin = 1.5 * overshoot * (radius / used) ** 2
         if radius < 1e-7:

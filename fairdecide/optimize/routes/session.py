@@ -119,14 +119,16 @@ class Session(SessionBase):
 
     def task(self, tradeoff: Tradeoff, criteria: list[Criterion], *,
              point: np.ndarray | None = None, trust: float | None = None,
-             how: Expansion = "exact", by_scenarios: bool = False) -> TradeoffTask:
+             how: Expansion = "exact", by_scenarios: bool = False,
+             certify: bool = True) -> TradeoffTask:
         """The chain's task of ``tradeoff`` over ``criteria`` (expanded at the free rows
         ``point`` as ``how`` says, within a trust region of radius ``trust``), offered
         to the belief stage first when ``by_scenarios``
-        (:func:`fairdecide.optimize.engine.chain.solve`)."""
+        (:func:`fairdecide.optimize.engine.chain.solve`); ``certify`` False where the
+        caller discards the solver's certificate (:attr:`Task.certify`)."""
         return TradeoffTask(prog=self.prog, belief=self.belief, tradeoff=tradeoff,
                             criteria=criteria, point=point, trust=trust, how=how,
-                            by_scenarios=by_scenarios, asked=self.solver)
+                            by_scenarios=by_scenarios, asked=self.solver, certify=certify)
 
     def cuts_task(self, tradeoff: Tradeoff, criteria: list[Criterion], names: list[str]
                   ) -> CutsTask:
