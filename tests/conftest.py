@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -53,3 +56,39 @@ def _one_blas_thread():
 def _isolated_cache(tmp_path, monkeypatch):
     """Never read or write the user's download cache from tests."""
     monkeypatch.setenv("FAIRDECIDE_CACHE", str(tmp_path / "cache"))
+
+
+#: One fresh interpreter for the tests that ask what importing fairdecide imports (each
+#: started its own, about 2 s of CPU apiece): it records the loaded modules after each
+#: step, in this order, then imports every submodule and records, per module with an
+#: ``__all__``, the public names that are modules.
+_FRESH = """
+import importlib, json, pkgutil, sys, types
+steps = {}
+import fairdecide, fairdecide.models
+steps["import fairdecide, fairdecide.models"] = sorted(sys.modules)
+import fairdecide.plot
+steps["import fairdecide.plot"] = sorted(sys.modules)
+import fairdecide.privacy as pv
+steps["import fairdecide.privacy"] = sorted(sys.modules)
+pv.release_counts([3, 4], 1.0)
+steps["release_counts"] = sorted(sys.modules)
+for info in pkgutil.walk_packages(fairdecide.__path__, "fairdecide."):
+    if "experiments" not in info.name and not info.name.endswith("__main__"):
+        importlib.import_module(info.name)
+steps["public names that are modules"] = {
+    name: [n for n in mod.__all__ if isinstance(getattr(mod, n), types.ModuleType)]
+    for name, mod in list(sys.modules.items())
+    if name.split(".")[0] == "fairdecide" and hasattr(mod, "__all__")}
+with open(sys.argv[1], "w") as f:
+    json.dump(steps, f)
+"""
+
+
+@pytest.fixture(scope="session")
+def fresh_imports(tmp_path_factory) -> dict:
+    """What a fresh interpreter has loaded after each step of ``_FRESH`` (step name to
+    the sorted module names), and the public names bound to modules."""
+    out = tmp_path_factory.mktemp("fresh") / "steps.json"
+    subprocess.run([sys.executable, "-c", _FRESH, str(out)], check=True)
+    return json.loads(out.read_text())
