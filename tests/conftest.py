@@ -70,10 +70,12 @@ def _isolated_cache(_cache_root, monkeypatch):
     monkeypatch.setenv("FAIRDECIDE_CACHE", str(_cache_root / f"cache{next(_CACHES)}"))
 
 
-#: One fresh interpreter for the tests that ask what importing fairdecide imports (each
-#: started its own, about 2 s of CPU apiece): it records the loaded modules after each
-#: step, in this order, then imports every submodule and records, per module with an
-#: ``__all__``, the public names that are modules.
+#: One fresh interpreter for the tests that ask what importing fairdecide imports, and
+#: whether an optimisation prints to standard output (each started its own, about 2 s of
+#: CPU apiece): it records the loaded modules after each step, in this order (solving
+#: the bail problem under independence before the first release), then imports every
+#: submodule and records, per module with an ``__all__``, the public names that are
+#: modules; what it printed to standard output is kept under "stdout".
 _FRESH = """
 import importlib, json, pkgutil, sys, types
 steps = {}
@@ -83,6 +85,9 @@ import fairdecide.plot
 steps["import fairdecide.plot"] = sorted(sys.modules)
 import fairdecide.privacy as pv
 steps["import fairdecide.privacy"] = sorted(sys.modules)
+from fairdecide.datasets import make_bail_problem
+problem, world = make_bail_problem()
+fairdecide.optimize_policy(problem, world, "independence", epsilon=0.05)
 pv.release_counts([3, 4], 1.0)
 steps["release_counts"] = sorted(sys.modules)
 for info in pkgutil.walk_packages(fairdecide.__path__, "fairdecide."):
@@ -102,5 +107,6 @@ def fresh_imports(tmp_path_factory) -> dict:
     """What a fresh interpreter has loaded after each step of ``_FRESH`` (step name to
     the sorted module names), and the public names bound to modules."""
     out = tmp_path_factory.mktemp("fresh") / "steps.json"
-    subprocess.run([sys.executable, "-c", _FRESH, str(out)], check=True)
-    return json.loads(out.read_text())
+    run = subprocess.run([sys.executable, "-c", _FRESH, str(out)], check=True,
+                         capture_output=True, text=True)
+    return {**json.loads(out.read_text()), "stdout": run.stdout}
