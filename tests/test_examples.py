@@ -228,6 +228,7 @@ def test_fair_softmax_adult(data_dir, tmp_path):
             assert float(eo) < 0.04
 
 
+@pytest.mark.slow  # 4 s: a fresh interpreter importing PyMC to print one message
 def test_bail_from_compas_pymc_without_data(tmp_path):
     """Without the data the pymc example says what it needs and exits cleanly."""
     out = run_example("bail_from_compas_pymc.py", tmp_path)
