@@ -65,8 +65,8 @@ _CACHES = itertools.count()
 def _isolated_cache(_cache_root, monkeypatch):
     """Never read or write the user's download cache from tests: each test has its own
     cache folder, not made until a loader writes to it, under one session folder (a
-    ``tmp_path`` for each of the 5,700 tests cost about 1 ms each, most of them for
-    tests that never write)."""
+    ``tmp_path`` for each of the 5,700 tests, most of which never write, cost a folder
+    on disk and about 0.3 ms of CPU apiece)."""
     monkeypatch.setenv("FAIRDECIDE_CACHE", str(_cache_root / f"cache{next(_CACHES)}"))
 
 
@@ -107,6 +107,7 @@ def fresh_imports(tmp_path_factory) -> dict:
     """What a fresh interpreter has loaded after each step of ``_FRESH`` (step name to
     the sorted module names), and the public names bound to modules."""
     out = tmp_path_factory.mktemp("fresh") / "steps.json"
-    run = subprocess.run([sys.executable, "-c", _FRESH, str(out)], check=True,
-                         capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-c", _FRESH, str(out)], capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr
     return {**json.loads(out.read_text()), "stdout": run.stdout}
