@@ -1,7 +1,9 @@
 """The headless-Chromium harness (tests/browser.py) on small fixture pages.
 
 Without Chromium these tests skip, saying how to install it; with
-FAIRDECIDE_REQUIRE_BROWSER=1 (set by .ci/run) they fail instead.
+FAIRDECIDE_REQUIRE_BROWSER=1 (set by .ci/run) they fail instead. The tests that start
+Chromium (2-5 s each) are in the slow run, beside the only tests that use the harness
+(tests/test_report_browser.py); how the browser is found stays in the default run.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ def has_colour(image: np.ndarray, rgb: tuple[int, int, int], tol: int = 3) -> np
     return np.all(np.abs(image.astype(int) - np.array(rgb)) <= tol, axis=-1)
 
 
+@pytest.mark.slow
 def test_self_contained_page_renders_its_table_and_figure(chromium, tmp_path):
     out = tmp_path / "shot.png"
     rendered = render_in_chromium(FIXTURES / "report_ok.html", out, width=1000)
@@ -70,6 +73,7 @@ def test_self_contained_page_renders_its_table_and_figure(chromium, tmp_path):
     assert red_rows.min() > 1200, "the figure should be below the spacer"
 
 
+@pytest.mark.slow
 def test_uncaught_exceptions_are_console_errors(chromium, tmp_path):
     rendered = render_in_chromium(FIXTURES / "js_error.html", tmp_path / "shot.png")
     errors = "\n".join(rendered.console_errors)
@@ -81,6 +85,7 @@ def test_uncaught_exceptions_are_console_errors(chromium, tmp_path):
     assert rendered.network_requests == []
 
 
+@pytest.mark.slow
 def test_console_error_and_failed_assert_are_reported(chromium, tmp_path):
     out = tmp_path / "shot.png"
     rendered = render_in_chromium(FIXTURES / "console_error.html", out, width=640, height=480)
@@ -91,6 +96,7 @@ def test_console_error_and_failed_assert_are_reported(chromium, tmp_path):
     assert png_size(out) == (640, 480)  # a fixed viewport when a height is given
 
 
+@pytest.mark.slow
 def test_external_resources_are_network_requests(chromium, tmp_path):
     page = FIXTURES / "external.html"
     rendered = render_in_chromium(page, tmp_path / "shot.png")
@@ -108,6 +114,7 @@ def test_external_resources_are_network_requests(chromium, tmp_path):
     assert rendered.n_figures == 1
 
 
+@pytest.mark.slow
 def test_figures_without_size_are_not_counted(chromium, tmp_path):
     rendered = render_in_chromium(FIXTURES / "zero_size.html", tmp_path / "shot.png")
     assert rendered.dom.count("<svg") == 3  # present in the DOM ...
@@ -116,6 +123,7 @@ def test_figures_without_size_are_not_counted(chromium, tmp_path):
     assert rendered.console_errors == []
 
 
+@pytest.mark.slow
 def test_a_page_that_never_loads_times_out_and_the_browser_is_killed(
     chromium, tmp_path, monkeypatch
 ):
@@ -137,6 +145,7 @@ def test_a_page_that_never_loads_times_out_and_the_browser_is_killed(
     assert not (tmp_path / "shot.png").exists()
 
 
+@pytest.mark.slow
 def test_command_line_prints_counts_and_writes_the_png(chromium, tmp_path, capsys):
     out = tmp_path / "cli.png"
     status = browser.main([str(FIXTURES / "js_error.html"), str(out), "--width", "800"])

@@ -68,7 +68,10 @@ def test_sklearn_common_checks(estimator, check):
 
 
 # The guarantee's path (split, candidate fit, safety test) through every common check; the
-# checks give no groups, so the safety test's bounds are 0 and every fit is certified
+# checks give no groups, so the safety test's bounds are 0 and every fit is certified.
+# In the slow run (64 checks, 6 s of CPU): the default run checks every estimator above,
+# and the guarantee's fits in tests/test_guarantee.py and tests/test_certify_policy.py.
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:no sensitive features")
 @parametrize_with_checks([FairPolicyClassifier(guarantee=0.05, random_state=0)],
                          expected_failed_checks=lambda est: GUARANTEE_FAILED_CHECKS,

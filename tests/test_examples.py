@@ -1,7 +1,9 @@
 """The examples run and their output explains itself (and stays true).
 
 Each example runs as a script in a fresh interpreter, as a user would run it. The
-COMPAS examples need the real data; the longer examples are in the slow set.
+COMPAS examples need the real data. The longer examples are in the slow set (CI runs
+it, and CI's documentation build runs every example once more), so that the default run
+stays under three minutes (issue 54).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def test_every_example_is_tested():
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
 
+@pytest.mark.slow  # 5 s: the slow run checks its output; CI's docs build runs it too
 def test_evaluate_compas_decisions(data_dir, tmp_path):
     out = run_example("evaluate_compas_decisions.py", tmp_path, data_dir)
     for text in ("log_bayes_factor", "can exceed 1", "historical decisions (as logged)",
@@ -63,6 +66,7 @@ def test_evaluate_compas_decisions(data_dir, tmp_path):
     assert acc["historical decisions (as logged)"] != acc["per-cell historical policy"]
 
 
+@pytest.mark.slow  # 5 s: the slow run checks its output; CI's docs build runs it too
 def test_certified_compas(data_dir, tmp_path):
     out = run_example("certified_compas.py", tmp_path, data_dir)
     cert = [float(v) for v in re.findall(r"certified accuracy (\d\.\d+) \(the estimate's "
@@ -111,6 +115,7 @@ def test_bayesian_fairness_compas(data_dir, tmp_path):
     assert "CVaR_0.9(balance) <= 0.05" in out
 
 
+@pytest.mark.slow  # 10 s: the slow run checks its output; CI's docs build runs it too
 def test_refer_option_adult(data_dir, tmp_path):
     """Three decisions on Adult: the fair rule's training deviation is the tolerance, it
     costs utility, and the printed utilities and rates are the test rows' (each group's
@@ -133,6 +138,7 @@ def test_refer_option_adult(data_dir, tmp_path):
         assert sum(r[7:10]) == pytest.approx(1, abs=2e-3)
 
 
+@pytest.mark.slow  # 6 s: the slow run checks its output; CI's docs build runs it too
 def test_capacity_adult(data_dir, tmp_path):
     """At most 10% of Adult's test people get an offer: every policy's offer share (the
     mean of its probabilities, recomputed by the example) is within the capacity, parity
@@ -166,6 +172,7 @@ def test_capacity_adult(data_dir, tmp_path):
     assert size == k_printed == k == n_women + n_men
 
 
+@pytest.mark.slow  # 6 s: the slow run checks its output; CI's docs build runs it too
 def test_ranking_adult(data_dir, tmp_path):
     """A shortlist of 100 from 2,000 Adult applicants: the sort passes over no one,
     exposure parity holds within 0.005 (recomputed by the example from the matrix), the
@@ -224,6 +231,7 @@ def test_fair_softmax_adult(data_dir, tmp_path):
             assert float(eo) < 0.04
 
 
+@pytest.mark.slow  # 4 s: a fresh interpreter importing PyMC to print one message
 def test_bail_from_compas_pymc_without_data(tmp_path):
     """Without the data the pymc example says what it needs and exits cleanly."""
     out = run_example("bail_from_compas_pymc.py", tmp_path)
@@ -351,6 +359,7 @@ def test_lipschitz_adult(data_dir, tmp_path):
     assert "meritocratic in expectation" in out
 
 
+@pytest.mark.slow  # 4 s: the slow run checks its output; CI's docs build runs it too
 def test_capacity_compas(data_dir, tmp_path):
     """At most 30% of COMPAS defendants held: every policy's share held (recomputed by
     the example from its probabilities) is within the beds, equal false-positive rates
@@ -385,6 +394,7 @@ def test_capacity_compas(data_dir, tmp_path):
     assert m and int(m.group(1)) == int(m.group(2)) == k
 
 
+@pytest.mark.slow  # 4 s: the slow run checks its output; CI's docs build runs it too
 def test_matching_school_choice(tmp_path):
     """The stable lottery meets the smallest gap the example reports, no better off than
     deferred acceptance and no draw unstable; without stability the same gap is met at a

@@ -208,11 +208,14 @@ def _draws_failing(crits, p_xzy, policy, n, delta, n_draws, seed, statistic="bou
 DELTA = 0.05
 _TAIL = 1e-4
 
+#: The first case in the default run; the other two (3-5 s each) in the slow run.
 COVERAGE = [
     ([fd.Independence(), fd.Independence(measure="max")], 3, 2),
-    ([fd.Separation(weighting="group"), fd.Separation(measure="max", outcomes=[1])], 2, 3),
-    ([fd.Independence(reference="pairwise"),
-      fd.Separation(measure="max", reference="pairwise")], 3, 3),
+    pytest.param([fd.Separation(weighting="group"), fd.Separation(measure="max", outcomes=[1])],
+                 2, 3, marks=pytest.mark.slow),
+    pytest.param([fd.Independence(reference="pairwise"),
+                  fd.Separation(measure="max", reference="pairwise")], 3, 3,
+                 marks=pytest.mark.slow),
 ]
 
 

@@ -163,3 +163,27 @@ def test_label_matching_property(seed, n_x, n_z, data):
     want = np.array([policy.table[x_labels.index(seen_x[c]), z_labels.index(seen_z[g])]
                      for c, g in zip(cell, group, strict=True)])
     np.testing.assert_array_equal(policy.proba(units), want)
+
+
+def test_codes_of_an_owner_with_the_same_labels_need_no_lookup(monkeypatch):
+    """Units.map_codes: an owner made for the same labels in the same order maps each
+    code to itself without the label lookup (which built a pandas Index on every
+    evaluation of a policy in its own world); labels in another order still go through
+    the lookup and map by label."""
+    from fairdecide.data.units import Units
+    from fairdecide.labels import Labels
+
+    units = Units(group=np.array([0, 1, 1]), n_groups=2, cell=np.array([2, 0, 1]),
+                  n_cells=3, cell_labels=("a", "b", "c"), group_labels=(1, 2))
+    looked_up = []
+    real = Labels.map_to
+    monkeypatch.setattr(Labels, "map_to", lambda self, *a, **k: looked_up.append(1)
+                        or real(self, *a, **k))
+    np.testing.assert_array_equal(units.map_codes(("a", "b", "c"), 3, "cell", "policy"),
+                                  [0, 1, 2])
+    np.testing.assert_array_equal(units.map_codes((1, 2), 2, "group", "policy"), [0, 1])
+    assert looked_up == []
+    np.testing.assert_array_equal(units.map_codes(("c", "a", "b"), 3, "cell", "policy"),
+                                  [1, 2, 0])
+    np.testing.assert_array_equal(units.map_codes((2, 1), 2, "group", "policy"), [1, 0])
+    assert len(looked_up) == 2

@@ -148,6 +148,7 @@ def test_dask_local_cluster_gives_the_same_counts_and_results(tmp_path):
                                   audit(counts, PROBLEM, random_state=0), rtol=1e-12)
 
 
+@pytest.mark.slow  # 5-8 s (a LocalCluster of two processes), as the cluster test above
 def test_the_docs_example_runs(capsys):
     """The Dask example of docs/data.md, verbatim."""
     import re
