@@ -191,14 +191,16 @@ def run_case(n: int, L: float, how: str) -> dict:
         generation.DROP_SLACK = np.inf
     if how == "generation, flow master":
         _flow_master(world, L)
-    t0 = time.perf_counter()
+    load = os.getloadavg()[0]
+    t0, c0 = time.perf_counter(), time.process_time()
     res = fd.optimize_policy(problem, world, crit, epsilon=0.0)
-    secs = time.perf_counter() - t0
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
     free = fd.optimize_policy(problem, world)
     cert = res.certificates.get("lipschitz", {})
     check = crit.certificate(res.policy.table, world.X)  # all pairs, for both routes
-    return {"seconds": secs, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            / 1024, "utility": res.utility, "unconstrained": free.utility,
+    return {"seconds": secs, "cpu_s": cpu, "load": load,
+            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "utility": res.utility, "unconstrained": free.utility,
             "rounds": cert.get("rounds", 1), "pairs_in_lp": cert.get(
                 "cuts_in_program", n * (n - 1) // 2), "max_violation": check.max_violation,
             "pairs_checked": check.pairs_checked, "solve_s": res.stats["solve_seconds"],
@@ -209,7 +211,8 @@ def run_case(n: int, L: float, how: str) -> dict:
 def lp_part(args) -> None:
     run = started()
     sizes = LP_SIZES[:2] if args.quick else (args.sizes or LP_SIZES)
-    head = (f"{'n':>6} {'L':>4} {'method':<24} {'seconds':>8} {'solve s':>8} "
+    head = (f"{'n':>6} {'L':>4} {'method':<24} {'seconds':>8} {'cpu s':>8} {'load':>5} "
+            f"{'solve s':>8} "
             f"{'search s':>8} {'peak MB':>8} {'rounds':>6} {'pairs in LP':>12} "
             f"{'utility':>10} {'max violation':>14} {'vs full':>9}")
     lines = []
@@ -247,16 +250,18 @@ def lp_part(args) -> None:
         "",
         head, "-" * len(head), *lines, "",
         "seconds: optimize_policy end to end (nearest neighbours, every solve and search,",
-        "verification); solve s / search s: its HiGHS solves and pair searches; peak MB:",
-        "the process's resident peak; pairs in LP: pairs whose rows the final program",
-        "carries; max violation: the exact largest D_TV - L d over all n (n - 1) / 2",
-        "pairs of the returned policy (<= 0: certified L-Lipschitz); vs full: relative",
-        "utility difference from the all-pairs LP, or where there is none from the landed",
-        "tree's generation. generation, no dropping: this tree with DROP_SLACK = inf (its",
-        "cuts never leave the program, as before); generation, flow master: a design, this",
-        "tree's generation with each round's master solved from scratch by OR-Tools'",
-        "min-cost flow (int64: costs rounded down, supplies rounded, at 1e-7) instead of",
-        "HiGHS. Every case runs in its own process.",
+        "verification), wall clock; cpu s: the process's CPU seconds over the same call",
+        "(all its threads); load: the 1-min load average when the call began (2 cores,",
+        "shared with other developers' jobs); solve s / search s: its HiGHS solves and",
+        "pair searches; peak MB: the process's resident peak; pairs in LP: pairs whose",
+        "rows the final program carries; max violation: the exact largest D_TV - L d over",
+        "all n (n - 1) / 2 pairs of the returned policy (<= 0: certified L-Lipschitz);",
+        "vs full: relative utility difference from the all-pairs LP, or where there is",
+        "none from the landed tree's generation. generation, no dropping: this tree with",
+        "DROP_SLACK = inf (its cuts never leave the program, as before); generation, flow",
+        "master: a design, this tree's generation with each round's master solved from",
+        "scratch by OR-Tools' min-cost flow (int64: costs rounded down, supplies rounded,",
+        "at 1e-7) instead of HiGHS. Every case runs in its own process.",
     ]) + "\n"
     print(text)
     Path(args.out).write_text(text)
@@ -286,7 +291,8 @@ def _lp_rows(case, n: int, L: float, args, landed) -> list[str]:
             continue
         rel = ("" if anchor is None or r is anchor else
                f"{abs(r['utility'] - anchor['utility']) / abs(anchor['utility']):.1e}")
-        row = (f"{n:>6} {L:>4} {how:<24} {r['seconds']:>8.2f} {r['solve_s']:>8.2f} "
+        row = (f"{n:>6} {L:>4} {how:<24} {r['seconds']:>8.2f} {r['cpu_s']:>8.2f} "
+               f"{r['load']:>5.2f} {r['solve_s']:>8.2f} "
                f"{r['search_s']:>8.2f} {r['peak_mb']:>8.0f} {r['rounds']:>6} "
                f"{r['pairs_in_lp']:>12,} {r['utility']:>10.6f} "
                f"{r['max_violation']:>14.2e} {rel:>9}")
@@ -349,6 +355,7 @@ def _ortools_flow(pairs, bound, g, scale: float = 1e7):
     rounded down and supplies rounded at ``scale``), cold; the potentials p read from
     the arcs that carry flow (tight: p_tail - p_head = cost), exactly in integers:
     (seconds, p, components of those arcs not reaching the root)."""
+    # here, not at the top: OR-Tools is in the bench extra only, needed by --designs
     from ortools.graph.python import min_cost_flow
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import breadth_first_order, connected_components
@@ -520,6 +527,17 @@ def designs_part(args) -> None:
     Path(args.out).write_text(text)
 
 
+def _need_ortools() -> None:
+    """Stop with a clear message when OR-Tools (the min-cost flow the designs measure)
+    is not installed; the rest of the benchmark does not need it."""
+    import importlib.util
+
+    if importlib.util.find_spec("ortools") is None:
+        raise SystemExit("--designs and --part designs time OR-Tools' min-cost flow, which "
+                         "is not installed: pip install 'fairdecide[bench]' (or ortools), "
+                         "or run without them")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("lp", "certificate", "designs"), default="lp")
@@ -550,6 +568,8 @@ def main() -> None:
     if args.design_case:
         print(json.dumps(design_case(*json.loads(args.design_case))))
         return
+    if args.designs or args.part == "designs":
+        _need_ortools()
     name = {"lp": "lipschitz_lp.txt", "certificate": "lipschitz.txt",
             "designs": "lipschitz_designs.txt"}[args.part]
     args.out = args.out or str(ROOT / "benchmarks" / "results" / name)
