@@ -117,3 +117,39 @@ def test_generation_keeps_the_cuts_not_yet_in_the_pool(seed, n_pool, n_cuts, wid
                       np.array([[top, 1]] * wide, dtype=np.int64).reshape(-1, 2)])
     expected = [c for c in cuts.tolist() if c not in pool.tolist()]
     assert _unseen(cuts, pool).tolist() == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n_units=st.integers(1, 5), extra=st.integers(0, 3),
+       m=st.integers(2, 10), fold=st.booleans())
+def test_slack_rows_dropped_keep_the_optimum_and_the_basis(seed, n_units, extra, m, fold):
+    # dropping rows slack at the optimum leaves it optimal (a relaxation whose optimum
+    # is still feasible) and the basis of the rest (no simplex iteration); their duals
+    # read 0, the others keep their places; added back, linprog's optimum again
+    c, lb, ub, A, b, simplex = _program(seed, n_units, extra, m)
+    n = len(c)
+    ref = linprog(c, A_ub=A.toarray(), b_ub=b, A_eq=simplex.toarray(), b_eq=np.ones(n_units),
+                  bounds=list(zip(lb, ub, strict=True)), method="highs")
+    if ref.status != 0:
+        return
+    pairs = np.arange(2 * n_units).reshape(n_units, 2) if fold else None
+    form = DualForm(c, lb, ub, A, b, sp.csr_matrix((0, n)) if fold else simplex,
+                    np.zeros(0) if fold else np.ones(n_units), fold=pairs, method=MASTER)
+    assert form.solve()[0]
+    x, y = form.values(), form.ub_duals()
+    slack = form.slacks(np.arange(m))
+    assert np.allclose(slack, b - A @ x, atol=1e-9)
+    gone = np.flatnonzero(slack > 1e-6)
+    before = form.iterations
+    form.drop_rows(gone)
+    assert form.solve()[0]
+    assert form.iterations == before
+    assert form.objective == pytest.approx(ref.fun, rel=1e-9, abs=1e-9)
+    assert np.isinf(form.slacks(gone)).all()
+    y2 = form.ub_duals()
+    assert len(y2) == m and np.all(y2[gone] == 0.0)
+    assert np.allclose(np.delete(y2, gone), np.delete(y, gone), atol=1e-9)
+    form.add_rows(A[gone], np.full(len(gone), -np.inf), b[gone])
+    assert form.solve()[0]
+    assert form.objective == pytest.approx(ref.fun, rel=1e-9, abs=1e-9)
+    assert form.n_ub_rows == m + len(gone)

@@ -119,6 +119,26 @@ def test_generation_matches_an_all_pairs_lp_written_here(n, n_a, L, seed):
         _brute_violation(res.policy.table, world.X, L), abs=1e-12)
 
 
+@pytest.mark.parametrize("drop, seed", [(0.0, 0), (0.0, 1), (1e-3, 2), (1e-3, 3)])
+def test_cuts_that_leave_the_program_keep_the_optimum(monkeypatch, drop, seed):
+    # kept warm, generation drops cuts slack by more than DROP_SLACK after each solve
+    # (here every slack one, the most churn) and takes them back when violated again:
+    # the optimum is still the all-pairs LP's, written here, and the policy is certified
+    # by brute force over all pairs
+    from fairdecide.optimize.engine import generation
+
+    monkeypatch.setattr(generation, "DROP_SLACK", drop)
+    problem, world = _world(40, 2, seed)
+    res = fd.optimize_policy(problem, world, fd.Lipschitz(constant=0.15), epsilon=0.0)
+    cert = res.certificates["lipschitz"]
+    assert cert["cuts_dropped"] > 0
+    assert f"{cert['cuts_dropped']:,} dropped once slack" in res.summary()
+    assert cert["cuts_in_program"] == cert["cuts_added"] - cert["cuts_dropped"] + len(
+        fd.Lipschitz(constant=0.15).initial_cuts(world.units()))
+    assert res.utility == pytest.approx(_reference(problem, world, 0.15), rel=1e-7)
+    assert _brute_violation(res.policy.table, world.X, 0.15) <= 1e-7
+
+
 @settings(max_examples=8, deadline=None)
 @given(n=st.integers(4, 12), n_a=st.sampled_from([2, 3]), L=st.floats(0.05, 0.5),
        eps=st.floats(0.01, 0.2), seed=st.integers(0, 10_000))

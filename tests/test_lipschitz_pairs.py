@@ -199,3 +199,64 @@ def test_the_single_precision_screen_keeps_pairs_at_the_boundary(n, d, scale, of
     want = {(int(i), int(j)) for i, j, v in zip(*iu, V, strict=True) if v > 0}
     assert {tuple(map(int, q)) for q in found.pairs} == want
     assert found.max_violation == pytest.approx(V.max(), abs=1e-15)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(n=st.integers(2, 60), k=st.integers(2, 3), L=st.sampled_from([0.05, 0.3, 1.0]),
+       block=st.sampled_from([2, 5, 1024]), levels=st.integers(1, 3),
+       threshold=st.sampled_from([0.0, 1e-7, 0.1]), touch=st.booleans(),
+       scale=st.sampled_from([1.0, 0.7]), seed=st.integers(0, 10_000))
+def test_blocks_of_equal_rows_keep_the_exact_maximum(n, k, L, block, levels, threshold,
+                                                      touch, scale, seed):
+    # rows of a few values only (as a Lipschitz optimum's, mostly at a vertex), so that
+    # whole blocks hold one row and are not screened: the maximum over all pairs (or
+    # over the pairs touching the rows given) and every pair above the threshold are
+    # still brute force's, also when every pair is slack (the maximum < 0) and when the
+    # rows do not sum to 1 (scale: no shortcut for two actions)
+    rng = np.random.RandomState(seed)
+    values = rng.dirichlet(np.ones(k), size=levels) * scale
+    P = values[rng.randint(0, levels, n)]
+    X = rng.normal(size=(n, 2))
+    touching = rng.random_sample(n) < 0.5 if touch else None
+    if touching is not None and not touching.any():
+        touching[0] = True
+    found = violated_pairs(P, X, L, threshold=threshold, block=block, touching=touching)
+    V = 0.5 * np.abs(P[:, None] - P[None]).sum(axis=2) - L * cdist(X, X)
+    iu = np.triu_indices(n, 1)
+    mask = np.ones(len(iu[0]), dtype=bool) if touching is None else (
+        touching[iu[0]] | touching[iu[1]])
+    if not mask.any():
+        return
+    assert found.max_violation == pytest.approx(V[iu][mask].max(), abs=1e-12)
+    i, j = found.worst_pair
+    assert V[i, j] == pytest.approx(found.max_violation, abs=1e-12)
+    above = {(int(a), int(b)) for a, b, m in zip(*iu, mask, strict=True)
+             if m and V[a, b] > threshold}
+    assert {tuple(map(int, p)) for p in found.pairs} == above
+
+
+def test_blocks_of_one_row_are_not_screened(monkeypatch):
+    # a deterministic policy on 4,096 people at two actions, as the blocks of 1,024 fall
+    # when its rows are put in order: of the 10 pairs of blocks, the 6 that hold one
+    # row on both sides have D_TV = 0 everywhere and are not screened (a pair of the
+    # others, screened, violates by more than their bound, 0)
+    from fairdecide.criteria import _pair_screen
+
+    screened = []
+    block = _pair_screen.Screen.block
+
+    def counted(self, a, b):
+        screened.append((a.start, b.start))
+        return block(self, a, b)
+
+    monkeypatch.setattr(_pair_screen.Screen, "block", counted)
+    rng = np.random.RandomState(0)
+    n = 4096
+    X = rng.normal(size=(n, 3))
+    act = np.r_[np.zeros(2048, dtype=int), np.ones(2048, dtype=int)]
+    rng.shuffle(act)
+    P = np.eye(2)[act]
+    found = violated_pairs(P, X, 0.3, threshold=1e-7)
+    V = np.abs(P[:, None, 1] - P[None, :, 1]) - 0.3 * cdist(X, X)
+    assert found.max_violation == pytest.approx(V[np.triu_indices(n, 1)].max(), abs=1e-12)
+    assert len(screened) == 4

@@ -193,61 +193,80 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
     T = metric.transform(F)
     if T is None:
         metric.check_callable(F)
-    # the individuals touched come first; pairs (p, q), p < q, with p among them
-    perm = np.arange(n) if touching is None else np.r_[np.flatnonzero(touching),
-                                                        np.flatnonzero(~touching)]
+    # the individuals touched come first; pairs (p, q), p < q, with p among them. Each
+    # part is in the order of its rows, so that equal rows (a deterministic policy's, or
+    # those a Lipschitz constraint holds at one value) fill whole blocks: a pair of
+    # blocks whose rows all lie within a small D_TV of each other is not screened
     n_rows = n if touching is None else int(np.count_nonzero(touching))
-    if touching is not None:
-        P, F = P[perm], F[perm]
-        T = None if T is None else T[perm]
+    parts = ([np.arange(n)] if touching is None
+             else [np.flatnonzero(touching), np.flatnonzero(~touching)])
+    perm = np.concatenate([part[_row_order(P[part])] for part in parts])
+    P, F = P[perm], F[perm]
+    T = None if T is None else T[perm]
     screen = None if T is None else Screen(T, P, L)
-    best, best_pair, truncated = -np.inf, (0, 1), False
+    lo, hi = _block_ranges(P, block)
+    state = {"best": -np.inf, "best_pair": (0, 1), "truncated": False}
     found_i, found_j, found_v = [], [], []
-    for s in range(0, n_rows, block):
+
+    def visit(s: int, t: int) -> None:
         a = slice(s, min(s + block, n_rows))
+        b = slice(t, min(t + block, n))
+        if T is None:
+            D = np.asarray(metric.kind(F[a], F[b]), dtype=float)
+            v = tv_block(P[a], P[b])
+            if D.shape != v.shape or not np.all(np.isfinite(D)) or np.any(D < 0):
+                raise FairdecideError(
+                    "the metric callable returned a matrix of the wrong shape, or a "
+                    "negative or non-finite distance")
+            v -= L * D  # exact
+            lower = as_is
+        else:
+            v, lower = screen.block(a, b), screen.lower
+        if s == t:
+            v[np.tril_indices(len(v), 0, len(v[0]))] = -np.inf
+        top = np.unravel_index(int(np.argmax(v)), v.shape)
+        if not np.isfinite(v[top]):
+            return
+        # v bounds every exact violation from above (up to ``lower``): a pair can
+        # exceed the threshold, or the largest exact violation known (here or in
+        # earlier blocks), only if its bound does; the block's top pair is always
+        # examined
+        cut = max(state["best"], float(_exact(T, P, L, v, [top[0]], [top[1]], s, t)[0]))
+        lo_t, lo_c = lower(threshold), lower(cut)
+        if v[top] <= lo_t and v[top] <= lo_c:  # no bound above either
+            ii = jj = np.zeros(0, dtype=np.int64)
+        elif per_unit is None:
+            ii, jj = np.nonzero(v > min(lo_t, lo_c))
+        else:
+            ii, jj, dropped = screened_top(v, lo_t, lo_c, per_unit)
+            state["truncated"] |= dropped
+        ii, jj = np.r_[ii, top[0]], np.r_[jj, top[1]]
+        exact = _exact(T, P, L, v, ii, jj, s, t)
+        gi, gj = perm[ii + s], perm[jj + t]
+        gi, gj = np.minimum(gi, gj), np.maximum(gi, gj)
+        k = int(np.argmax(exact))
+        if exact[k] > state["best"]:
+            state["best"], state["best_pair"] = float(exact[k]), (int(gi[k]), int(gj[k]))
+        keep = exact > threshold
+        keep[-1] = False  # the block's top pair, appended once more above
+        found_i.append(gi[keep])
+        found_j.append(gj[keep])
+        found_v.append(exact[keep])
+
+    # a pair of blocks whose D_TV bound is at most the threshold holds no pair above
+    # it; it is screened at the end only if it could hold the largest violation
+    later = []
+    for s in range(0, n_rows, block):
         for t in range(s, n, block):
-            b = slice(t, min(t + block, n))
-            if T is None:
-                D = np.asarray(metric.kind(F[a], F[b]), dtype=float)
-                v = tv_block(P[a], P[b])
-                if D.shape != v.shape or not np.all(np.isfinite(D)) or np.any(D < 0):
-                    raise FairdecideError(
-                        "the metric callable returned a matrix of the wrong shape, or a "
-                        "negative or non-finite distance")
-                v -= L * D  # exact
-                lower = as_is
+            bound = _tv_bound(lo, hi, s // block, t // block)
+            if bound <= threshold:
+                later.append((bound, s, t))
             else:
-                v, lower = screen.block(a, b), screen.lower
-            if s == t:
-                v[np.tril_indices(len(v), 0, len(v[0]))] = -np.inf
-            top = np.unravel_index(int(np.argmax(v)), v.shape)
-            if not np.isfinite(v[top]):
-                continue
-            # v bounds every exact violation from above (up to ``lower``): a pair can
-            # exceed the threshold, or the largest exact violation known (here or in
-            # earlier blocks), only if its bound does; the block's top pair is always
-            # examined
-            cut = max(best, float(_exact(T, P, L, v, [top[0]], [top[1]], s, t)[0]))
-            lo_t, lo_c = lower(threshold), lower(cut)
-            if v[top] <= lo_t and v[top] <= lo_c:  # no bound above either
-                ii = jj = np.zeros(0, dtype=np.int64)
-            elif per_unit is None:
-                ii, jj = np.nonzero(v > min(lo_t, lo_c))
-            else:
-                ii, jj, dropped = screened_top(v, lo_t, lo_c, per_unit)
-                truncated |= dropped
-            ii, jj = np.r_[ii, top[0]], np.r_[jj, top[1]]
-            exact = _exact(T, P, L, v, ii, jj, s, t)
-            gi, gj = perm[ii + s], perm[jj + t]
-            gi, gj = np.minimum(gi, gj), np.maximum(gi, gj)
-            k = int(np.argmax(exact))
-            if exact[k] > best:
-                best, best_pair = float(exact[k]), (int(gi[k]), int(gj[k]))
-            keep = exact > threshold
-            keep[-1] = False  # the block's top pair, appended once more above
-            found_i.append(gi[keep])
-            found_j.append(gj[keep])
-            found_v.append(exact[keep])
+                visit(s, t)
+    for bound, s, t in sorted(later, reverse=True):
+        if bound > state["best"]:  # otherwise no pair of it can beat the largest
+            visit(s, t)
+    best, best_pair, truncated = state["best"], state["best_pair"], state["truncated"]
     pairs = (np.stack([np.concatenate(found_i), np.concatenate(found_j)], axis=1)
              if found_i else np.zeros((0, 2), dtype=int))
     viol = np.concatenate(found_v) if found_v else np.zeros(0)
@@ -259,6 +278,28 @@ def violated_pairs(rows: Any, X: Any, constant: float, metric: PairMetric | None
     checked = n_rows * (n_rows - 1) // 2 + n_rows * (n - n_rows)
     return PairSearch(best, best_pair, pairs[order].astype(int), viol[order], checked,
                       bool(truncated))
+
+
+def _row_order(P: np.ndarray) -> np.ndarray:
+    """An order of the rows that puts equal rows together (by the last action's
+    probability, then the one before, ...)."""
+    return np.lexsort(P.T)
+
+
+def _block_ranges(P: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each block's smallest and largest probability of each action, (n_blocks, n_a)."""
+    starts = np.arange(0, len(P), block)
+    return np.minimum.reduceat(P, starts, axis=0), np.maximum.reduceat(P, starts, axis=0)
+
+
+def _tv_bound(lo: np.ndarray, hi: np.ndarray, a: int, b: int) -> float:
+    """A bound of D_TV(p, q) over p in block a and q in block b, from above in floating
+    point too: |p_k - q_k| <= max(hi_a - lo_b, hi_b - lo_a) per action, each difference
+    rounded no higher than the bound's (rounding is monotone), and the sum inflated by
+    its own rounding; 0 exactly when both blocks hold one and the same row."""
+    gap = np.maximum(hi[a] - lo[b], hi[b] - lo[a])
+    total = 0.5 * float(np.maximum(gap, 0.0).sum())
+    return total * (1 + 4 * len(gap) * np.finfo(float).eps)
 
 
 def pair_distances(X: np.ndarray, pairs: np.ndarray, metric: PairMetric,

@@ -154,7 +154,9 @@ class OptimizeResult:
                 f"  {name} certificate: {found}, searched over all "
                 f"{cert['pairs_checked']:,} {searched} (in {cert['search_seconds']:.2f} s); "
                 f"{cert['cuts_in_program']:,} cuts in the final program "
-                f"({cert['cuts_added']:,} generated in {cert['rounds']} rounds)")
+                f"({cert['cuts_added']:,} generated in {cert['rounds']} rounds"
+                + (f", {cert['cuts_dropped']:,} dropped once slack"
+                   if cert.get("cuts_dropped") else "") + ")")
         g = self.guarantee
         if g is not None:  # over a confidence set: what is certified, and its price
             lines.append(f"  guarantee     : {'best' if g.optimistic else 'certified'} "
@@ -201,7 +203,9 @@ class OptimizeResult:
         of the family were searched: pairs, or the group rates a set's worst worlds were
         searched for), ``searched`` (what they are), ``rounds``,
         ``cuts_in_program`` (pairs in the final program), ``cuts_added``,
-        ``search_seconds`` and ``certified`` (no pair exceeds the program's bound). For a
+        ``cuts_dropped`` (pairs that left the program once slack, constraint generation
+        kept warm), ``search_seconds`` and ``certified`` (no pair exceeds the program's
+        bound). For a
         parametric policy certified by its weights: ``lipschitz_bound`` (kappa),
         ``constant`` (L) and ``certified`` (kappa <= L)."""
         return ByCriterion(self.stats.get("certificates", {}))

@@ -95,8 +95,8 @@ class DualForm:
         self.model = HighsModel(cost, low, np.full(len(cost), np.inf), M, c, c,
                                 time_limit=time_limit, dual_tol=DUAL_ANSWER_TOL)
         self.model.set_method(method)
-        self._w = [self.model.n_cols - self.m_ub]  # where each batch of w columns starts
-        self._w_rows = [self.m_ub]
+        # the column w of each inequality row of P, in the order they came; -1 once dropped
+        self._ub_col = np.arange(self.model.n_cols - self.m_ub, self.model.n_cols)
 
     def _fold(self, n: int, fold: np.ndarray | None) -> np.ndarray:
         """x = T x' + x0: x_a = 1 - x_b for each folded pair; returns the columns kept."""
@@ -158,13 +158,41 @@ class DualForm:
             raise ValueError("DualForm takes rows A x <= b and A x = b only")
         ub_rows = np.flatnonzero(~eq)
         if len(ub_rows):
-            self._w.append(self.model.n_cols)
-            self._w_rows.append(len(ub_rows))
+            self._ub_col = np.concatenate([self._ub_col,
+                                           self.model.n_cols + np.arange(len(ub_rows))])
             self.model.add_cols(-A[ub_rows].T, hi[ub_rows], np.zeros(len(ub_rows)),
                                 np.full(len(ub_rows), np.inf))
         if eq.any():
             self.model.add_cols(A[eq].T, -hi[eq], np.full(int(eq.sum()), -np.inf),
                                 np.full(int(eq.sum()), np.inf))
+
+    @property
+    def n_ub_rows(self) -> int:
+        """Inequality rows of P given so far (dropped ones included)."""
+        return len(self._ub_col)
+
+    def slacks(self, rows: np.ndarray) -> np.ndarray:
+        """b - A x of P's inequality ``rows`` (indices in the order they came) at the
+        last solve: their columns' reduced costs in D; inf for a dropped row."""
+        cols = self._ub_col[np.asarray(rows, dtype=np.int64)]
+        out = np.full(len(cols), np.inf)
+        live = cols >= 0
+        out[live] = self.model.reduced_costs()[cols[live]]
+        return out
+
+    def drop_rows(self, rows: np.ndarray) -> None:
+        """Take P's inequality ``rows`` out (their columns of D are deleted). Rows slack
+        at the last solve have nonbasic columns in D, so the basis of the rest stays and
+        the next solve is warm; P's solution stays optimal without them."""
+        rows = np.asarray(rows, dtype=np.int64)
+        cols = self._ub_col[rows]
+        cols = np.unique(cols[cols >= 0])
+        if not len(cols):
+            return
+        self.model.delete_cols(cols)
+        self._ub_col[rows] = -1
+        live = self._ub_col >= 0
+        self._ub_col[live] -= np.searchsorted(cols, self._ub_col[live])
 
     def solve(self) -> tuple[bool, str]:
         """Solve D from its last basis; (P optimal, status word), with D unbounded read
@@ -200,7 +228,9 @@ class DualForm:
 
     def ub_duals(self) -> np.ndarray:
         """P's inequality-row duals (HiGHS's sign: <= 0 on a minimisation), in the order
-        the rows were added."""
+        the rows were added (0 for a dropped row)."""
         w = self.model.values()
-        return -np.concatenate([w[s:s + k] for s, k in zip(self._w, self._w_rows,
-                                                           strict=True)])
+        out = np.zeros(len(self._ub_col))
+        live = self._ub_col >= 0
+        out[live] = -w[self._ub_col[live]]
+        return out

@@ -162,6 +162,14 @@ class HighsModel:
         self.n_cols += k
         return idx
 
+    def delete_cols(self, cols: np.ndarray) -> None:
+        """Delete columns (the later ones move down to fill the gaps); a basis in which
+        they are all nonbasic stays the basis of the rest, so the next solve is warm."""
+        cols = np.unique(np.asarray(cols, dtype=np.int32))
+        if len(cols):
+            self.h.deleteCols(len(cols), cols)
+            self.n_cols -= len(cols)
+
     def set_row_bounds(self, rows: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         rows = np.asarray(rows, dtype=np.int32)
         if len(rows):
