@@ -29,9 +29,9 @@ __all__ = ["Found", "local_search", "successive_linearization"]
 STALL_WINDOW = 20
 STALL_GAIN = 1e-6
 # The feasibility phase minimises the violation less UTILITY_WEIGHT times the utility
-# (relative to the starts' largest |utility|): an exact penalty, so that it lands at a
-# feasible point of high utility rather than at whichever feasible point the first step
-# program's solver returns (the pure violation has a whole face of minimisers, and the
+# (over the largest |utility| of an outcome and action): an exact penalty, so that it
+# lands at a feasible point of high utility, not at whichever feasible point the first
+# step program's solver returns (the pure violation has a whole face of minimisers; the
 # search from an arbitrary point of it stopped at 0.394 where 0.714 was reachable).
 UTILITY_WEIGHT = 0.1
 
@@ -79,7 +79,7 @@ def successive_linearization(session: Session, tradeoff: Tradeoff, tally: Tally)
             if not tradeoff.bounds_deviations:
                 continue
             if pure is None:
-                scale = max(abs(session.belief.combine(values(s)[0])) for s in starts)
+                scale = float(np.abs(session.prog.U_m).max(initial=0.0))
                 pure = MinViolation(tradeoff.epsilon, tradeoff.chance_delta)
                 elastic = replace(pure, utility_weight=UTILITY_WEIGHT / max(scale, 1e-12))
             pi, _, _, _ = local_search(session, elastic, pi, tally, values)
