@@ -83,9 +83,10 @@ def successive_linearization(session: Session, tradeoff: Tradeoff, tally: Tally)
                 pure = MinViolation(tradeoff.epsilon, tradeoff.chance_delta)
                 elastic = replace(pure, utility_weight=UTILITY_WEIGHT / max(scale, 1e-12))
             pi, _, _, _ = local_search(session, elastic, pi, tally, values)
-            if not tradeoff.feasible(*values(pi), session.belief, session.tol,
-                                     session.utility_tol):
-                # the penalty was too weak here: the violation alone, from where it ended
+            if best is None and not tradeoff.feasible(*values(pi), session.belief,
+                                                      session.tol, session.utility_tol):
+                # the penalty was too weak here and no start is feasible yet: the
+                # violation alone, from where it ended
                 pi, _, _, _ = local_search(session, pure, pi, tally, values)
             U, F = values(pi)
             v = pure.merit(U, F, session.belief)
