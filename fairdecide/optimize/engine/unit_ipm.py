@@ -61,7 +61,6 @@ import scipy.sparse as sp
 
 from fairdecide._common.threads import one_blas_thread
 from fairdecide.optimize.engine._block_lp import BlockLP, block_structure
-from fairdecide.optimize.engine._epigraph_rows import Epigraphs, eliminate_epigraphs
 from fairdecide.optimize.engine._merge_rows import Merge, merge_rows
 from fairdecide.optimize.engine._normal_marginals import (
     MarginalNormal,
@@ -94,8 +93,7 @@ STEP = 0.995
 REGULARISATION = 1e-9
 
 
-Layout = tuple[BlockLP, list[np.ndarray], np.ndarray, Merge | None, Substitution | None,
-               Epigraphs | None]
+Layout = tuple[BlockLP, list[np.ndarray], np.ndarray, Merge | None, Substitution | None]
 
 
 def analyse(program: Any) -> Layout | str:
@@ -112,13 +110,12 @@ def analyse(program: Any) -> Layout | str:
     if np.any((lp.l_v != 0.0) & np.isfinite(lp.l_v)) or np.any(np.isfinite(lp.u_v)):
         return "variable bounds other than v >= 0 or free"
     lp, merge = merge_rows(lp)
-    lp, epigraphs = eliminate_epigraphs(lp)
     blocks, border = row_blocks(lp)
     largest = max([len(border), *(len(b) for b in blocks)])
     if largest > MAX_BLOCK:
         return f"a block of {largest} rows to factor densely (at most {MAX_BLOCK})"
     sub = substitution(lp, blocks, border)
-    return lp, blocks, border, merge, None if isinstance(sub, str) else sub, epigraphs
+    return lp, blocks, border, merge, None if isinstance(sub, str) else sub
 
 
 def unit_ipm_suits(program: Any) -> bool:
@@ -169,7 +166,7 @@ def system(layout: Layout) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, np.
     in words. x is (pi, the kept columns, their free ones' negatives, a slack per
     inequality row); A's rows are the simplices, then the coupling rows (the border's
     alone with the marginals substituted), in order."""
-    lp, blocks, border, _, sub, _ = layout
+    lp, blocks, border, _, sub = layout
     # the marginals substituted, the rows are the border's; otherwise all of them
     rows = np.arange(lp.n_rows) if sub is None else sub.border
     kept = np.arange(lp.G_v.shape[1]) if sub is None else sub.others
@@ -202,7 +199,7 @@ def _interior_point(program: Any, time_limit: float | None,
     layout = analyse(program) if layout is None else layout
     if isinstance(layout, str):
         return None, np.nan, layout, {}
-    lp, _, _, merge, sub, epigraphs = layout
+    lp, _, _, merge, sub = layout
     ne, b, c, kept, free, way = system(layout)
     run = mehrotra(ne, b, c, time_limit, t0)
     info = {"normal_equations": way, **run.info}
@@ -223,8 +220,6 @@ def _interior_point(program: Any, time_limit: float | None,
     v[kept[free]] -= x[n_pi + n_v:n_pi + n_v + len(free)]
     if sub is not None:
         v[sub.cols] = sub.marginals(lp, x[:n_pi])
-    if epigraphs is not None:
-        v = epigraphs.other_values(v)
     if merge is not None:
         v = merge.other_values(x[:n_pi], v)
     x_prog = np.concatenate([x[:n_pi], v])
