@@ -409,19 +409,25 @@ class MinViolation(Tradeoff):
 
     epsilon: tuple[float, ...] = ()
     chance_delta: float | None = None
+    utility_weight: float = 0.0
 
     def describe(self, names: Sequence[str]) -> str:
         return "minimise the violation of the fairness tolerances"
 
     def merit(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
         agg = aggregated_deviations(F, belief, self.chance_delta)
-        return float(np.maximum(agg - np.asarray(self.epsilon), 0).sum())
+        viol = float(np.maximum(agg - np.asarray(self.epsilon), 0).sum())
+        if self.utility_weight:
+            return viol - self.utility_weight * belief.combine(U)
+        return viol
 
     def objective(self, U: np.ndarray, F: np.ndarray, belief: Belief) -> float:
         return self.merit(U, F, belief)
 
     def write(self, asm: Assembly) -> None:
         asm.minimize_violation(self.epsilon, self.chance_delta)
+        if self.utility_weight:
+            asm.maximize(lambda k: asm.scenario_utility(k, self.utility_weight))
 
 
 def _check_delta(delta: float | None) -> None:

@@ -28,6 +28,12 @@ __all__ = ["Found", "local_search", "successive_linearization"]
 # the last STALL_WINDOW steps.
 STALL_WINDOW = 20
 STALL_GAIN = 1e-6
+# The feasibility phase minimises the violation less UTILITY_WEIGHT times the utility
+# (over the largest |utility| of an outcome and action): an exact penalty, so that it
+# lands at a feasible point of high utility, not at whichever feasible point the first
+# step program's solver returns (the pure violation has a whole face of minimisers; the
+# search from an arbitrary point of it stopped at 0.394 where 0.714 was reachable).
+UTILITY_WEIGHT = 0.1
 
 
 @dataclass(frozen=True)
@@ -64,16 +70,26 @@ def successive_linearization(session: Session, tradeoff: Tradeoff, tally: Tally)
     best: tuple[float, np.ndarray, float, str] | None = None
     least: tuple[float, np.ndarray] | None = None
     values = Values(session)
-    for start in candidates(session, tally):
+    starts = candidates(session, tally)
+    pure = elastic = None
+    for start in starts:
         pi = start
         if not tradeoff.feasible(*values(pi), session.belief, session.tol,
                                  session.utility_tol):
             if not tradeoff.bounds_deviations:
                 continue
-            phase = MinViolation(tradeoff.epsilon, tradeoff.chance_delta)
-            pi, _, _, _ = local_search(session, phase, pi, tally, values)
+            if pure is None:
+                scale = float(np.abs(session.prog.U_m).max(initial=0.0))
+                pure = MinViolation(tradeoff.epsilon, tradeoff.chance_delta)
+                elastic = replace(pure, utility_weight=UTILITY_WEIGHT / max(scale, 1e-12))
+            pi, _, _, _ = local_search(session, elastic, pi, tally, values)
+            if best is None and not tradeoff.feasible(*values(pi), session.belief,
+                                                      session.tol, session.utility_tol):
+                # the penalty was too weak here and no start is feasible yet: the
+                # violation alone, from where it ended
+                pi, _, _, _ = local_search(session, pure, pi, tally, values)
             U, F = values(pi)
-            v = phase.merit(U, F, session.belief)
+            v = pure.merit(U, F, session.belief)
             if least is None or v < least[0]:
                 least = (v, pi)
             if not tradeoff.feasible(U, F, session.belief, session.tol, session.utility_tol):
