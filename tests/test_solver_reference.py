@@ -372,6 +372,17 @@ def test_lipschitz_pairs_match_the_reference_sweep(case):
     check_lipschitz(case)
 
 
+def test_lipschitz_lam_on_four_people_found_by_the_sweep():
+    """Found by test_lipschitz_pairs_match_the_reference_sweep in CI's slow run: the unit
+    interior point's analysis counted each column's entries in the marginal rows with
+    np.add.reduceat over the columns' starts, which raised IndexError when the last
+    columns held no entry (four people, two actions, all pairs generated, lam); every
+    solver must find the reference optimum here."""
+    check_lipschitz({"n": 4, "n_a": 2, "K": 1, "aggregate": "mean", "L": 1.0,
+                     "pairs": None, "independence": False, "tradeoff": "lam",
+                     "eps": 0.0, "seed": 2})
+
+
 def test_clarabel_penalised_belief_passes_verification():
     """Found by test_beliefs_match_the_reference_sweep: Clarabel's answer here is the
     optimum (its policy's deviation is 2.8e-10, utility 0.643799286; the reference's

@@ -73,17 +73,11 @@ def substitution(lp: BlockLP, blocks: list[np.ndarray], border: np.ndarray
     if np.any(lp.lo[inner] != 0.0) or np.any(lp.hi[inner] != 0.0):
         return "an inner row that is not an equality to 0"
     Gr = lp.G_v.tocsr()
-    is_inner = np.zeros(lp.n_rows, dtype=bool)
-    is_inner[inner] = True
     sub = Gr[inner]
     if np.any(np.diff(sub.indptr) != 1) or np.any(sub.data != 1.0):
         return "an inner row without exactly one other column, at 1"
     cols = sub.indices
-    Gc = lp.G_v.tocsc()
-    in_inner = np.add.reduceat(is_inner[Gc.indices].astype(np.int64),
-                               Gc.indptr[:-1]) if Gc.nnz else np.zeros(Gc.shape[1])
-    in_inner = np.where(np.diff(Gc.indptr) > 0, in_inner, 0)
-    if np.any(in_inner[cols] != 1) or len(np.unique(cols)) != len(cols):
+    if len(np.unique(cols)) != len(cols):  # each inner row's one column in no other
         return "a marginal column in two inner rows"
     if np.any(np.isfinite(lp.u_v[cols])) or np.any((lp.l_v[cols] != 0.0)
                                                     & np.isfinite(lp.l_v[cols])):

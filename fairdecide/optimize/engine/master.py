@@ -290,9 +290,9 @@ class WorkingSet:
                  & (np.argmax(pi[u], axis=1) != self.anchors[u])]
 
     def _sizes(self, M: sp.csc_matrix, cost: np.ndarray) -> np.ndarray:
-        norm = np.add.reduceat(np.abs(M.data), M.indptr[:-1]) if M.nnz else np.zeros(
-            M.shape[1])
-        norm = np.where(np.diff(M.indptr) > 0, norm, 0.0)
+        # each column's L1 norm (a reduceat over the columns' starts fails when the last
+        # columns are empty)
+        norm = np.asarray(abs(M).sum(axis=0)).ravel()
         size = np.maximum(norm, np.abs(cost)).reshape(-1, self.n_a - 1).mean(axis=1)
         return np.where(size > 0, size, 1.0)
 
