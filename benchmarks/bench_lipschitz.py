@@ -257,7 +257,8 @@ def lp_part(args) -> None:
         "rows the final program carries; max violation: the exact largest D_TV - L d over",
         "all n (n - 1) / 2 pairs of the returned policy (<= 0: certified L-Lipschitz);",
         "vs full: relative utility difference from the all-pairs LP, or where there is",
-        "none from the landed tree's generation. generation, no dropping: this tree with",
+        "none from the landed tree's generation, or else from this tree's. generation,",
+        "no dropping: this tree with",
         "DROP_SLACK = inf (its cuts never leave the program, as before); generation, flow",
         "master: a design, this tree's generation with each round's master solved from",
         "scratch by OR-Tools' min-cost flow (int64: costs rounded down, supplies rounded,",
@@ -279,7 +280,7 @@ def _lp_rows(case, n: int, L: float, args, landed) -> list[str]:
     keep = (case(n, L, "generation, no dropping")
             if n <= args.landed_limit and args.designs else None)
     flow = case(n, L, "generation, flow master") if args.designs else None
-    anchor = full or old
+    anchor = full or old or gen  # designs beside today's route when nothing else runs
     for how, r in (("all pairs", full), ("generation, landed", old),
                    ("constraint generation", gen), ("generation, no dropping", keep),
                    ("generation, flow master", flow)):
