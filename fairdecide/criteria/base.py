@@ -259,11 +259,25 @@ class Criterion(abc.ABC):
                 else None)
 
 
+@dataclass(frozen=True, eq=False)
 class SetCriterion(Criterion):
     """A criterion over every world of a confidence set (:meth:`Criterion.over_set`):
     its deviation variable in a program bounds the criterion over the whole set, and
     :meth:`bound` states that bound for a given policy, recomputed from the policy alone
-    (what a guarantee certifies, and what verifies the program's)."""
+    (what a guarantee certifies, and what verifies the program's). It bounds ``base``
+    over ``confidence`` for ``problem``, and is named and worded as ``base`` is."""
+
+    base: Criterion
+    confidence: Any
+    problem: Any
+
+    @property
+    def label(self) -> str:
+        return self.base.label
+
+    @property
+    def measure_words(self) -> str:
+        return self.base.measure_words
 
     @abc.abstractmethod
     def bound(self, policy: Policy) -> float:
@@ -281,18 +295,6 @@ class SameInEveryWorld(SetCriterion):
     """A criterion whose deviation is the same in every world of a set (it does not read
     the outcome, and the set's population is given): in a program it is itself, and its
     bound is its deviation at the set's centre, exactly."""
-
-    base: Criterion
-    confidence: Any
-    problem: Any
-
-    @property
-    def label(self) -> str:
-        return self.base.label
-
-    @property
-    def measure_words(self) -> str:
-        return self.base.measure_words
 
     @property
     def exact(self) -> bool:

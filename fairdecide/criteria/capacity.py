@@ -251,12 +251,6 @@ class SetCapacity(SetCriterion):
     Built by ``capacity.over_set(confidence_set, problem)``."""
 
     base: Capacity
-    confidence: Any
-    problem: Any
-
-    @property
-    def label(self) -> str:
-        return self.base.label
 
     def capabilities(self, problem: DecisionProblem) -> Capabilities:
         return Capabilities(reads="rows", linear=True, program=True, outcome_free=True)

@@ -263,17 +263,7 @@ class SetConditional(SetCriterion):
     k_x = p_x t_x / sum p t in that world."""
 
     base: Any  # the ConditionalIndependence bounded
-    confidence: Any
-    problem: Any
     cuts: np.ndarray | None = None
-
-    @property
-    def label(self) -> str:
-        return self.base.label
-
-    @property
-    def measure_words(self) -> str:
-        return self.base.measure_words
 
     @property
     def by_cuts(self) -> bool:
