@@ -31,7 +31,8 @@ from fairdecide._common.validation import as_float_array, as_real
 from fairdecide.criteria._pair_screen import Screen, as_is, screened_top, top_per_unit, tv_block
 from fairdecide.exceptions import FairdecideError
 
-__all__ = ["PairMetric", "PairSearch", "nearest_pairs", "pair_distances", "violated_pairs"]
+__all__ = ["PairMetric", "PairSearch", "nearest_pairs", "pair_distances", "pair_keys",
+           "violated_pairs"]
 
 METRICS = ("euclidean", "weighted", "mahalanobis")
 BLOCK = 1024
@@ -300,6 +301,14 @@ def _tv_bound(lo: np.ndarray, hi: np.ndarray, a: int, b: int) -> float:
     gap = np.maximum(hi[a] - lo[b], hi[b] - lo[a])
     total = 0.5 * float(np.maximum(gap, 0.0).sum())
     return total * (1 + 4 * len(gap) * np.finfo(float).eps)
+
+
+def pair_keys(pairs: np.ndarray, n: int) -> np.ndarray:
+    """Unordered pairs (k, 2) of indices below ``n`` as int64 keys min * n + max, so that
+    (i, j) and (j, i) share one key (``key // n, key % n`` gives the pair back)."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    a, b = np.minimum(pairs[:, 0], pairs[:, 1]), np.maximum(pairs[:, 0], pairs[:, 1])
+    return a * int(n) + b
 
 
 def pair_distances(X: np.ndarray, pairs: np.ndarray, metric: PairMetric,

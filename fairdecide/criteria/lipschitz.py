@@ -40,6 +40,7 @@ from fairdecide.criteria._pairs import (
     PairSearch,
     nearest_pairs,
     pair_distances,
+    pair_keys,
     violated_pairs,
 )
 from fairdecide.criteria.base import Capabilities, Criterion, CutSearch, Expansion, ProgramBlock
@@ -330,7 +331,6 @@ def _as_pairs(pairs: Any) -> np.ndarray:
     arr = arr.astype(np.int64).reshape(-1, 2)
     if np.any(arr < 0) or np.any(arr[:, 0] == arr[:, 1]):
         raise FairdecideError("pairs must hold two different non-negative indices each")
-    a, b = np.minimum(arr[:, 0], arr[:, 1]), np.maximum(arr[:, 0], arr[:, 1])
-    n = int(b.max()) + 1 if len(b) else 1
-    key = np.unique(a * n + b)
+    n = int(arr.max()) + 1 if len(arr) else 1
+    key = np.unique(pair_keys(arr, n))
     return np.stack([key // n, key % n], axis=1)

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from fairdecide.criteria._pairs import pair_keys
 from fairdecide.criteria.base import Criterion
 from fairdecide.optimize.engine._block_lp import unit_simplices
 from fairdecide.optimize.engine.dual_form import DualForm
@@ -127,7 +128,7 @@ def generate(task: CutsTask, solve_round: Callable[[Program], SolveResult] | Non
             break
         if highs is not None:  # cuts slack by a margin leave (and may come back)
             for c, gone in highs.drop_slack(DROP_SLACK).items():
-                keys = _free_keys(prog.free_of_unit[pools[c]], prog.n_free)
+                keys = pair_keys(prog.free_of_unit[pools[c]], prog.n_free)
                 out = np.isin(keys, gone)
                 pools[c] = pools[c][~out]
                 dropped[c] += int(out.sum())
@@ -171,12 +172,6 @@ def _touching(last: tuple | None, rows: np.ndarray, threshold: float) -> np.ndar
         return None
     changed = np.abs(rows - prev).max(axis=1) > 1e-12
     return changed if pending is None else changed | pending
-
-
-def _free_keys(pairs: np.ndarray, n_free: int) -> np.ndarray:
-    """Pairs of free policy rows (k, 2) as keys min * n_free + max."""
-    a, b = np.minimum(pairs[:, 0], pairs[:, 1]), np.maximum(pairs[:, 0], pairs[:, 1])
-    return a.astype(np.int64) * n_free + b
 
 
 def _restricted(criteria: list[Criterion], pools: dict[int, np.ndarray]
@@ -260,7 +255,7 @@ class _WarmHighs:
 
     def drop_slack(self, margin: float) -> dict[int, np.ndarray]:
         """Drop the cuts whose rows were all slack by more than ``margin`` at the last
-        solve; for each criterion, the keys of the pairs dropped (:func:`_free_keys`)."""
+        solve; for each criterion, the keys of the pairs dropped (:func:`pair_keys`)."""
         live = self.cut_keys >= 0
         live[live] = np.isfinite(self.model.slacks(self.cut_rows[live]))
         if not live.any():
