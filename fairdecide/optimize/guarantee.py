@@ -21,13 +21,13 @@ import numpy as np
 from fairdecide.criteria.base import ByCriterion, short_name
 from fairdecide.criteria.over_set import CERTIFIABLE
 from fairdecide.exceptions import FairdecideError, VerificationError
-from fairdecide.uncertainty.kinds import DATA, SetKind
+from fairdecide.uncertainty.kinds import DATA, ReadsKind, SetKind
 
 __all__ = ["Guarantee", "certify_over_set", "deviation_bounds", "set_criteria"]
 
 
 @dataclass(frozen=True)
-class Guarantee:
+class Guarantee(ReadsKind):
     """What holds for the policy with probability at least ``level`` over the data.
 
     Attributes
@@ -95,16 +95,6 @@ class Guarantee:
     def optimistic(self) -> bool:
         """The set was read optimistically (``reading == "best"``)."""
         return self.reading == "best"
-
-    @property
-    def credible(self) -> bool:
-        """``level`` is a posterior probability (the set is a credible region)."""
-        return self.kind.statement == "posterior"
-
-    @property
-    def approximate(self) -> bool:
-        """``level`` is an approximation (a bootstrap band), not a bound."""
-        return self.kind.statement == "approximate"
 
     def sentences(self) -> list[str]:
         """The guarantee in words a non-specialist can read."""

@@ -51,7 +51,15 @@ from fairdecide.exceptions import FairdecideError
 from fairdecide.uncertainty.balls import clopper_pearson, weissman_radius, worst_in_ball
 from fairdecide.uncertainty.credible import credible_region
 from fairdecide.uncertainty.data_region import data_region
-from fairdecide.uncertainty.kinds import CREDIBLE, DATA, POOLED, READINGS, REFIT_BAND, SetKind
+from fairdecide.uncertainty.kinds import (
+    CREDIBLE,
+    DATA,
+    POOLED,
+    READINGS,
+    REFIT_BAND,
+    ReadsKind,
+    SetKind,
+)
 from fairdecide.uncertainty.refit_band import refit_band
 from fairdecide.uncertainty.regions import L1Balls, OutcomeRegions
 from fairdecide.worlds.table import expected_utility
@@ -69,7 +77,7 @@ __all__ = ["CREDIBLE", "DATA", "POOLED", "REFIT_BAND", "ConfidenceSet", "SetKind
 
 
 @dataclass(frozen=True, eq=False)
-class ConfidenceSet:
+class ConfidenceSet(ReadsKind):
     """A set of tabular worlds holding the true one with probability at least 1 - delta.
 
     Pass it as the world to :func:`~fairdecide.optimize_policy`: the policy then
@@ -197,16 +205,6 @@ class ConfidenceSet:
     def pooled(self) -> bool:
         """The outcome regions are pooled over the groups of a cell (``kind.pooled``)."""
         return self.kind.pooled
-
-    @property
-    def credible(self) -> bool:
-        """The level is a posterior probability (``kind.statement == "posterior"``)."""
-        return self.kind.statement == "posterior"
-
-    @property
-    def approximate(self) -> bool:
-        """The level is an approximation (``kind.statement == "approximate"``)."""
-        return self.kind.statement == "approximate"
 
     @property
     def radius(self) -> np.ndarray:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from fairdecide._common.validation import check_choice
 
-__all__ = ["CREDIBLE", "DATA", "HELD_OUT", "POOLED", "READINGS", "REFIT_BAND", "SetKind"]
+__all__ = ["CREDIBLE", "DATA", "HELD_OUT", "POOLED", "READINGS", "REFIT_BAND", "ReadsKind",
+           "SetKind"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,16 @@ class SetKind:
         check_choice(self.source, "source", ("set", "held-out"))
 
     @property
+    def credible(self) -> bool:
+        """The level is a posterior probability (the set is a credible region)."""
+        return self.statement == "posterior"
+
+    @property
+    def approximate(self) -> bool:
+        """The level is an approximation (a bootstrap band), not a bound."""
+        return self.statement == "approximate"
+
+    @property
     def where(self) -> str:
         """Where a deviation's bound holds, in words ("over the set", or "by the
         held-out test")."""
@@ -74,6 +85,25 @@ class SetKind:
                     f"worst case over {method}).{found}")
         return (f"With probability {pct} over the data, this policy's true {utility} is at "
                 f"least {value:.4g} (its worst case over a confidence set: {method}).")
+
+
+
+class ReadsKind:
+    """What a set or a guarantee says of its level, read from its ``kind``: one
+    definition for :class:`~fairdecide.uncertainty.confidence.ConfidenceSet` and
+    :class:`~fairdecide.optimize.guarantee.Guarantee`."""
+
+    kind: SetKind
+
+    @property
+    def credible(self) -> bool:
+        """The level is a posterior probability (the set is a credible region)."""
+        return self.kind.credible
+
+    @property
+    def approximate(self) -> bool:
+        """The level is an approximation (a bootstrap band), not a bound."""
+        return self.kind.approximate
 
 
 #: A confidence set from data (:meth:`ConfidenceSet.from_data`).
