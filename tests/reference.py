@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog
+from scipy.optimize import brentq, linprog
 
 
 def _index(n_x, n_z, n_a):
@@ -795,3 +795,23 @@ def separation_over_set_by_brute_force(table, cs) -> float:
             if rates[z].size and rates[z2].size:
                 worst = max(worst, rates[z].max() - rates[z2].min())
     return worst
+
+
+def bernoulli_kl(p: float, q: float) -> float:
+    """kl(p, q) = p log(p / q) + (1 - p) log((1 - p) / (1 - q)), with 0 log 0 = 0."""
+    out = 0.0
+    if p > 0:
+        out += p * np.log(p / q)
+    if p < 1:
+        out += (1 - p) * np.log((1 - p) / (1 - q))
+    return out
+
+
+def kl_interval_by_roots(p: float, n: int, level: float) -> tuple[float, float]:
+    """The kl interval {q : n kl(p, q) <= level}, from scipy's root finder on the closed
+    form (independently of fairdecide's bisection)."""
+    f = lambda q: n * bernoulli_kl(p, q) - level  # noqa: E731
+    eps = 1e-15
+    high = 1.0 if p >= 1 or f(1 - eps) <= 0 else brentq(f, p, 1 - eps, xtol=1e-15)
+    low = 0.0 if p <= 0 or f(eps) <= 0 else brentq(f, eps, p, xtol=1e-15)
+    return low, high

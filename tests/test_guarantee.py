@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
-from scipy.optimize import brentq, linprog
+from scipy.optimize import linprog
 
 import fairdecide as fd
 from fairdecide.criteria.bounds import knapsack as _knapsack
@@ -19,29 +19,12 @@ from fairdecide.evaluation import HeldOutGuarantee, certify_held_out
 from fairdecide.evaluation._bounds import kl_interval, n_statements
 from fairdecide.evaluation.certify import bound_rows
 from fairdecide.worlds.table import row_counts
+from tests.reference import kl_interval_by_roots
 
 IND = fd.Independence().label  # the criterion's name with its measure
 SEP = fd.Separation().label  # the criterion's name with its measure
 
 CLS2 = fd.DecisionProblem.classification(2)
-
-
-def _kl(p, q):
-    out = 0.0
-    if p > 0:
-        out += p * np.log(p / q)
-    if p < 1:
-        out += (1 - p) * np.log((1 - p) / (1 - q))
-    return out
-
-
-def _interval_by_roots(p, n, level):
-    """The kl interval from scipy's root finder on the closed form."""
-    f = lambda q: n * _kl(p, q) - level  # noqa: E731
-    eps = 1e-15
-    high = 1.0 if f(1 - eps) <= 0 else brentq(f, p, 1 - eps, xtol=1e-15)
-    low = 0.0 if f(eps) <= 0 else brentq(f, eps, p, xtol=1e-15)
-    return low, high
 
 
 # ---------------------------------------------------------------------- the intervals
@@ -52,7 +35,7 @@ def test_kl_interval_matches_the_roots_of_the_divergence():
     level = np.log(2 * 6 / 0.05)
     low, high = kl_interval(p, n, level)
     for i in range(len(p)):
-        lo, hi = _interval_by_roots(p[i], n[i], level)
+        lo, hi = kl_interval_by_roots(p[i], n[i], level)
         # the same interval, never narrower (the bisection keeps the outer end)
         assert lo - 1e-12 <= low[i] <= lo + 1e-12 or low[i] == 0.0 == lo
         assert hi - 1e-12 <= high[i] <= hi + 1e-12
@@ -142,8 +125,8 @@ def test_two_group_bound_by_hand():
     level = np.log(2 * 4 / delta)
     n_z = np.bincount(z)
     rate = np.array([p1[z == g].mean() for g in (0, 1)])
-    lo, hi = np.array([_interval_by_roots(rate[g], n_z[g], level) for g in (0, 1)]).T
-    w_lo, w_hi = _interval_by_roots(n_z[0] / n, n, level)  # the share of group 0
+    lo, hi = np.array([kl_interval_by_roots(rate[g], n_z[g], level) for g in (0, 1)]).T
+    w_lo, w_hi = kl_interval_by_roots(n_z[0] / n, n, level)  # the share of group 0
     g = min(max(hi[0] - lo[1], hi[1] - lo[0]),
             abs(rate[0] - rate[1]) + np.sqrt(level * (1 / n_z[0] + 1 / n_z[1]) / 2), 1.0)
     upper_w = [w_hi, 1 - w_lo]
@@ -156,7 +139,7 @@ def test_two_group_bound_by_hand():
     assert cert.bounds[max_gap] == pytest.approx(max(terms), abs=1e-9)
     # the pairwise reference reads g alone, at the level of 3 statements (no weight)
     level = np.log(2 * 3 / delta)
-    lo, hi = np.array([_interval_by_roots(rate[g], n_z[g], level) for g in (0, 1)]).T
+    lo, hi = np.array([kl_interval_by_roots(rate[g], n_z[g], level) for g in (0, 1)]).T
     g = min(max(hi[0] - lo[1], hi[1] - lo[0]),
             abs(rate[0] - rate[1]) + np.sqrt(level * (1 / n_z[0] + 1 / n_z[1]) / 2), 1.0)
     pair = bound_rows([fd.Independence(reference="pairwise"),

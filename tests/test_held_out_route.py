@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import optimize, stats
+from scipy import stats
 
 import fairdecide as fd
 from fairdecide.datasets import make_tabular_problem, sample_logged_data
 from fairdecide.evaluation.held_out import value_lower_bound
 from fairdecide.exceptions import FairdecideError
 from fairdecide.uncertainty.regions import L1Balls
+from tests.reference import kl_interval_by_roots
 
 GAP = fd.Separation(measure="max", reference="pairwise")
 
@@ -32,23 +33,6 @@ def case():
         res = fd.optimize_held_out(problem, data, GAP, epsilon=0.05, delta=0.1,
                                    random_state=2)
     return problem, truth, data, res
-
-
-def _kl(p: float, q: float) -> float:
-    out = 0.0
-    if p > 0:
-        out += p * np.log(p / q)
-    if p < 1:
-        out += (1 - p) * np.log((1 - p) / (1 - q))
-    return out
-
-
-def _kl_ends(mean: float, n: int, level: float) -> tuple[float, float]:
-    """The kl interval {q : n kl(mean, q) <= level}, by brentq."""
-    f = lambda q: n * _kl(mean, q) - level  # noqa: E731
-    lo = 0.0 if mean <= 0 or f(1e-15) <= 0 else optimize.brentq(f, 1e-15, mean)
-    hi = 1.0 if mean >= 1 or f(1 - 1e-15) <= 0 else optimize.brentq(f, mean, 1 - 1e-15)
-    return lo, hi
 
 
 def test_the_safety_tests_bound_recomputed_from_the_safety_rows(case):
@@ -70,7 +54,7 @@ def test_the_safety_tests_bound_recomputed_from_the_safety_rows(case):
         for g in range(3):
             rows = (z == g) & (y == yy)
             n[g], rate[g] = rows.sum(), p1[rows].mean()
-            ends[g] = _kl_ends(rate[g], n[g], level)
+            ends[g] = kl_interval_by_roots(rate[g], n[g], level)
         for g in range(3):
             for k in range(g + 1, 3):
                 widest = max(ends[g][1] - ends[k][0], ends[k][1] - ends[g][0])
@@ -98,8 +82,8 @@ def test_the_value_bound_recomputed_from_the_safety_rows(case):
         h["constant"].split()[-1])
     c_action = list(problem.action_labels).index(c)
     lo, width = U.min(), U.max() - U.min()
-    lcb_pi = lo + width * _kl_ends((own.mean() - lo) / width, len(own), one_sided)[0]
-    lcb_c = lo + width * _kl_ends((U[c_action, y].mean() - lo) / width, len(y),
+    lcb_pi = lo + width * kl_interval_by_roots((own.mean() - lo) / width, len(own), one_sided)[0]
+    lcb_c = lo + width * kl_interval_by_roots((U[c_action, y].mean() - lo) / width, len(y),
                                   one_sided)[0]
     assert h["candidate_value_bound"] == pytest.approx(lcb_pi, abs=1e-9)
     assert h["constant_value_bound"] == pytest.approx(lcb_c, abs=1e-9)
