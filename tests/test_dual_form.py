@@ -72,6 +72,49 @@ def test_the_dual_gives_linprogs_optimum_as_rows_are_added(seed, n_units, extra,
     assert np.allclose(y * (b - A @ x), 0.0, atol=1e-8)
 
 
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n_units=st.integers(1, 4), m=st.integers(1, 8),
+       first=st.integers(0, 8), fold=st.booleans())
+def test_a_fixed_column_is_a_constant_priced_by_its_reduced_cost(seed, n_units, m, first,
+                                                                  fold):
+    # a column fixed by its bounds (lb = ub) leaves the dual; its value is still x, and
+    # its reduced cost is the optimum's slope in that value: V(v) is convex (a right-hand
+    # side), so the price lies between the chords to v - h and v + h, each end solved by
+    # linprog on the whole program written here, rows added after the first solve too;
+    # the column is in an equality row as well (x_0 + x_j = 1)
+    c, lb, ub, A, b, simplex = _program(seed, n_units, 1, m)
+    n = len(c)
+    j = n - 1
+    lb[j] = ub[j] = 0.5
+    first = min(first, m)
+    tie = sp.csr_matrix(([1.0, 1.0], ([0, 0], [0, j])), shape=(1, n))
+    eqs = sp.vstack([simplex, tie], format="csr")
+
+    def whole(v):
+        lo, hi = lb.copy(), ub.copy()
+        lo[j] = hi[j] = v
+        return linprog(c, A_ub=A.toarray(), b_ub=b, A_eq=eqs.toarray(),
+                       b_eq=np.ones(n_units + 1), bounds=list(zip(lo, hi, strict=True)),
+                       method="highs")
+
+    h = 1e-4
+    refs = [whole(v) for v in (0.5 - h, 0.5, 0.5 + h)]
+    if any(r.status != 0 for r in refs):
+        return
+    pairs = np.arange(2 * n_units).reshape(n_units, 2) if fold else None
+    form = DualForm(c, lb, ub, A[:first], b[:first], tie if fold else eqs,
+                    np.ones(1 if fold else n_units + 1), fold=pairs, method=MASTER)
+    assert form.fixed.tolist() == [j]
+    form.solve()
+    form.add_rows(A[first:], np.full(m - first, -np.inf), b[first:])
+    assert form.solve()[0]
+    assert form.values()[j] == 0.5
+    assert form.objective == pytest.approx(refs[1].fun, rel=1e-9, abs=1e-9)
+    (price,) = form.fixed_reduced_costs()
+    lo, hi = ((refs[1].fun - refs[0].fun) / h, (refs[2].fun - refs[1].fun) / h)
+    assert lo - 1e-6 <= price <= hi + 1e-6
+
 def test_columns_added_later_join_the_rows_that_follow():
     # min -x0 - x1 s.t. x0 + x1 <= 1 (optimum -1), then a column t (cost 0.5,
     # 0 <= t <= 0.5) with rows x0 - t <= 0.25 and x1 <= 0.1: x0 = 0.25 + t, so the
