@@ -115,6 +115,47 @@ def test_a_fixed_column_is_a_constant_priced_by_its_reduced_cost(seed, n_units, 
     lo, hi = ((refs[1].fun - refs[0].fun) / h, (refs[2].fun - refs[1].fun) / h)
     assert lo - 1e-6 <= price <= hi + 1e-6
 
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n_units=st.integers(1, 4), m=st.integers(1, 8),
+       first=st.integers(0, 8), fold=st.booleans(), n_def=st.integers(1, 3))
+def test_defined_columns_are_written_through_the_others(seed, n_units, m, first, fold,
+                                                        n_def):
+    # columns m_k defined by an equality row each (m_k = sum_j w_kj pi_j, w >= 0, the
+    # marginals constraint generation's programs carry) leave the dual with their rows;
+    # the optimum and every column's value are linprog's on the whole program written
+    # here, rows added after the first solve too
+    c, lb, ub, A, b, simplex = _program(seed, n_units, 0, m)
+    rng = np.random.default_rng(seed + 1)
+    n_pi = 2 * n_units
+    W = rng.uniform(0.0, 1.0, size=(n_def, n_pi)) * (rng.random((n_def, n_pi)) < 0.7)
+    c = np.r_[c, rng.normal(size=n_def)]
+    lb, ub = np.r_[lb, np.zeros(n_def)], np.r_[ub, np.full(n_def, np.inf)]
+    A = sp.hstack([A, sp.csr_matrix((m, n_def))], format="csr")
+    simplex = sp.hstack([simplex, sp.csr_matrix((n_units, n_def))], format="csr")
+    defs = sp.csr_matrix(np.hstack([-W, np.eye(n_def)]))
+    eqs = sp.vstack([simplex, defs], format="csr")
+    ref = linprog(c, A_ub=A.toarray(), b_ub=b, A_eq=eqs.toarray(),
+                  b_eq=np.r_[np.ones(n_units), np.zeros(n_def)],
+                  bounds=list(zip(lb, ub, strict=True)), method="highs")
+    if ref.status != 0:
+        return
+    first = min(first, m)
+    pairs = np.arange(n_pi).reshape(n_units, 2) if fold else None
+    given_eq = defs if fold else eqs
+    rows = np.arange(n_def) + (0 if fold else n_units)
+    form = DualForm(c, lb, ub, A[:first], b[:first], given_eq,
+                    np.r_[np.zeros(0) if fold else np.ones(n_units), np.zeros(n_def)],
+                    fold=pairs, defined=np.c_[n_pi + np.arange(n_def), rows], method=MASTER)
+    form.solve()
+    form.add_rows(A[first:], np.full(m - first, -np.inf), b[first:])
+    assert form.solve()[0]
+    x = form.values()
+    assert form.objective == pytest.approx(ref.fun, rel=1e-9, abs=1e-9)
+    assert c @ x == pytest.approx(ref.fun, rel=1e-9, abs=1e-9)
+    assert np.allclose(x[n_pi:], W @ x[:n_pi], atol=1e-9)
+    assert np.all(A @ x <= b + 1e-9) and np.allclose(simplex @ x, 1.0, atol=1e-9)
+
 def test_columns_added_later_join_the_rows_that_follow():
     # min -x0 - x1 s.t. x0 + x1 <= 1 (optimum -1), then a column t (cost 0.5,
     # 0 <= t <= 0.5) with rows x0 - t <= 0.25 and x1 <= 0.1: x0 = 0.25 + t, so the

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from fairdecide.criteria._pairs import pair_keys
 from fairdecide.criteria.base import Criterion
@@ -193,9 +194,8 @@ def _fixed_tolerances(program: Program) -> tuple[np.ndarray, np.ndarray, tuple]:
     every other row with a negative sign (D - f <= b: it only loosens them), so some
     optimum has f = epsilon, and its tolerance row is empty once f is a constant: the
     dual form leaves f out (one dense row of the dual fewer, each cut a column of two
-    entries: on 30,000 Adult people the warm solves took 77 s against 89 s,
-    ``benchmarks/results/lipschitz_fixed_deviation.txt``), and the row's price
-    d U* / d epsilon is f's reduced cost (:meth:`DualForm.fixed_reduced_costs`)."""
+    entries), and the row's price d U* / d epsilon is f's reduced cost
+    (:meth:`DualForm.fixed_reduced_costs`)."""
     lb, ub = program.lb.copy(), program.ub.copy()
     rows_out, cols_out = [], []
     A = program.A_ub.tocsr()
@@ -217,6 +217,36 @@ def _fixed_tolerances(program: Program) -> tuple[np.ndarray, np.ndarray, tuple]:
     return lb, ub, (np.asarray(rows_out, dtype=np.int64), np.asarray(cols_out, dtype=np.int64))
 
 
+def _defined_marginals(program: Program, A_eq: Any, b_eq: np.ndarray
+                       ) -> np.ndarray:
+    """The marginal columns m (``program.m_slices``) that one equality row r defines from
+    policy columns with m = sum_j w_j pi_j, w >= 0 (so m >= 0 holds by itself), in no
+    inequality row: (m, r) pairs for :class:`DualForm`, which writes m through pi and
+    leaves m and r out of the dual (a dense row each fewer)."""
+    if not program.m_slices:
+        return np.zeros((0, 2), dtype=np.int64)
+    n_pi = program.n_units * program.n_actions
+    eq = sp.csc_matrix(A_eq)
+    ub = program.A_ub.tocsc()
+    rows = sp.csr_matrix(A_eq)
+    out = []
+    for sl in program.m_slices:
+        for m in range(sl.start, sl.stop):
+            r = eq.indices[eq.indptr[m]:eq.indptr[m + 1]]
+            if len(r) != 1 or ub.indptr[m + 1] > ub.indptr[m] or program.lb[m] > 0 \
+                    or np.isfinite(program.ub[m]) or b_eq[r[0]] != 0:
+                continue
+            lo, hi = rows.indptr[r[0]], rows.indptr[r[0] + 1]
+            cols, vals = rows.indices[lo:hi], rows.data[lo:hi]
+            a = vals[cols == m]
+            others = cols != m
+            if (len(a) != 1 or np.any(cols[others] >= n_pi)
+                    or np.any(-vals[others] / a[0] < 0)):
+                continue
+            out.append((m, int(r[0])))
+    return np.asarray(out, dtype=np.int64).reshape(-1, 2)
+
+
 class _WarmHighs:
     """The program kept warm in HiGHS as its dual
     (:class:`~fairdecide.optimize.engine.dual_form.DualForm`): the cuts outnumber the
@@ -233,8 +263,9 @@ class _WarmHighs:
             A_eq, b_eq = A_eq.tocsr()[N:], b_eq[N:]
             fold = np.arange(2 * N).reshape(N, 2)
         lb, ub, self.tolerances = _fixed_tolerances(program)
-        self.model = DualForm(program.c, lb, ub, program.A_ub, program.b_ub,
-                              A_eq, b_eq, fold=fold, method=method)
+        self.model = DualForm(program.c, lb, ub, program.A_ub, program.b_ub, A_eq, b_eq,
+                              fold=fold, defined=_defined_marginals(program, A_eq, b_eq),
+                              method=method)
         self.m_ub = program.A_ub.shape[0]
         self.n_pi, self.n_free = program.n_units * program.n_actions, int(n_free)
         # the cuts' inequality rows of P (DualForm's numbering), each one's criterion
