@@ -46,7 +46,7 @@ are the caller's to vouch for (implied by the others'). Constraint generation de
 the program's marginals this way (``generation._defined_marginals``: m = sum w pi with w
 >= 0, in no inequality row): each was a dense row of D. With two actions and Lipschitz
 cuts alone, D is then a network's node-arc matrix with a bound column per unit: on
-30,000 Adult people the warm solves took 15.9 s against 89.5 s
+30,000 Adult people the warm solves took 15.4 s against 90.6 s at c86c27c
 (``benchmarks/results/lipschitz_fixed_deviation.txt``).
 """
 
