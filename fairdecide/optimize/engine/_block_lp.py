@@ -32,7 +32,8 @@ import scipy.sparse as sp
 
 from fairdecide.optimize.engine.master import Master
 
-__all__ = ["BlockLP", "RestrictedModel", "block_structure", "unit_simplices"]
+__all__ = ["BlockLP", "RestrictedModel", "block_structure", "marginal_definitions",
+           "unit_simplices"]
 
 
 @dataclass
@@ -74,6 +75,33 @@ class BlockLP:
         anchors."""
         units = np.flatnonzero(present)
         return self.at_actions(units, anchors[units])
+
+
+def marginal_definitions(lp: BlockLP) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of v that a coupling row defines from the policy, and those rows:
+    v_j >= 0, unbounded above, with one entry, 1.0, among the rows the policy touches,
+    in a row equal to 0 that holds no other column of v and no positive policy entry,
+    so v_j = -G_pi[r] pi >= 0 for every policy (a group marginal m = B pi, B >= 0).
+    The column may have entries in other rows (the criteria's that read it)."""
+    Gp, Gv = lp.G_pi.tocsr(), lp.G_v.tocsc()
+    inner = np.diff(Gp.indptr) > 0
+    none = np.zeros(0, dtype=np.int64)
+    in_inner = sp.csc_matrix((inner[Gv.indices].astype(float), Gv.indices.copy(),
+                              Gv.indptr.copy()), shape=Gv.shape)
+    in_inner.eliminate_zeros()
+    one = np.flatnonzero((np.diff(in_inner.indptr) == 1) & (lp.l_v == 0.0)
+                         & np.isinf(lp.u_v) & (lp.u_v > 0))
+    if not len(one):
+        return none, none
+    row = in_inner.indices[in_inner.indptr[one]]
+    ok = ((np.asarray(Gv[row, one]).ravel() == 1.0)
+          & (np.diff(Gv.tocsr().indptr)[row] == 1)
+          & (lp.lo[row] == 0.0) & (lp.hi[row] == 0.0))
+    pos_max = np.maximum.reduceat(Gp.data, Gp.indptr[:-1][inner]) if Gp.nnz else np.zeros(0)
+    no_pos = np.zeros(lp.n_rows, dtype=bool)
+    no_pos[np.flatnonzero(inner)] = pos_max <= 0.0
+    ok &= no_pos[row]
+    return one[ok], row[ok]
 
 
 def unit_simplices(program: Any) -> int:

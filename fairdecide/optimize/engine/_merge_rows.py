@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from fairdecide.optimize.engine._block_lp import BlockLP
+from fairdecide.optimize.engine._block_lp import BlockLP, marginal_definitions
 
 __all__ = ["Merge", "column_keys", "key_groups", "merge_rows"]
 
@@ -86,26 +86,11 @@ def merge_rows(lp: BlockLP) -> tuple[BlockLP, Merge | None]:
     m, n_a = lp.n_rows, lp.n_actions
     Gp, Gv = lp.G_pi.tocsr(), lp.G_v.tocsc()
     inner = np.diff(Gp.indptr) > 0
-    # a candidate column: v >= 0, one entry 1.0 in an inner row that holds no other
-    # column of v, equal to 0, with no positive policy entry (so -B_j pi >= 0)
-    in_inner = sp.csc_matrix((inner[Gv.indices].astype(float), Gv.indices.copy(),
-                              Gv.indptr.copy()), shape=Gv.shape)
-    in_inner.eliminate_zeros()
-    one = np.flatnonzero((np.diff(in_inner.indptr) == 1) & (lp.l_v == 0.0)
-                         & np.isinf(lp.u_v) & (lp.u_v > 0))
-    if not len(one):
-        return lp, None
-    row = in_inner.indices[in_inner.indptr[one]]
-    Gvr = Gv.tocsr()
-    ok = ((np.asarray(Gv[row, one]).ravel() == 1.0) & (np.diff(Gvr.indptr)[row] == 1)
-          & (lp.lo[row] == 0.0) & (lp.hi[row] == 0.0))
-    pos_max = np.maximum.reduceat(Gp.data, Gp.indptr[:-1][inner]) if Gp.nnz else np.zeros(0)
-    no_pos = np.zeros(m, dtype=bool)
-    no_pos[np.flatnonzero(inner)] = pos_max <= 0.0
-    ok &= no_pos[row]
-    cols, row = one[ok], row[ok]
+    # the candidates: the marginals' columns and their defining rows
+    cols, row = marginal_definitions(lp)
     if len(cols) < 2:
         return lp, None
+    Gvr = Gv.tocsr()
     # group: the same entries outside the defining row, the same units touching the row
     outside = (sp.diags((~inner).astype(float)) @ Gv[:, cols]).tocsc()
     units = sp.csr_matrix((np.ones(Gp.nnz), Gp.indices // n_a, Gp.indptr),

@@ -28,11 +28,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from fairdecide.criteria._pairs import pair_keys
 from fairdecide.criteria.base import Criterion
-from fairdecide.optimize.engine._block_lp import unit_simplices
+from fairdecide.optimize.engine._block_lp import (
+    block_structure,
+    marginal_definitions,
+    unit_simplices,
+)
 from fairdecide.optimize.engine.dual_form import DualForm
 from fairdecide.optimize.engine.rounds import Rounds, unseen_cuts
 from fairdecide.optimize.engine.tasks import CutsTask, SolveResult
@@ -217,34 +220,21 @@ def _fixed_tolerances(program: Program) -> tuple[np.ndarray, np.ndarray, tuple]:
     return lb, ub, (np.asarray(rows_out, dtype=np.int64), np.asarray(cols_out, dtype=np.int64))
 
 
-def _defined_marginals(program: Program, A_eq: Any, b_eq: np.ndarray
-                       ) -> np.ndarray:
-    """The marginal columns m (``program.m_slices``) that one equality row r defines from
-    policy columns with m = sum_j w_j pi_j, w >= 0 (so m >= 0 holds by itself), in no
-    inequality row: (m, r) pairs for :class:`DualForm`, which writes m through pi and
-    leaves m and r out of the dual (a dense row each fewer)."""
-    if not program.m_slices:
+def _defined_marginals(program: Program, eq_offset: int) -> np.ndarray:
+    """The program's marginals m = B pi (:func:`marginal_definitions`) that appear in no
+    row but their own, as (column, equality row) pairs for :class:`DualForm`, the rows
+    numbered as in the equality rows it is given (the program's less ``eq_offset``):
+    written through pi, m and its row leave the dual, a dense row each fewer. A marginal
+    that criteria's rows read stays (written through pi, each such row would hold all of
+    B's entries)."""
+    lp = block_structure(program)
+    if isinstance(lp, str):
         return np.zeros((0, 2), dtype=np.int64)
-    n_pi = program.n_units * program.n_actions
-    eq = sp.csc_matrix(A_eq)
-    ub = program.A_ub.tocsc()
-    rows = sp.csr_matrix(A_eq)
-    out = []
-    for sl in program.m_slices:
-        for m in range(sl.start, sl.stop):
-            r = eq.indices[eq.indptr[m]:eq.indptr[m + 1]]
-            if len(r) != 1 or ub.indptr[m + 1] > ub.indptr[m] or program.lb[m] > 0 \
-                    or np.isfinite(program.ub[m]) or b_eq[r[0]] != 0:
-                continue
-            lo, hi = rows.indptr[r[0]], rows.indptr[r[0] + 1]
-            cols, vals = rows.indices[lo:hi], rows.data[lo:hi]
-            a = vals[cols == m]
-            others = cols != m
-            if (len(a) != 1 or np.any(cols[others] >= n_pi)
-                    or np.any(-vals[others] / a[0] < 0)):
-                continue
-            out.append((m, int(r[0])))
-    return np.asarray(out, dtype=np.int64).reshape(-1, 2)
+    cols, rows = marginal_definitions(lp)
+    alone = np.diff(lp.G_v.indptr)[cols] == 1
+    n_pi, N = lp.n_units * lp.n_actions, unit_simplices(program)
+    # the coupling rows are the program's equality rows after the N simplices
+    return np.column_stack([n_pi + cols[alone], N + rows[alone] - eq_offset])
 
 
 class _WarmHighs:
@@ -263,9 +253,9 @@ class _WarmHighs:
             A_eq, b_eq = A_eq.tocsr()[N:], b_eq[N:]
             fold = np.arange(2 * N).reshape(N, 2)
         lb, ub, self.tolerances = _fixed_tolerances(program)
+        defined = _defined_marginals(program, program.A_eq.shape[0] - A_eq.shape[0])
         self.model = DualForm(program.c, lb, ub, program.A_ub, program.b_ub, A_eq, b_eq,
-                              fold=fold, defined=_defined_marginals(program, A_eq, b_eq),
-                              method=method)
+                              fold=fold, defined=defined, method=method)
         self.m_ub = program.A_ub.shape[0]
         self.n_pi, self.n_free = program.n_units * program.n_actions, int(n_free)
         # the cuts' inequality rows of P (DualForm's numbering), each one's criterion
