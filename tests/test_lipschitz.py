@@ -361,3 +361,31 @@ def test_softmax_cases_without_a_certificate_are_refused():
         with pytest.raises(FairdecideError, match=match):
             fd.optimize_policy(problem, world, crit, epsilon=0.0, policy=family,
                                n_restarts=1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_dual_of_two_actions_and_pairs_alone_is_a_network(monkeypatch, seed):
+    # with two actions and Lipschitz pairs alone, the warm dual has one row per person:
+    # the deviation bound is fixed at epsilon and the marginals are written through the
+    # policy (no dense row); an independence tolerance beside it keeps the marginals it
+    # reads, and its own bound. Each optimum is the all-pairs LP's, written here
+    from fairdecide.optimize.engine import generation
+
+    models = []
+    warm = generation._WarmHighs
+
+    class Spy(warm):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **kw)
+            models.append(self.model)
+
+    monkeypatch.setattr(generation, "_WarmHighs", Spy)
+    problem, world = _world(30, 2, seed)
+    res = fd.optimize_policy(problem, world, fd.Lipschitz(constant=0.2), epsilon=0.0)
+    assert models[-1].model.n_rows == world.n
+    assert res.utility == pytest.approx(_reference(problem, world, 0.2), rel=1e-7)
+    both = fd.optimize_policy(problem, world, [fd.Lipschitz(constant=0.2),
+                                               fd.Independence()], epsilon=[0.0, 0.05])
+    assert models[-1].model.n_rows > world.n
+    assert both.utility == pytest.approx(_reference(problem, world, 0.2, independence=0.05),
+                                         rel=1e-7)
