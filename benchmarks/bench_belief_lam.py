@@ -49,10 +49,13 @@ OUT = Path(__file__).parent / "results" / "belief_lam_unit_ipm.txt"
 
 #: One case on the package of the tree given: warm up, build the belief, time, print JSON.
 ONE_CASE = r"""
-import json, sys, time
+import json, os, sys, time
 tree, n_x, K, kw = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
 sys.path.insert(0, tree + "/benchmarks")
 import fairdecide as fd
+if os.environ.get("BENCH_IPM_DESIGN"):
+    import _ipm_designs
+    _ipm_designs.use(os.environ["BENCH_IPM_DESIGN"])
 from fairdecide.datasets import make_tabular_problem
 from bench_beliefs import tabular_case
 fd.optimize_policy(*make_tabular_problem(20, 2, 3, 2, random_state=1), fd.Independence(),
@@ -65,6 +68,7 @@ choice = res.solver_choice or {}
 stage = choice.get("belief_stage", choice)
 build, solve = res.stats.get("build_seconds", 0.0), res.stats.get("solve_seconds", 0.0)
 print(json.dumps({"seconds": seconds, "cpu": cpu, "objective": float(res.objective),
+                  "iterations": res.stats.get("solver_iterations"),
                   "solver": res.solver.split(":")[0],
                   "order": stage.get("order", []),
                   "handed_back": list(stage.get("handed_back", {})),
@@ -74,8 +78,10 @@ print(json.dumps({"seconds": seconds, "cpu": cpu, "objective": float(res.objecti
 """
 
 
-def fresh(tree: Path, n_x: int, K: int, kw: dict) -> dict:
+def fresh(tree: Path, n_x: int, K: int, kw: dict, design: str | None = None) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree))
+    if design:  # this tree with a design of benchmarks/_ipm_designs.py in its place
+        env["BENCH_IPM_DESIGN"] = design
     out = subprocess.run([sys.executable, "-c", ONE_CASE, str(tree), str(n_x), str(K),
                           json.dumps(kw)], env=env, cwd=tempfile.gettempdir(),
                          capture_output=True, text=True)
@@ -101,6 +107,9 @@ def main() -> None:
                         help="also run the version at this git revision, in turn")
     parser.add_argument("--reference", default=None, metavar="METHOD",
                         help="also solve each case once with solver=METHOD (HiGHS)")
+    parser.add_argument("--design", default=None, choices=("gondzio",),
+                        help="also run this tree with a design of the unit interior "
+                             "point (benchmarks/_ipm_designs.py), in turn")
     parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args()
     sizes = args.sizes or ([60] if args.quick else [300, 1000])
@@ -115,10 +124,15 @@ def main() -> None:
               "this CPU s | objectives agree | this solver | belief stage: order, handed "
               "back, s | deviation |"
               + (f" {args.reference} s | this - {args.reference} |" if args.reference
-                 else ""), "|---" * (13 if args.reference else 11) + "|"]
+                 else "")
+              + (f" this steps | {args.design} s | {args.design} CPU s | {args.design} "
+                 f"steps | {args.design} agrees |" if args.design else ""),
+              "|---" * (11 + 2 * bool(args.reference) + 4 * bool(args.design)) + "|"]
     print("\n".join(lines), flush=True)
     with landed_tree(args.landed) as old:
         trees = [("landed", old), ("this", TREE)] if old is not None else [("this", TREE)]
+        if args.design:
+            trees.append((args.design, TREE))
         for n_x in sizes:
             cases = [{"lam": 0.5}, {"lam": 0.2}, {"epsilon": 0.05}, {"epsilon": 0.01}]
             done: list[dict] = []
@@ -128,7 +142,8 @@ def main() -> None:
                 for _ in range(repeats):
                     for name, tree in trees:
                         runs[name].append(fresh(tree, n_x, K, {
-                            k: v for k, v in kw.items() if k != "at_lam"}))
+                            k: v for k, v in kw.items() if k != "at_lam"},
+                            name if name == args.design else None))
                 this = runs["this"][0]
                 if "lam" in kw:  # epsilon at the deviation lam reached, after the rest
                     cases.append({"epsilon": round_up(this["deviation"]),
@@ -160,6 +175,12 @@ def main() -> None:
                                                "solver": args.reference})
                     line += (f" {ref['seconds']:.3f} |"
                              f" {this['objective'] - ref['objective']:.2e} |")
+                if args.design:
+                    other = runs[args.design][0]
+                    same = abs(other["objective"] - this["objective"]) <= 1e-6 * max(
+                        1.0, abs(this["objective"]))
+                    line += (f" {this['iterations']} | {med[args.design]:.3f} |"
+                             f" {cpu[args.design]:.3f} | {other['iterations']} | {same} |")
                 print(line, flush=True)
                 lines.append(line)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
