@@ -196,6 +196,35 @@ def test_same_optimum_as_highs(n_x, n_z, n_a, K, blind, criterion, tradeoff, agg
     assert ipm.stats["unit_ipm"]["gap"] < 1e-9
 
 
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n_x=st.integers(4, 30), n_z=st.integers(2, 3), n_a=st.integers(2, 4),
+       K=st.integers(2, 5), tradeoff=st.sampled_from(["epsilon", "lam"]),
+       eps=st.sampled_from([0.0, 0.01, 0.05]), seed=st.integers(0, 1000))
+def test_gondzios_correctors_reach_the_same_optimum(n_x, n_z, n_a, K, tradeoff, eps, seed):
+    # the design benchmarks/_ipm_designs.py measures: mehrotra with two of Gondzio's
+    # centrality correctors a step stops at the same optimum as HiGHS's dual simplex
+
+    from fairdecide.optimize.engine import unit_ipm
+
+    problem, world = make_tabular_problem(n_x, n_z, n_a, 2, random_state=seed)
+    belief = Belief(make_belief(problem, world, K, np.random.default_rng(seed)))
+    kw = {"epsilon": {"epsilon": eps}, "lam": {"lam": 0.1 + eps}}[tradeoff]
+    ref = optimize_policy(problem, belief, Independence(), solver="highs-ds", **kw)
+    steps = []
+    plain = unit_ipm.mehrotra
+
+    def counted(*args, **kwargs):
+        run = plain(*args, **kwargs, correctors=2)
+        steps.append(run.info.get("iterations"))
+        return run
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(unit_ipm, "mehrotra", counted)
+        ipm = optimize_policy(problem, belief, Independence(), solver="unit-ipm", **kw)
+    assert steps and ipm.solver.startswith("unit interior point")
+    assert abs(ipm.objective - ref.objective) <= REL * max(1.0, abs(ref.objective))
+
 def test_an_infeasible_program_is_handed_to_highs():
     """No interior point converges on a program no policy meets: HiGHS takes it and says
     it is infeasible, and the result says the interior point handed it back."""
