@@ -1,8 +1,8 @@
-"""Designs of the unit interior point measured by the benchmarks, not the package's.
+"""Designs of the unit interior point measured by the benchmarks.
 
 ``gondzio``: Mehrotra's predictor-corrector with up to two of Gondzio's centrality
-correctors a step (``unit_ipm.mehrotra(..., correctors=2)``, see its docstring): fewer
-steps, each with one or two more solves.
+correctors a step (``unit_ipm.mehrotra(..., correctors=2)``, see its docstring), which
+the package now uses (``unit_ipm.CORRECTORS``); ``plain``: without them, as before.
 """
 
 from __future__ import annotations
@@ -11,9 +11,12 @@ from functools import partial
 
 from fairdecide.optimize.engine import unit_ipm
 
-DESIGNS = {"gondzio": partial(unit_ipm.mehrotra, correctors=2)}
+DESIGNS = {"gondzio": partial(unit_ipm.mehrotra, correctors=2),
+           "plain": partial(unit_ipm.mehrotra, correctors=0)}
 
 
 def use(name: str) -> None:
-    """Put design ``name`` in the package's place for this process."""
-    unit_ipm.mehrotra = DESIGNS[name]
+    """Put design ``name`` in the package's place for this process (the unit interior
+    point passes its own ``correctors``, which the design's overrides)."""
+    design = DESIGNS[name]
+    unit_ipm.mehrotra = lambda *args, **kw: design(*args[:5], **kw)

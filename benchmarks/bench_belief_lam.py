@@ -107,7 +107,7 @@ def main() -> None:
                         help="also run the version at this git revision, in turn")
     parser.add_argument("--reference", default=None, metavar="METHOD",
                         help="also solve each case once with solver=METHOD (HiGHS)")
-    parser.add_argument("--design", default=None, choices=("gondzio",),
+    parser.add_argument("--design", default=None, choices=("gondzio", "plain"),
                         help="also run this tree with a design of the unit interior "
                              "point (benchmarks/_ipm_designs.py), in turn")
     parser.add_argument("--out", default=str(OUT))

@@ -91,6 +91,11 @@ STEP = 0.995
 #: elimination does not subtract numbers of that size from much smaller ones. The step
 #: is then Newton's for a perturbed system; the residuals, recomputed exactly, decide.
 REGULARISATION = 1e-9
+#: Gondzio's centrality correctors a step (:func:`mehrotra`): on 32 scenarios of
+#: 1000 x 4 x 5 cells, 14 steps against 19 under lam 0.5 (0.579 s against 0.601 s end
+#: to end) and 13 against 19 under epsilon 0.01 (0.645 s against 0.716 s), the same
+#: optima (``benchmarks/results/belief_lam_gondzio.txt``).
+CORRECTORS = 2
 
 
 Layout = tuple[BlockLP, list[np.ndarray], np.ndarray, Merge | None, Substitution | None]
@@ -201,7 +206,7 @@ def _interior_point(program: Any, time_limit: float | None,
         return None, np.nan, layout, {}
     lp, _, _, merge, sub = layout
     ne, b, c, kept, free, way = system(layout)
-    run = mehrotra(ne, b, c, time_limit, t0)
+    run = mehrotra(ne, b, c, time_limit, t0, CORRECTORS)
     info = {"normal_equations": way, **run.info}
     if run.status != "optimal":
         return None, np.nan, run.status, info
@@ -269,10 +274,8 @@ def mehrotra(ne: NormalEquations, b: np.ndarray, c: np.ndarray,
 
     With ``correctors`` > 0, up to that many of Gondzio's centrality correctors a step
     (J. Gondzio, "Multiple centrality corrections in a primal-dual method for linear
-    programming", Comput. Optim. Appl. 6, 1996; :func:`_centred`). Measured as a design
-    and not used by the package: on 32 scenarios of 1000 x 4 x 5 cells under lam 0.5,
-    14 steps against 19 but 0.579 s against 0.601 s, a step's factorisation being most
-    of its cost (``benchmarks/results/belief_lam_gondzio.txt``)."""
+    programming", Comput. Optim. Appl. 6, 1996; :func:`_centred`), each one more
+    solve with the step's factorisation; the unit interior point takes ``CORRECTORS``."""
     t0 = time.perf_counter() if t0 is None else t0
     n = len(c)
     info: dict[str, Any] = {"setup_seconds": time.perf_counter() - t0}
