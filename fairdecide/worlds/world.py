@@ -105,7 +105,8 @@ def world_arrays(world: World, problem: DecisionProblem
     if w.shape != (units.n,):
         raise FairdecideError(
             f"{name}.unit_weights() has shape {w.shape}; its units need ({units.n},)")
-    if not np.all(np.isfinite(w)) or np.any(w < 0) or abs(w.sum() - 1.0) > 1e-6:
+    # w >= 0 is False for NaN; an infinite weight makes the sum infinite
+    if not (np.all(w >= 0) and abs(w.sum() - 1.0) <= 1e-6):
         raise FairdecideError(
             f"{name}.unit_weights() must be finite, non-negative and sum to one "
             f"(sum {w.sum():.6g})")
@@ -113,8 +114,10 @@ def world_arrays(world: World, problem: DecisionProblem
     if p_y.shape != want:
         raise FairdecideError(
             f"{name}.unit_outcomes() has shape {p_y.shape}; the units and problem need {want}")
-    if (not np.all(np.isfinite(p_y)) or np.any(p_y < 0)
-            or not np.allclose(p_y.sum(axis=2), 1.0, atol=1e-6)):
+    # p_y >= 0 is False for NaN; an infinite entry makes its row's sum infinite (the
+    # sums' largest error then NaN or inf, never <= 1e-6)
+    if not (np.all(p_y >= 0) and (p_y.size == 0
+                                  or np.abs(p_y.sum(axis=2) - 1.0).max() <= 1e-6)):
         raise FairdecideError(
             f"{name}.unit_outcomes() must hold finite probabilities summing to one over "
             "the outcomes")
