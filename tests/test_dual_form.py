@@ -237,3 +237,13 @@ def test_slack_rows_dropped_keep_the_optimum_and_the_basis(seed, n_units, extra,
     assert form.solve()[0]
     assert form.objective == pytest.approx(ref.fun, rel=1e-9, abs=1e-9)
     assert form.n_ub_rows == m + len(gone)
+
+
+def test_a_definition_that_names_a_fixed_column_is_refused():
+    # x2 = x0 + x1 defined by its row, x1 fixed: the row would leave the dual with its
+    # share of x1's price, so DualForm says so instead
+    eq = sp.csr_matrix([[-1.0, -1.0, 1.0]])
+    with pytest.raises(ValueError, match="must not name a fixed column"):
+        DualForm(np.array([1.0, 0.0, -1.0]), np.array([0.0, 0.5, 0.0]),
+                 np.array([1.0, 0.5, np.inf]), sp.csr_matrix((0, 3)), np.zeros(0), eq,
+                 np.zeros(1), defined=np.array([[2, 0]]), method=MASTER)

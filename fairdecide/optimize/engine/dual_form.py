@@ -174,6 +174,9 @@ class DualForm:
         other = rows.col != m[rows.row]
         if np.any(np.isin(rows.col[other], m)) or np.any(a == 0):
             raise ValueError("a defined column's row must name it and no other defined one")
+        if np.any(np.isin(rows.col[other], self.fixed)):
+            # its row leaves D, and with it the row's share of a fixed column's price
+            raise ValueError("a defined column's row must not name a fixed column")
         S = sp.csr_matrix((-rows.data[other] / a[rows.row[other]],
                            (m[rows.row[other]], rows.col[other])), shape=(n, n))
         self.T = (self.T + S @ self.T).tocsr()

@@ -194,8 +194,9 @@ def _threshold(res: SolveResult, program: Program, c: int, cut_tol: float) -> fl
 def _fixed_tolerances(program: Program) -> tuple[np.ndarray, np.ndarray, tuple]:
     """The program's bounds with each deviation f that only a tolerance row f <= epsilon
     bounds fixed at epsilon, and those (rows, columns). Such an f costs nothing and enters
-    every other row with a negative sign (D - f <= b: it only loosens them), so some
-    optimum has f = epsilon, and its tolerance row is empty once f is a constant: the
+    every other row with a negative sign (D - f <= b: it only loosens them; the cuts
+    written later, Lipschitz's D_TV - f <= L d, too), so some optimum has f = epsilon,
+    and its tolerance row is empty once f is a constant: the
     dual form leaves f out (one dense row of the dual fewer, each cut a column of two
     entries), and the row's price d U* / d epsilon is f's reduced cost
     (:meth:`DualForm.fixed_reduced_costs`)."""
