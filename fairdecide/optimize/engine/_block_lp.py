@@ -77,13 +77,17 @@ class BlockLP:
         return self.at_actions(units, anchors[units])
 
 
-def marginal_definitions(lp: BlockLP) -> tuple[np.ndarray, np.ndarray]:
+def marginal_definitions(lp: BlockLP, G_pi_rows: sp.csr_matrix | None = None
+                         ) -> tuple[np.ndarray, np.ndarray]:
     """The columns of v that a coupling row defines from the policy, and those rows:
     v_j >= 0, unbounded above, with one entry, 1.0, among the rows the policy touches,
     in a row equal to 0 that holds no other column of v and no positive policy entry,
     so v_j = -G_pi[r] pi >= 0 for every policy (a group marginal m = B pi, B >= 0).
-    The column may have entries in other rows (the criteria's that read it)."""
-    Gp, Gv = lp.G_pi.tocsr(), lp.G_v.tocsc()
+    The column may have entries in other rows (the criteria's that read it).
+    ``G_pi_rows``: the caller's CSR copy of ``lp.G_pi``, if it has one (G_pi holds most
+    of the program's entries; converting it twice doubled that cost)."""
+    Gp = lp.G_pi.tocsr() if G_pi_rows is None else G_pi_rows
+    Gv = lp.G_v.tocsc()
     inner = np.diff(Gp.indptr) > 0
     none = np.zeros(0, dtype=np.int64)
     in_inner = sp.csc_matrix((inner[Gv.indices].astype(float), Gv.indices.copy(),

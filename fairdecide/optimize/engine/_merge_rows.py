@@ -87,7 +87,7 @@ def merge_rows(lp: BlockLP) -> tuple[BlockLP, Merge | None]:
     Gp, Gv = lp.G_pi.tocsr(), lp.G_v.tocsc()
     inner = np.diff(Gp.indptr) > 0
     # the candidates: the marginals' columns and their defining rows
-    cols, row = marginal_definitions(lp)
+    cols, row = marginal_definitions(lp, Gp)
     if len(cols) < 2:
         return lp, None
     Gvr = Gv.tocsr()
