@@ -221,10 +221,11 @@ def _fixed_tolerances(program: Program) -> tuple[np.ndarray, np.ndarray, tuple]:
     return lb, ub, (np.asarray(rows_out, dtype=np.int64), np.asarray(cols_out, dtype=np.int64))
 
 
-def _defined_marginals(program: Program, eq_offset: int) -> np.ndarray:
+def _defined_marginals(program: Program, coupling_start: int) -> np.ndarray:
     """The program's marginals m = B pi (:func:`marginal_definitions`) that appear in no
     row but their own, as (column, equality row) pairs for :class:`DualForm`, the rows
-    numbered as in the equality rows it is given (the program's less ``eq_offset``):
+    numbered as in the equality rows it is given (where the coupling rows, those after
+    the unit simplices, start at ``coupling_start``):
     written through pi, m and its row leave the dual, a dense row each fewer. A marginal
     that criteria's rows read stays (written through pi, each such row would hold all of
     B's entries)."""
@@ -233,9 +234,8 @@ def _defined_marginals(program: Program, eq_offset: int) -> np.ndarray:
         return np.zeros((0, 2), dtype=np.int64)
     cols, rows = marginal_definitions(lp)
     alone = np.diff(lp.G_v.indptr)[cols] == 1
-    n_pi, N = lp.n_units * lp.n_actions, unit_simplices(program)
-    # the coupling rows are the program's equality rows after the N simplices
-    return np.column_stack([n_pi + cols[alone], N + rows[alone] - eq_offset])
+    n_pi = lp.n_units * lp.n_actions
+    return np.column_stack([n_pi + cols[alone], coupling_start + rows[alone]])
 
 
 class _WarmHighs:
@@ -245,16 +245,17 @@ class _WarmHighs:
     has a row per column of the program (per unit, with two actions folded)."""
 
     def __init__(self, program: Program, method: Mapping[str, Any], n_free: int) -> None:
-        # a row with one entry (the tolerance f <= epsilon) and a bound are the same to
-        # the dual (a column with one entry), so the rows stay rows and their duals are
-        # the tolerances' prices
+        # the tolerance rows stay rows (their duals are the tolerances' prices); a
+        # deviation fixed at its epsilon (_fixed_tolerances) leaves its row empty, and
+        # solve() reads that price from the deviation's reduced cost instead
         A_eq, b_eq, fold = program.A_eq, program.b_eq, None
         N = unit_simplices(program)
         if N and program.n_actions == 2:  # one dual row per unit, not two
             A_eq, b_eq = A_eq.tocsr()[N:], b_eq[N:]
             fold = np.arange(2 * N).reshape(N, 2)
         lb, ub, self.tolerances = _fixed_tolerances(program)
-        defined = _defined_marginals(program, program.A_eq.shape[0] - A_eq.shape[0])
+        # folded, the simplices' rows are not given: the coupling rows come first
+        defined = _defined_marginals(program, 0 if fold is not None else N)
         self.model = DualForm(program.c, lb, ub, program.A_ub, program.b_ub, A_eq, b_eq,
                               fold=fold, defined=defined, method=method)
         self.m_ub = program.A_ub.shape[0]
